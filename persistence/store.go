@@ -59,6 +59,9 @@ type Store struct {
 	// stays consistent with the records.
 	partnerMu sync.Mutex
 
+	// ledger numbers ledger rows (see AppendLedger).
+	ledger ledgerSeq
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error

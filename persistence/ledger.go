@@ -1,0 +1,212 @@
+package persistence
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Ledger key families (see the package comment):
+//
+//	ledger/p/<partnerID>/<ts:8><quoteID>   the row, in time order per partner
+//	ledger/q/<quoteID>                      partnerID: one row per quote, ever
+//	ledger/e/<ecosystem>/<seq:8>            ledger/p key of a row still pending
+//	                                        in that settlement ecosystem; deleted
+//	                                        when the row settles
+//	seq/ledger                              last ledger sequence number
+const (
+	prefixLedgerPartner = "ledger/p/"
+	prefixLedgerQuote   = "ledger/q/"
+	prefixLedgerEco     = "ledger/e/"
+	keySeqLedger        = "seq/ledger"
+)
+
+// Ledger row states.
+const (
+	LedgerPending = "pending"
+	LedgerSettled = "settled"
+)
+
+// LedgerRow is one partner fee earned on one quote. USD figures are integer
+// micro-USD so that sums are exact; amounts are decimal strings of base units.
+type LedgerRow struct {
+	PartnerID      string    `json:"partnerId"`
+	QuoteID        string    `json:"quoteId"`
+	Ecosystem      string    `json:"ecosystem"`
+	Provider       string    `json:"provider"`
+	Tool           string    `json:"tool"`
+	FromChain      uint64    `json:"fromChain"`
+	ToChain        uint64    `json:"toChain"`
+	FromToken      string    `json:"fromToken"`
+	ToToken        string    `json:"toToken"`
+	FromAmount     string    `json:"fromAmount"`
+	ToAmount       string    `json:"toAmount"`
+	FeeToken       string    `json:"feeToken"`
+	FeeAmount      string    `json:"feeAmount"`
+	FeeMicroUSD    int64     `json:"feeMicroUsd"`
+	VolumeMicroUSD int64     `json:"volumeMicroUsd"`
+	CreatedAt      time.Time `json:"createdAt"`
+	State          string    `json:"state"`
+	Seq            uint64    `json:"seq"`
+	// Settlement fields, set when the row settles.
+	SettledBatch string    `json:"settledBatch,omitempty"`
+	SettledTo    string    `json:"settledTo,omitempty"`
+	SettledAt    time.Time `json:"settledAt,omitzero"`
+}
+
+type ledgerRecord struct {
+	V int `json:"v"`
+	LedgerRow
+}
+
+// LedgerKey returns the ledger/p key of a row.
+func LedgerKey(partnerID string, at time.Time, quoteID string) []byte {
+	k := make([]byte, 0, len(prefixLedgerPartner)+len(partnerID)+1+8+len(quoteID))
+	k = append(k, prefixLedgerPartner...)
+	k = append(k, partnerID...)
+	k = append(k, '/')
+	k = binary.BigEndian.AppendUint64(k, uint64(at.UnixNano()))
+	return append(k, quoteID...)
+}
+
+// LedgerPartnerPrefix is the prefix of one partner's rows.
+func LedgerPartnerPrefix(partnerID string) []byte {
+	return []byte(prefixLedgerPartner + partnerID + "/")
+}
+
+// LedgerEcosystemPrefix is the prefix of the pending index of an ecosystem.
+func LedgerEcosystemPrefix(eco string) []byte { return []byte(prefixLedgerEco + eco + "/") }
+
+func ledgerQuoteKey(quoteID string) []byte { return []byte(prefixLedgerQuote + quoteID) }
+
+// EncodeLedgerRow and DecodeLedgerRow are the row's value encoding.
+func EncodeLedgerRow(r *LedgerRow) ([]byte, error) { return json.Marshal(ledgerRecord{V: 1, LedgerRow: *r}) }
+
+// DecodeLedgerRow decodes a ledger/p value.
+func DecodeLedgerRow(b []byte) (*LedgerRow, error) {
+	var rec ledgerRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("persistence: decode ledger row: %w", err)
+	}
+	if rec.V != 1 {
+		return nil, fmt.Errorf("persistence: ledger row version %d unknown", rec.V)
+	}
+	return &rec.LedgerRow, nil
+}
+
+// ledgerSeq hands out ledger sequence numbers; it is loaded lazily from
+// seq/ledger and persisted in every batch that uses it.
+type ledgerSeq struct {
+	mu     sync.Mutex
+	loaded bool
+	next   uint64
+}
+
+// AppendLedger writes rows in one synced batch: one Pebble commit and one
+// WAL sync for all of them, which is what the ledger actor's group commit
+// relies on. A row whose quote id already has a row is skipped (reported
+// false in written), so a retried quote is never counted twice. Rows are
+// given their sequence number and pending state here.
+func (s *Store) AppendLedger(ctx context.Context, rows []*LedgerRow) (written []bool, err error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	s.ledger.mu.Lock()
+	defer s.ledger.mu.Unlock()
+	if !s.ledger.loaded {
+		v, err := s.get([]byte(keySeqLedger))
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("persistence: read ledger sequence: %w", err)
+		case len(v) == 8:
+			s.ledger.next = binary.BigEndian.Uint64(v)
+		}
+		s.ledger.loaded = true
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	written = make([]bool, len(rows))
+	seq := s.ledger.next
+	inBatch := make(map[string]bool, len(rows))
+	for i, r := range rows {
+		if inBatch[r.QuoteID] {
+			continue
+		}
+		dup, err := s.has(ledgerQuoteKey(r.QuoteID))
+		if err != nil {
+			return nil, fmt.Errorf("persistence: ledger idempotency check: %w", err)
+		}
+		if dup {
+			continue
+		}
+		inBatch[r.QuoteID] = true
+		seq++
+		r.Seq, r.State = seq, LedgerPending
+		val, err := EncodeLedgerRow(r)
+		if err != nil {
+			return nil, err
+		}
+		pk := LedgerKey(r.PartnerID, r.CreatedAt, r.QuoteID)
+		if err := b.Set(pk, val, nil); err != nil {
+			return nil, err
+		}
+		if err := b.Set(ledgerQuoteKey(r.QuoteID), []byte(r.PartnerID), nil); err != nil {
+			return nil, err
+		}
+		ek := binary.BigEndian.AppendUint64(LedgerEcosystemPrefix(r.Ecosystem), seq)
+		if err := b.Set(ek, pk, nil); err != nil {
+			return nil, err
+		}
+		written[i] = true
+	}
+	if seq == s.ledger.next {
+		return written, nil
+	}
+	if err := b.Set([]byte(keySeqLedger), binary.BigEndian.AppendUint64(nil, seq), nil); err != nil {
+		return nil, err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return nil, fmt.Errorf("persistence: commit ledger batch: %w", err)
+	}
+	s.ledger.next = seq
+	return written, nil
+}
+
+// LedgerRows calls fn for each of a partner's rows in time order, from
+// (inclusive) to until (exclusive); a zero bound is open. It reads only that
+// partner's key range. fn returning false stops the scan.
+func (s *Store) LedgerRows(ctx context.Context, partnerID string, from, until time.Time, fn func(*LedgerRow) bool) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	prefix := LedgerPartnerPrefix(partnerID)
+	lower, upper := prefix, prefixUpperBound(string(prefix))
+	if !from.IsZero() {
+		lower = binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(from.UnixNano()))
+	}
+	if !until.IsZero() {
+		upper = binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(until.UnixNano()))
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("persistence: ledger iterator: %w", err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		row, err := DecodeLedgerRow(it.Value())
+		if err != nil {
+			return err
+		}
+		if !fn(row) {
+			break
+		}
+	}
+	return it.Error()
+}
