@@ -1,0 +1,173 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/apikey"
+)
+
+// Local performs partner operations directly on an open store. The CLI uses
+// it when no server holds the data directory; the admin listener uses it to
+// serve requests.
+type Local struct {
+	store    *persistence.Store
+	onChange func(partnerID string)
+}
+
+var _ PartnerAdmin = (*Local)(nil)
+
+// NewLocal returns partner operations over store. onChange, if not nil, is
+// called with the partner's ID after every successful change, so a running
+// server can drop cached authentication for that partner.
+func NewLocal(store *persistence.Store, onChange func(partnerID string)) *Local {
+	return &Local{store: store, onChange: onChange}
+}
+
+func (l *Local) changed(id string) {
+	if l.onChange != nil {
+		l.onChange(id)
+	}
+}
+
+// Create validates req, applies the defaults, generates a key and stores the
+// partner with the key's digest.
+func (l *Local) Create(ctx context.Context, req CreateRequest) (CreateResult, error) {
+	name, err := validateName(req.Name)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	email, err := validateEmail(req.Email)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	for _, check := range []error{
+		validateFee("swapFeeBps", req.SwapFeeBps),
+		validateFee("onrampFeeBps", req.OnrampFeeBps),
+		validateLimit("heavyPerMin", req.HeavyPerMin),
+		validateLimit("readPerMin", req.ReadPerMin),
+	} {
+		if check != nil {
+			return CreateResult{}, check
+		}
+	}
+	eco, err := validateEcosystems(req.EnabledEcosystems)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	key, digest, err := apikey.Generate()
+	if err != nil {
+		return CreateResult{}, fmt.Errorf("create partner: %w", err)
+	}
+	p := &persistence.Partner{
+		Name:              name,
+		Email:             email,
+		SwapFeeBps:        valueOr(req.SwapFeeBps, persistence.DefaultSwapFeeBps),
+		OnrampFeeBps:      valueOr(req.OnrampFeeBps, persistence.DefaultOnrampFeeBps),
+		HeavyPerMin:       valueOr(req.HeavyPerMin, persistence.DefaultHeavyPerMin),
+		ReadPerMin:        valueOr(req.ReadPerMin, persistence.DefaultReadPerMin),
+		EnabledEcosystems: eco,
+		KeyDigest:         digest,
+		WebhooksEnabled:   true,
+	}
+	if err := l.store.CreatePartner(ctx, p); err != nil {
+		return CreateResult{}, fmt.Errorf("create partner: %w", err)
+	}
+	l.changed(p.ID)
+	return CreateResult{ID: p.ID, APIKey: key, Partner: ViewOf(p)}, nil
+}
+
+// List returns every partner ordered by ID; never nil, so it encodes as [].
+func (l *Local) List(ctx context.Context) ([]PartnerView, error) {
+	ps, err := l.store.ListPartners(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list partners: %w", err)
+	}
+	out := make([]PartnerView, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, ViewOf(p))
+	}
+	return out, nil
+}
+
+// RotateKey generates a new key and swaps the digest index in one batch.
+func (l *Local) RotateKey(ctx context.Context, id string) (CreateResult, error) {
+	if err := validateID(id); err != nil {
+		return CreateResult{}, err
+	}
+	key, digest, err := apikey.Generate()
+	if err != nil {
+		return CreateResult{}, fmt.Errorf("rotate key: %w", err)
+	}
+	p, err := l.store.UpdatePartner(ctx, id, func(p *persistence.Partner) error {
+		p.KeyDigest = digest
+		return nil
+	})
+	if err != nil {
+		return CreateResult{}, fmt.Errorf("rotate key: %w", err)
+	}
+	l.changed(id)
+	return CreateResult{ID: p.ID, APIKey: key, Partner: ViewOf(p)}, nil
+}
+
+// SetFees changes the fees given.
+func (l *Local) SetFees(ctx context.Context, id string, swapBps, onrampBps *int) (PartnerView, error) {
+	if err := validateID(id); err != nil {
+		return PartnerView{}, err
+	}
+	if swapBps == nil && onrampBps == nil {
+		return PartnerView{}, invalidf("give swapFeeBps, onrampFeeBps or both")
+	}
+	if err := validateFee("swapFeeBps", swapBps); err != nil {
+		return PartnerView{}, err
+	}
+	if err := validateFee("onrampFeeBps", onrampBps); err != nil {
+		return PartnerView{}, err
+	}
+	return l.update(ctx, "set fees", id, func(p *persistence.Partner) {
+		p.SwapFeeBps = valueOr(swapBps, p.SwapFeeBps)
+		p.OnrampFeeBps = valueOr(onrampBps, p.OnrampFeeBps)
+	})
+}
+
+// SetLimits changes the rate limits given.
+func (l *Local) SetLimits(ctx context.Context, id string, heavy, read *int) (PartnerView, error) {
+	if err := validateID(id); err != nil {
+		return PartnerView{}, err
+	}
+	if heavy == nil && read == nil {
+		return PartnerView{}, invalidf("give heavyPerMin, readPerMin or both")
+	}
+	if err := validateLimit("heavyPerMin", heavy); err != nil {
+		return PartnerView{}, err
+	}
+	if err := validateLimit("readPerMin", read); err != nil {
+		return PartnerView{}, err
+	}
+	return l.update(ctx, "set limits", id, func(p *persistence.Partner) {
+		p.HeavyPerMin = valueOr(heavy, p.HeavyPerMin)
+		p.ReadPerMin = valueOr(read, p.ReadPerMin)
+	})
+}
+
+// Disable marks the partner disabled.
+func (l *Local) Disable(ctx context.Context, id string) (PartnerView, error) {
+	if err := validateID(id); err != nil {
+		return PartnerView{}, err
+	}
+	return l.update(ctx, "disable", id, func(p *persistence.Partner) { p.Disabled = true })
+}
+
+// update applies fn under the store's read-modify-write and notifies.
+func (l *Local) update(ctx context.Context, op, id string, fn func(*persistence.Partner)) (PartnerView, error) {
+	p, err := l.store.UpdatePartner(ctx, id, func(p *persistence.Partner) error {
+		fn(p)
+		return nil
+	})
+	if err != nil {
+		return PartnerView{}, fmt.Errorf("%s: %w", op, err)
+	}
+	l.changed(id)
+	return ViewOf(p), nil
+}
