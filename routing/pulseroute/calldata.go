@@ -1,0 +1,263 @@
+package pulseroute
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// Method names as they appear in the ABIs and in Decode's answer.
+const (
+	MethodTransferRemote           = "transferRemote"
+	MethodQuoteGasPayment          = "quoteGasPayment"
+	MethodGetAmountsOut            = "getAmountsOut"
+	MethodSwapExactTokensForTokens = "swapExactTokensForTokens"
+	MethodApprove                  = "approve"
+	MethodTransfer                 = "transfer"
+	MethodBalanceOf                = "balanceOf"
+	MethodAllowance                = "allowance"
+	MethodBridgeAndSwap            = "bridgeAndSwap"
+)
+
+// abiJSON is every function pulseroute calls: the Hyperlane TokenRouter, the
+// PulseX v2 router, ERC-20, and Swapgate's sender contract. Their selectors
+// do not collide, so one ABI decodes calldata to any of them.
+//
+// bridgeAndSwap is Swapgate's own sender-contract entry point (no public
+// deployment exists; the sandbox chain executes it): it pulls amount USDC
+// from the caller (approve the sender contract first), keeps fee, sends the
+// rest over the warp route with msg.value as the messaging payment, and on
+// PulseChain swaps it into outputToken for recipient, refunding USDCh to the
+// recipient if the swap cannot deliver minOutput. quoteRef ties the
+// transaction to the quote id (see QuoteRef).
+const abiJSON = `[
+ {"type":"function","name":"transferRemote","stateMutability":"payable",
+  "inputs":[{"name":"destination","type":"uint32"},{"name":"recipient","type":"bytes32"},{"name":"amount","type":"uint256"}],
+  "outputs":[{"name":"messageId","type":"bytes32"}]},
+ {"type":"function","name":"quoteGasPayment","stateMutability":"view",
+  "inputs":[{"name":"destinationDomain","type":"uint32"}],
+  "outputs":[{"name":"","type":"uint256"}]},
+ {"type":"function","name":"getAmountsOut","stateMutability":"view",
+  "inputs":[{"name":"amountIn","type":"uint256"},{"name":"path","type":"address[]"}],
+  "outputs":[{"name":"amounts","type":"uint256[]"}]},
+ {"type":"function","name":"swapExactTokensForTokens","stateMutability":"nonpayable",
+  "inputs":[{"name":"amountIn","type":"uint256"},{"name":"amountOutMin","type":"uint256"},{"name":"path","type":"address[]"},{"name":"to","type":"address"},{"name":"deadline","type":"uint256"}],
+  "outputs":[{"name":"amounts","type":"uint256[]"}]},
+ {"type":"function","name":"approve","stateMutability":"nonpayable",
+  "inputs":[{"name":"spender","type":"address"},{"name":"amount","type":"uint256"}],
+  "outputs":[{"name":"","type":"bool"}]},
+ {"type":"function","name":"transfer","stateMutability":"nonpayable",
+  "inputs":[{"name":"to","type":"address"},{"name":"amount","type":"uint256"}],
+  "outputs":[{"name":"","type":"bool"}]},
+ {"type":"function","name":"balanceOf","stateMutability":"view",
+  "inputs":[{"name":"owner","type":"address"}],
+  "outputs":[{"name":"","type":"uint256"}]},
+ {"type":"function","name":"allowance","stateMutability":"view",
+  "inputs":[{"name":"owner","type":"address"},{"name":"spender","type":"address"}],
+  "outputs":[{"name":"","type":"uint256"}]},
+ {"type":"function","name":"bridgeAndSwap","stateMutability":"payable",
+  "inputs":[{"name":"quoteRef","type":"bytes32"},{"name":"destinationDomain","type":"uint32"},{"name":"recipient","type":"bytes32"},{"name":"amount","type":"uint256"},{"name":"fee","type":"uint256"},{"name":"outputToken","type":"address"},{"name":"minOutput","type":"uint256"}],
+  "outputs":[]}
+]`
+
+// contractABI is parsed once at package initialisation and only read
+// afterwards; abi.ABI's methods do not mutate it.
+var contractABI = mustParseABI(abiJSON)
+
+func mustParseABI(s string) abi.ABI {
+	a, err := abi.JSON(strings.NewReader(s))
+	if err != nil {
+		panic(fmt.Sprintf("pulseroute: parse ABI: %v", err))
+	}
+	return a
+}
+
+// ErrShortCalldata is returned by Decode for data without a 4-byte selector.
+var ErrShortCalldata = errors.New("calldata shorter than a selector")
+
+// ErrUnknownSelector is returned by Decode for a selector of no known ABI.
+var ErrUnknownSelector = errors.New("unknown selector")
+
+func pack(method string, args ...any) ([]byte, error) {
+	data, err := contractABI.Pack(method, args...)
+	if err != nil {
+		return nil, fmt.Errorf("pack %s: %w", method, err)
+	}
+	return data, nil
+}
+
+func requireAmount(name string, v *big.Int) error {
+	if v == nil {
+		return fmt.Errorf("%s is nil", name)
+	}
+	if v.Sign() < 0 {
+		return fmt.Errorf("%s is negative", name)
+	}
+	if v.BitLen() > 256 {
+		return fmt.Errorf("%s exceeds uint256", name)
+	}
+	return nil
+}
+
+// AddressToBytes32 left-pads a 20-byte address to the bytes32 recipient
+// Hyperlane uses.
+func AddressToBytes32(a common.Address) [32]byte {
+	var b [32]byte
+	copy(b[12:], a.Bytes())
+	return b
+}
+
+// Bytes32ToAddress reads an address back from a left-padded bytes32,
+// refusing words whose upper 12 bytes are not zero (a non-EVM recipient).
+func Bytes32ToAddress(b [32]byte) (common.Address, error) {
+	for _, x := range b[:12] {
+		if x != 0 {
+			return common.Address{}, fmt.Errorf("bytes32 %x is not a left-padded address", b)
+		}
+	}
+	return common.BytesToAddress(b[12:]), nil
+}
+
+// QuoteRef is the bytes32 under which a quote id travels in calldata:
+// keccak256 of the id, so any id format fits and can be matched back.
+func QuoteRef(quoteID string) [32]byte { return crypto.Keccak256Hash([]byte(quoteID)) }
+
+// TransferRemote encodes the Hyperlane TokenRouter call that bridges amount
+// to recipient on the destination domain; msg.value must be the router's
+// quoteGasPayment for that domain.
+func TransferRemote(destination uint32, recipient common.Address, amount *big.Int) ([]byte, error) {
+	if err := requireAmount("amount", amount); err != nil {
+		return nil, fmt.Errorf("transferRemote: %w", err)
+	}
+	return pack(MethodTransferRemote, destination, AddressToBytes32(recipient), amount)
+}
+
+// QuoteGasPaymentCall encodes the read of the messaging payment a
+// transferRemote to destination needs.
+func QuoteGasPaymentCall(destination uint32) ([]byte, error) {
+	return pack(MethodQuoteGasPayment, destination)
+}
+
+// GetAmountsOutCall encodes the PulseX read of the amounts a swap along path
+// yields.
+func GetAmountsOutCall(amountIn *big.Int, path []common.Address) ([]byte, error) {
+	if err := requireAmount("amountIn", amountIn); err != nil {
+		return nil, fmt.Errorf("getAmountsOut: %w", err)
+	}
+	if len(path) < 2 {
+		return nil, fmt.Errorf("getAmountsOut: path has %d tokens, need at least 2", len(path))
+	}
+	return pack(MethodGetAmountsOut, amountIn, path)
+}
+
+// SwapExactTokensForTokens encodes the PulseX swap of exactly amountIn along
+// path, reverting below amountOutMin or after deadline (Unix seconds).
+func SwapExactTokensForTokens(amountIn, amountOutMin *big.Int, path []common.Address, to common.Address, deadline *big.Int) ([]byte, error) {
+	for _, a := range []struct {
+		name string
+		v    *big.Int
+	}{{"amountIn", amountIn}, {"amountOutMin", amountOutMin}, {"deadline", deadline}} {
+		if err := requireAmount(a.name, a.v); err != nil {
+			return nil, fmt.Errorf("swapExactTokensForTokens: %w", err)
+		}
+	}
+	if len(path) < 2 {
+		return nil, fmt.Errorf("swapExactTokensForTokens: path has %d tokens, need at least 2", len(path))
+	}
+	return pack(MethodSwapExactTokensForTokens, amountIn, amountOutMin, path, to, deadline)
+}
+
+// Approve encodes ERC-20 approve(spender, amount).
+func Approve(spender common.Address, amount *big.Int) ([]byte, error) {
+	if err := requireAmount("amount", amount); err != nil {
+		return nil, fmt.Errorf("approve: %w", err)
+	}
+	return pack(MethodApprove, spender, amount)
+}
+
+// Transfer encodes ERC-20 transfer(to, amount).
+func Transfer(to common.Address, amount *big.Int) ([]byte, error) {
+	if err := requireAmount("amount", amount); err != nil {
+		return nil, fmt.Errorf("transfer: %w", err)
+	}
+	return pack(MethodTransfer, to, amount)
+}
+
+// BalanceOfCall encodes ERC-20 balanceOf(owner).
+func BalanceOfCall(owner common.Address) ([]byte, error) { return pack(MethodBalanceOf, owner) }
+
+// AllowanceCall encodes ERC-20 allowance(owner, spender).
+func AllowanceCall(owner, spender common.Address) ([]byte, error) {
+	return pack(MethodAllowance, owner, spender)
+}
+
+// SenderCall is the argument list of the sender contract's bridgeAndSwap.
+type SenderCall struct {
+	QuoteRef          [32]byte
+	DestinationDomain uint32
+	Recipient         common.Address
+	Amount            *big.Int
+	Fee               *big.Int
+	OutputToken       common.Address
+	MinOutput         *big.Int
+}
+
+// BridgeAndSwap encodes the direct inbound call to Swapgate's sender
+// contract. Fee may not exceed Amount.
+func BridgeAndSwap(c SenderCall) ([]byte, error) {
+	for _, a := range []struct {
+		name string
+		v    *big.Int
+	}{{"amount", c.Amount}, {"fee", c.Fee}, {"minOutput", c.MinOutput}} {
+		if err := requireAmount(a.name, a.v); err != nil {
+			return nil, fmt.Errorf("bridgeAndSwap: %w", err)
+		}
+	}
+	if c.Fee.Cmp(c.Amount) > 0 {
+		return nil, fmt.Errorf("bridgeAndSwap: fee %s exceeds amount %s", c.Fee, c.Amount)
+	}
+	return pack(MethodBridgeAndSwap, c.QuoteRef, c.DestinationDomain, AddressToBytes32(c.Recipient),
+		c.Amount, c.Fee, c.OutputToken, c.MinOutput)
+}
+
+// Decode reads calldata of any function above: the method name and its
+// arguments in ABI order, as go-ethereum unpacks them (uint32 as uint32,
+// uint256 as *big.Int, bytes32 as [32]byte, address as common.Address,
+// address[] as []common.Address).
+func Decode(data []byte) (method string, args []any, err error) {
+	if len(data) < 4 {
+		return "", nil, fmt.Errorf("decode: %w (%d bytes)", ErrShortCalldata, len(data))
+	}
+	m, err := contractABI.MethodById(data[:4])
+	if err != nil {
+		return "", nil, fmt.Errorf("decode: %w 0x%x", ErrUnknownSelector, data[:4])
+	}
+	args, err = m.Inputs.Unpack(data[4:])
+	if err != nil {
+		return "", nil, fmt.Errorf("decode %s arguments: %w", m.Name, err)
+	}
+	return m.Name, args, nil
+}
+
+// Selector returns the 4-byte selector of a method of the known ABIs.
+func Selector(method string) ([4]byte, error) {
+	m, ok := contractABI.Methods[method]
+	if !ok {
+		return [4]byte{}, fmt.Errorf("unknown method %q", method)
+	}
+	return [4]byte(m.ID), nil
+}
+
+// unpackOutputs decodes the return data of a call to method.
+func unpackOutputs(method string, ret []byte) ([]any, error) {
+	out, err := contractABI.Unpack(method, ret)
+	if err != nil {
+		return nil, fmt.Errorf("unpack %s result: %w", method, err)
+	}
+	return out, nil
+}
