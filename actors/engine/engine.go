@@ -1,0 +1,145 @@
+// Package engine is the quote engine's actor topology: a balancing pool of
+// worker actors per provider, and the fan-out that races every eligible leg
+// of a quote under its deadline. It answers with whatever arrived in time;
+// late answers are dropped without a word.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/swapgate/swapgate/routing/quote"
+)
+
+// Config sizes the engine.
+type Config struct {
+	// Deadline bounds a quote's race (default 1,500 ms).
+	Deadline time.Duration
+	// PoolSize is the number of workers per provider (default 64);
+	// PoolSizes overrides it per provider name.
+	PoolSize  int
+	PoolSizes map[string]int
+	// QueuePerWorker bounds how many legs wait per worker when all are busy
+	// (default 16); beyond it a leg fails at once rather than queueing
+	// past any deadline.
+	QueuePerWorker int
+	// Observe receives each leg's provider, duration and outcome (route,
+	// error, panic, late) for metrics; nil ignores them.
+	Observe func(provider string, d time.Duration, outcome string)
+}
+
+// Defaults of Config.
+const (
+	DefaultDeadline       = 1500 * time.Millisecond
+	DefaultPoolSize       = 64
+	DefaultQueuePerWorker = 16
+)
+
+// Engine races providers.
+type Engine struct {
+	cfg   Config
+	root  *actor.RootContext
+	pools map[string]*actor.PID
+	provs map[string]quote.Provider
+}
+
+// Start spawns one pool per provider.
+func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Engine, error) {
+	if cfg.Deadline <= 0 {
+		cfg.Deadline = DefaultDeadline
+	}
+	if cfg.PoolSize <= 0 {
+		cfg.PoolSize = DefaultPoolSize
+	}
+	if cfg.QueuePerWorker <= 0 {
+		cfg.QueuePerWorker = DefaultQueuePerWorker
+	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(string, time.Duration, string) {}
+	}
+	e := &Engine{cfg: cfg, root: sys.Root, pools: map[string]*actor.PID{}, provs: map[string]quote.Provider{}}
+	for _, p := range providers {
+		size := cfg.PoolSize
+		if n := cfg.PoolSizes[p.Name()]; n > 0 {
+			size = n
+		}
+		pa := &poolActor{p: p, size: size, maxQueue: size * cfg.QueuePerWorker, observe: cfg.Observe}
+		props := actor.PropsFromProducer(func() actor.Actor { return pa },
+			actor.WithSupervisor(actor.NewRestartingStrategy()))
+		pid, err := sys.Root.SpawnNamed(props, "provider-"+p.Name())
+		if err != nil {
+			e.Stop()
+			return nil, fmt.Errorf("engine: spawn %s pool: %w", p.Name(), err)
+		}
+		e.pools[p.Name()] = pid
+		e.provs[p.Name()] = p
+	}
+	return e, nil
+}
+
+// Deadline is the configured race deadline.
+func (e *Engine) Deadline() time.Duration { return e.cfg.Deadline }
+
+// Race asks every leg of every named provider and returns the outcomes that
+// arrived before the deadline (or ctx's end), with the legs that did not
+// answer marked so. It returns early once every leg has answered.
+func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []string) []quote.LegOutcome {
+	deadline := time.Now().Add(e.cfg.Deadline)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	type pending struct{ provider, leg string }
+	var asked []pending
+	for _, name := range providers {
+		p, ok := e.provs[name]
+		if !ok {
+			continue
+		}
+		for _, leg := range p.Legs(req) {
+			asked = append(asked, pending{name, leg})
+		}
+	}
+	outcomes := make([]quote.LegOutcome, 0, len(asked))
+	if len(asked) == 0 {
+		return outcomes
+	}
+	// Buffered for every leg, so a worker answering after the deadline
+	// never blocks; the channel is garbage once both sides let go.
+	results := make(chan quote.LegOutcome, len(asked))
+	start := time.Now()
+	for _, a := range asked {
+		e.root.Send(e.pools[a.provider], &legMsg{provider: a.provider, leg: a.leg, req: req,
+			deadline: deadline, results: results, start: start})
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	answered := make(map[pending]bool, len(asked))
+collect:
+	for len(outcomes) < len(asked) {
+		select {
+		case o := <-results:
+			outcomes = append(outcomes, o)
+			answered[pending{o.Provider, o.Leg}] = true
+		case <-timer.C:
+			break collect
+		case <-ctx.Done():
+			break collect
+		}
+	}
+	for _, a := range asked {
+		if !answered[a] {
+			outcomes = append(outcomes, quote.LegOutcome{Provider: a.provider, Leg: a.leg})
+		}
+	}
+	return outcomes
+}
+
+// Stop stops every pool and waits for them.
+func (e *Engine) Stop() {
+	for _, pid := range e.pools {
+		_ = e.root.StopFuture(pid).Wait()
+	}
+}

@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/routing/quote"
+)
+
+// fakeProvider answers each leg after a delay, hangs, or panics.
+type fakeProvider struct {
+	name   string
+	legs   []string
+	delay  time.Duration
+	hang   bool
+	panics atomic.Int32 // panic this many more times
+	calls  atomic.Int32
+}
+
+func (f *fakeProvider) Name() string                 { return f.name }
+func (f *fakeProvider) Legs(*quote.Request) []string { return f.legs }
+func (f *fakeProvider) QuoteLeg(ctx context.Context, _ *quote.Request, leg string) (*quote.Route, error) {
+	f.calls.Add(1)
+	if f.panics.Load() > 0 {
+		f.panics.Add(-1)
+		panic("provider bug")
+	}
+	if f.hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	select {
+	case <-time.After(f.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return &quote.Route{Provider: f.name, Tool: leg, ToAmount: big.NewInt(1)}, nil
+}
+
+var _ quote.Provider = (*fakeProvider)(nil)
+
+func start(t *testing.T, cfg Config, ps ...quote.Provider) *Engine {
+	t.Helper()
+	sys := actors.NewSystem()
+	e, err := Start(sys, ps, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Stop(); sys.Shutdown() })
+	return e
+}
+
+func names(ps ...quote.Provider) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Name())
+	}
+	return out
+}
+
+func TestRaceReturnsEarlyWhenAllAnswer(t *testing.T) {
+	a := &fakeProvider{name: "a", legs: []string{"t1", "t2"}, delay: 5 * time.Millisecond}
+	b := &fakeProvider{name: "b", legs: []string{""}}
+	e := start(t, Config{Deadline: 5 * time.Second}, a, b)
+	began := time.Now()
+	out := e.Race(context.Background(), &quote.Request{}, names(a, b))
+	if len(out) != 3 {
+		t.Fatalf("%d outcomes", len(out))
+	}
+	for _, o := range out {
+		if !o.Answered || o.Err != nil || o.Route == nil {
+			t.Fatalf("outcome %+v", o)
+		}
+	}
+	if time.Since(began) > 2*time.Second {
+		t.Fatalf("waited %v although every leg answered", time.Since(began))
+	}
+}
+
+func TestHangingProviderDoesNotHoldTheQuote(t *testing.T) {
+	fast := &fakeProvider{name: "fast", legs: []string{"x"}}
+	hung := &fakeProvider{name: "hung", legs: []string{"y"}, hang: true}
+	const deadline = 200 * time.Millisecond
+	e := start(t, Config{Deadline: deadline}, fast, hung)
+	began := time.Now()
+	out := e.Race(context.Background(), &quote.Request{}, names(fast, hung))
+	took := time.Since(began)
+	if took < deadline || took > deadline+2*time.Second {
+		t.Fatalf("race took %v with deadline %v", took, deadline)
+	}
+	var routes, silent int
+	for _, o := range out {
+		if o.Route != nil {
+			routes++
+		}
+		if !o.Answered {
+			silent++
+		}
+	}
+	if routes != 1 || silent != 1 {
+		t.Fatalf("outcomes %+v", out)
+	}
+}
+
+func TestPanickingWorkerIsRestarted(t *testing.T) {
+	bad := &fakeProvider{name: "bad", legs: []string{"z"}}
+	bad.panics.Store(3)
+	good := &fakeProvider{name: "good", legs: []string{"w"}}
+	e := start(t, Config{Deadline: 5 * time.Second, PoolSize: 1}, bad, good)
+	for i := 0; i < 3; i++ {
+		began := time.Now()
+		out := e.Race(context.Background(), &quote.Request{}, names(bad, good))
+		if time.Since(began) > 2*time.Second {
+			t.Fatalf("a panic made the race wait %v", time.Since(began))
+		}
+		var gotGood, gotPanic bool
+		for _, o := range out {
+			gotGood = gotGood || (o.Provider == "good" && o.Route != nil)
+			gotPanic = gotPanic || (o.Provider == "bad" && o.Err != nil && o.Answered)
+		}
+		if !gotGood || !gotPanic {
+			t.Fatalf("round %d: %+v", i, out)
+		}
+	}
+	// The single worker of "bad" was restarted each time and serves again.
+	out := e.Race(context.Background(), &quote.Request{}, []string{"bad"})
+	if len(out) != 1 || out[0].Route == nil {
+		t.Fatalf("after restarts: %+v", out)
+	}
+}
+
+func TestSaturatedPoolFailsFast(t *testing.T) {
+	slow := &fakeProvider{name: "slow", legs: []string{"s"}, delay: 300 * time.Millisecond}
+	e := start(t, Config{Deadline: 2 * time.Second, PoolSize: 1, QueuePerWorker: 1}, slow)
+	done := make(chan []quote.LegOutcome, 3)
+	for i := 0; i < 3; i++ {
+		go func() { done <- e.Race(context.Background(), &quote.Request{}, []string{"slow"}) }()
+	}
+	var saturated int
+	for i := 0; i < 3; i++ {
+		for _, o := range <-done {
+			if o.Err != nil && o.Answered {
+				saturated++
+			}
+		}
+	}
+	if saturated != 1 {
+		t.Fatalf("%d legs refused for saturation, want 1", saturated)
+	}
+}
+
+func TestContextEndsRace(t *testing.T) {
+	hung := &fakeProvider{name: "hung", legs: []string{"y"}, hang: true}
+	e := start(t, Config{Deadline: 10 * time.Second}, hung)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	out := e.Race(ctx, &quote.Request{}, []string{"hung"})
+	if len(out) != 1 || out[0].Answered || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("%+v", out)
+	}
+}

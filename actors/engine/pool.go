@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/quote"
+)
+
+// A provider pool is one parent actor per provider with a fixed number of
+// worker children. The parent balances: it hands each leg to an idle worker
+// and queues it (boundedly) when all are busy, so one slow upstream call
+// never holds up a leg that another worker could take. Workers run the
+// provider's QuoteLeg inside their Receive, so a provider that panics
+// crashes its worker, which the parent's supervisor restarts; the worker
+// answers the leg with an error before it goes down, so the quote is
+// answered from the others without waiting for the deadline.
+
+// legMsg asks for one leg of one quote.
+type legMsg struct {
+	provider string
+	leg      string
+	req      *quote.Request
+	deadline time.Time
+	results  chan<- quote.LegOutcome
+	start    time.Time
+}
+
+// idle tells the parent a worker is free.
+type idle struct{ pid *actor.PID }
+
+type poolActor struct {
+	p        quote.Provider
+	size     int
+	maxQueue int
+	idle     []*actor.PID
+	queue    []*legMsg
+	observe  func(provider string, d time.Duration, outcome string)
+}
+
+func (a *poolActor) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		props := actor.PropsFromProducer(func() actor.Actor {
+			return &workerActor{p: a.p, observe: a.observe}
+		})
+		for i := 0; i < a.size; i++ {
+			c.Spawn(props)
+		}
+	case *legMsg:
+		if len(a.idle) > 0 {
+			w := a.idle[len(a.idle)-1]
+			a.idle = a.idle[:len(a.idle)-1]
+			c.Send(w, m)
+			return
+		}
+		if len(a.queue) >= a.maxQueue {
+			m.results <- quote.LegOutcome{Provider: m.provider, Leg: m.leg, Answered: true,
+				Err: apierr.New(apierr.ServiceUnavailable, fmt.Sprintf("%s pool saturated (%d workers, %d queued)", m.provider, a.size, len(a.queue)))}
+			return
+		}
+		a.queue = append(a.queue, m)
+	case idle:
+		for len(a.queue) > 0 {
+			next := a.queue[0]
+			a.queue[0] = nil
+			a.queue = a.queue[1:]
+			if time.Now().Before(next.deadline) {
+				c.Send(m.pid, next)
+				return
+			}
+			// Its quote has already been answered; nobody waits for it.
+		}
+		a.idle = append(a.idle, m.pid)
+	case *actor.Terminated:
+		for i, p := range a.idle {
+			if p.Equal(m.Who) {
+				a.idle = append(a.idle[:i], a.idle[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+type workerActor struct {
+	p       quote.Provider
+	observe func(provider string, d time.Duration, outcome string)
+}
+
+func (w *workerActor) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		// Sent again after a restart, which returns the worker to the pool.
+		c.Send(c.Parent(), idle{pid: c.Self()})
+	case *legMsg:
+		w.run(c, m)
+		c.Send(c.Parent(), idle{pid: c.Self()})
+	}
+}
+
+func (w *workerActor) run(c actor.Context, m *legMsg) {
+	out := quote.LegOutcome{Provider: m.provider, Leg: m.leg, Answered: true}
+	defer func() {
+		if p := recover(); p != nil {
+			out.Err = apierr.New(apierr.UpstreamError, fmt.Sprintf("%s/%s failed", m.provider, m.leg)).Wrap(fmt.Errorf("panic: %v", p))
+			m.results <- out
+			w.observe(m.provider, time.Since(m.start), "panic")
+			panic(p) // let the supervisor restart this worker
+		}
+	}()
+	ctx, cancel := context.WithDeadline(context.Background(), m.deadline)
+	defer cancel()
+	out.Route, out.Err = w.p.QuoteLeg(ctx, m.req, m.leg)
+	if out.Err == nil && out.Route == nil {
+		out.Err = apierr.New(apierr.UpstreamError, m.provider+" answered neither a route nor an error")
+	}
+	if ctx.Err() != nil {
+		// Past the deadline: the quote is answered already, the result
+		// is dropped, quietly.
+		w.observe(m.provider, time.Since(m.start), "late")
+		return
+	}
+	m.results <- out
+	outcome := "route"
+	if out.Err != nil {
+		outcome = "error"
+	}
+	w.observe(m.provider, time.Since(m.start), outcome)
+}
