@@ -1,0 +1,172 @@
+package refdata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/routing/gas"
+	"github.com/swapgate/swapgate/routing/registry"
+)
+
+// Messages of a chain actor. The ticks come from its own tickers; a
+// refreshRequest comes from Service.Refresh through the supervisor.
+type (
+	priceTick      struct{}
+	gasTick        struct{}
+	refreshRequest struct {
+		chainID uint64
+		reply   actors.Reply[error]
+	}
+)
+
+// chainActor owns the prices and gas of one chain: it is the only writer of
+// its chainState, so refreshes of one chain never interleave, while chains
+// refresh independently of each other.
+type chainActor struct {
+	chain  *registry.Chain
+	state  *chainState
+	cfg    Config
+	runCtx context.Context // cancelled by Service.Stop to abort oracle calls
+	logger *slog.Logger
+	// ready receives the outcome of the first refresh, which happens when
+	// the actor starts, so that Start can wait for data on every chain.
+	ready actors.Reply[error]
+
+	stopPriceTicks, stopGasTicks func()
+	// pricesFailing and gasFailing make an outage log once when it starts
+	// and once when it ends, not on every tick.
+	pricesFailing, gasFailing bool
+}
+
+func (a *chainActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.ready.Send(a.refreshAll())
+		root := ctx.ActorSystem().Root
+		a.stopPriceTicks = actors.Every(root, ctx.Self(), a.cfg.PriceInterval, priceTick{})
+		a.stopGasTicks = actors.Every(root, ctx.Self(), a.cfg.GasInterval, gasTick{})
+	case priceTick:
+		_ = a.refreshPrices()
+	case gasTick:
+		_ = a.refreshGas()
+	case refreshRequest:
+		m.reply.Send(a.refreshAll())
+	case *actor.Stopping, *actor.Restarting:
+		// The tickers must be gone before the actor is: a tick sent to a
+		// stopped actor would become a dead letter.
+		a.stopTickers()
+	}
+}
+
+func (a *chainActor) stopTickers() {
+	if a.stopPriceTicks != nil {
+		a.stopPriceTicks()
+	}
+	if a.stopGasTicks != nil {
+		a.stopGasTicks()
+	}
+}
+
+func (a *chainActor) refreshAll() error {
+	return errors.Join(a.refreshPrices(), a.refreshGas())
+}
+
+// refreshPrices asks the price source and publishes the answer. On failure
+// the last good snapshot stays in place.
+func (a *chainActor) refreshPrices() error {
+	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.RefreshTimeout)
+	defer cancel()
+	fresh, err := a.cfg.Prices.Prices(ctx, a.chain.ID)
+	if err != nil {
+		err = fmt.Errorf("refdata: prices of chain %d: %w", a.chain.ID, err)
+		a.pricesFailing = a.noteFailure(a.pricesFailing, "price refresh failing; keeping last prices", err)
+		return err
+	}
+	a.pricesFailing = a.noteRecovery(a.pricesFailing, "price refresh recovered")
+	a.state.publishPrices(fresh, a.cfg.Now())
+	return nil
+}
+
+// refreshGas asks the gas oracle and publishes the answer. Chains without an
+// EVM gas market simply have no record; on any other failure the last good
+// record stays in place.
+func (a *chainActor) refreshGas() error {
+	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.RefreshTimeout)
+	defer cancel()
+	rec, err := a.cfg.Gas.GasPrice(ctx, a.chain)
+	if errors.Is(err, gas.ErrUnsupportedChain) {
+		return nil
+	}
+	if err != nil {
+		err = fmt.Errorf("refdata: gas of chain %d: %w", a.chain.ID, err)
+		a.gasFailing = a.noteFailure(a.gasFailing, "gas refresh failing; keeping last record", err)
+		return err
+	}
+	a.gasFailing = a.noteRecovery(a.gasFailing, "gas refresh recovered")
+	a.state.publishGas(rec)
+	return nil
+}
+
+func (a *chainActor) noteFailure(failing bool, msg string, err error) bool {
+	if !failing {
+		a.logger.Warn(msg, slog.Any("err", err))
+	}
+	return true
+}
+
+func (a *chainActor) noteRecovery(failing bool, msg string) bool {
+	if failing {
+		a.logger.Info(msg)
+	}
+	return false
+}
+
+// supervisor is the parent of the chain actors. It routes refresh requests
+// to the right child, restarts a child that panics (protoactor's default
+// one-for-one strategy), and signals Service.Stop once every child and then
+// itself have stopped.
+type supervisor struct {
+	chains   []*chainActor
+	children map[uint64]*actor.PID
+	stopped  chan struct{}
+}
+
+func (s *supervisor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		s.children = make(map[uint64]*actor.PID, len(s.chains))
+		for _, template := range s.chains {
+			props := actor.PropsFromProducer(func() actor.Actor {
+				// A restarted child starts from a fresh copy of its
+				// template, with a fresh outage memory.
+				c := *template
+				return &c
+			})
+			s.children[template.chain.ID] = ctx.Spawn(props)
+		}
+	case refreshRequest:
+		pid, ok := s.children[m.chainID]
+		if !ok {
+			m.reply.Send(fmt.Errorf("refdata: chain %d: %w", m.chainID, ErrUnknownChain))
+			return
+		}
+		ctx.Send(pid, m)
+	case *actor.Stopped:
+		// protoactor delivers Stopped to a parent only after all of its
+		// children have terminated.
+		close(s.stopped)
+	}
+}
+
+// Defaults of Config.
+const (
+	DefaultPriceInterval  = 15 * time.Second
+	DefaultGasInterval    = 10 * time.Second
+	DefaultRefreshTimeout = 5 * time.Second
+)

@@ -1,0 +1,240 @@
+// Package refdata keeps the moving reference data of every chain — USD prices
+// and gas records — fresh in memory. One actor per chain polls the price
+// source and the gas oracle in the background and publishes what it gets;
+// the HTTP edge and the quote engine read through Service without any actor
+// round trip, so the hot path costs a cache lookup.
+package refdata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/dgraph-io/ristretto/v2"
+
+	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/routing/gas"
+	"github.com/swapgate/swapgate/routing/prices"
+	"github.com/swapgate/swapgate/routing/registry"
+)
+
+// Errors of Refresh.
+var (
+	ErrUnknownChain = errors.New("refdata: unknown chain")
+	ErrStopped      = errors.New("refdata: service stopped")
+)
+
+// Config configures the refreshers. Zero durations take the defaults.
+type Config struct {
+	PriceInterval time.Duration // default 15 s
+	GasInterval   time.Duration // default 10 s
+	// RefreshTimeout bounds one call to the price source or the gas oracle,
+	// so that a hung RPC endpoint delays only its own chain. Default 5 s.
+	RefreshTimeout time.Duration
+	Prices         prices.Source // required
+	Gas            gas.Oracle    // required
+	Logger         *slog.Logger  // default slog.Default()
+	// Now stamps price snapshots; default time.Now.
+	Now func() time.Time
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Prices == nil || c.Gas == nil {
+		return c, errors.New("refdata: config needs a price source and a gas oracle")
+	}
+	if c.PriceInterval <= 0 {
+		c.PriceInterval = DefaultPriceInterval
+	}
+	if c.GasInterval <= 0 {
+		c.GasInterval = DefaultGasInterval
+	}
+	if c.RefreshTimeout <= 0 {
+		c.RefreshTimeout = DefaultRefreshTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c, nil
+}
+
+// Service is the read side of the refreshers and the handle that stops them.
+// Its read methods are safe for concurrent use and never block.
+type Service struct {
+	sys        *actor.ActorSystem
+	supervisor *actor.PID
+	stopped    chan struct{} // closed when the supervisor and its children are gone
+	cancelRun  context.CancelFunc
+	states     map[uint64]*chainState // fixed at Start, read without locks
+	priceCache *ristretto.Cache[string, float64]
+	gasCache   *ristretto.Cache[uint64, *gasEntry]
+	stopOnce   sync.Once
+}
+
+// Start spawns one refresher per chain of the registry under a supervisor and
+// returns once every chain has completed its first refresh, so that the first
+// request is served with data. A chain whose first refresh fails is logged
+// and refreshed again on its interval; it does not fail Start. When ctx ends
+// first, Start stops everything it started and returns the context's error.
+// ctx bounds only this wait: the refreshers run until Stop.
+func Start(ctx context.Context, sys *actor.ActorSystem, reg *registry.Registry, cfg Config) (*Service, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	chains := reg.Chains()
+	tokens := 0
+	for _, c := range chains {
+		tokens += len(reg.Tokens(c.ID))
+	}
+	priceCache, err := newCache[string, float64](tokens)
+	if err != nil {
+		return nil, fmt.Errorf("refdata: price cache: %w", err)
+	}
+	gasCache, err := newCache[uint64, *gasEntry](len(chains))
+	if err != nil {
+		priceCache.Close()
+		return nil, fmt.Errorf("refdata: gas cache: %w", err)
+	}
+
+	runCtx, cancelRun := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Service{
+		sys:        sys,
+		stopped:    make(chan struct{}),
+		cancelRun:  cancelRun,
+		states:     make(map[uint64]*chainState, len(chains)),
+		priceCache: priceCache,
+		gasCache:   gasCache,
+	}
+	templates := make([]*chainActor, 0, len(chains))
+	readies := make([]actors.Reply[error], 0, len(chains))
+	for _, c := range chains {
+		st := &chainState{id: c.ID, priceCache: priceCache, gasCache: gasCache}
+		s.states[c.ID] = st
+		ready := actors.NewReply[error]()
+		readies = append(readies, ready)
+		templates = append(templates, &chainActor{
+			chain:  c,
+			state:  st,
+			cfg:    cfg,
+			runCtx: runCtx,
+			logger: cfg.Logger.With(slog.String("component", "refdata"), slog.Uint64("chainId", c.ID)),
+			ready:  ready,
+		})
+	}
+	sup := &supervisor{chains: templates, stopped: s.stopped}
+	s.supervisor = sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sup }))
+
+	for i, ready := range readies {
+		if _, err := ready.Wait(ctx); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("refdata: first refresh of chain %d: %w", chains[i].ID, err)
+		}
+		// A failed first refresh has already been logged by its actor.
+	}
+	return s, nil
+}
+
+// newCache returns a ristretto cache that holds up to twice items entries,
+// each of cost one. IgnoreInternalCost keeps ristretto from adding its own
+// per-item overhead to that cost, which would make items vanish.
+func newCache[K ristretto.Key, V any](items int) (*ristretto.Cache[K, V], error) {
+	capacity := int64(2*items + 16)
+	return ristretto.NewCache(&ristretto.Config[K, V]{
+		NumCounters:        10 * capacity,
+		MaxCost:            capacity,
+		BufferItems:        64,
+		IgnoreInternalCost: true,
+	})
+}
+
+// Price returns the USD price of a token, the address in any case.
+func (s *Service) Price(chainID uint64, tokenAddress string) (float64, bool) {
+	st, ok := s.states[chainID]
+	if !ok {
+		return 0, false
+	}
+	return st.price(strings.ToLower(tokenAddress))
+}
+
+// Prices returns the current price snapshot of a chain. The map is shared:
+// callers must not modify it.
+func (s *Service) Prices(chainID uint64) (PriceSnapshot, bool) {
+	st, ok := s.states[chainID]
+	if !ok {
+		return PriceSnapshot{}, false
+	}
+	snap := st.prices.Load()
+	if snap == nil {
+		return PriceSnapshot{}, false
+	}
+	return *snap, true
+}
+
+// Gas returns the current gas record of a chain; chains without an EVM gas
+// market have none.
+func (s *Service) Gas(chainID uint64) (gas.Record, bool) {
+	st, ok := s.states[chainID]
+	if !ok {
+		return gas.Record{}, false
+	}
+	return st.gasRecord()
+}
+
+// GasVersion returns the version of the chain's gas record, which increases
+// only when its figures change; zero means no record yet.
+func (s *Service) GasVersion(chainID uint64) uint64 {
+	st, ok := s.states[chainID]
+	if !ok {
+		return 0
+	}
+	if e := st.gas.Load(); e != nil {
+		return e.Version
+	}
+	return 0
+}
+
+// Refresh makes the chain's actor refresh prices and gas now and returns once
+// the results are published, with the refresh's error if any.
+func (s *Service) Refresh(ctx context.Context, chainID uint64) error {
+	if _, ok := s.states[chainID]; !ok {
+		return fmt.Errorf("refdata: chain %d: %w", chainID, ErrUnknownChain)
+	}
+	select {
+	case <-s.stopped:
+		return fmt.Errorf("refdata: refresh of chain %d: %w", chainID, ErrStopped)
+	default:
+	}
+	req := refreshRequest{chainID: chainID, reply: actors.NewReply[error]()}
+	s.sys.Root.Send(s.supervisor, req)
+	// A request caught by Stop is never answered, so stopping ends the
+	// wait as well as the context does.
+	select {
+	case refreshErr := <-req.reply:
+		return refreshErr
+	case <-s.stopped:
+		return fmt.Errorf("refdata: refresh of chain %d: %w", chainID, ErrStopped)
+	case <-ctx.Done():
+		return fmt.Errorf("refdata: refresh of chain %d: %w", chainID, ctx.Err())
+	}
+}
+
+// Stop aborts in-flight oracle calls, stops the supervisor and every chain
+// actor, waits until they are gone, then closes the caches. Reads after Stop
+// still answer from the last published values. Stop is idempotent.
+func (s *Service) Stop() {
+	s.stopOnce.Do(func() {
+		s.cancelRun()
+		s.sys.Root.Stop(s.supervisor)
+		<-s.stopped
+		s.priceCache.Close()
+		s.gasCache.Close()
+	})
+}
