@@ -161,6 +161,9 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close flushes and closes the database and releases the directory lock.
 // It is safe to call more than once; later calls return the first result.
+// Callers stop their users of the store (HTTP edge, actors, admin listener)
+// first: methods called after Close return ErrClosed, but one already running
+// when Close starts may fail with a Pebble error.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
