@@ -1,0 +1,91 @@
+// Package sandbox is Swapgate's embedded upstream: a deterministic,
+// in-process market that backs the three providers (aggregator, intents,
+// pulseroute) when no real upstream is configured (DESIGN.md §4). Every
+// figure it answers with is a pure function of the request, the tool
+// catalog, the injected price and gas functions and the configuration, so
+// that the same request always gets the same route and tests can predict it.
+//
+// # Market
+//
+// A Market holds the registry, the sandbox tool catalog (keys sbx-*), a price
+// function (the live price cache; tests pass a fixed one), a gas-price
+// function (standard tier, wei) and a Config of per-tool behaviour. It hands
+// out three quote.Provider values: Aggregator ("aggregator"), Intents
+// ("intents") and Pulseroute ("pulseroute"). Legs lists the catalog tools of
+// the provider that connect the request's chains, that the request's tool
+// filters admit, and, for stable-only tools, only when both tokens are USD
+// stablecoins; QuoteLeg prices one tool.
+//
+// # Behaviour injection
+//
+// Each tool may be given latency, a failure rate, a hang or a panic
+// (ToolConfig). Latency and failure are zero by default (DESIGN.md §5.25).
+// Whether a leg fails is decided by hashing the quote id with the tool key
+// and comparing the hash, mapped to [0,1), with FailureRate: a test that
+// repeats a quote id sees the same failures, and a failure rate of 0.3 fails
+// about 30% of distinct quotes. A hanging tool blocks until the context is
+// done (a provider that never answers); a panicking tool panics, so that
+// supervision can be tested.
+//
+// # Pricing
+//
+// A route's value is priced in USD from the price function. Every tool has a
+// constant-product pool of LiquidityUSD depth (defaults: DEX $20M, bridge
+// $50M, intents $30M), so that
+//
+//	out_USD = in_USD × (1 − feeBps/1e4) × L/(L + in_USD)
+//
+// and price impact grows with size. An aggregator bridge route whose two
+// tokens are different assets (different coin keys) also pays a destination
+// DEX hop of HopFeeBps (30 bps), as a real aggregator would swap after the
+// bridge. The output is converted into the destination token's units from its
+// price and decimals. Below a tool's MinAmountUSD (defaults: DEX $1, bridge
+// $10, intents $5) the answer is a *quote.NoRoute with reason AMOUNT_TOO_LOW
+// naming the floor; a route whose gas costs more than it delivers is
+// FEES_HIGHER_THAN_AMOUNT; a token without a price is NO_POSSIBLE_ROUTE.
+//
+// The partner fee is split off the pre-fee output with quote.SplitFee, so
+// ToAmount + PartnerFee == PreFeeToAmount exactly; ToAmountMin is
+// quote.MinOut(ToAmount, slippage).
+//
+// # Gas
+//
+// Integrators complain that quoted gas limits are too low and transactions
+// revert (REFERENCE.md), so every limit the sandbox quotes is the tool's gas
+// units times GasMargin (1.25), and the SEND cost is that limit times the
+// standard gas price, in the source chain's native coin. ERC-20 sources of
+// router routes add an APPROVE cost of ApproveGas (46,000) with the same
+// margin. When the gas function has no figure for an EVM chain yet, the
+// registry's reference base fee stands in. Solana and Sui have no gas price:
+// their catalog gas units are the network fee in base units (lamports, MIST).
+// Intents-only chains get no gas cost: the deposit is a plain transfer whose
+// fee the user's wallet sets.
+//
+// # Transactions
+//
+// Nothing is built for indicative requests. Aggregator routes from EVM chains
+// call the sandbox router, whose address is derived per chain from
+// keccak256("swapgate-sandbox-router:<chainId>") and whose ABI is RouterABI:
+// swap(...) within a chain, bridge(...) across chains, with the receiver as
+// bytes so that Solana and Sui recipients fit. The value is fromAmount for
+// native sources and 0 otherwise; the approval address is the router for
+// ERC-20 sources. Routes from Solana and Sui carry no transaction (Tx nil):
+// the sandbox does not build non-EVM transactions, and it never returns
+// placeholders that a wallet might try to sign.
+//
+// Intents routes pay into a deposit address derived from the quote id, in the
+// source chain's format (EVM, Solana, Sui, NEAR implicit accounts); the
+// transaction is a native transfer or an ERC-20 transfer(deposit, amount) on
+// EVM sources, and nil elsewhere. Other chains get no deposit address.
+//
+// # Pulseroute
+//
+// Routes touching chain 369 come in the specification's four variants: direct
+// inbound (warp-route USDC to 369, Shape B), multi-step inbound (any other
+// source token, Shape C), the fallback (described in the multi-step
+// instructions) and direct outbound (USDCh to canonical USDC, fee free,
+// Shape B); same-chain swaps on 369 go through sbx-pulsex in Shape A. Chain
+// state (Hyperlane gas payments, PulseX amounts) is read through ChainState,
+// which the sandbox implements with deterministic PulseX-like pools and which
+// an RPC-backed reader can implement as well.
+package sandbox

@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/mr-tron/base58"
+
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/tools"
+)
+
+// DepositAddress is the intents deposit address of a quote on its source
+// chain, derived from keccak256("swapgate-sandbox-intents-deposit:" + id) in
+// the chain's address format: EVM (EIP-55), Solana (base58 of 32 bytes), Sui
+// (0x + 64 hex) and NEAR (an implicit account, 64 lowercase hex). Other
+// formats get "", and their routes carry no deposit address.
+func DepositAddress(c *registry.Chain, quoteID string) string {
+	seed := crypto.Keccak256([]byte("swapgate-sandbox-intents-deposit:" + quoteID))
+	switch c.AddressFormat {
+	case "evm":
+		return common.BytesToAddress(seed[12:]).Hex()
+	case "solana":
+		return base58.Encode(seed)
+	case "sui":
+		return "0x" + hex.EncodeToString(seed)
+	case "near":
+		return hex.EncodeToString(seed)
+	}
+	return ""
+}
+
+// intentsRoute prices a request on the solver network. The user pays into
+// the deposit address; no approval is needed because the deposit is a plain
+// transfer, so no APPROVE cost is listed and the approval address is empty.
+func (m *Market) intentsRoute(req *quote.Request, t *tools.Tool) (*quote.Route, error) {
+	const provider = registry.ProviderIntents
+	p, err := m.priceLeg(provider, req, t, false)
+	if err != nil {
+		return nil, err
+	}
+	sendGas := t.GasUnits
+	if req.FromToken.IsNative() && req.From.ChainType == registry.EVM {
+		sendGas = nativeTransferGas
+	}
+	g, err := m.gasCosts(provider, t.Key, req.From, sendGas, false)
+	if err != nil {
+		return nil, err
+	}
+	r := &quote.Route{
+		Provider:          provider,
+		Tool:              t.Key,
+		ToolName:          t.Name,
+		StepType:          "intents",
+		FromAmount:        req.FromAmount,
+		FromAmountUSD:     p.inUSD,
+		GasCosts:          g.costs,
+		FeeCosts:          []quote.FeeCost{toolFeeCost(t, req, p.inUSD)},
+		ExecutionDuration: t.DurationSec,
+	}
+	applyPartnerFee(r, req, p.preFee, p.outPrice)
+	if err := checkGas(provider, t.Key, r); err != nil {
+		return nil, err
+	}
+	if req.Indicative {
+		return r, nil
+	}
+	r.DepositAddress = DepositAddress(req.From, req.ID)
+	if r.DepositAddress == "" || req.From.ChainType != registry.EVM {
+		return r, nil
+	}
+	tx, err := m.depositTx(req, r.DepositAddress, g)
+	if err != nil {
+		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the deposit transaction").Wrap(err)
+	}
+	r.Tx = tx
+	return r, nil
+}
+
+// depositTx is the EVM transfer of the input to the deposit address: a
+// native transfer, or ERC-20 transfer(deposit, amount) on the token.
+func (m *Market) depositTx(req *quote.Request, deposit string, g gasQuote) (*quote.TxRequest, error) {
+	tx := &quote.TxRequest{From: req.FromAddress, ChainID: req.From.ID, GasLimit: g.sendLimit, GasPrice: g.price}
+	if req.FromToken.IsNative() {
+		tx.To = deposit
+		tx.Value = new(big.Int).Set(req.FromAmount)
+		return tx, nil
+	}
+	data, err := m.erc20.Pack("transfer", common.HexToAddress(deposit), req.FromAmount)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: pack transfer: %w", err)
+	}
+	token, err := evmAddress(req.FromToken.Address)
+	if err != nil {
+		return nil, err
+	}
+	tx.To = token.Hex()
+	tx.Data = data
+	tx.Value = new(big.Int)
+	return tx, nil
+}

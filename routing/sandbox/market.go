@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+
+	"github.com/swapgate/swapgate/routing/pulseroute"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/tools"
+)
+
+// PriceFunc returns the USD price of a token, identified by its chain and
+// its registry address in lower case (the key the price cache uses).
+type PriceFunc func(chainID uint64, token string) (float64, bool)
+
+// GasPriceFunc returns a chain's standard-tier gas price in wei.
+type GasPriceFunc func(chainID uint64) (*big.Int, bool)
+
+// ToolConfig is the injected behaviour and the market depth of one tool.
+// Zero values mean "no injection" and "the default for the tool's type".
+type ToolConfig struct {
+	// LatencyMs delays every answer of the tool.
+	LatencyMs int
+	// FailureRate is the share of quotes, in [0,1], the tool fails with
+	// UPSTREAM_ERROR; the choice is a hash of quote id and tool.
+	FailureRate float64
+	// Hang makes the tool answer only when the context is done.
+	Hang bool
+	// Panic makes the tool panic.
+	Panic bool
+	// LiquidityUSD is the depth of the tool's constant-product pool.
+	LiquidityUSD float64
+	// MinAmountUSD is the smallest input the tool quotes.
+	MinAmountUSD float64
+}
+
+// Config is the per-tool configuration of the market, keyed by tool key.
+type Config struct {
+	Tools map[string]ToolConfig
+}
+
+// Default depths and floors by tool type.
+const (
+	DefaultDEXLiquidityUSD     = 20e6
+	DefaultBridgeLiquidityUSD  = 50e6
+	DefaultIntentsLiquidityUSD = 30e6
+	DefaultDEXMinUSD           = 1
+	DefaultBridgeMinUSD        = 10
+	DefaultIntentsMinUSD       = 5
+)
+
+// Market is the sandbox upstream. It is immutable after New and safe for
+// concurrent use.
+type Market struct {
+	reg      *registry.Registry
+	cat      *tools.Catalog
+	price    PriceFunc
+	gasPrice GasPriceFunc
+	cfg      Config
+	chain    ChainState
+	pulse    *pulseroute.Contracts
+	router   abi.ABI
+	erc20    abi.ABI
+}
+
+// Option adjusts a Market at construction.
+type Option func(*Market)
+
+// WithChainState replaces the sandbox chain state the pulseroute provider
+// reads (Hyperlane gas payments, PulseX amounts), for instance with an
+// RPC-backed reader.
+func WithChainState(cs ChainState) Option { return func(m *Market) { m.chain = cs } }
+
+// WithContracts replaces the pulseroute contract facts (Swapgate's own
+// sender and inbound-receiver addresses are configuration).
+func WithContracts(c *pulseroute.Contracts) Option { return func(m *Market) { m.pulse = c } }
+
+// New builds a market. price and gasPrice are consulted on every quote, so
+// they must be cheap and safe for concurrent use (cache reads).
+func New(reg *registry.Registry, cat *tools.Catalog, price PriceFunc, gasPrice GasPriceFunc, cfg Config, opts ...Option) (*Market, error) {
+	if reg == nil || cat == nil || price == nil || gasPrice == nil {
+		return nil, errors.New("sandbox: registry, catalog, price and gas price are all required")
+	}
+	for key, tc := range cfg.Tools {
+		if _, ok := cat.Tool(key); !ok {
+			return nil, fmt.Errorf("sandbox: config for unknown tool %q", key)
+		}
+		if tc.FailureRate < 0 || tc.FailureRate > 1 || tc.LatencyMs < 0 || tc.LiquidityUSD < 0 || tc.MinAmountUSD < 0 {
+			return nil, fmt.Errorf("sandbox: tool %q: configuration out of range", key)
+		}
+	}
+	router, err := RouterABI()
+	if err != nil {
+		return nil, err
+	}
+	erc20, err := ERC20ABI()
+	if err != nil {
+		return nil, err
+	}
+	m := &Market{reg: reg, cat: cat, price: price, gasPrice: gasPrice, cfg: cfg, router: router, erc20: erc20}
+	for _, o := range opts {
+		o(m)
+	}
+	if m.pulse == nil {
+		m.pulse = pulseroute.DefaultContracts()
+	}
+	if m.chain == nil {
+		cs, err := NewSandboxChain(reg)
+		if err != nil {
+			return nil, err
+		}
+		m.chain = cs
+	}
+	return m, nil
+}
+
+// toolConfig returns the tool's configuration with type defaults filled in.
+func (m *Market) toolConfig(t *tools.Tool) ToolConfig {
+	tc := m.cfg.Tools[t.Key]
+	if tc.LiquidityUSD == 0 {
+		switch t.Type {
+		case tools.TypeDEX:
+			tc.LiquidityUSD = DefaultDEXLiquidityUSD
+		case tools.TypeIntents:
+			tc.LiquidityUSD = DefaultIntentsLiquidityUSD
+		default:
+			tc.LiquidityUSD = DefaultBridgeLiquidityUSD
+		}
+	}
+	if tc.MinAmountUSD == 0 {
+		switch t.Type {
+		case tools.TypeDEX:
+			tc.MinAmountUSD = DefaultDEXMinUSD
+		case tools.TypeIntents:
+			tc.MinAmountUSD = DefaultIntentsMinUSD
+		default:
+			tc.MinAmountUSD = DefaultBridgeMinUSD
+		}
+	}
+	return tc
+}

@@ -1,0 +1,194 @@
+package sandbox
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/tools"
+)
+
+// Reasons of a *quote.NoRoute, as the LI.FI per-tool errors name them.
+const (
+	ReasonAmountTooLow      = "AMOUNT_TOO_LOW"
+	ReasonFeesHigher        = "FEES_HIGHER_THAN_AMOUNT"
+	ReasonNoPossibleRoute   = "NO_POSSIBLE_ROUTE"
+	ReasonInsufficientLiq   = "INSUFFICIENT_LIQUIDITY"
+	ReasonUnsupportedRoute  = "UNSUPPORTED_ROUTE"
+	ReasonChainStateFailure = "CHAIN_STATE_UNAVAILABLE"
+)
+
+// HopFeeBps is the fee of the destination DEX hop an aggregator bridge route
+// pays when it also changes the asset (USDC on one chain to WETH on another):
+// a real aggregator bridges and then swaps, and the swap costs a DEX fee.
+const HopFeeBps = 30
+
+// stableCoins are the coin keys of USD stablecoins, which stable-only tools
+// (sbx-curveline) accept on both sides.
+var stableCoins = map[string]bool{
+	"USDC": true, "USDT": true, "DAI": true, "FRXUSD": true,
+	"USDB": true, "CUSD": true, "HONEY": true,
+}
+
+// isStablecoin reports whether a token is a USD stablecoin by its coin key.
+func isStablecoin(t *registry.Token) bool { return stableCoins[strings.ToUpper(t.CoinKey)] }
+
+// sameAsset reports whether two tokens are the same asset (same coin key), so
+// that a bridge carries it without a swap.
+func sameAsset(a, b *registry.Token) bool {
+	return a.CoinKey != "" && strings.EqualFold(a.CoinKey, b.CoinKey)
+}
+
+// noRoute builds the reasoned refusal every sandbox leg answers with.
+func noRoute(provider, tool, reason, format string, args ...any) *quote.NoRoute {
+	return &quote.NoRoute{Provider: provider, Tool: tool, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// tokenPrice looks a token up in the price function by its lower-case
+// address.
+func (m *Market) tokenPrice(t *registry.Token) (float64, bool) {
+	p, ok := m.price(t.ChainID, strings.ToLower(t.Address))
+	if !ok || !(p > 0) || math.IsInf(p, 0) {
+		return 0, false
+	}
+	return p, true
+}
+
+// afterPool is what a constant-product pool of depth liquidity returns, in
+// USD, for inUSD after a fee of feeBps: the fee is taken first, and the price
+// impact grows with the input's share of the pool.
+func afterPool(inUSD float64, feeBps int, liquidity float64) float64 {
+	return inUSD * (1 - float64(feeBps)/1e4) * liquidity / (liquidity + inUSD)
+}
+
+// blockSeconds is a chain's block time in whole seconds, at least one: the
+// duration of a same-chain swap.
+func blockSeconds(c *registry.Chain) int {
+	s := (c.BlockTimeMs + 999) / 1000
+	if s < 1 {
+		return 1
+	}
+	return s
+}
+
+// usdOf values an amount of token units.
+func usdOf(amount *big.Int, t *registry.Token, price float64) float64 {
+	return quote.FromUnits(amount, t.Decimals) * price
+}
+
+// bpsOf takes bps basis points of an amount, rounded down.
+func bpsOf(amount *big.Int, bps int) *big.Int {
+	out := new(big.Int).Mul(amount, big.NewInt(int64(bps)))
+	return out.Quo(out, big.NewInt(10_000))
+}
+
+// pricing is the priced core of a standard (Shape A) route.
+type pricing struct {
+	inUSD, outUSD float64
+	inPrice       float64
+	outPrice      float64
+	preFee        *big.Int
+	hop           bool
+}
+
+// priceLeg values the request's input, checks the tool's floor, runs the
+// tool's pool and converts the output into the destination token's units.
+func (m *Market) priceLeg(provider string, req *quote.Request, t *tools.Tool, hop bool) (pricing, error) {
+	tc := m.toolConfig(t)
+	pin, ok := m.tokenPrice(req.FromToken)
+	if !ok {
+		return pricing{}, noRoute(provider, t.Key, ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.FromToken.Symbol, req.From.ID)
+	}
+	pout, ok := m.tokenPrice(req.ToToken)
+	if !ok {
+		return pricing{}, noRoute(provider, t.Key, ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.ToToken.Symbol, req.To.ID)
+	}
+	inUSD := usdOf(req.FromAmount, req.FromToken, pin)
+	if inUSD < tc.MinAmountUSD {
+		return pricing{}, noRoute(provider, t.Key, ReasonAmountTooLow,
+			"%s quotes inputs worth at least $%.2f; %s %s is worth $%.2f",
+			t.Name, tc.MinAmountUSD, formatUnits(req.FromAmount, req.FromToken.Decimals), req.FromToken.Symbol, inUSD)
+	}
+	outUSD := afterPool(inUSD, t.FeeBps, tc.LiquidityUSD)
+	if hop {
+		outUSD *= 1 - float64(HopFeeBps)/1e4
+	}
+	preFee := quote.ToUnits(outUSD/pout, req.ToToken.Decimals)
+	if preFee.Sign() <= 0 {
+		return pricing{}, noRoute(provider, t.Key, ReasonAmountTooLow, "the output rounds to zero %s", req.ToToken.Symbol)
+	}
+	return pricing{inUSD: inUSD, outUSD: outUSD, inPrice: pin, outPrice: pout, preFee: preFee, hop: hop}, nil
+}
+
+// formatUnits renders base units as a decimal amount of whole tokens.
+func formatUnits(units *big.Int, decimals uint8) string {
+	f := new(big.Float).SetPrec(256).SetInt(units)
+	f.Quo(f, new(big.Float).SetPrec(256).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil)))
+	return f.Text('f', -1)
+}
+
+// applyPartnerFee fills the route's amounts from the pre-fee output: the
+// partner fee is split off with quote.SplitFee, the minimum follows slippage,
+// and a "Partner fee" cost is listed when there is one.
+func applyPartnerFee(r *quote.Route, req *quote.Request, preFee *big.Int, outPrice float64) {
+	net, fee := quote.SplitFee(preFee, req.FeeBps)
+	r.PreFeeToAmount = preFee
+	r.ToAmount = net
+	r.PartnerFee = fee
+	r.ToAmountMin = quote.MinOut(net, req.Slippage)
+	r.ToAmountUSD = usdOf(net, req.ToToken, outPrice)
+	if req.FeeBps > 0 {
+		r.FeeCosts = append(r.FeeCosts, partnerFeeCost(req, fee, usdOf(fee, req.ToToken, outPrice)))
+	}
+}
+
+// partnerFeeCost lists the partner fee, in destination-token units.
+func partnerFeeCost(req *quote.Request, fee *big.Int, usd float64) quote.FeeCost {
+	return quote.FeeCost{
+		Name:        "Partner fee",
+		Description: "Integrator fee, taken from the output",
+		Amount:      fee,
+		AmountUSD:   usd,
+		Percentage:  float64(req.FeeBps) / 1e4,
+		Token:       req.ToToken,
+		Included:    true,
+	}
+}
+
+// toolFeeCost is the tool's own fee, in source-token units.
+func toolFeeCost(t *tools.Tool, req *quote.Request, inUSD float64) quote.FeeCost {
+	return quote.FeeCost{
+		Name:        t.Name + " fee",
+		Description: fmt.Sprintf("%s charges %d bps of the input", t.Name, t.FeeBps),
+		Amount:      bpsOf(req.FromAmount, t.FeeBps),
+		AmountUSD:   inUSD * float64(t.FeeBps) / 1e4,
+		Percentage:  float64(t.FeeBps) / 1e4,
+		Token:       req.FromToken,
+		Included:    true,
+	}
+}
+
+// hopFeeCost is the destination swap fee of a bridge route that changes
+// asset, in source-token units.
+func hopFeeCost(req *quote.Request, inUSD float64) quote.FeeCost {
+	return quote.FeeCost{
+		Name:        "Destination swap fee",
+		Description: fmt.Sprintf("DEX hop after the bridge, %d bps", HopFeeBps),
+		Amount:      bpsOf(req.FromAmount, HopFeeBps),
+		AmountUSD:   inUSD * HopFeeBps / 1e4,
+		Percentage:  HopFeeBps / 1e4,
+		Token:       req.FromToken,
+		Included:    true,
+	}
+}
+
+// checkGas refuses a route whose gas costs more than it delivers.
+func checkGas(provider, tool string, r *quote.Route) error {
+	if g := r.GasUSD(); g > r.ToAmountUSD {
+		return noRoute(provider, tool, ReasonFeesHigher, "gas costs $%.2f, more than the $%.2f the route delivers", g, r.ToAmountUSD)
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package sandbox
+
+import (
+	"context"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/pulseroute"
+	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/tools"
+)
+
+// directInbound is variant (a): warp-route USDC on a sender chain to chain
+// 369 in one transaction, bridgeAndSwap on Swapgate's sender contract, which
+// pulls the USDC (so the sender contract is the approval address), keeps the
+// partner fee in USDC, sends the rest over the warp route with the
+// interchain gas payment as msg.value and, when the destination token is not
+// USDCh, swaps on PulseX after arrival (refunding USDCh if the swap cannot
+// meet minOutput: the fallback).
+//
+// The fee is taken from the input, as the contract takes it; the route's
+// PartnerFee is what it costs in the destination token, the PulseX output of
+// the whole input less that of the bridged amount, so ToAmount + PartnerFee
+// == PreFeeToAmount still holds. Without a PulseX leg the bridge is 1:1 and
+// ToAmountMin equals ToAmount.
+func (m *Market) directInbound(ctx context.Context, req *quote.Request, t *tools.Tool, w pulseroute.WarpRoute) (*quote.Route, error) {
+	const provider = registry.ProviderPulseroute
+	pin, ok := m.tokenPrice(req.FromToken)
+	if !ok {
+		return nil, noRoute(provider, t.Key, ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.FromToken.Symbol, req.From.ID)
+	}
+	inUSD := usdOf(req.FromAmount, req.FromToken, pin)
+	if err := m.checkFloor(req, t.Key, inUSD); err != nil {
+		return nil, err
+	}
+	amount := req.FromAmount
+	bridged, fee := quote.SplitFee(amount, req.FeeBps)
+	usdch := m.pulse.USDCh().Token
+	swap := !isToken(req.ToToken, usdch)
+	preFee, out := amount, bridged
+	minOut := bridged
+	dexBps := 0
+	if swap {
+		path := m.pulsePath(usdch, m.pulseToken(req.ToToken))
+		var err error
+		if preFee, err = m.amountsOut(ctx, t.Key, amount, path); err != nil {
+			return nil, err
+		}
+		if out, err = m.amountsOut(ctx, t.Key, bridged, path); err != nil {
+			return nil, err
+		}
+		minOut = quote.MinOut(out, req.Slippage)
+		dexBps = pulseroute.PulseXFeeBps * (len(path) - 1)
+	}
+	payment, err := m.gasPayment(ctx, req.From.ID, pulseDomain)
+	if err != nil {
+		return nil, err
+	}
+	g, err := m.gasCosts(provider, t.Key, req.From, t.GasUnits, true)
+	if err != nil {
+		return nil, err
+	}
+	sender, ok := m.pulse.SenderContract(req.From.ID)
+	if !ok {
+		return nil, noRoute(provider, t.Key, ReasonUnsupportedRoute, "no sender contract on chain %d", req.From.ID)
+	}
+	partnerFee := new(big.Int).Sub(preFee, out)
+	r := &quote.Route{
+		Provider:          provider,
+		Tool:              t.Key,
+		ToolName:          t.Name,
+		StepType:          "cross",
+		FromAmount:        amount,
+		ToAmount:          out,
+		ToAmountMin:       minOut,
+		PreFeeToAmount:    preFee,
+		PartnerFee:        partnerFee,
+		FromAmountUSD:     inUSD,
+		ToAmountUSD:       m.usdOrZero(out, req.ToToken),
+		GasCosts:          append(g.costs, m.messagingCost(req.From, payment)),
+		FeeCosts:          []quote.FeeCost{toolFeeCost(t, req, inUSD)},
+		ExecutionDuration: t.DurationSec,
+		ApprovalAddress:   sender.Hex(),
+	}
+	if swap {
+		r.FeeCosts = append(r.FeeCosts, m.pulseXFeeCost(bridged, dexBps))
+		r.ExecutionDuration += blockSeconds(req.To)
+	}
+	if req.FeeBps > 0 {
+		r.FeeCosts = append(r.FeeCosts, partnerFeeCost(req, partnerFee, m.usdOrZero(partnerFee, req.ToToken)))
+	}
+	if r.ToAmountUSD > 0 {
+		if err := checkGas(provider, t.Key, r); err != nil {
+			return nil, err
+		}
+	}
+	if req.Indicative {
+		return r, nil
+	}
+	recipient, err := evmRecipient(req)
+	if err != nil {
+		return nil, err
+	}
+	output := common.Address{} // the zero address asks for native PLS
+	if !req.ToToken.IsNative() {
+		output = common.HexToAddress(req.ToToken.Address)
+	}
+	data, err := pulseroute.BridgeAndSwap(pulseroute.SenderCall{
+		QuoteRef: QuoteRef(req.ID), DestinationDomain: pulseDomain, Recipient: recipient,
+		Amount: amount, Fee: fee, OutputToken: output, MinOutput: minOut,
+	})
+	if err != nil {
+		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the sender contract call").Wrap(err)
+	}
+	tx := quote.TxRequest{
+		To: sender.Hex(), From: req.FromAddress, Data: data, Value: payment,
+		ChainID: req.From.ID, GasLimit: g.sendLimit, GasPrice: g.price,
+	}
+	dq, err := pulseroute.NewDirectQuote(pulseroute.DirectInput{
+		ID: req.ID, Tool: t.Key, FromChainID: req.From.ID, ToChainID: req.To.ID,
+		FromToken: pulseroute.TokenRefOf(req.FromToken), ToToken: pulseroute.TokenRefOf(req.ToToken),
+		FromAmount: amount, Fee: fee, FeeBps: req.FeeBps, DexFeeBps: dexBps,
+		EstimatedOutput: out, MinOutput: minOut, BridgeGasEstimate: payment,
+		EstimatedDuration: r.ExecutionDuration, SenderContract: sender, Tx: tx,
+	})
+	if err != nil {
+		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the direct quote").Wrap(err)
+	}
+	r.Tx, r.Shape, r.Payload = &tx, quote.ShapeDirect, dq
+	return r, nil
+}
+
+// directOutbound is variant (d): USDCh on chain 369 to canonical USDC on a
+// warp-route chain, transferRemote on the USDCh synthetic router, which burns
+// from the sender (no approval). It is fee free by product decision
+// (DESIGN.md §5.13): no service or partner fee, no DEX, output equal to input;
+// the only cost is the interchain gas payment in PLS. Anything else leaving
+// chain 369 is refused with the reason.
+func (m *Market) directOutbound(ctx context.Context, req *quote.Request, t *tools.Tool) (*quote.Route, error) {
+	const provider = registry.ProviderPulseroute
+	synth := m.pulse.USDCh()
+	if !isToken(req.FromToken, synth.Token) {
+		return nil, noRoute(provider, t.Key, ReasonUnsupportedRoute,
+			"out of chain 369 only USDCh (%s) is bridged, to canonical USDC on chains %s; swap into USDCh on chain 369 first",
+			synth.Token.Hex(), m.senderChainList())
+	}
+	w, ok := m.pulse.WarpRoute(req.To.ID)
+	if !ok || w.Synthetic {
+		return nil, noRoute(provider, t.Key, ReasonUnsupportedRoute,
+			"chain %d has no USDC warp route from chain 369; outbound routes reach chains %s", req.To.ID, m.senderChainList())
+	}
+	if !isToken(req.ToToken, w.Token) {
+		return nil, noRoute(provider, t.Key, ReasonUnsupportedRoute,
+			"the outbound bridge delivers only canonical USDC (%s) on chain %d", w.Token.Hex(), req.To.ID)
+	}
+	amount := req.FromAmount
+	inUSD := m.usdOrZero(amount, req.FromToken)
+	if err := m.checkFloor(req, t.Key, inUSD); err != nil {
+		return nil, err
+	}
+	payment, err := m.gasPayment(ctx, req.From.ID, w.Domain())
+	if err != nil {
+		return nil, err
+	}
+	g, err := m.gasCosts(provider, t.Key, req.From, t.GasUnits, false)
+	if err != nil {
+		return nil, err
+	}
+	r := &quote.Route{
+		Provider:          provider,
+		Tool:              t.Key,
+		ToolName:          t.Name,
+		StepType:          "cross",
+		FromAmount:        amount,
+		ToAmount:          new(big.Int).Set(amount),
+		ToAmountMin:       new(big.Int).Set(amount),
+		PreFeeToAmount:    new(big.Int).Set(amount),
+		PartnerFee:        new(big.Int),
+		FromAmountUSD:     inUSD,
+		ToAmountUSD:       m.usdOrZero(amount, req.ToToken),
+		GasCosts:          append(g.costs, m.messagingCost(req.From, payment)),
+		ExecutionDuration: t.DurationSec,
+	}
+	if req.Indicative {
+		return r, nil
+	}
+	recipient, err := evmRecipient(req)
+	if err != nil {
+		return nil, err
+	}
+	data, err := pulseroute.TransferRemote(w.Domain(), recipient, amount)
+	if err != nil {
+		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build transferRemote").Wrap(err)
+	}
+	tx := quote.TxRequest{
+		To: synth.Router.Hex(), From: req.FromAddress, Data: data, Value: payment,
+		ChainID: req.From.ID, GasLimit: g.sendLimit, GasPrice: g.price,
+	}
+	zero := new(big.Int)
+	dq, err := pulseroute.NewDirectQuote(pulseroute.DirectInput{
+		ID: req.ID, Tool: t.Key, FromChainID: req.From.ID, ToChainID: req.To.ID,
+		FromToken: pulseroute.TokenRefOf(req.FromToken), ToToken: pulseroute.TokenRefOf(req.ToToken),
+		FromAmount: amount, Fee: zero, EstimatedOutput: amount, MinOutput: amount,
+		BridgeGasEstimate: payment, EstimatedDuration: r.ExecutionDuration,
+		SenderContract: synth.Router, Tx: tx,
+	})
+	if err != nil {
+		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the direct quote").Wrap(err)
+	}
+	r.Tx, r.Shape, r.Payload = &tx, quote.ShapeDirect, dq
+	return r, nil
+}
+
+// pulseXFeeCost is the PulseX pool fee of the swap on 369, in USDCh units.
+func (m *Market) pulseXFeeCost(bridged *big.Int, bps int) quote.FeeCost {
+	usdch, _ := m.reg.Token(pulseroute.PulseChainID, pulseroute.USDChAddress)
+	amount := bpsOf(bridged, bps)
+	fc := quote.FeeCost{
+		Name:        "Sandbox PulseX v2 DEX fee",
+		Description: "PulseX pool fee of the swap on chain 369 after the bridge",
+		Amount:      amount,
+		Percentage:  float64(bps) / 1e4,
+		Token:       usdch,
+		Included:    true,
+	}
+	if usdch != nil {
+		fc.AmountUSD = m.usdOrZero(amount, usdch)
+	}
+	return fc
+}
