@@ -123,15 +123,17 @@ func TestCalldataRefusesBadInput(t *testing.T) {
 	one := big.NewInt(1)
 	path := []common.Address{tokenA, tokenB}
 	for name, fn := range map[string]func() ([]byte, error){
-		"transferRemote negative":   func() ([]byte, error) { return TransferRemote(1, alice, neg) },
-		"transferRemote nil":        func() ([]byte, error) { return TransferRemote(1, alice, nil) },
-		"transferRemote >uint256":   func() ([]byte, error) { return TransferRemote(1, alice, huge) },
-		"getAmountsOut short path":  func() ([]byte, error) { return GetAmountsOutCall(one, path[:1]) },
-		"swap nil deadline":         func() ([]byte, error) { return SwapExactTokensForTokens(one, one, path, bob, nil) },
-		"swap short path":           func() ([]byte, error) { return SwapExactTokensForTokens(one, one, nil, bob, one) },
-		"approve negative":          func() ([]byte, error) { return Approve(bob, neg) },
-		"transfer nil":              func() ([]byte, error) { return Transfer(bob, nil) },
-		"bridgeAndSwap fee>amount":  func() ([]byte, error) { return BridgeAndSwap(SenderCall{Amount: one, Fee: big.NewInt(2), MinOutput: one}) },
+		"transferRemote negative":  func() ([]byte, error) { return TransferRemote(1, alice, neg) },
+		"transferRemote nil":       func() ([]byte, error) { return TransferRemote(1, alice, nil) },
+		"transferRemote >uint256":  func() ([]byte, error) { return TransferRemote(1, alice, huge) },
+		"getAmountsOut short path": func() ([]byte, error) { return GetAmountsOutCall(one, path[:1]) },
+		"swap nil deadline":        func() ([]byte, error) { return SwapExactTokensForTokens(one, one, path, bob, nil) },
+		"swap short path":          func() ([]byte, error) { return SwapExactTokensForTokens(one, one, nil, bob, one) },
+		"approve negative":         func() ([]byte, error) { return Approve(bob, neg) },
+		"transfer nil":             func() ([]byte, error) { return Transfer(bob, nil) },
+		"bridgeAndSwap fee>amount": func() ([]byte, error) {
+			return BridgeAndSwap(SenderCall{Amount: one, Fee: big.NewInt(2), MinOutput: one})
+		},
 		"bridgeAndSwap nil minimum": func() ([]byte, error) { return BridgeAndSwap(SenderCall{Amount: one, Fee: one}) },
 	} {
 		if _, err := fn(); err == nil {

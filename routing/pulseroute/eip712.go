@@ -184,10 +184,11 @@ func RegisterSpec(chainID uint64) EIP712Spec {
 
 // Placeholders of the registration body template: the step-1 hash and the
 // signature are unknown when the quote is made. Neither is valid hex, so a
-// template posted unchanged fails validation.
+// template posted unchanged fails validation; they use no characters JSON
+// encoders escape, so clients see them verbatim.
 const (
-	PlaceholderTxHash    = "<step 1 transaction hash>"
-	PlaceholderSignature = "<EIP-712 signature over RegisterDeposit>"
+	PlaceholderTxHash    = "{{step1TxHash}}"
+	PlaceholderSignature = "{{signature}}"
 )
 
 // RegisterBody is the body of POST /v1/inbound-receiver/register; Shape C's

@@ -101,10 +101,17 @@ type DirectInput struct {
 // ErrInconsistentQuote reports builder inputs that contradict each other.
 var ErrInconsistentQuote = errors.New("inconsistent quote inputs")
 
-func nonNegative(fields map[string]*big.Int) error {
-	for name, v := range fields {
-		if v == nil || v.Sign() < 0 {
-			return fmt.Errorf("%w: %s is missing or negative", ErrInconsistentQuote, name)
+// namedAmount pairs an input amount with its JSON name for error messages.
+type namedAmount struct {
+	name string
+	v    *big.Int
+}
+
+// nonNegative checks amounts in order, so the error names the first bad one.
+func nonNegative(fields ...namedAmount) error {
+	for _, f := range fields {
+		if f.v == nil || f.v.Sign() < 0 {
+			return fmt.Errorf("%w: %s is missing or negative", ErrInconsistentQuote, f.name)
 		}
 	}
 	return nil
@@ -131,10 +138,11 @@ func hexValue(v *big.Int) string {
 // within fromAmount, minOutput within estimatedOutput, the transaction on
 // the source chain and addressed to the sender contract.
 func NewDirectQuote(in DirectInput) (DirectQuote, error) {
-	if err := nonNegative(map[string]*big.Int{
-		"fromAmount": in.FromAmount, "fee": in.Fee, "estimatedOutput": in.EstimatedOutput,
-		"minOutput": in.MinOutput, "bridgeGasEstimate": in.BridgeGasEstimate,
-	}); err != nil {
+	if err := nonNegative(
+		namedAmount{"fromAmount", in.FromAmount}, namedAmount{"fee", in.Fee},
+		namedAmount{"estimatedOutput", in.EstimatedOutput}, namedAmount{"minOutput", in.MinOutput},
+		namedAmount{"bridgeGasEstimate", in.BridgeGasEstimate},
+	); err != nil {
 		return DirectQuote{}, err
 	}
 	if in.Fee.Cmp(in.FromAmount) > 0 {
@@ -292,9 +300,10 @@ func FormatUnits(amount *big.Int, decimals uint8) string {
 // NewMultiStepQuote builds Shape C: two steps, one user signature, the
 // registration to post after step 1, and the fallback of step 3.
 func NewMultiStepQuote(in MultiStepInput) (MultiStepQuote, error) {
-	if err := nonNegative(map[string]*big.Int{
-		"fromAmount": in.FromAmount, "toAmount": in.ToAmount, "toAmountMin": in.ToAmountMin,
-	}); err != nil {
+	if err := nonNegative(
+		namedAmount{"fromAmount", in.FromAmount}, namedAmount{"toAmount", in.ToAmount},
+		namedAmount{"toAmountMin", in.ToAmountMin},
+	); err != nil {
 		return MultiStepQuote{}, err
 	}
 	if in.ToAmountMin.Cmp(in.ToAmount) > 0 {
