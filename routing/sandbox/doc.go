@@ -84,7 +84,21 @@
 // inbound (warp-route USDC to 369, Shape B), multi-step inbound (any other
 // source token, Shape C), the fallback (described in the multi-step
 // instructions) and direct outbound (USDCh to canonical USDC, fee free,
-// Shape B); same-chain swaps on 369 go through sbx-pulsex in Shape A. Chain
+// Shape B); same-chain swaps on 369 go through sbx-pulsex in Shape A.
+//
+// Direct inbound calls bridgeAndSwap on Swapgate's sender contract (from
+// routing/pulseroute), not transferRemote on the warp router: the sender
+// contract must take the partner fee and have the PulseX swap done on
+// arrival, which a bare transferRemote to the user cannot. It pulls the USDC,
+// so it is the approval address; msg.value is quoteGasPayment. The partner
+// fee is taken in USDC from the input, and PartnerFee reports its cost in the
+// destination token. Routes with no PulseX leg (USDC → USDCh, and the
+// outbound bridge) are 1:1, so their ToAmountMin equals ToAmount. Multi-step
+// step 1 is a sandbox router swap priced on sbx-uniflow; the interchain gas
+// of step 2 is paid by the inbound receiver. Pairs across 369 that no
+// variant serves are refused with UNSUPPORTED_ROUTE and the reason, and
+// chain-state failures are RPC_FAILURE. Indicative requests get the figures
+// in Shape A without a transaction or payload. Chain
 // state (Hyperlane gas payments, PulseX amounts) is read through ChainState,
 // which the sandbox implements with deterministic PulseX-like pools and which
 // an RPC-backed reader can implement as well.
