@@ -13,12 +13,11 @@ import (
 
 // Reasons of a *quote.NoRoute, as the LI.FI per-tool errors name them.
 const (
-	ReasonAmountTooLow      = "AMOUNT_TOO_LOW"
-	ReasonFeesHigher        = "FEES_HIGHER_THAN_AMOUNT"
-	ReasonNoPossibleRoute   = "NO_POSSIBLE_ROUTE"
-	ReasonInsufficientLiq   = "INSUFFICIENT_LIQUIDITY"
-	ReasonUnsupportedRoute  = "UNSUPPORTED_ROUTE"
-	ReasonChainStateFailure = "CHAIN_STATE_UNAVAILABLE"
+	ReasonAmountTooLow     = "AMOUNT_TOO_LOW"
+	ReasonFeesHigher       = "FEES_HIGHER_THAN_AMOUNT"
+	ReasonNoPossibleRoute  = "NO_POSSIBLE_ROUTE"
+	ReasonInsufficientLiq  = "INSUFFICIENT_LIQUIDITY"
+	ReasonUnsupportedRoute = "UNSUPPORTED_ROUTE"
 )
 
 // HopFeeBps is the fee of the destination DEX hop an aggregator bridge route
