@@ -86,7 +86,9 @@ func LedgerEcosystemPrefix(eco string) []byte { return []byte(prefixLedgerEco + 
 func ledgerQuoteKey(quoteID string) []byte { return []byte(prefixLedgerQuote + quoteID) }
 
 // EncodeLedgerRow and DecodeLedgerRow are the row's value encoding.
-func EncodeLedgerRow(r *LedgerRow) ([]byte, error) { return json.Marshal(ledgerRecord{V: 1, LedgerRow: *r}) }
+func EncodeLedgerRow(r *LedgerRow) ([]byte, error) {
+	return json.Marshal(ledgerRecord{V: 1, LedgerRow: *r})
+}
 
 // DecodeLedgerRow decodes a ledger/p value.
 func DecodeLedgerRow(b []byte) (*LedgerRow, error) {

@@ -24,7 +24,7 @@ var maxUint256 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewI
 // pointer means the parameter was absent.
 type Params struct {
 	FromChain, ToChain, FromToken, ToToken, FromAmount, FromAddress *string
-	ToAddress, Slippage, Tools, DenyTools, PreferredTool, Order      *string
+	ToAddress, Slippage, Tools, DenyTools, PreferredTool, Order     *string
 }
 
 // Parse validates the parameters against the registry and the tool

@@ -1,0 +1,231 @@
+// Package app wires Swapgate together: it opens the store, loads the
+// registry, starts the actor system and its background refreshers, builds
+// the HTTP edge and the admin listener, and takes them down again in the
+// reverse order. The binary's serve command and the end-to-end tests both
+// run the service through it, so the tests exercise the real wiring.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/actors/refdata"
+	"github.com/swapgate/swapgate/edge"
+	"github.com/swapgate/swapgate/edge/admin"
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/gas"
+	"github.com/swapgate/swapgate/routing/prices"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/tools"
+)
+
+// Config is everything serve can be told.
+type Config struct {
+	Addr            string
+	DataDir         string
+	ReadTimeout     time.Duration
+	WriteTimeout    time.Duration
+	IdleTimeout     time.Duration
+	ShutdownTimeout time.Duration
+	AnonHeavyPerMin int
+	AnonReadPerMin  int
+	// TrustedProxies is a comma-separated list of CIDRs or addresses whose
+	// X-Forwarded-For header is believed.
+	TrustedProxies string
+	PriceInterval  time.Duration
+	GasInterval    time.Duration
+	// GasRPC maps chain ids to JSON-RPC URLs; those chains' gas prices are
+	// read with eth_feeHistory instead of the sandbox oracle.
+	GasRPC map[uint64]string
+	Logger *slog.Logger
+}
+
+// DefaultConfig is what `make run` serves with.
+func DefaultConfig() Config {
+	ec := edge.DefaultConfig()
+	return Config{
+		Addr:            "127.0.0.1:8080",
+		DataDir:         "./data",
+		ReadTimeout:     ec.ReadTimeout,
+		WriteTimeout:    ec.WriteTimeout,
+		IdleTimeout:     ec.IdleTimeout,
+		ShutdownTimeout: 15 * time.Second,
+		AnonHeavyPerMin: ec.AnonHeavyPerMin,
+		AnonReadPerMin:  ec.AnonReadPerMin,
+		PriceInterval:   15 * time.Second,
+		GasInterval:     10 * time.Second,
+	}
+}
+
+// App is one running Swapgate.
+type App struct {
+	cfg     Config
+	log     *slog.Logger
+	store   *persistence.Store
+	sys     *actor.ActorSystem
+	ref     *refdata.Service
+	edge    *edge.Server
+	admin   *admin.Server
+	ln      net.Listener
+	served  chan error
+	stopped atomic.Bool
+}
+
+// Start brings the service up and starts serving; it returns once the
+// listener accepts connections.
+func Start(ctx context.Context, cfg Config) (a *App, err error) {
+	a = &App{cfg: cfg, log: cfg.Logger, served: make(chan error, 1)}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	defer func() {
+		if err != nil {
+			a.closeAll(context.Background())
+		}
+	}()
+	proxies, err := parseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := registry.Load()
+	if err != nil {
+		return nil, err
+	}
+	cat, err := tools.Load(reg)
+	if err != nil {
+		return nil, err
+	}
+	if a.store, err = persistence.Open(cfg.DataDir, persistence.Options{}); err != nil {
+		return nil, fmt.Errorf("app: open store: %w", err)
+	}
+	a.sys = actors.NewSystem()
+	oracle, err := gasOracle(ctx, cfg.GasRPC)
+	if err != nil {
+		return nil, err
+	}
+	priceSource, err := prices.NewSandbox(reg, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	a.ref, err = refdata.Start(ctx, a.sys, reg, refdata.Config{
+		PriceInterval: cfg.PriceInterval, GasInterval: cfg.GasInterval,
+		Prices: priceSource, Gas: oracle, Logger: a.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("app: start reference data: %w", err)
+	}
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ec := edge.DefaultConfig()
+	ec.ReadTimeout, ec.WriteTimeout, ec.IdleTimeout = cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout
+	ec.AnonHeavyPerMin, ec.AnonReadPerMin = cfg.AnonHeavyPerMin, cfg.AnonReadPerMin
+	ec.TrustedProxies = proxies
+	a.edge, err = edge.New(ec, edge.Deps{
+		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store,
+		Ready: a.ready, Logger: a.log, Metrics: metrics,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a.admin, err = admin.Start(cfg.DataDir, a.store, a.edge.InvalidatePartner); err != nil {
+		return nil, fmt.Errorf("app: start admin listener: %w", err)
+	}
+	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("app: listen on %s: %w", cfg.Addr, err)
+	}
+	go func() { a.served <- a.edge.Serve(a.ln) }()
+	a.log.Info("swapgate serving", slog.String("addr", a.ln.Addr().String()), slog.String("data", cfg.DataDir), slog.String("mode", ec.Mode))
+	return a, nil
+}
+
+// Addr is the address the edge listens on.
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// Done delivers the edge's exit error if it stops serving on its own.
+func (a *App) Done() <-chan error { return a.served }
+
+func (a *App) ready() error {
+	if a.stopped.Load() {
+		return errors.New("shutting down")
+	}
+	return a.store.Ping(context.Background())
+}
+
+// Close drains in-flight requests, then stops the actors and closes the
+// store, within ctx.
+func (a *App) Close(ctx context.Context) error {
+	a.stopped.Store(true)
+	return a.closeAll(ctx)
+}
+
+func (a *App) closeAll(ctx context.Context) error {
+	var errs []error
+	if a.admin != nil {
+		errs = append(errs, a.admin.Stop(ctx))
+	}
+	if a.edge != nil && a.ln != nil {
+		errs = append(errs, a.edge.Shutdown(ctx))
+	}
+	if a.ref != nil {
+		a.ref.Stop()
+	}
+	if a.sys != nil {
+		a.sys.Shutdown()
+	}
+	if a.store != nil {
+		errs = append(errs, a.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func gasOracle(ctx context.Context, rpc map[uint64]string) (gas.Oracle, error) {
+	sandbox := gas.NewSandbox(time.Now)
+	if len(rpc) == 0 {
+		return sandbox, nil
+	}
+	over := make(map[uint64]gas.Oracle, len(rpc))
+	for id, url := range rpc {
+		o, err := gas.Dial(ctx, url)
+		if err != nil {
+			return nil, fmt.Errorf("app: gas RPC for chain %d: %w", id, err)
+		}
+		over[id] = o
+	}
+	return gas.NewMulti(sandbox, over), nil
+}
+
+func parseProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if !strings.Contains(part, "/") {
+			a, err := netip.ParseAddr(part)
+			if err != nil {
+				return nil, fmt.Errorf("app: trusted proxy %q: %w", part, err)
+			}
+			part += "/" + strconv.Itoa(a.BitLen())
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			return nil, fmt.Errorf("app: trusted proxy %q: %w", part, err)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}

@@ -1,0 +1,39 @@
+// Command swapgate is the Swapgate service and its operator tool: `serve`
+// runs the HTTP API; `partner` and `settle` manage accounts, against the data
+// directory directly or through a running server's admin listener.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage: swapgate <command> [flags]
+
+commands:
+  serve     run the HTTP API (see swapgate serve -h)
+  partner   manage partner accounts: create, list, rotate-key, set-fees, set-limits, disable
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(args[1:], stdout, stderr)
+	case "partner":
+		return runPartner(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "swapgate: unknown command %q\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
+)
+
+// serveFlags binds the serve options to cfg. Every flag may also come from
+// the environment as SWAPGATE_<NAME> (dashes as underscores) and from the
+// JSON --config file under its own name; precedence is flag, then
+// environment, then file, then the built-in default.
+func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
+	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (Pebble store, admin listener file)")
+	fs.StringVar(configFile, "config", "", "optional JSON file of option names to values")
+	fs.StringVar(logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "HTTP read timeout")
+	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "HTTP write timeout")
+	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "HTTP keep-alive idle timeout")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "time allowed to drain in-flight requests")
+	fs.IntVar(&cfg.AnonHeavyPerMin, "anon-heavy-per-min", cfg.AnonHeavyPerMin, "anonymous heavy-bucket limit per IP per minute")
+	fs.IntVar(&cfg.AnonReadPerMin, "anon-read-per-min", cfg.AnonReadPerMin, "anonymous read-bucket limit per IP per minute")
+	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "comma-separated proxy addresses/CIDRs whose X-Forwarded-For is trusted")
+	fs.DurationVar(&cfg.PriceInterval, "price-interval", cfg.PriceInterval, "price refresh interval")
+	fs.DurationVar(&cfg.GasInterval, "gas-interval", cfg.GasInterval, "gas price refresh interval")
+	fs.Func("gas-rpc", "CHAINID=URL: read this chain's gas with eth_feeHistory (repeatable, or comma-separated)", func(v string) error {
+		for _, part := range strings.Split(v, ",") {
+			id, url, ok := strings.Cut(strings.TrimSpace(part), "=")
+			n, err := strconv.ParseUint(id, 10, 64)
+			if !ok || err != nil || url == "" {
+				return fmt.Errorf("want CHAINID=URL, got %q", part)
+			}
+			if cfg.GasRPC == nil {
+				cfg.GasRPC = make(map[uint64]string)
+			}
+			cfg.GasRPC[n] = url
+		}
+		return nil
+	})
+	return fs
+}
+
+// loadServeConfig resolves the serve options from defaults, the config
+// file, the environment and the flags.
+func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer) (app.Config, string, error) {
+	var configFile, logLevel string
+	probe := app.DefaultConfig()
+	pfs := serveFlags(&probe, &configFile, &logLevel)
+	pfs.SetOutput(io.Discard)
+	if err := pfs.Parse(args); err != nil {
+		pfs.SetOutput(stderr)
+		pfs.Usage()
+		return app.Config{}, "", err
+	}
+	if configFile == "" {
+		configFile = getenv("SWAPGATE_CONFIG")
+	}
+	cfg := app.DefaultConfig()
+	fs := serveFlags(&cfg, new(string), &logLevel)
+	fs.SetOutput(stderr)
+	if configFile != "" {
+		b, err := os.ReadFile(configFile)
+		if err != nil {
+			return app.Config{}, "", fmt.Errorf("read config: %w", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return app.Config{}, "", fmt.Errorf("decode config %s: %w", configFile, err)
+		}
+		for k, v := range m {
+			if err := fs.Set(k, fmt.Sprint(v)); err != nil {
+				return app.Config{}, "", fmt.Errorf("config %s: option %q: %w", configFile, k, err)
+			}
+		}
+	}
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "config" {
+			return
+		}
+		env := "SWAPGATE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" && envErr == nil {
+			if err := fs.Set(f.Name, v); err != nil {
+				envErr = fmt.Errorf("environment %s: %w", env, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return app.Config{}, "", envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return app.Config{}, "", err
+	}
+	return cfg, logLevel, nil
+}
+
+func runServe(args []string, _, stderr io.Writer) int {
+	cfg, level, err := loadServeConfig(args, os.Getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "swapgate serve: %v\n", err)
+		return 2
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		fmt.Fprintf(stderr, "swapgate serve: --log-level: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv}))
+	cfg.Logger = log
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := app.Start(ctx, cfg)
+	if err != nil {
+		log.Error("start failed", slog.Any("err", err))
+		return 1
+	}
+	code := 0
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-a.Done():
+		log.Error("server stopped", slog.Any("err", err))
+		code = 1
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := a.Close(sctx); err != nil {
+		log.Error("shutdown", slog.Any("err", err))
+		code = 1
+	}
+	log.Info("stopped")
+	return code
+}

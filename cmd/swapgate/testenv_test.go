@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
+)
+
+// testServer is a real Swapgate on a random loopback port with its own data
+// directory: real Pebble, real fasthttp, real actors.
+type testServer struct {
+	t    *testing.T
+	app  *app.App
+	base string
+	dir  string
+}
+
+func startServer(t *testing.T, mutate func(*app.Config)) *testServer {
+	t.Helper()
+	cfg := app.DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := app.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	ts := &testServer{t: t, app: a, base: "http://" + a.Addr(), dir: cfg.DataDir}
+	t.Cleanup(func() { ts.stop() })
+	return ts
+}
+
+func (ts *testServer) stop() {
+	if ts.app == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := ts.app.Close(ctx); err != nil {
+		ts.t.Errorf("close: %v", err)
+	}
+	ts.app = nil
+}
+
+// envelope is the decoded {data, error, meta} of a response.
+type envelope struct {
+	Status int
+	Header http.Header
+	Raw    []byte
+	Data   json.RawMessage `json:"data"`
+	Error  *struct {
+		Code    string         `json:"code"`
+		Message string         `json:"message"`
+		Details map[string]any `json:"details"`
+	} `json:"error"`
+	Meta struct {
+		RequestID string `json:"requestId"`
+		Timestamp int64  `json:"timestamp"`
+		RateLimit *struct {
+			Limit     int   `json:"limit"`
+			Remaining int   `json:"remaining"`
+			Reset     int64 `json:"reset"`
+		} `json:"rateLimit"`
+	} `json:"meta"`
+}
+
+type reqOpt func(*http.Request)
+
+func withKey(key string) reqOpt { return func(r *http.Request) { r.Header.Set("X-API-Key", key) } }
+
+func withHeader(k, v string) reqOpt { return func(r *http.Request) { r.Header.Set(k, v) } }
+
+func (ts *testServer) do(method, path string, body []byte, opts ...reqOpt) *envelope {
+	ts.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, ts.base+path, rd)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, o := range opts {
+		o(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ts.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	env := &envelope{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	if !strings.HasPrefix(path, "/metrics") {
+		if err := json.Unmarshal(raw, env); err != nil {
+			ts.t.Fatalf("%s %s: response is not the JSON envelope: %v\n%s", method, path, err, raw)
+		}
+	}
+	return env
+}
+
+func (ts *testServer) get(path string, opts ...reqOpt) *envelope {
+	ts.t.Helper()
+	return ts.do(http.MethodGet, path, nil, opts...)
+}
+
+// decode unmarshals data into v, failing the test on error.
+func (e *envelope) decode(t *testing.T, v any) {
+	t.Helper()
+	if e.Error != nil {
+		t.Fatalf("unexpected error %d %s: %s %v", e.Status, e.Error.Code, e.Error.Message, e.Error.Details)
+	}
+	if err := json.Unmarshal(e.Data, v); err != nil {
+		t.Fatalf("decode data: %v\n%s", err, e.Data)
+	}
+}
+
+// wantError checks status, code and (when param is not empty) details.param.
+func (e *envelope) wantError(t *testing.T, status int, code, param string) {
+	t.Helper()
+	if e.Status != status || e.Error == nil || e.Error.Code != code {
+		t.Fatalf("want %d %s, got %d %s", status, code, e.Status, e.Raw)
+	}
+	if string(e.Data) != "null" {
+		t.Fatalf("error response must have data null: %s", e.Raw)
+	}
+	if param != "" && e.Error.Details["param"] != param {
+		t.Fatalf("want details.param %q, got %v", param, e.Error.Details)
+	}
+}
+
+// cli runs the real swapgate command line and decodes its JSON output.
+func cli(t *testing.T, out any, args ...string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("swapgate %v: exit %d: %s", args, code, stderr.String())
+	}
+	if out != nil {
+		if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+			t.Fatalf("swapgate %v: output is not JSON: %v\n%s", args, err, stdout.String())
+		}
+	}
+}
+
+// createPartner provisions a partner through the CLI (through the running
+// server's admin listener) and returns its id and key.
+func (ts *testServer) createPartner(name string, extra ...string) (id, key string) {
+	ts.t.Helper()
+	var res struct {
+		ID     string `json:"id"`
+		APIKey string `json:"apiKey"`
+	}
+	args := append([]string{"partner", "create", "--data", ts.dir, "--name", name, "--email", strings.ToLower(name) + "@example.com"}, extra...)
+	cli(ts.t, &res, args...)
+	if res.ID == "" || !strings.HasPrefix(res.APIKey, "pk_live_") {
+		ts.t.Fatalf("partner create gave %+v", res)
+	}
+	return res.ID, res.APIKey
+}

@@ -1,0 +1,73 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/apikey"
+)
+
+var headerAPIKey = []byte("X-API-Key")
+
+// PartnerFinder looks a partner up by the SHA-256 digest of its API key.
+type PartnerFinder interface {
+	PartnerByKeyDigest(ctx context.Context, digest [32]byte) (*persistence.Partner, error)
+}
+
+var _ PartnerFinder = (*persistence.Store)(nil)
+
+// authenticator resolves X-API-Key values to partners. Keys are never kept:
+// only their digests, as in the store. Found partners are cached by digest,
+// and the whole cache is dropped whenever an operator changes a partner
+// (Invalidate), which is rare, so a rotated or disabled key stops working at
+// once without a restart.
+type authenticator struct {
+	finder PartnerFinder
+	cache  sync.Map // [32]byte → *persistence.Partner
+	// gen counts invalidations, so that a lookup that raced one does not
+	// put a stale partner back into the cache.
+	gen atomic.Uint64
+}
+
+// Authenticate returns the partner of a key, or UNAUTHORIZED for a malformed,
+// unknown or disabled key: a key that was sent but is wrong never falls back
+// to the anonymous tier.
+func (a *authenticator) Authenticate(ctx context.Context, key []byte) (*persistence.Partner, *apierr.Error) {
+	if !apikey.WellFormed(string(key)) {
+		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
+	}
+	d := apikey.Digest(string(key))
+	if v, ok := a.cache.Load(d); ok {
+		return check(v.(*persistence.Partner))
+	}
+	gen := a.gen.Load()
+	p, err := a.finder.PartnerByKeyDigest(ctx, d)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
+	}
+	if err != nil {
+		return nil, apierr.New(apierr.ServiceUnavailable, "partner store unavailable").Wrap(err)
+	}
+	if a.gen.Load() == gen {
+		a.cache.Store(d, p)
+	}
+	return check(p)
+}
+
+func check(p *persistence.Partner) (*persistence.Partner, *apierr.Error) {
+	if p.Disabled {
+		return nil, apierr.New(apierr.Unauthorized, "API key disabled")
+	}
+	return p, nil
+}
+
+// Invalidate drops every cached partner; the admin listener calls it after
+// each change it makes.
+func (a *authenticator) Invalidate(string) {
+	a.gen.Add(1)
+	a.cache.Clear()
+}

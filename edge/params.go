@@ -1,0 +1,68 @@
+package edge
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/swapgate/swapgate/routing/address"
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/registry"
+)
+
+// query returns a query parameter as a string and whether it was given.
+func query(r *Request, name string) (string, bool) {
+	args := r.Ctx.QueryArgs()
+	if !args.Has(name) {
+		return "", false
+	}
+	return string(args.Peek(name)), true
+}
+
+// chainParam parses one chain id and checks that the registry knows it.
+func (s *Server) chainParam(param, v string) (*registry.Chain, *apierr.Error) {
+	id, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return nil, apierr.Param(param, param+" must be a chain ID (a positive integer)").With("value", v)
+	}
+	c, ok := s.deps.Registry.Chain(id)
+	if !ok {
+		return nil, apierr.Param(param, "unknown chain ID "+v).With("value", v)
+	}
+	return c, nil
+}
+
+// chainListParam parses a comma-separated list of chain ids, keeping order
+// and dropping repeats.
+func (s *Server) chainListParam(param, v string) ([]*registry.Chain, *apierr.Error) {
+	parts := strings.Split(v, ",")
+	out := make([]*registry.Chain, 0, len(parts))
+	seen := make(map[uint64]bool, len(parts))
+	for _, p := range parts {
+		c, err := s.chainParam(param, p)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[c.ID] {
+			seen[c.ID] = true
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// tokenParam checks that a token address is well-formed for its chain.
+func tokenParam(param, v string, c *registry.Chain) *apierr.Error {
+	if err := address.ValidateToken(c.AddressFormat, v); err != nil {
+		return apierr.Param(param, "malformed token address for chain "+strconv.FormatUint(c.ID, 10)+": "+err.Error()).With("value", v)
+	}
+	return nil
+}
+
+// positiveIntParam parses a positive integer.
+func positiveIntParam(param, v string) (int, *apierr.Error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, apierr.Param(param, param+" must be a positive integer").With("value", v)
+	}
+	return n, nil
+}

@@ -1,0 +1,94 @@
+package edge
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// Bucket is the rate-limit class of an endpoint (DESIGN.md §5.3).
+type Bucket uint8
+
+// Buckets. BucketNone endpoints count against nothing.
+const (
+	BucketNone Bucket = iota
+	BucketHeavy
+	BucketRead
+)
+
+// Window is the length of a rate-limit window.
+const Window = 60 * time.Second
+
+// RateResult is what one Allow call decided, and what meta.rateLimit shows.
+type RateResult struct {
+	Limit     int
+	Remaining int
+	Reset     int64 // Unix seconds when the window resets
+	Allowed   bool
+}
+
+// Limiter counts requests in fixed 60-second windows that start with a key's
+// first request. Counting is exact under concurrency: each key lives in one
+// shard whose mutex serialises its check-and-increment, so in one window
+// exactly limit requests pass however many goroutines race. Keys whose
+// windows have ended are swept, at most once a window per shard, so anonymous traffic
+// from many addresses does not grow memory without bound.
+type Limiter struct {
+	seed   maphash.Seed
+	shards [64]limiterShard
+}
+
+type limiterShard struct {
+	mu        sync.Mutex
+	windows   map[string]*window
+	lastSweep time.Time
+}
+
+type window struct {
+	start time.Time
+	count int
+}
+
+// NewLimiter returns an empty limiter.
+func NewLimiter() *Limiter {
+	l := &Limiter{seed: maphash.MakeSeed()}
+	for i := range l.shards {
+		l.shards[i].windows = make(map[string]*window)
+	}
+	return l
+}
+
+// Allow counts one request for key against limit at time now.
+func (l *Limiter) Allow(key string, limit int, now time.Time) RateResult {
+	s := &l.shards[maphash.String(l.seed, key)%uint64(len(l.shards))]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now.Sub(s.lastSweep) >= Window {
+		s.sweep(now)
+		s.lastSweep = now
+	}
+	w, ok := s.windows[key]
+	if !ok || now.Sub(w.start) >= Window {
+		if !ok {
+			w = &window{}
+			s.windows[key] = w
+		}
+		w.start, w.count = now, 0
+	}
+	res := RateResult{Limit: limit, Reset: w.start.Add(Window).Unix()}
+	if w.count >= limit {
+		return res
+	}
+	w.count++
+	res.Allowed = true
+	res.Remaining = limit - w.count
+	return res
+}
+
+func (s *limiterShard) sweep(now time.Time) {
+	for k, w := range s.windows {
+		if now.Sub(w.start) >= Window {
+			delete(s.windows, k)
+		}
+	}
+}

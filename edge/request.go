@@ -1,0 +1,155 @@
+package edge
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/apierr"
+)
+
+// Request is what a handler sees of one HTTP request: the fasthttp context
+// (valid only until the handler returns), the request id, the authenticated
+// partner (nil on the anonymous tier) and the rate-limit decision that
+// meta.rateLimit reports.
+type Request struct {
+	Ctx     *fasthttp.RequestCtx
+	ID      [36]byte
+	Now     time.Time
+	Partner *persistence.Partner
+	Rate    RateResult
+
+	// buf is the envelope under construction, kept across requests by the
+	// pool so that answers are built without allocating.
+	buf []byte
+}
+
+// handlerFunc serves one endpoint. It writes its answer with writeRaw or
+// writeJSON, or returns an error, which the wrapper writes as the envelope's
+// error (an *apierr.Error keeps its code; anything else is INTERNAL_ERROR).
+type handlerFunc func(r *Request) error
+
+// authMode says whether an endpoint needs a partner key.
+type authMode uint8
+
+const (
+	authOptional authMode = iota
+	authRequired
+)
+
+// route describes how one endpoint is wrapped.
+type route struct {
+	bucket Bucket
+	auth   authMode
+	name   string
+}
+
+var requestPool = sync.Pool{New: func() any { return new(Request) }}
+
+// wrap turns a handlerFunc into a fasthttp handler that assigns the request
+// id, authenticates, applies the rate limit, recovers panics into a 500
+// envelope, and records metrics.
+func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		r := requestPool.Get().(*Request)
+		buf := r.buf[:0]
+		*r = Request{Ctx: ctx, Now: s.now(), buf: buf}
+		newRequestID(&r.ID)
+		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic in handler", slog.String("requestId", string(r.ID[:])),
+					slog.String("route", rt.name), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+				writeError(r, apierr.New(apierr.Internal, "internal error"))
+			}
+			s.metrics.observe(rt.name, ctx.Response.StatusCode(), time.Since(start))
+			buf := r.buf[:0]
+			*r = Request{buf: buf}
+			if cap(buf) <= 1<<20 {
+				requestPool.Put(r)
+			}
+		}()
+		if err := s.admit(r, rt); err != nil {
+			writeError(r, err)
+			return
+		}
+		if err := h(r); err != nil {
+			ae := apierr.From(err)
+			if ae.HTTPStatus() >= 500 {
+				s.log.Error("request failed", slog.String("requestId", string(r.ID[:])),
+					slog.String("route", rt.name), slog.String("code", ae.Code), slog.Any("err", ae))
+			}
+			writeError(r, ae)
+		}
+	}
+}
+
+// admit authenticates the request and counts it against its bucket.
+func (s *Server) admit(r *Request, rt route) *apierr.Error {
+	key := r.Ctx.Request.Header.PeekBytes(headerAPIKey)
+	if len(key) > 0 {
+		p, err := s.auth.Authenticate(r.Ctx, key)
+		if err != nil {
+			return err
+		}
+		r.Partner = p
+	} else if rt.auth == authRequired {
+		return apierr.New(apierr.Unauthorized, "a valid X-API-Key header is required")
+	}
+	if rt.bucket == BucketNone || (r.Partner == nil && rt.name == "ping") {
+		return nil
+	}
+	limit, key2 := s.bucketFor(r, rt.bucket)
+	r.Rate = s.limiter.Allow(key2, limit, r.Now)
+	if !r.Rate.Allowed {
+		return &apierr.Error{Code: apierr.RateLimit,
+			Message: fmt.Sprintf("rate limit exceeded; retry after %d (Unix seconds)", r.Rate.Reset)}
+	}
+	return nil
+}
+
+// bucketFor returns the limit and the counter key of a request: partners are
+// counted per key (per partner id), anonymous clients per IP address.
+func (s *Server) bucketFor(r *Request, b Bucket) (int, string) {
+	var prefix string
+	if b == BucketHeavy {
+		prefix = "h:"
+	} else {
+		prefix = "r:"
+	}
+	if p := r.Partner; p != nil {
+		if b == BucketHeavy {
+			return p.HeavyPerMin, prefix + "p:" + p.ID
+		}
+		return p.ReadPerMin, prefix + "p:" + p.ID
+	}
+	ip := s.clientIP(r.Ctx)
+	if b == BucketHeavy {
+		return s.cfg.AnonHeavyPerMin, prefix + ip
+	}
+	return s.cfg.AnonReadPerMin, prefix + ip
+}
+
+// newRequestID writes a random version-4 UUID in its text form into dst.
+func newRequestID(dst *[36]byte) {
+	var u [16]byte
+	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails on supported platforms.
+	u[6] = (u[6] & 0x0f) | 0x40
+	u[8] = (u[8] & 0x3f) | 0x80
+	hex.Encode(dst[0:8], u[0:4])
+	dst[8] = '-'
+	hex.Encode(dst[9:13], u[4:6])
+	dst[13] = '-'
+	hex.Encode(dst[14:18], u[6:8])
+	dst[18] = '-'
+	hex.Encode(dst[19:23], u[8:10])
+	dst[23] = '-'
+	hex.Encode(dst[24:], u[10:])
+}

@@ -1,0 +1,187 @@
+// Package edge is Swapgate's HTTP face: a fasthttp server and router that
+// parses requests into typed values, authenticates partners, applies rate
+// limits, calls the engine, and writes every answer through one envelope
+// writer. It knows HTTP and nothing about providers.
+package edge
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/tools"
+)
+
+// MaxBodySize is the largest request body accepted (DESIGN.md §5.20).
+const MaxBodySize = 64 << 10
+
+// Version is the API description version reported by /v1/ping.
+const Version = "1.0.0"
+
+// Config holds the edge's tunables.
+type Config struct {
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
+	// AnonHeavyPerMin and AnonReadPerMin are the anonymous tier's limits per
+	// client IP; partners carry their own.
+	AnonHeavyPerMin int
+	AnonReadPerMin  int
+	TrustedProxies  []netip.Prefix
+	// Mode is reported by /v1/ping: "sandbox" or "live".
+	Mode string
+}
+
+// DefaultConfig returns the configuration of DESIGN.md §5.3 and sensible
+// timeouts.
+func DefaultConfig() Config {
+	return Config{
+		ReadTimeout:     10 * time.Second,
+		WriteTimeout:    10 * time.Second,
+		IdleTimeout:     60 * time.Second,
+		AnonHeavyPerMin: 30,
+		AnonReadPerMin:  240,
+		Mode:            "sandbox",
+	}
+}
+
+// Deps are the collaborators the edge calls.
+type Deps struct {
+	Registry *registry.Registry
+	Tools    *tools.Catalog
+	RefData  RefData
+	Partners PartnerFinder
+	// Ready reports whether the store is open and the actors are running.
+	Ready  func() error
+	Logger *slog.Logger
+	// Metrics is the registry /metrics exposes; nil makes a private one.
+	Metrics *prometheus.Registry
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is the HTTP edge.
+type Server struct {
+	cfg     Config
+	deps    Deps
+	log     *slog.Logger
+	now     func() time.Time
+	limiter *Limiter
+	auth    *authenticator
+	metrics *metrics
+	srv     *fasthttp.Server
+	router  *router.Router
+	ref     *refCache
+}
+
+// New builds the server and its routes.
+func New(cfg Config, deps Deps) (*Server, error) {
+	if deps.Registry == nil || deps.Tools == nil || deps.RefData == nil || deps.Partners == nil {
+		return nil, fmt.Errorf("edge: registry, tools, refdata and partners are required")
+	}
+	s := &Server{
+		cfg:     cfg,
+		deps:    deps,
+		log:     deps.Logger,
+		now:     deps.Now,
+		limiter: NewLimiter(),
+		auth:    &authenticator{finder: deps.Partners},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if deps.Metrics == nil {
+		deps.Metrics = prometheus.NewRegistry()
+		s.deps.Metrics = deps.Metrics
+	}
+	var err error
+	if s.metrics, err = newMetrics(deps.Metrics); err != nil {
+		return nil, err
+	}
+	if s.ref, err = newRefCache(deps.Registry, deps.Tools, deps.RefData); err != nil {
+		return nil, err
+	}
+	s.router = router.New()
+	s.routes()
+	s.router.NotFound = s.wrap(route{name: "not_found"}, func(r *Request) error {
+		return apierr.New(apierr.NotFound, "no such path: "+string(r.Ctx.Path()))
+	})
+	s.router.MethodNotAllowed = s.wrap(route{name: "method_not_allowed"}, func(r *Request) error {
+		return apierr.New(apierr.MethodNotAllowed, "method "+string(r.Ctx.Method())+" not allowed on "+string(r.Ctx.Path()))
+	})
+	s.router.HandleOPTIONS = false
+	s.srv = &fasthttp.Server{
+		Handler:               s.router.Handler,
+		Name:                  "swapgate",
+		ReadTimeout:           cfg.ReadTimeout,
+		WriteTimeout:          cfg.WriteTimeout,
+		IdleTimeout:           cfg.IdleTimeout,
+		MaxRequestBodySize:    MaxBodySize,
+		NoDefaultServerHeader: true,
+		NoDefaultDate:         false,
+		ErrorHandler:          s.transportError,
+		CloseOnShutdown:       true,
+		Logger:                slogPrintf{s.log},
+	}
+	return s, nil
+}
+
+// routes registers every endpoint. Later issues add theirs through Handle.
+func (s *Server) routes() {
+	s.Handle("GET", "/healthz", route{name: "healthz"}, s.healthz)
+	s.Handle("GET", "/readyz", route{name: "readyz"}, s.readyz)
+	s.router.GET("/metrics", s.metrics.handler(s.deps.Metrics))
+
+	s.Handle("GET", "/v1/ping", route{bucket: BucketRead, name: "ping"}, s.ping)
+	s.Handle("GET", "/v1/chains", route{bucket: BucketRead, name: "chains"}, s.chains)
+	s.Handle("GET", "/v1/tokens", route{bucket: BucketRead, name: "tokens"}, s.tokens)
+	s.Handle("GET", "/v1/connections", route{bucket: BucketRead, name: "connections"}, s.connections)
+	s.Handle("GET", "/v1/tools", route{bucket: BucketRead, name: "tools"}, s.tools)
+	s.Handle("GET", "/v1/gas-prices", route{bucket: BucketRead, name: "gas-prices"}, s.gasPrices)
+	s.Handle("GET", "/v1/partner/me", route{bucket: BucketRead, auth: authRequired, name: "partner-me"}, s.partnerMe)
+}
+
+// Handle registers an endpoint with its bucket and auth mode.
+func (s *Server) Handle(method, path string, rt route, h handlerFunc) {
+	s.router.Handle(method, path, s.wrap(rt, h))
+}
+
+// InvalidatePartner drops cached partner data after an operator change.
+func (s *Server) InvalidatePartner(id string) { s.auth.Invalidate(id) }
+
+// Serve serves on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+
+// Shutdown stops accepting connections and waits for in-flight requests to
+// finish, or for ctx to end.
+func (s *Server) Shutdown(ctx context.Context) error {
+	return s.srv.ShutdownWithContext(ctx)
+}
+
+// transportError answers requests fasthttp refused before routing (a body
+// over the limit, a malformed request) in the envelope.
+func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
+	r := &Request{Ctx: ctx, Now: s.now()}
+	newRequestID(&r.ID)
+	if err == fasthttp.ErrBodyTooLarge {
+		writeError(r, apierr.New(apierr.InvalidBody, fmt.Sprintf("request body exceeds %d bytes", MaxBodySize)))
+		return
+	}
+	writeError(r, apierr.New(apierr.InvalidBody, "malformed request").Wrap(err))
+}
+
+type slogPrintf struct{ l *slog.Logger }
+
+func (p slogPrintf) Printf(format string, args ...any) { p.l.Debug(fmt.Sprintf(format, args...)) }
