@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"math/big"
 	"sync/atomic"
 	"testing"
@@ -159,8 +158,9 @@ func TestContextEndsRace(t *testing.T) {
 	e := start(t, Config{Deadline: 10 * time.Second}, hung)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
+	began := time.Now()
 	out := e.Race(ctx, &quote.Request{}, []string{"hung"})
-	if len(out) != 1 || out[0].Answered || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("%+v", out)
+	if len(out) != 1 || out[0].Answered || time.Since(began) > 3*time.Second {
+		t.Fatalf("%+v after %v", out, time.Since(began))
 	}
 }

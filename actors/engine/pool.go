@@ -48,8 +48,11 @@ func (a *poolActor) Receive(c actor.Context) {
 		props := actor.PropsFromProducer(func() actor.Actor {
 			return &workerActor{p: a.p, observe: a.observe}
 		})
+		// Fresh workers are idle from birth; registering them here
+		// rather than waiting for a message from each means the first
+		// quotes find the pool ready.
 		for i := 0; i < a.size; i++ {
-			c.Spawn(props)
+			a.idle = append(a.idle, c.Spawn(props))
 		}
 	case *legMsg:
 		if len(a.idle) > 0 {
@@ -93,8 +96,9 @@ type workerActor struct {
 
 func (w *workerActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
-	case *actor.Started:
-		// Sent again after a restart, which returns the worker to the pool.
+	case *actor.Restarting:
+		// The leg that crashed the worker was answered already; once
+		// restarted, the worker is free again.
 		c.Send(c.Parent(), idle{pid: c.Self()})
 	case *legMsg:
 		w.run(c, m)

@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"math/big"
+	"time"
+
+	"github.com/dgraph-io/ristretto/v2"
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/pulseroute"
+	"github.com/swapgate/swapgate/routing/quote"
+)
+
+// Fee policy (DESIGN.md §5.13).
+const (
+	AnonymousSwapFeeBps = 30
+	MaxSwapFeeBps       = 500
+	// QuoteTTL is how long a quote stays valid (DESIGN.md §5.12).
+	QuoteTTL = 60 * time.Second
+)
+
+// FeeWalletFinder finds a partner's fee wallet in one ecosystem.
+type FeeWalletFinder interface {
+	FeeWallet(ctx context.Context, partnerID, ecosystem string) (addr string, ok bool, err error)
+}
+
+// LedgerRecorder makes a ledger row durable.
+type LedgerRecorder interface {
+	Record(ctx context.Context, row *persistence.LedgerRow) error
+}
+
+// Issued is a quote handed to a client, kept for its lifetime so later
+// calls can refer to it by id.
+type Issued struct {
+	ID        string
+	Request   *quote.Request
+	Route     *quote.Route
+	Provider  string
+	FeeBps    int
+	ExpiresAt time.Time
+}
+
+// Quoter is the quote service: it applies the fee policy, races the
+// eligible providers, ranks what came back, records partner earnings
+// durably, and remembers issued quotes.
+type Quoter struct {
+	engine    *Engine
+	ledger    LedgerRecorder
+	wallets   FeeWalletFinder
+	contracts *pulseroute.Contracts
+	issued    *ristretto.Cache[string, *Issued]
+	now       func() time.Time
+}
+
+// NewQuoter builds the service.
+func NewQuoter(e *Engine, ledger LedgerRecorder, wallets FeeWalletFinder, contracts *pulseroute.Contracts, now func() time.Time) (*Quoter, error) {
+	cache, err := ristretto.NewCache(&ristretto.Config[string, *Issued]{
+		NumCounters: 1 << 20, MaxCost: 1 << 17, BufferItems: 64, IgnoreInternalCost: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: issued-quote cache: %w", err)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Quoter{engine: e, ledger: ledger, wallets: wallets, contracts: contracts, issued: cache, now: now}, nil
+}
+
+// Close releases the issued-quote cache.
+func (q *Quoter) Close() { q.issued.Close() }
+
+// Lookup returns an issued quote that has not expired.
+func (q *Quoter) Lookup(id string) (*Issued, bool) {
+	is, ok := q.issued.Get(id)
+	if !ok || q.now().After(is.ExpiresAt) {
+		return nil, false
+	}
+	return is, true
+}
+
+// feeFree reports the direct outbound USDCh → USDC bridge, which carries no
+// fee and needs no fee wallet.
+func (q *Quoter) feeFree(req *quote.Request) bool {
+	if req.From.ID != quote.PulseChainID || req.To.ID == quote.PulseChainID {
+		return false
+	}
+	return common.IsHexAddress(req.FromToken.Address) && common.IsHexAddress(req.ToToken.Address) &&
+		q.contracts.IsBridgeToken(req.From.ID, common.HexToAddress(req.FromToken.Address)) &&
+		q.contracts.IsBridgeToken(req.To.ID, common.HexToAddress(req.ToToken.Address))
+}
+
+// applyFees sets the request's fee from the caller's tier and checks the
+// partner's settlement set-up.
+func (q *Quoter) applyFees(ctx context.Context, req *quote.Request, p *persistence.Partner) *apierr.Error {
+	if q.feeFree(req) {
+		req.FeeBps = 0
+		return nil
+	}
+	if p == nil {
+		req.FeeBps = AnonymousSwapFeeBps
+		return nil
+	}
+	req.PartnerID = p.ID
+	req.FeeBps = p.SwapFeeBps
+	if p.SwapFeeBps > MaxSwapFeeBps {
+		return &apierr.Error{Code: apierr.PartnerFeeExceedsMax,
+			Message: fmt.Sprintf("partner fee of %d bps exceeds the platform maximum of %d bps", p.SwapFeeBps, MaxSwapFeeBps),
+			Details: map[string]any{"feeBps": p.SwapFeeBps, "maxFeeBps": MaxSwapFeeBps}}
+	}
+	eco := req.From.FeeEcosystem
+	enabled := false
+	for _, e := range p.EnabledEcosystems {
+		enabled = enabled || e == eco
+	}
+	if !enabled {
+		return &apierr.Error{Code: apierr.EcosystemNotConfigured,
+			Message: "the " + eco + " ecosystem is not enabled for this partner",
+			Details: map[string]any{"ecosystem": eco, "fromChain": req.From.ID}}
+	}
+	if req.FeeBps == 0 {
+		return nil
+	}
+	addr, ok, err := q.wallets.FeeWallet(ctx, p.ID, eco)
+	if err != nil {
+		return apierr.New(apierr.ServiceUnavailable, "fee wallet lookup failed").Wrap(err)
+	}
+	if !ok {
+		return &apierr.Error{Code: apierr.PartnerWalletNotRegistered,
+			Message: "this swap's fee settles in the " + eco + " ecosystem, where the partner has no fee wallet; register one with PUT /v1/partner/me/fee-wallets",
+			Details: map[string]any{"ecosystem": eco}}
+	}
+	req.FeeRecipient = addr
+	return nil
+}
+
+// Quote answers GET /v1/quote: the best route under the request's order.
+func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *persistence.Partner) (*Issued, error) {
+	routes, err := q.race(ctx, req, p)
+	if err != nil {
+		return nil, err
+	}
+	best := routes[0]
+	is := &Issued{ID: req.ID, Request: req, Route: best, Provider: best.Provider, FeeBps: req.FeeBps,
+		ExpiresAt: req.Now.Add(QuoteTTL)}
+	if p != nil && best.PartnerFee != nil && best.PartnerFee.Sign() > 0 {
+		if err := q.ledger.Record(ctx, ledgerRow(req, best)); err != nil {
+			return nil, apierr.New(apierr.ServiceUnavailable, "could not record the partner fee; retry").Wrap(err)
+		}
+	}
+	q.issued.SetWithTTL(is.ID, is, 1, QuoteTTL+10*time.Second)
+	return is, nil
+}
+
+// Routes answers GET /v1/routes: every route that came back in time,
+// ranked. Routes are comparisons; no earnings are recorded for them.
+func (q *Quoter) Routes(ctx context.Context, req *quote.Request, p *persistence.Partner) ([]*quote.Route, error) {
+	return q.race(ctx, req, p)
+}
+
+func (q *Quoter) race(ctx context.Context, req *quote.Request, p *persistence.Partner) ([]*quote.Route, error) {
+	req.Now = q.now()
+	req.ID = newQuoteID()
+	if err := q.applyFees(ctx, req, p); err != nil {
+		return nil, err
+	}
+	outcomes := q.engine.Race(ctx, req, quote.Providers(req))
+	routes := make([]*quote.Route, 0, len(outcomes))
+	for _, o := range outcomes {
+		if o.Route != nil && o.Err == nil {
+			routes = append(routes, o.Route)
+		}
+	}
+	if len(routes) == 0 {
+		return nil, quote.Failure(req, outcomes)
+	}
+	quote.Rank(routes, req.Order, req.PreferredTool)
+	return routes, nil
+}
+
+// ledgerRow is the earnings row of a partner quote. The fee's USD value is
+// the fee's share of the output's USD value, in integer micro-USD.
+func ledgerRow(req *quote.Request, r *quote.Route) *persistence.LedgerRow {
+	var feeUSD float64
+	if r.ToAmount.Sign() > 0 {
+		share, _ := new(big.Rat).SetFrac(r.PartnerFee, r.ToAmount).Float64()
+		feeUSD = share * r.ToAmountUSD
+	}
+	return &persistence.LedgerRow{
+		PartnerID: req.PartnerID, QuoteID: req.ID, Ecosystem: req.From.FeeEcosystem,
+		Provider: r.Provider, Tool: r.Tool, FromChain: req.From.ID, ToChain: req.To.ID,
+		FromToken: req.FromToken.Address, ToToken: req.ToToken.Address,
+		FromAmount: r.FromAmount.String(), ToAmount: r.ToAmount.String(),
+		FeeToken: req.ToToken.Address, FeeAmount: r.PartnerFee.String(),
+		FeeMicroUSD: int64(math.Round(feeUSD * 1e6)), VolumeMicroUSD: int64(math.Round(r.FromAmountUSD * 1e6)),
+		CreatedAt: req.Now,
+	}
+}
+
+// newQuoteID returns "qt_" and 24 random hex digits.
+func newQuoteID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "qt_" + hex.EncodeToString(b[:])
+}
+
+// Deadline is the race deadline of the engine behind the quoter.
+func (q *Quoter) Deadline() time.Duration { return q.engine.Deadline() }
