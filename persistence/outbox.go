@@ -1,0 +1,338 @@
+package persistence
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/swapgate/swapgate/routing/webhook"
+)
+
+// Outbox key families (see the package comment):
+//
+//	outbox/<due:8><deliveryID>                 a delivery still owed, ordered by the
+//	                                           time its next attempt is due
+//	delivery/<webhookID>/<ts:8><deliveryID>    the delivery's history row, ts being
+//	                                           its creation time; updated after
+//	                                           every attempt
+//
+// An event enters the outbox in the same batch as the state change that
+// caused it, so a crash can lose neither one without the other. The delivery
+// pool removes an entry only in the batch that records its outcome, so a
+// crash mid-attempt leaves the entry in place and the attempt is repeated
+// (at-least-once; receivers deduplicate, as the specification says).
+const (
+	prefixOutbox   = "outbox/"
+	prefixDelivery = "delivery/"
+)
+
+// Delivery states shown in GET /v1/partner/webhooks/{id}/deliveries.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryRetrying  = "retrying"
+	DeliveryDead      = "dead"
+)
+
+// deliveryIDPrefix starts generated delivery IDs.
+const deliveryIDPrefix = "dlv_"
+
+// OutboxEntry is one delivery owed to one webhook. Body is the exact payload
+// to sign and send, fixed at enqueue time; DeliveryID stays the same across
+// retries (it is the X-Service-Delivery header).
+type OutboxEntry struct {
+	DeliveryID string    `json:"deliveryId"`
+	WebhookID  string    `json:"webhookId"`
+	PartnerID  string    `json:"partnerId"`
+	Event      string    `json:"event"`
+	Body       []byte    `json:"body"`
+	Attempt    int       `json:"attempt"` // attempts already made
+	CreatedAt  time.Time `json:"createdAt"`
+	Due        time.Time `json:"due"`
+}
+
+type outboxRecord struct {
+	V int `json:"v"`
+	OutboxEntry
+}
+
+// DeliveryRecord is the history row of one delivery: the outcome of its
+// latest attempt and its state.
+type DeliveryRecord struct {
+	ID         string    `json:"id"`
+	WebhookID  string    `json:"webhookId"`
+	Event      string    `json:"event"`
+	Attempt    int       `json:"attempt"`
+	StatusCode int       `json:"statusCode"`
+	LatencyMs  int64     `json:"latencyMs"`
+	Error      string    `json:"error,omitempty"`
+	State      string    `json:"state"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+}
+
+type deliveryRecord struct {
+	V int `json:"v"`
+	DeliveryRecord
+}
+
+func outboxKey(due time.Time, deliveryID string) []byte {
+	k := make([]byte, 0, len(prefixOutbox)+8+len(deliveryID))
+	k = append(k, prefixOutbox...)
+	k = binary.BigEndian.AppendUint64(k, uint64(due.UnixNano()))
+	return append(k, deliveryID...)
+}
+
+func deliveryWebhookPrefix(webhookID string) string { return prefixDelivery + webhookID + "/" }
+
+func deliveryKey(webhookID string, createdAt time.Time, deliveryID string) []byte {
+	p := deliveryWebhookPrefix(webhookID)
+	k := make([]byte, 0, len(p)+8+len(deliveryID))
+	k = append(k, p...)
+	k = binary.BigEndian.AppendUint64(k, uint64(createdAt.UnixNano()))
+	return append(k, deliveryID...)
+}
+
+// NewDeliveryID returns a fresh random delivery ID, "dlv_" and 24 hex digits.
+func NewDeliveryID() (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("persistence: generate delivery id: %w", err)
+	}
+	return deliveryIDPrefix + hex.EncodeToString(b[:]), nil
+}
+
+// EnqueueEvent adds to b one outbox entry (and a pending history row) for
+// every active webhook of the partner subscribed to ev.Name. Event sources
+// call it with the batch that records the state change and commit that batch
+// with pebble.Sync, which makes the event exactly as durable as the change;
+// afterwards they wake the delivery pool so that delivery does not wait for
+// its periodic scan. Webhooks are read from the committed state, not from b.
+func (s *Store) EnqueueEvent(b *pebble.Batch, partnerID string, ev webhook.Event) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if !ValidID(partnerID) {
+		return fmt.Errorf("persistence: enqueue event: partner id %q invalid", partnerID)
+	}
+	body, err := ev.Body()
+	if err != nil {
+		return err
+	}
+	hooks, err := s.listWebhooks(partnerID)
+	if err != nil {
+		return err
+	}
+	for _, w := range hooks {
+		if !w.Subscribes(ev.Name) {
+			continue
+		}
+		if _, err := s.enqueue(b, w, ev.Name, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EnqueueDelivery adds to b one outbox entry for w alone, whatever its
+// subscriptions, and returns the delivery ID. It serves test deliveries.
+func (s *Store) EnqueueDelivery(b *pebble.Batch, w *Webhook, ev webhook.Event) (string, error) {
+	if s.closed.Load() {
+		return "", ErrClosed
+	}
+	body, err := ev.Body()
+	if err != nil {
+		return "", err
+	}
+	return s.enqueue(b, w, ev.Name, body)
+}
+
+func (s *Store) enqueue(b *pebble.Batch, w *Webhook, event string, body []byte) (string, error) {
+	id, err := NewDeliveryID()
+	if err != nil {
+		return "", err
+	}
+	now := s.now().UTC()
+	e := OutboxEntry{DeliveryID: id, WebhookID: w.ID, PartnerID: w.PartnerID, Event: event,
+		Body: body, CreatedAt: now, Due: now}
+	val, err := json.Marshal(outboxRecord{V: 1, OutboxEntry: e})
+	if err != nil {
+		return "", fmt.Errorf("persistence: encode outbox entry: %w", err)
+	}
+	if err := b.Set(outboxKey(e.Due, id), val, nil); err != nil {
+		return "", fmt.Errorf("persistence: enqueue delivery: %w", err)
+	}
+	rec := DeliveryRecord{ID: id, WebhookID: w.ID, Event: event, State: DeliveryPending, CreatedAt: now, UpdatedAt: now}
+	if err := setDelivery(b, &rec); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+func setDelivery(b *pebble.Batch, rec *DeliveryRecord) error {
+	val, err := json.Marshal(deliveryRecord{V: 1, DeliveryRecord: *rec})
+	if err != nil {
+		return fmt.Errorf("persistence: encode delivery record: %w", err)
+	}
+	if err := b.Set(deliveryKey(rec.WebhookID, rec.CreatedAt, rec.ID), val, nil); err != nil {
+		return fmt.Errorf("persistence: write delivery record: %w", err)
+	}
+	return nil
+}
+
+// Publish enqueues ev for the partner's subscribed webhooks in a batch of its
+// own, committed with pebble.Sync, for sources with no state change to
+// commit alongside.
+func (s *Store) Publish(ctx context.Context, partnerID string, ev webhook.Event) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := s.EnqueueEvent(b, partnerID, ev); err != nil {
+		return err
+	}
+	if b.Empty() {
+		return nil
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("persistence: commit published event: %w", err)
+	}
+	return nil
+}
+
+// PublishTo enqueues ev for webhook w alone in a synced batch of its own and
+// returns the delivery ID.
+func (s *Store) PublishTo(ctx context.Context, w *Webhook, ev webhook.Event) (string, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return "", err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	id, err := s.EnqueueDelivery(b, w, ev)
+	if err != nil {
+		return "", err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return "", fmt.Errorf("persistence: commit test delivery: %w", err)
+	}
+	return id, nil
+}
+
+// DueDeliveries calls fn for outbox entries due at or before now, earliest
+// first, until fn returns false. The iterator is bounded above by now, so
+// entries waiting for a later retry are never read.
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, fn func(*OutboxEntry) bool) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	upper := binary.BigEndian.AppendUint64([]byte(prefixOutbox), uint64(now.UnixNano())+1)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixOutbox), UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("persistence: outbox iterator: %w", err)
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		var rec outboxRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			return fmt.Errorf("persistence: decode outbox entry %q: %w", it.Key(), err)
+		}
+		if rec.V != 1 {
+			return fmt.Errorf("persistence: outbox entry version %d unknown", rec.V)
+		}
+		if !fn(&rec.OutboxEntry) {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+// FinishAttempt records the outcome of an attempt of e in one synced batch:
+// the history row rec is written and the outbox entry is removed, or, when
+// retryAt is not zero, moved to retryAt with e.Attempt set to rec.Attempt.
+// e is updated in place. A webhook deleted meanwhile gets no history row.
+func (s *Store) FinishAttempt(ctx context.Context, e *OutboxEntry, rec *DeliveryRecord, retryAt time.Time) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Delete(outboxKey(e.Due, e.DeliveryID), nil); err != nil {
+		return err
+	}
+	if !retryAt.IsZero() {
+		next := *e
+		next.Attempt, next.Due = rec.Attempt, retryAt.UTC()
+		val, err := json.Marshal(outboxRecord{V: 1, OutboxEntry: next})
+		if err != nil {
+			return fmt.Errorf("persistence: encode outbox entry: %w", err)
+		}
+		if err := b.Set(outboxKey(next.Due, next.DeliveryID), val, nil); err != nil {
+			return err
+		}
+		*e = next
+	}
+	alive, err := s.has(webhookIDKey(e.WebhookID))
+	if err != nil {
+		return fmt.Errorf("persistence: webhook check: %w", err)
+	}
+	if alive {
+		rec.ID, rec.WebhookID, rec.Event, rec.CreatedAt = e.DeliveryID, e.WebhookID, e.Event, e.CreatedAt
+		rec.UpdatedAt = s.now().UTC()
+		if err := setDelivery(b, rec); err != nil {
+			return err
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("persistence: commit delivery outcome: %w", err)
+	}
+	return nil
+}
+
+// DropDelivery removes an outbox entry without recording anything, for
+// deliveries whose webhook was deleted or deactivated.
+func (s *Store) DropDelivery(ctx context.Context, e *OutboxEntry) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	if err := s.db.Delete(outboxKey(e.Due, e.DeliveryID), pebble.Sync); err != nil {
+		return fmt.Errorf("persistence: drop delivery: %w", err)
+	}
+	return nil
+}
+
+// Deliveries returns up to limit history rows of one of the partner's
+// webhooks, newest first, reading only that webhook's key range. Another
+// partner's webhook is ErrNotFound.
+func (s *Store) Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*DeliveryRecord, error) {
+	if _, err := s.Webhook(ctx, partnerID, webhookID); err != nil {
+		return nil, err
+	}
+	prefix := deliveryWebhookPrefix(webhookID)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: prefixUpperBound(prefix)})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: delivery iterator: %w", err)
+	}
+	defer it.Close()
+	out := []*DeliveryRecord{}
+	for ok := it.Last(); ok && len(out) < limit; ok = it.Prev() {
+		var rec deliveryRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			return nil, fmt.Errorf("persistence: decode delivery record: %w", err)
+		}
+		out = append(out, &rec.DeliveryRecord)
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("persistence: list deliveries: %w", err)
+	}
+	return out, nil
+}

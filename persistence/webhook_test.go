@@ -1,0 +1,232 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/routing/webhook"
+)
+
+func openWebhookStore(t *testing.T, dir string, clock *fakeClock) *Store {
+	t.Helper()
+	s, err := Open(dir, Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func newHook(partnerID string, events ...string) *Webhook {
+	return &Webhook{PartnerID: partnerID, URL: "https://example.com/hook", Events: events,
+		Secret: "0123456789abcdef", Active: true}
+}
+
+func TestWebhookLifecycle(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s := openWebhookStore(t, t.TempDir(), clock)
+
+	a := newHook("ptn_a", webhook.SwapCompleted)
+	if err := s.CreateWebhook(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.ID) != 27 || a.ID[:3] != "wh_" || !a.CreatedAt.Equal(clock.Now()) {
+		t.Fatalf("created %+v", a)
+	}
+	clock.Advance(time.Second)
+	b := newHook("ptn_a", webhook.SwapFailed)
+	if err := s.CreateWebhook(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	other := newHook("ptn_ab", webhook.SwapFailed)
+	if err := s.CreateWebhook(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+
+	list, err := s.Webhooks(ctx, "ptn_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].ID != a.ID || list[1].ID != b.ID || list[0].Secret != a.Secret {
+		t.Fatalf("list %+v", list)
+	}
+	if got, err := s.WebhookByID(ctx, other.ID); err != nil || got.PartnerID != "ptn_ab" {
+		t.Fatalf("by id: %+v %v", got, err)
+	}
+	if _, err := s.Webhook(ctx, "ptn_a", other.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another partner's webhook: %v", err)
+	}
+	if err := s.DeleteWebhook(ctx, "ptn_a", other.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete another partner's webhook: %v", err)
+	}
+	if _, err := s.Deliveries(ctx, "ptn_a", other.ID, 10); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deliveries of another partner's webhook: %v", err)
+	}
+
+	if _, err := s.PublishTo(ctx, a, webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteWebhook(ctx, "ptn_a", a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WebhookByID(ctx, a.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted webhook still found: %v", err)
+	}
+	if err := s.DeleteWebhook(ctx, "ptn_a", a.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	if n := countPrefix(t, s, deliveryWebhookPrefix(a.ID)); n != 0 {
+		t.Fatalf("history of deleted webhook: %d rows", n)
+	}
+}
+
+func countPrefix(t *testing.T, s *Store, prefix string) int {
+	t.Helper()
+	it, err := s.DB().NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for ok := it.SeekGE([]byte(prefix)); ok && len(it.Key()) >= len(prefix) && string(it.Key()[:len(prefix)]) == prefix; ok = it.Next() {
+		n++
+	}
+	return n
+}
+
+func TestWebhookLimit(t *testing.T) {
+	ctx := context.Background()
+	s := openWebhookStore(t, t.TempDir(), &fakeClock{t: time.Now()})
+	for i := range MaxWebhooksPerPartner {
+		if err := s.CreateWebhook(ctx, newHook("ptn_a", webhook.SwapPending)); err != nil {
+			t.Fatalf("webhook %d: %v", i, err)
+		}
+	}
+	if err := s.CreateWebhook(ctx, newHook("ptn_a", webhook.SwapPending)); !errors.Is(err, ErrWebhookLimit) {
+		t.Fatalf("eleventh webhook: %v", err)
+	}
+	if err := s.CreateWebhook(ctx, newHook("ptn_b", webhook.SwapPending)); err != nil {
+		t.Fatalf("another partner is not limited: %v", err)
+	}
+}
+
+// TestOutboxFanOutAndDurability enqueues an event in a caller's batch,
+// reopens the store and finds the entries, then walks one delivery through a
+// retry and its completion.
+func TestOutboxFanOutAndDurability(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s, err := Open(dir, Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subscribed := newHook("ptn_a", webhook.SwapCompleted, webhook.SwapFailed)
+	unsubscribed := newHook("ptn_a", webhook.DepositReceived)
+	inactive := newHook("ptn_a", webhook.SwapCompleted)
+	inactive.Active = false
+	otherPartner := newHook("ptn_b", webhook.SwapCompleted)
+	for _, w := range []*Webhook{subscribed, unsubscribed, inactive, otherPartner} {
+		if err := s.CreateWebhook(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := s.DB().NewBatch()
+	if err := b.Set([]byte("seq/test-state-change"), []byte("1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	ev := webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now(), Data: webhook.SwapData{TransactionID: "tx1"}}
+	if err := s.EnqueueEvent(b, "ptn_a", ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(nil); err != nil { // Close below flushes; sync is the caller's choice.
+		t.Fatal(err)
+	}
+	_ = b.Close()
+	if err := s.EnqueueEvent(s.DB().NewBatch(), "ptn_a", webhook.Event{Name: "swap.done", Time: clock.Now()}); err == nil {
+		t.Fatal("unknown event enqueued")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openWebhookStore(t, dir, clock)
+	due := dueEntries(t, s, clock.Now())
+	if len(due) != 1 || due[0].WebhookID != subscribed.ID || due[0].Attempt != 0 || due[0].Event != webhook.SwapCompleted {
+		t.Fatalf("due after reopen: %+v", due)
+	}
+	want, _ := ev.Body()
+	if string(due[0].Body) != string(want) {
+		t.Fatalf("body %s, want %s", due[0].Body, want)
+	}
+	hist, err := s.Deliveries(ctx, "ptn_a", subscribed.ID, 100)
+	if err != nil || len(hist) != 1 || hist[0].State != DeliveryPending || hist[0].ID != due[0].DeliveryID {
+		t.Fatalf("history %+v %v", hist, err)
+	}
+
+	e := due[0]
+	id := e.DeliveryID
+	if err := s.FinishAttempt(ctx, e, &DeliveryRecord{Attempt: 1, StatusCode: 500, State: DeliveryRetrying, Error: "status 500"}, clock.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := dueEntries(t, s, clock.Now()); len(got) != 0 {
+		t.Fatalf("retry due too early: %+v", got)
+	}
+	clock.Advance(time.Minute)
+	due = dueEntries(t, s, clock.Now())
+	if len(due) != 1 || due[0].DeliveryID != id || due[0].Attempt != 1 {
+		t.Fatalf("retry entry %+v", due)
+	}
+	if err := s.FinishAttempt(ctx, due[0], &DeliveryRecord{Attempt: 2, StatusCode: 204, LatencyMs: 3, State: DeliveryDelivered}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := dueEntries(t, s, clock.Now().Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("delivered entry still queued: %+v", got)
+	}
+	hist, _ = s.Deliveries(ctx, "ptn_a", subscribed.ID, 100)
+	if len(hist) != 1 || hist[0].State != DeliveryDelivered || hist[0].Attempt != 2 || hist[0].StatusCode != 204 || hist[0].Event != webhook.SwapCompleted {
+		t.Fatalf("history after delivery %+v", hist[0])
+	}
+}
+
+func dueEntries(t *testing.T, s *Store, now time.Time) []*OutboxEntry {
+	t.Helper()
+	var out []*OutboxEntry
+	if err := s.DueDeliveries(context.Background(), now, func(e *OutboxEntry) bool { out = append(out, e); return true }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestDeliveriesNewestFirstAndLimited(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s := openWebhookStore(t, t.TempDir(), clock)
+	w := newHook("ptn_a", webhook.SwapPending)
+	if err := s.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range 5 {
+		clock.Advance(time.Second)
+		id, err := s.PublishTo(ctx, w, webhook.Event{Name: webhook.SwapPending, Time: clock.Now(), Data: map[string]int{"n": i}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	got, err := s.Deliveries(ctx, "ptn_a", w.ID, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].ID != ids[4] || got[2].ID != ids[2] {
+		t.Fatalf("got %v, want newest three of %v", fmt.Sprint(got[0].ID, got[1].ID, got[2].ID), ids)
+	}
+	if err := s.Publish(ctx, "ptn_nobody", webhook.Event{Name: webhook.SwapPending, Time: clock.Now()}); err != nil {
+		t.Fatalf("publishing with no subscriber: %v", err)
+	}
+}
