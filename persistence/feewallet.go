@@ -1,0 +1,207 @@
+package persistence
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// prefixFeeWallet starts feewallet/<partnerID>/<ecosystem>: at most one
+// payout address per partner and settlement ecosystem.
+const prefixFeeWallet = "feewallet/"
+
+// FeeWallet is the address a partner's fees in one ecosystem are paid to.
+// CreatedAt is when the partner first registered a wallet for the ecosystem
+// and survives replacements; UpdatedAt is the last change.
+type FeeWallet struct {
+	PartnerID string
+	Ecosystem string
+	Address   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// feeWalletRecordVersion is the encoding version of feeWalletRecord.
+const feeWalletRecordVersion = 1
+
+// feeWalletRecord is the on-disk JSON form of a FeeWallet. The partner and
+// ecosystem are in the key and are not repeated.
+type feeWalletRecord struct {
+	V         int       `json:"v"`
+	Address   string    `json:"address"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+func feeWalletPrefix(partnerID string) []byte {
+	return []byte(prefixFeeWallet + partnerID + "/")
+}
+
+func feeWalletKey(partnerID, ecosystem string) []byte {
+	return append(feeWalletPrefix(partnerID), ecosystem...)
+}
+
+func decodeFeeWallet(partnerID, ecosystem string, b []byte) (*FeeWallet, error) {
+	var r feeWalletRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("persistence: decode fee wallet %s/%s: %w", partnerID, ecosystem, err)
+	}
+	if r.V != feeWalletRecordVersion {
+		return nil, fmt.Errorf("persistence: fee wallet %s/%s has record version %d, want %d",
+			partnerID, ecosystem, r.V, feeWalletRecordVersion)
+	}
+	return &FeeWallet{PartnerID: partnerID, Ecosystem: ecosystem, Address: r.Address,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+}
+
+// validWalletKey checks that partnerID and ecosystem are safe key
+// components; the address itself is validated by the caller, which knows the
+// ecosystem's codec.
+func validWalletKey(partnerID, ecosystem string) error {
+	if !ValidID(partnerID) {
+		return fmt.Errorf("persistence: fee wallet: invalid partner id %q", partnerID)
+	}
+	if !ValidID(ecosystem) {
+		return fmt.Errorf("persistence: fee wallet: invalid ecosystem %q", ecosystem)
+	}
+	return nil
+}
+
+// FeeWallet returns the partner's current payout address in ecosystem. The
+// quote engine calls it to refuse a fee-bearing quote with
+// PARTNER_WALLET_NOT_REGISTERED, and settlement calls it to pick the payee,
+// so a replaced or deleted wallet affects only what happens after the change.
+func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (addr string, ok bool, err error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return "", false, err
+	}
+	if validWalletKey(partnerID, ecosystem) != nil {
+		return "", false, nil
+	}
+	w, err := s.feeWallet(partnerID, ecosystem)
+	if errors.Is(err, ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return w.Address, true, nil
+}
+
+func (s *Store) feeWallet(partnerID, ecosystem string) (*FeeWallet, error) {
+	val, err := s.get(feeWalletKey(partnerID, ecosystem))
+	if err != nil {
+		return nil, err
+	}
+	return decodeFeeWallet(partnerID, ecosystem, val)
+}
+
+// FeeWallets lists a partner's wallets in the canonical ecosystem order of
+// AllEcosystems (unknown ecosystems, if any were stored, last by name). It
+// reads only that partner's key range.
+func (s *Store) FeeWallets(ctx context.Context, partnerID string) ([]FeeWallet, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	if !ValidID(partnerID) {
+		return []FeeWallet{}, nil
+	}
+	prefix := feeWalletPrefix(partnerID)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixUpperBound(string(prefix))})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: fee wallet iterator: %w", err)
+	}
+	defer it.Close()
+	out := []FeeWallet{}
+	for ok := it.First(); ok; ok = it.Next() {
+		eco := string(it.Key()[len(prefix):])
+		w, err := decodeFeeWallet(partnerID, eco, it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *w)
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("persistence: list fee wallets of %s: %w", partnerID, err)
+	}
+	order := AllEcosystems()
+	rank := func(eco string) int {
+		if i := slices.Index(order, eco); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(out, func(a, b FeeWallet) int { return rank(a.Ecosystem) - rank(b.Ecosystem) })
+	return out, nil
+}
+
+// PutFeeWallet registers or replaces the partner's wallet in ecosystem and
+// returns the stored wallet. A replacement keeps the original CreatedAt and
+// moves UpdatedAt. The write is synced: a wallet acknowledged to the partner
+// is the one the next settlement pays.
+func (s *Store) PutFeeWallet(ctx context.Context, partnerID, ecosystem, address string) (*FeeWallet, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	if err := validWalletKey(partnerID, ecosystem); err != nil {
+		return nil, err
+	}
+	if address == "" {
+		return nil, fmt.Errorf("persistence: fee wallet %s/%s: empty address", partnerID, ecosystem)
+	}
+	now := s.now().UTC()
+	// partnerMu serialises this read-modify-write with other changes to the
+	// partner's records, so two concurrent upserts cannot both believe they
+	// created the wallet.
+	s.partnerMu.Lock()
+	defer s.partnerMu.Unlock()
+	w := &FeeWallet{PartnerID: partnerID, Ecosystem: ecosystem, Address: address, CreatedAt: now, UpdatedAt: now}
+	prev, err := s.feeWallet(partnerID, ecosystem)
+	switch {
+	case err == nil:
+		w.CreatedAt = prev.CreatedAt
+	case !errors.Is(err, ErrNotFound):
+		return nil, fmt.Errorf("persistence: read fee wallet %s/%s: %w", partnerID, ecosystem, err)
+	}
+	val, err := json.Marshal(feeWalletRecord{V: feeWalletRecordVersion, Address: w.Address,
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: encode fee wallet: %w", err)
+	}
+	if err := s.db.Set(feeWalletKey(partnerID, ecosystem), val, pebble.Sync); err != nil {
+		return nil, fmt.Errorf("persistence: write fee wallet %s/%s: %w", partnerID, ecosystem, err)
+	}
+	return w, nil
+}
+
+// DeleteFeeWallet removes the partner's wallet in ecosystem, or returns
+// ErrNotFound when there is none. Pending earnings stay pending until a new
+// wallet is registered; rows already settled keep the address they were paid
+// to.
+func (s *Store) DeleteFeeWallet(ctx context.Context, partnerID, ecosystem string) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	if validWalletKey(partnerID, ecosystem) != nil {
+		return ErrNotFound
+	}
+	s.partnerMu.Lock()
+	defer s.partnerMu.Unlock()
+	key := feeWalletKey(partnerID, ecosystem)
+	ok, err := s.has(key)
+	if err != nil {
+		return fmt.Errorf("persistence: read fee wallet %s/%s: %w", partnerID, ecosystem, err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: no %s fee wallet for partner %s", ErrNotFound, ecosystem, partnerID)
+	}
+	if err := s.db.Delete(key, pebble.Sync); err != nil {
+		return fmt.Errorf("persistence: delete fee wallet %s/%s: %w", partnerID, ecosystem, err)
+	}
+	return nil
+}

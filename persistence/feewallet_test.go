@@ -1,0 +1,99 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func openTestStore(t *testing.T, clock *fakeClock) *Store {
+	t.Helper()
+	opts := Options{}
+	if clock != nil {
+		opts.Now = clock.Now
+	}
+	s, err := Open(t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestFeeWalletLifecycle(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s := openTestStore(t, clock)
+	const pid = "ptn_a"
+
+	if _, ok, err := s.FeeWallet(ctx, pid, "evm"); err != nil || ok {
+		t.Fatalf("FeeWallet before put: ok=%v err=%v", ok, err)
+	}
+	if err := s.DeleteFeeWallet(ctx, pid, "evm"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete missing: %v, want ErrNotFound", err)
+	}
+	start := clock.Now()
+	created := map[string]time.Time{}
+	steps := []struct {
+		eco, addr string
+	}{
+		{"solana", "So11111111111111111111111111111111111111112"},
+		{"evm", "0x1111111111111111111111111111111111111111"},
+		{"evm", "0x2222222222222222222222222222222222222222"},
+	}
+	for _, st := range steps {
+		w, err := s.PutFeeWallet(ctx, pid, st.eco, st.addr)
+		if err != nil {
+			t.Fatalf("PutFeeWallet(%s): %v", st.eco, err)
+		}
+		if _, ok := created[st.eco]; !ok {
+			created[st.eco] = clock.Now()
+		}
+		if !w.CreatedAt.Equal(created[st.eco]) || !w.UpdatedAt.Equal(clock.Now()) {
+			t.Fatalf("%s %s: createdAt %v updatedAt %v, want %v and %v", st.eco, st.addr, w.CreatedAt, w.UpdatedAt, created[st.eco], clock.Now())
+		}
+		clock.Advance(time.Minute)
+	}
+	addr, ok, err := s.FeeWallet(ctx, pid, "evm")
+	if err != nil || !ok || addr != "0x2222222222222222222222222222222222222222" {
+		t.Fatalf("FeeWallet(evm) = %q %v %v, want the replacement", addr, ok, err)
+	}
+	list, err := s.FeeWallets(ctx, pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].Ecosystem != "evm" || list[1].Ecosystem != "solana" {
+		t.Fatalf("FeeWallets order = %+v, want evm then solana", list)
+	}
+	if !list[0].CreatedAt.Equal(start.Add(time.Minute)) || !list[0].UpdatedAt.Equal(start.Add(2*time.Minute)) {
+		t.Fatalf("replaced wallet times %v %v", list[0].CreatedAt, list[0].UpdatedAt)
+	}
+	// Another partner whose id starts the same sees nothing.
+	if other, err := s.FeeWallets(ctx, "ptn_"); err != nil || len(other) != 0 {
+		t.Fatalf("prefix partner sees %+v %v", other, err)
+	}
+	if err := s.DeleteFeeWallet(ctx, pid, "evm"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.FeeWallet(ctx, pid, "evm"); ok {
+		t.Fatal("wallet still there after delete")
+	}
+	// Registering again after a delete is a new wallet with a new CreatedAt.
+	w, err := s.PutFeeWallet(ctx, pid, "evm", "0x3333333333333333333333333333333333333333")
+	if err != nil || !w.CreatedAt.Equal(clock.Now()) {
+		t.Fatalf("re-register: %+v %v", w, err)
+	}
+}
+
+func TestFeeWalletRefusesBadKeys(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, nil)
+	for _, tc := range []struct{ pid, eco, addr string }{
+		{"", "evm", "x"}, {"a/b", "evm", "x"}, {"ptn", "", "x"}, {"ptn", "e/vm", "x"}, {"ptn", "evm", ""},
+	} {
+		if _, err := s.PutFeeWallet(ctx, tc.pid, tc.eco, tc.addr); err == nil {
+			t.Errorf("PutFeeWallet(%q, %q, %q) accepted", tc.pid, tc.eco, tc.addr)
+		}
+	}
+}
