@@ -1,0 +1,107 @@
+package webhook
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"time"
+
+	hook "github.com/swapgate/swapgate/routing/webhook"
+)
+
+// Defaults of the pool (DESIGN.md §5.18, §5.23).
+const (
+	DefaultPoolSize     = 16
+	DefaultTimeout      = 5 * time.Second
+	DefaultScanInterval = time.Second
+	DefaultScanBatch    = 1024
+	// maxQueuedPerWebhook bounds how many of one webhook's due entries the
+	// dispatcher holds in memory. Entries beyond it stay in the outbox and the
+	// scan reads past them, which is what lets a backlog behind one dead
+	// receiver sit in the outbox without crowding out anyone else.
+	maxQueuedPerWebhook = 16
+	// scanExamineFactor bounds the entries one scan reads, as a multiple of
+	// ScanBatch, so a huge backlog costs bounded work per scan.
+	scanExamineFactor = 8
+)
+
+// Config tunes the delivery pool. The zero value of each field means its
+// default.
+type Config struct {
+	// PoolSize is the number of worker actors, i.e. concurrent attempts.
+	PoolSize int
+	// RetryBase, MaxAttempts and Jitter are the retry schedule (see
+	// routing/webhook.Backoff). A negative Jitter disables it.
+	RetryBase   time.Duration
+	MaxAttempts int
+	Jitter      float64
+	// Timeout bounds one attempt: connect, TLS, request and response
+	// headers. The specification gives receivers 5 seconds.
+	Timeout time.Duration
+	// PerWebhook and PerPartner cap attempts in flight to one webhook and
+	// to one partner's webhooks. They default to min(2, PerPartner) and
+	// max(1, PoolSize/2), so a partner whose receivers hang occupies at most
+	// half the pool, whatever its backlog, and the rest keeps flowing.
+	PerWebhook int
+	PerPartner int
+	// ScanInterval is how often the outbox is scanned for due entries
+	// without a wake-up: retries coming due, and entries left by a previous
+	// process.
+	ScanInterval time.Duration
+	// ScanBatch bounds the due entries held in memory at once.
+	ScanBatch int
+	// AllowLoopback admits loopback receivers (--allow-loopback-webhooks).
+	AllowLoopback bool
+	// TLSConfig is the client TLS configuration; nil verifies against the
+	// system roots (which honour SSL_CERT_FILE). Tests set RootCAs to their
+	// receiver's certificate.
+	TLSConfig *tls.Config
+	// Resolver resolves names when a URL is checked at registration; nil
+	// means the system resolver. Delivery-time checks see the dialled
+	// address itself.
+	Resolver hook.Resolver
+	Logger   *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Rand feeds the retry jitter; nil means math/rand/v2.
+	Rand func() float64
+}
+
+func (c Config) withDefaults() Config {
+	if c.PoolSize <= 0 {
+		c.PoolSize = DefaultPoolSize
+	}
+	if c.RetryBase <= 0 {
+		c.RetryBase = hook.DefaultRetryBase
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = hook.DefaultMaxAttempts
+	}
+	switch {
+	case c.Jitter == 0:
+		c.Jitter = hook.DefaultJitter
+	case c.Jitter < 0:
+		c.Jitter = 0
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.PerPartner <= 0 {
+		c.PerPartner = max(1, c.PoolSize/2)
+	}
+	if c.PerWebhook <= 0 {
+		c.PerWebhook = min(2, c.PerPartner)
+	}
+	if c.ScanInterval <= 0 {
+		c.ScanInterval = DefaultScanInterval
+	}
+	if c.ScanBatch <= 0 {
+		c.ScanBatch = DefaultScanBatch
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}

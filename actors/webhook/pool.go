@@ -1,0 +1,231 @@
+// Package webhook is the delivery pool: a dispatcher actor that reads due
+// entries from the durable outbox and hands them to a fixed set of worker
+// actors, each of which makes one signed HTTPS attempt at a time and records
+// its outcome (delivered, rescheduled with backoff, or dead-lettered) in the
+// same synced batch that removes or moves the outbox entry.
+//
+// Deliveries use net/http rather than fasthttp's client: its Dialer.Control
+// hook sees the address actually dialled, which is where the URL policy is
+// enforced again at delivery time (DNS rebinding), its per-request context
+// cancels a hung attempt and shutdown alike, and its TLS configuration takes
+// a custom root pool for tests while defaulting to the system roots.
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/persistence"
+	hook "github.com/swapgate/swapgate/routing/webhook"
+)
+
+// Store is what the pool needs of persistence.
+type Store interface {
+	DueDeliveries(ctx context.Context, now time.Time, fn func(*persistence.OutboxEntry) bool) error
+	WebhookByID(ctx context.Context, id string) (*persistence.Webhook, error)
+	FinishAttempt(ctx context.Context, e *persistence.OutboxEntry, rec *persistence.DeliveryRecord, retryAt time.Time) error
+	DropDelivery(ctx context.Context, e *persistence.OutboxEntry) error
+	Publish(ctx context.Context, partnerID string, ev hook.Event) error
+	PublishTo(ctx context.Context, w *persistence.Webhook, ev hook.Event) (string, error)
+	CreateWebhook(ctx context.Context, w *persistence.Webhook) error
+	Webhooks(ctx context.Context, partnerID string) ([]*persistence.Webhook, error)
+	Webhook(ctx context.Context, partnerID, id string) (*persistence.Webhook, error)
+	DeleteWebhook(ctx context.Context, partnerID, id string) error
+	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*persistence.DeliveryRecord, error)
+}
+
+var _ Store = (*persistence.Store)(nil)
+
+// Pool delivers webhook events. It is safe for concurrent use.
+type Pool struct {
+	cfg     Config
+	store   Store
+	policy  hook.Policy
+	backoff hook.Backoff
+	client  *http.Client
+	root    *actor.RootContext
+	pid     *actor.PID
+
+	// ctx ends at Stop; it cancels attempts in flight and scans.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// woken coalesces wake-ups: at most one scan request waits in the
+	// dispatcher's mailbox however many events are published meanwhile.
+	woken    atomic.Bool
+	stopTick func()
+
+	// busy counts scans and attempts touching the store, so Stop can wait
+	// for them before the caller closes it; stopped refuses new ones.
+	mu      sync.Mutex
+	stopped bool
+	busy    sync.WaitGroup
+	once    sync.Once
+
+	stats Stats
+}
+
+// Stats are the pool's counters, for metrics and tests.
+type Stats struct {
+	Attempts  atomic.Int64
+	Delivered atomic.Int64
+	Retried   atomic.Int64
+	Dead      atomic.Int64
+}
+
+// Start spawns the dispatcher and its workers and begins the periodic scan;
+// the first scan runs at once, resuming whatever a previous process left in
+// the outbox.
+func Start(sys *actor.ActorSystem, store Store, cfg Config) (*Pool, error) {
+	cfg = cfg.withDefaults()
+	p := &Pool{
+		cfg:     cfg,
+		store:   store,
+		policy:  hook.Policy{AllowLoopback: cfg.AllowLoopback, Resolver: cfg.Resolver},
+		backoff: hook.Backoff{Base: cfg.RetryBase, MaxAttempts: cfg.MaxAttempts, Jitter: cfg.Jitter, Rand: cfg.Rand},
+		root:    sys.Root,
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.client = newClient(cfg, p.policy)
+	props := actor.PropsFromProducer(func() actor.Actor { return newDispatcher(p) })
+	pid, err := sys.Root.SpawnNamed(props, "webhook-dispatcher")
+	if err != nil {
+		p.cancel()
+		return nil, fmt.Errorf("webhook: spawn dispatcher: %w", err)
+	}
+	p.pid = pid
+	p.stopTick = actors.Every(sys.Root, pid, cfg.ScanInterval, scanMsg{})
+	p.Wake()
+	return p, nil
+}
+
+// newClient builds the delivery HTTP client: no proxy (a proxy would hide the
+// dialled address from the policy), the policy as the dialer's Control hook,
+// no redirects (a 3xx is a failed attempt: following it could lead anywhere).
+func newClient(cfg Config, policy hook.Policy) *http.Client {
+	dialer := &net.Dialer{Timeout: cfg.Timeout, Control: policy.Control}
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   cfg.Timeout,
+		ResponseHeaderTimeout: cfg.Timeout,
+		MaxIdleConnsPerHost:   cfg.PerWebhook,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	if cfg.TLSConfig != nil {
+		tr.TLSClientConfig = cfg.TLSConfig.Clone()
+	}
+	return &http.Client{
+		Transport:     tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// Wake asks the dispatcher to scan the outbox now. Event sources that commit
+// EnqueueEvent in their own batch call it after the commit.
+func (p *Pool) Wake() {
+	if p.woken.CompareAndSwap(false, true) {
+		p.root.Send(p.pid, scanMsg{})
+	}
+}
+
+// Publish makes ev durable for every subscribed webhook of the partner and
+// wakes the pool.
+func (p *Pool) Publish(ctx context.Context, partnerID string, ev hook.Event) error {
+	if err := p.store.Publish(ctx, partnerID, ev); err != nil {
+		return err
+	}
+	p.Wake()
+	return nil
+}
+
+// SendTest enqueues a test event (hook.TestEvent with data.test true) for one
+// of the partner's webhooks, through the same outbox and workers as real
+// events, and returns its delivery ID. Another partner's webhook is
+// persistence.ErrNotFound.
+func (p *Pool) SendTest(ctx context.Context, partnerID, webhookID string) (string, error) {
+	w, err := p.store.Webhook(ctx, partnerID, webhookID)
+	if err != nil {
+		return "", err
+	}
+	now := p.cfg.Now()
+	ref := fmt.Sprintf("%s_%d", webhookID, now.UnixNano())
+	id, err := p.store.PublishTo(ctx, w, hook.Event{Name: hook.TestEvent, Time: now, Data: hook.TestPayloadData(ref)})
+	if err != nil {
+		return "", err
+	}
+	p.Wake()
+	return id, nil
+}
+
+// CheckURL applies the registration URL policy.
+func (p *Pool) CheckURL(ctx context.Context, raw string) error { return p.policy.CheckURL(ctx, raw) }
+
+// CreateWebhook, Webhooks, DeleteWebhook and Deliveries pass through to the
+// store, so that the edge has one collaborator for everything webhook.
+func (p *Pool) CreateWebhook(ctx context.Context, w *persistence.Webhook) error {
+	return p.store.CreateWebhook(ctx, w)
+}
+
+// Webhooks lists a partner's webhooks.
+func (p *Pool) Webhooks(ctx context.Context, partnerID string) ([]*persistence.Webhook, error) {
+	return p.store.Webhooks(ctx, partnerID)
+}
+
+// DeleteWebhook removes a partner's webhook; its queued deliveries are
+// dropped as they come due.
+func (p *Pool) DeleteWebhook(ctx context.Context, partnerID, id string) error {
+	return p.store.DeleteWebhook(ctx, partnerID, id)
+}
+
+// Deliveries lists a webhook's recent deliveries, newest first.
+func (p *Pool) Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*persistence.DeliveryRecord, error) {
+	return p.store.Deliveries(ctx, partnerID, webhookID, limit)
+}
+
+// Stats returns the pool's counters.
+func (p *Pool) Stats() *Stats { return &p.stats }
+
+// Stop cancels attempts in flight (their entries stay in the outbox and are
+// retried by the next process), stops the actors and waits until nothing of
+// the pool touches the store any more, so the caller may close it. It is
+// safe to call more than once.
+func (p *Pool) Stop() {
+	p.once.Do(func() {
+		p.mu.Lock()
+		p.stopped = true
+		p.mu.Unlock()
+		p.cancel()
+		p.stopTick()
+		p.root.Stop(p.pid)
+		p.busy.Wait()
+		p.client.CloseIdleConnections()
+	})
+}
+
+// enter registers a unit of store work, refusing once Stop has begun.
+func (p *Pool) enter() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return false
+	}
+	p.busy.Add(1)
+	return true
+}
+
+func (p *Pool) leave() { p.busy.Done() }
+
+// isShutdown reports whether err is the pool's own cancellation.
+func (p *Pool) isShutdown(err error) bool {
+	return p.ctx.Err() != nil && (errors.Is(err, context.Canceled) || err == nil)
+}
