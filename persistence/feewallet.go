@@ -140,19 +140,19 @@ func (s *Store) FeeWallets(ctx context.Context, partnerID string) ([]FeeWallet, 
 	return out, nil
 }
 
-// PutFeeWallet registers or replaces the partner's wallet in ecosystem and
-// returns the stored wallet. A replacement keeps the original CreatedAt and
+// PutFeeWallet registers or replaces the partner's wallet in ecosystem. A
+// replacement keeps the original CreatedAt and
 // moves UpdatedAt. The write is synced: a wallet acknowledged to the partner
 // is the one the next settlement pays.
-func (s *Store) PutFeeWallet(ctx context.Context, partnerID, ecosystem, address string) (*FeeWallet, error) {
+func (s *Store) PutFeeWallet(ctx context.Context, partnerID, ecosystem, address string) error {
 	if err := s.checkOpen(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	if err := validWalletKey(partnerID, ecosystem); err != nil {
-		return nil, err
+		return err
 	}
 	if address == "" {
-		return nil, fmt.Errorf("persistence: fee wallet %s/%s: empty address", partnerID, ecosystem)
+		return fmt.Errorf("persistence: fee wallet %s/%s: empty address", partnerID, ecosystem)
 	}
 	now := s.now().UTC()
 	// partnerMu serialises this read-modify-write with other changes to the
@@ -166,17 +166,17 @@ func (s *Store) PutFeeWallet(ctx context.Context, partnerID, ecosystem, address 
 	case err == nil:
 		w.CreatedAt = prev.CreatedAt
 	case !errors.Is(err, ErrNotFound):
-		return nil, fmt.Errorf("persistence: read fee wallet %s/%s: %w", partnerID, ecosystem, err)
+		return fmt.Errorf("persistence: read fee wallet %s/%s: %w", partnerID, ecosystem, err)
 	}
 	val, err := json.Marshal(feeWalletRecord{V: feeWalletRecordVersion, Address: w.Address,
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt})
 	if err != nil {
-		return nil, fmt.Errorf("persistence: encode fee wallet: %w", err)
+		return fmt.Errorf("persistence: encode fee wallet: %w", err)
 	}
 	if err := s.db.Set(feeWalletKey(partnerID, ecosystem), val, pebble.Sync); err != nil {
-		return nil, fmt.Errorf("persistence: write fee wallet %s/%s: %w", partnerID, ecosystem, err)
+		return fmt.Errorf("persistence: write fee wallet %s/%s: %w", partnerID, ecosystem, err)
 	}
-	return w, nil
+	return nil
 }
 
 // DeleteFeeWallet removes the partner's wallet in ecosystem, or returns

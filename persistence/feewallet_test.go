@@ -43,10 +43,10 @@ func TestFeeWalletLifecycle(t *testing.T) {
 		{"evm", "0x2222222222222222222222222222222222222222"},
 	}
 	for _, st := range steps {
-		w, err := s.PutFeeWallet(ctx, pid, st.eco, st.addr)
-		if err != nil {
+		if err := s.PutFeeWallet(ctx, pid, st.eco, st.addr); err != nil {
 			t.Fatalf("PutFeeWallet(%s): %v", st.eco, err)
 		}
+		w := walletOf(t, s, pid, st.eco)
 		if _, ok := created[st.eco]; !ok {
 			created[st.eco] = clock.Now()
 		}
@@ -80,10 +80,29 @@ func TestFeeWalletLifecycle(t *testing.T) {
 		t.Fatal("wallet still there after delete")
 	}
 	// Registering again after a delete is a new wallet with a new CreatedAt.
-	w, err := s.PutFeeWallet(ctx, pid, "evm", "0x3333333333333333333333333333333333333333")
-	if err != nil || !w.CreatedAt.Equal(clock.Now()) {
-		t.Fatalf("re-register: %+v %v", w, err)
+	clock.Advance(time.Minute)
+	if err := s.PutFeeWallet(ctx, pid, "evm", "0x3333333333333333333333333333333333333333"); err != nil {
+		t.Fatal(err)
 	}
+	if w := walletOf(t, s, pid, "evm"); !w.CreatedAt.Equal(clock.Now()) {
+		t.Fatalf("re-register kept the old CreatedAt: %+v", w)
+	}
+}
+
+// walletOf returns the listed wallet of partner in eco.
+func walletOf(t *testing.T, s *Store, partner, eco string) FeeWallet {
+	t.Helper()
+	list, err := s.FeeWallets(context.Background(), partner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range list {
+		if w.Ecosystem == eco {
+			return w
+		}
+	}
+	t.Fatalf("no %s wallet for %s in %+v", eco, partner, list)
+	return FeeWallet{}
 }
 
 func TestFeeWalletRefusesBadKeys(t *testing.T) {
@@ -92,7 +111,7 @@ func TestFeeWalletRefusesBadKeys(t *testing.T) {
 	for _, tc := range []struct{ pid, eco, addr string }{
 		{"", "evm", "x"}, {"a/b", "evm", "x"}, {"ptn", "", "x"}, {"ptn", "e/vm", "x"}, {"ptn", "evm", ""},
 	} {
-		if _, err := s.PutFeeWallet(ctx, tc.pid, tc.eco, tc.addr); err == nil {
+		if err := s.PutFeeWallet(ctx, tc.pid, tc.eco, tc.addr); err == nil {
 			t.Errorf("PutFeeWallet(%q, %q, %q) accepted", tc.pid, tc.eco, tc.addr)
 		}
 	}

@@ -47,10 +47,10 @@ func TestSettle(t *testing.T) {
 	appendRows(t, s, "ptn_a", "evm", 3, 1_250_000, t0)
 	appendRows(t, s, "ptn_b", "evm", 2, 500_000, t0) // no wallet yet
 	appendRows(t, s, "ptn_a", "solana", 1, 9_000_000, t0)
-	if _, err := s.PutFeeWallet(ctx, "ptn_a", "evm", walletA1); err != nil {
+	if err := s.PutFeeWallet(ctx, "ptn_a", "evm", walletA1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutFeeWallet(ctx, "ptn_a", "solana", "So11111111111111111111111111111111111111112"); err != nil {
+	if err := s.PutFeeWallet(ctx, "ptn_a", "solana", "So11111111111111111111111111111111111111112"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -107,10 +107,10 @@ func TestSettle(t *testing.T) {
 
 	// The wallet changes; new rows settle to the new wallet, old ones keep
 	// the old. B registers and is paid its waiting rows.
-	if _, err := s.PutFeeWallet(ctx, "ptn_a", "evm", walletA2); err != nil {
+	if err := s.PutFeeWallet(ctx, "ptn_a", "evm", walletA2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutFeeWallet(ctx, "ptn_b", "evm", "0x3333333333333333333333333333333333333333"); err != nil {
+	if err := s.PutFeeWallet(ctx, "ptn_b", "evm", "0x3333333333333333333333333333333333333333"); err != nil {
 		t.Fatal(err)
 	}
 	appendRows(t, s, "ptn_a", "evm", 1, 2_000_000, t0.Add(3*time.Hour))
@@ -156,7 +156,7 @@ func TestSettleDeletedWalletPauses(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, nil)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := s.PutFeeWallet(ctx, "ptn_a", "near", "acme.near"); err != nil {
+	if err := s.PutFeeWallet(ctx, "ptn_a", "near", "acme.near"); err != nil {
 		t.Fatal(err)
 	}
 	appendRows(t, s, "ptn_a", "near", 1, 1, t0)

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/swapgate/swapgate/edge/admin"
+	"github.com/swapgate/swapgate/persistence"
+)
+
+// settleTimeout bounds one settlement run, which touches every pending row
+// of an ecosystem.
+const settleTimeout = 5 * time.Minute
+
+const settleUsage = `usage: swapgate settle --ecosystem E [--dry-run] [--data DIR]
+
+Marks every partner's pending earnings in ecosystem E (evm, solana, bitcoin,
+sui, near) as settled to the fee wallet each partner has registered now, and
+records the payout batch. Partners without a wallet in E stay pending and are
+listed under "skipped". Running it again settles nothing twice. --dry-run
+reports what would be paid and writes nothing. Prints the batch as JSON. When
+a server holds the data directory, the run goes through its admin listener.
+`
+
+// runSettle runs `swapgate settle ...`.
+func runSettle(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("swapgate settle", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported as JSON below
+	dataDir := fs.String("data", defaultDataDir(os.Getenv), "data directory")
+	eco := fs.String("ecosystem", "", "settlement ecosystem: evm, solana, bitcoin, sui or near (required)")
+	dry := fs.Bool("dry-run", false, "report what would be paid without writing anything")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, settleUsage)
+			return 0
+		}
+		return usageFailure(stderr, err.Error())
+	}
+	if fs.NArg() > 0 {
+		return usageFailure(stderr, "unexpected arguments: "+strings.Join(fs.Args(), " "))
+	}
+	if !slices.Contains(persistence.AllEcosystems(), *eco) {
+		return usageFailure(stderr, fmt.Sprintf("--ecosystem must be one of %s, got %q",
+			strings.Join(persistence.AllEcosystems(), ", "), *eco))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	batch, err := settle(ctx, *dataDir, *eco, *dry)
+	if err != nil {
+		return failure(stderr, err)
+	}
+	if err := writeJSONLine(stdout, batch); err != nil {
+		return failure(stderr, err)
+	}
+	return 0
+}
+
+// settle runs the settlement on the store directly or, when a running server
+// holds the data directory, through its admin listener, as the partner
+// commands do.
+func settle(ctx context.Context, dir, eco string, dryRun bool) (*persistence.SettlementBatch, error) {
+	store, err := persistence.Open(dir, persistence.Options{})
+	if err == nil {
+		b, serr := store.Settle(ctx, eco, dryRun, time.Now())
+		if cerr := store.Close(); serr == nil && cerr != nil {
+			serr = cerr
+		}
+		return b, serr
+	}
+	if !errors.Is(err, persistence.ErrLocked) {
+		return nil, err
+	}
+	c, derr := admin.Dial(dir)
+	if derr != nil {
+		return nil, fmt.Errorf("data directory %q is in use by another process (a running swapgate serve?) that advertises no admin listener: %w", dir, derr)
+	}
+	defer c.Close()
+	b, err := c.Settle(ctx, eco, dryRun)
+	if errors.Is(err, admin.ErrUnreachable) {
+		err = fmt.Errorf("data directory %q is in use by another process, but its admin listener does not answer (a stale %s?): %w",
+			dir, admin.FileName, err)
+	}
+	return b, err
+}

@@ -1,0 +1,68 @@
+package edge
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/apierr"
+)
+
+// earningsNotes is the summary's operational note on settlement cadence.
+const earningsNotes = "Earnings are recorded at quote time. Settlement is run by the operations team " +
+	"per ecosystem; each run pays every pending row of that ecosystem to the fee wallet registered " +
+	"at the time of the run. Pending rows of an ecosystem without a registered fee wallet wait " +
+	"for the first run after a wallet is registered; changing or deleting a wallet never affects " +
+	"rows already settled."
+
+// earningsItem is one ecosystem's total in the earnings summary.
+type earningsItem struct {
+	Ecosystem string `json:"ecosystem"`
+	TotalUSD  string `json:"totalUsd"`
+	RowCount  int    `json:"rowCount"`
+}
+
+// earnings answers GET /v1/partner/me/earnings from the partner's ledger
+// rows, summed in integer micro-USD so the totals are exact.
+func (s *Server) earnings(r *Request) error {
+	e, err := s.deps.Accounts.Earnings(r.Ctx, r.Partner.ID)
+	if err != nil {
+		return apierr.From(err)
+	}
+	writeJSON(r, statusOK, struct {
+		PartnerID string         `json:"partnerId"`
+		Pending   []earningsItem `json:"pending"`
+		Settled   []earningsItem `json:"settled"`
+		Notes     string         `json:"notes"`
+	}{r.Partner.ID, earningsItems(e.Pending), earningsItems(e.Settled), earningsNotes})
+	return nil
+}
+
+func earningsItems(gs []persistence.EarningsGroup) []earningsItem {
+	out := make([]earningsItem, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, earningsItem{Ecosystem: g.Ecosystem, TotalUSD: formatMicroUSD(g.TotalMicroUSD), RowCount: g.RowCount})
+	}
+	return out
+}
+
+// formatMicroUSD writes integer micro-USD as an exact decimal string with 2
+// to 6 decimals: trailing zeros are trimmed down to cents (12.30, 12.345678,
+// 0.000005).
+func formatMicroUSD(n int64) string {
+	neg := n < 0
+	u := uint64(n)
+	if neg {
+		u = -u
+	}
+	frac := strconv.FormatUint(u%1_000_000, 10)
+	frac = strings.Repeat("0", 6-len(frac)) + frac
+	for len(frac) > 2 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+	}
+	s := strconv.FormatUint(u/1_000_000, 10) + "." + frac
+	if neg {
+		return "-" + s
+	}
+	return s
+}

@@ -1,0 +1,103 @@
+package edge
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/apierr"
+)
+
+// transactionView is one item of GET /v1/partner/transactions (DESIGN.md
+// §5.21). Chain ids fit JSON numbers exactly (all are below 2^53); USD
+// figures are exact decimal strings.
+type transactionView struct {
+	ID         string `json:"id"`
+	Kind       string `json:"kind"`
+	Status     string `json:"status"`
+	Provider   string `json:"provider"`
+	Tool       string `json:"tool"`
+	FromChain  uint64 `json:"fromChain"`
+	ToChain    uint64 `json:"toChain"`
+	FromToken  string `json:"fromToken"`
+	ToToken    string `json:"toToken"`
+	FromAmount string `json:"fromAmount"`
+	ToAmount   string `json:"toAmount"`
+	FeeUSD     string `json:"feeUsd"`
+	VolumeUSD  string `json:"volumeUsd"`
+	CreatedAt  string `json:"createdAt"`
+}
+
+// microUSD is one USD in micro-USD.
+var microUSD = decimal.NewFromInt(1_000_000)
+
+// transactions answers GET /v1/partner/transactions?limit=&cursor=&status=&
+// chain=&minFeeUsd=: the partner's quotes, swaps and on-ramp orders, newest
+// first, a page at a time. chain matches the source or the destination
+// chain; minFeeUsd keeps fee-bearing rows whose fee is at least that much,
+// so minFeeUsd=0 is the per-swap earnings breakdown (feeUsd > 0).
+func (s *Server) transactions(r *Request) error {
+	var q persistence.ActivityQuery
+	if v, ok := query(r, "limit"); ok {
+		n, err := positiveIntParam("limit", v)
+		if err != nil {
+			return err
+		}
+		if n > persistence.MaxActivityLimit {
+			return apierr.Param("limit", "limit must be at most "+strconv.Itoa(persistence.MaxActivityLimit)).With("value", v)
+		}
+		q.Limit = n
+	}
+	if v, ok := query(r, "cursor"); ok {
+		q.Cursor = v
+	}
+	if v, ok := query(r, "status"); ok {
+		q.Status = strings.TrimSpace(v)
+	}
+	if v, ok := query(r, "chain"); ok {
+		id, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil || id == 0 {
+			return apierr.Param("chain", "chain must be a chain ID (a positive integer)").With("value", v)
+		}
+		q.Chain = id
+	}
+	if v, ok := query(r, "minFeeUsd"); ok {
+		d, err := decimal.NewFromString(strings.TrimSpace(v))
+		if err != nil || d.IsNegative() || d.GreaterThan(decimal.NewFromInt(1_000_000_000_000)) {
+			return apierr.Param("minFeeUsd", "minFeeUsd must be a non-negative decimal number of USD").With("value", v)
+		}
+		// Rounding up keeps "fee >= minFeeUsd" exact for inputs finer than
+		// a micro-dollar.
+		m := d.Mul(microUSD).Ceil().IntPart()
+		q.MinFeeMicroUSD = &m
+	}
+	acts, next, err := s.deps.Accounts.Activities(r.Ctx, r.Partner.ID, q)
+	if errors.Is(err, persistence.ErrBadCursor) {
+		return apierr.Param("cursor", "cursor is not one this endpoint returned")
+	}
+	if err != nil {
+		return apierr.From(err)
+	}
+	out := make([]transactionView, 0, len(acts))
+	for _, a := range acts {
+		out = append(out, transactionView{
+			ID: a.ID, Kind: a.Kind, Status: a.Status, Provider: a.Provider, Tool: a.Tool,
+			FromChain: a.FromChain, ToChain: a.ToChain, FromToken: a.FromToken, ToToken: a.ToToken,
+			FromAmount: a.FromAmount, ToAmount: a.ToAmount,
+			FeeUSD: formatMicroUSD(a.FeeMicroUSD), VolumeUSD: formatMicroUSD(a.VolumeMicroUSD),
+			CreatedAt: isoTime(a.CreatedAt),
+		})
+	}
+	var nextCursor *string
+	if next != "" {
+		nextCursor = &next
+	}
+	writeJSON(r, statusOK, struct {
+		Transactions []transactionView `json:"transactions"`
+		NextCursor   *string           `json:"nextCursor"`
+	}{out, nextCursor})
+	return nil
+}
