@@ -60,6 +60,10 @@ type Deps struct {
 	Tools    *tools.Catalog
 	RefData  RefData
 	Partners PartnerFinder
+	// Accounts serves the partner account endpoints; nil leaves them out.
+	Accounts AccountStore
+	// Quotes is the quote engine; nil leaves /v1/quote and /v1/routes out.
+	Quotes QuoteService
 	// Ready reports whether the store is open and the actors are running.
 	Ready  func() error
 	Logger *slog.Logger
@@ -151,6 +155,12 @@ func (s *Server) routes() {
 	s.Handle("GET", "/v1/tools", route{bucket: BucketRead, name: "tools"}, s.tools)
 	s.Handle("GET", "/v1/gas-prices", route{bucket: BucketRead, name: "gas-prices"}, s.gasPrices)
 	s.Handle("GET", "/v1/partner/me", route{bucket: BucketRead, auth: authRequired, name: "partner-me"}, s.partnerMe)
+	if s.deps.Accounts != nil {
+		s.accountRoutes()
+	}
+	if s.deps.Quotes != nil {
+		s.quoteRoutes()
+	}
 }
 
 // Handle registers an endpoint with its bucket and auth mode.
@@ -185,3 +195,7 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 type slogPrintf struct{ l *slog.Logger }
 
 func (p slogPrintf) Printf(format string, args ...any) { p.l.Debug(fmt.Sprintf(format, args...)) }
+
+// Handler is the full handler chain (router, auth, limits, envelope), for
+// benchmarks that drive it without sockets.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }

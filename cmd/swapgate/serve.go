@@ -36,21 +36,42 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "comma-separated proxy addresses/CIDRs whose X-Forwarded-For is trusted")
 	fs.DurationVar(&cfg.PriceInterval, "price-interval", cfg.PriceInterval, "price refresh interval")
 	fs.DurationVar(&cfg.GasInterval, "gas-interval", cfg.GasInterval, "gas price refresh interval")
+	fs.DurationVar(&cfg.Quote.Deadline, "quote-deadline", cfg.Quote.Deadline, "deadline of a quote's provider race")
+	fs.IntVar(&cfg.Quote.PoolSize, "provider-pool-size", cfg.Quote.PoolSize, "worker actors per provider")
+	fs.Func("provider-pool-sizes", "per-provider pool sizes as JSON, e.g. {\"aggregator\":128}", func(v string) error {
+		return json.Unmarshal([]byte(v), &cfg.Quote.PoolSizes)
+	})
+	fs.Func("sandbox-tools", "sandbox latency and failure injection per tool as JSON, e.g. {\"sbx-canal\":{\"latencyMs\":300,\"failureRate\":0.1}}", func(v string) error {
+		return json.Unmarshal([]byte(v), &cfg.Quote.SandboxTools)
+	})
+	fs.StringVar(&cfg.Quote.AggregatorURL, "aggregator-url", "", "LI.FI API base URL for the aggregator provider (empty: sandbox)")
+	fs.StringVar(&cfg.Quote.AggregatorKey, "aggregator-key", "", "LI.FI API key")
+	fs.StringVar(&cfg.Quote.IntentsURL, "intents-url", "", "1Click API base URL for the intents provider (empty: sandbox)")
+	fs.StringVar(&cfg.Quote.IntentsKey, "intents-key", "", "1Click API JWT")
+	fs.DurationVar(&cfg.Quote.UpstreamTimeout, "upstream-timeout", cfg.Quote.UpstreamTimeout, "timeout of one upstream call")
+	fs.Func("pulse-rpc", "CHAINID=URL: read pulseroute chain state on chain (repeatable, or comma-separated)", func(v string) error {
+		return chainURLs(v, &cfg.Quote.PulseRPC)
+	})
 	fs.Func("gas-rpc", "CHAINID=URL: read this chain's gas with eth_feeHistory (repeatable, or comma-separated)", func(v string) error {
-		for _, part := range strings.Split(v, ",") {
-			id, url, ok := strings.Cut(strings.TrimSpace(part), "=")
-			n, err := strconv.ParseUint(id, 10, 64)
-			if !ok || err != nil || url == "" {
-				return fmt.Errorf("want CHAINID=URL, got %q", part)
-			}
-			if cfg.GasRPC == nil {
-				cfg.GasRPC = make(map[uint64]string)
-			}
-			cfg.GasRPC[n] = url
-		}
-		return nil
+		return chainURLs(v, &cfg.GasRPC)
 	})
 	return fs
+}
+
+// chainURLs parses CHAINID=URL pairs, comma-separated, into m.
+func chainURLs(v string, m *map[uint64]string) error {
+	for _, part := range strings.Split(v, ",") {
+		id, url, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.ParseUint(id, 10, 64)
+		if !ok || err != nil || url == "" {
+			return fmt.Errorf("want CHAINID=URL, got %q", part)
+		}
+		if *m == nil {
+			*m = make(map[uint64]string)
+		}
+		(*m)[n] = url
+	}
+	return nil
 }
 
 // loadServeConfig resolves the serve options from defaults, the config
@@ -81,7 +102,12 @@ func loadServeConfig(args []string, getenv func(string) string, stderr io.Writer
 			return app.Config{}, "", fmt.Errorf("decode config %s: %w", configFile, err)
 		}
 		for k, v := range m {
-			if err := fs.Set(k, fmt.Sprint(v)); err != nil {
+			val := fmt.Sprint(v)
+			if _, nested := v.(map[string]any); nested {
+				b, _ := json.Marshal(v)
+				val = string(b)
+			}
+			if err := fs.Set(k, val); err != nil {
 				return app.Config{}, "", fmt.Errorf("config %s: option %q: %w", configFile, k, err)
 			}
 		}

@@ -20,8 +20,10 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/valyala/fasthttp"
 
 	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/actors/engine"
 	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
@@ -50,6 +52,8 @@ type Config struct {
 	// GasRPC maps chain ids to JSON-RPC URLs; those chains' gas prices are
 	// read with eth_feeHistory instead of the sandbox oracle.
 	GasRPC map[uint64]string
+	// Quote configures the quote engine and its upstreams.
+	Quote  QuoteConfig
 	Logger *slog.Logger
 }
 
@@ -67,6 +71,9 @@ func DefaultConfig() Config {
 		AnonReadPerMin:  ec.AnonReadPerMin,
 		PriceInterval:   15 * time.Second,
 		GasInterval:     10 * time.Second,
+		Quote: QuoteConfig{
+			Deadline: engine.DefaultDeadline, PoolSize: engine.DefaultPoolSize, UpstreamTimeout: 10 * time.Second,
+		},
 	}
 }
 
@@ -77,6 +84,7 @@ type App struct {
 	store   *persistence.Store
 	sys     *actor.ActorSystem
 	ref     *refdata.Service
+	quotes  *quoteStack
 	edge    *edge.Server
 	admin   *admin.Server
 	ln      net.Listener
@@ -129,18 +137,27 @@ func Start(ctx context.Context, cfg Config) (a *App, err error) {
 	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if a.quotes, err = startQuotes(ctx, cfg.Quote, a.sys, reg, cat, a.ref, a.store, metrics); err != nil {
+		return nil, err
+	}
 	ec := edge.DefaultConfig()
 	ec.ReadTimeout, ec.WriteTimeout, ec.IdleTimeout = cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout
 	ec.AnonHeavyPerMin, ec.AnonReadPerMin = cfg.AnonHeavyPerMin, cfg.AnonReadPerMin
 	ec.TrustedProxies = proxies
 	a.edge, err = edge.New(ec, edge.Deps{
-		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store,
+		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter,
 		Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if a.admin, err = admin.Start(cfg.DataDir, a.store, a.edge.InvalidatePartner); err != nil {
+	if a.admin, err = admin.New(cfg.DataDir, a.store, a.edge.InvalidatePartner); err != nil {
+		return nil, fmt.Errorf("app: admin listener: %w", err)
+	}
+	if err = admin.RegisterSettle(a.admin, a.store, nil); err != nil {
+		return nil, fmt.Errorf("app: admin listener: %w", err)
+	}
+	if err = a.admin.Start(); err != nil {
 		return nil, fmt.Errorf("app: start admin listener: %w", err)
 	}
 	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
@@ -178,6 +195,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.edge != nil && a.ln != nil {
 		errs = append(errs, a.edge.Shutdown(ctx))
+	}
+	if a.quotes != nil {
+		a.quotes.stop()
 	}
 	if a.ref != nil {
 		a.ref.Stop()
@@ -229,3 +249,7 @@ func parseProxies(s string) ([]netip.Prefix, error) {
 	}
 	return out, nil
 }
+
+// Handler is the edge's full handler chain, for benchmarks that measure a
+// request without the network.
+func (a *App) Handler() fasthttp.RequestHandler { return a.edge.Handler() }

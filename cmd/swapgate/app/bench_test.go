@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/apikey"
+)
+
+// benchApp starts the real service (Pebble, actors, sandbox) and returns it
+// with a partner key whose limits are out of the way.
+func benchApp(b *testing.B) (*App, string) {
+	b.Helper()
+	cfg := DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.DataDir = b.TempDir()
+	cfg.AnonHeavyPerMin, cfg.AnonReadPerMin = 1<<30, 1<<30
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, err := Start(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = a.Close(context.Background()) })
+	key, digest, err := apikey.Generate()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &persistence.Partner{ID: "ptn_bench", Name: "Bench", Email: "bench@example.com", SwapFeeBps: 25,
+		HeavyPerMin: 1 << 30, ReadPerMin: 1 << 30, EnabledEcosystems: persistence.AllEcosystems(), KeyDigest: digest}
+	ctx := context.Background()
+	if err := a.store.CreatePartner(ctx, p); err != nil {
+		b.Fatal(err)
+	}
+	if err := a.store.PutFeeWallet(ctx, p.ID, "evm", "0x8ba1f109551bD432803012645Ac136ddd64DBA72"); err != nil {
+		b.Fatal(err)
+	}
+	return a, key
+}
+
+// drive runs one request through the full handler chain per iteration,
+// with a RequestCtx reused as fasthttp's server reuses it.
+func drive(b *testing.B, h fasthttp.RequestHandler, uri, key string) {
+	b.Helper()
+	var ctx fasthttp.RequestCtx
+	var req fasthttp.Request
+	req.SetRequestURI(uri)
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	}
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+	ctx.Init(&req, addr, nil)
+	h(&ctx)
+	if ctx.Response.StatusCode() != 200 {
+		b.Fatalf("%s: %d %s", uri, ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ctx.Response.Reset()
+		h(&ctx)
+	}
+	b.StopTimer()
+	if ctx.Response.StatusCode() != 200 {
+		b.Fatalf("%s: %d %s", uri, ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+}
+
+const benchQuote = "/v1/quote?fromChain=42161&toChain=8453&fromToken=0xaf88d065e77c8cC2239327C5EDb3A432268e5831" +
+	"&toToken=0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913&fromAmount=1000000000&fromAddress=0x8ba1f109551bD432803012645Ac136ddd64DBA72"
+
+func BenchmarkPing(b *testing.B) {
+	a, _ := benchApp(b)
+	drive(b, a.Handler(), "/v1/ping", "")
+}
+
+func BenchmarkTokensChain1(b *testing.B) {
+	a, _ := benchApp(b)
+	drive(b, a.Handler(), "/v1/tokens?chains=1", "")
+}
+
+func BenchmarkQuoteAnonymous(b *testing.B) {
+	a, _ := benchApp(b)
+	drive(b, a.Handler(), benchQuote, "")
+}
+
+func BenchmarkQuotePartner(b *testing.B) {
+	a, key := benchApp(b)
+	drive(b, a.Handler(), benchQuote, key)
+}
+
+// BenchmarkQuotePartnerParallel shows the ledger's group commit: concurrent
+// partner quotes share WAL syncs.
+func BenchmarkQuotePartnerParallel(b *testing.B) {
+	a, key := benchApp(b)
+	h := a.Handler()
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		var ctx fasthttp.RequestCtx
+		var req fasthttp.Request
+		req.SetRequestURI(benchQuote)
+		req.Header.Set("X-API-Key", key)
+		ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40001}, nil)
+		for pb.Next() {
+			ctx.Response.Reset()
+			h(&ctx)
+			if ctx.Response.StatusCode() != 200 {
+				b.Errorf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkQuoteAnonymousParallel(b *testing.B) {
+	a, _ := benchApp(b)
+	h := a.Handler()
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		var ctx fasthttp.RequestCtx
+		var req fasthttp.Request
+		req.SetRequestURI(benchQuote)
+		ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40002}, nil)
+		for pb.Next() {
+			ctx.Response.Reset()
+			h(&ctx)
+			if ctx.Response.StatusCode() != 200 {
+				b.Errorf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+				return
+			}
+		}
+	})
+}

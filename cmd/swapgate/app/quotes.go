@@ -1,0 +1,174 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/swapgate/swapgate/actors/engine"
+	"github.com/swapgate/swapgate/actors/ledger"
+	"github.com/swapgate/swapgate/actors/refdata"
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/pulseroute"
+	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/sandbox"
+	"github.com/swapgate/swapgate/routing/tools"
+	"github.com/swapgate/swapgate/routing/upstream/lifi"
+	"github.com/swapgate/swapgate/routing/upstream/oneclick"
+)
+
+// QuoteConfig configures the quote engine and its upstreams. Every
+// provider is the sandbox unless a base URL is set for it.
+type QuoteConfig struct {
+	Deadline  time.Duration
+	PoolSize  int
+	PoolSizes map[string]int
+	// SandboxTools injects latency and failures per sandbox tool.
+	SandboxTools map[string]sandbox.ToolConfig
+	// AggregatorURL and IntentsURL point the aggregator and intents
+	// providers at the real LI.FI and 1Click APIs.
+	AggregatorURL, AggregatorKey string
+	IntentsURL, IntentsKey       string
+	UpstreamTimeout              time.Duration
+	// PulseRPC maps chain ids to JSON-RPC URLs; with chain 369's set, the
+	// PulseX leg is read on chain, and with a sender chain's set, its warp
+	// route's gas payment.
+	PulseRPC map[uint64]string
+}
+
+// quoteStack is the running quote engine.
+type quoteStack struct {
+	engine *engine.Engine
+	ledger *ledger.Ledger
+	quoter *engine.Quoter
+}
+
+func (q *quoteStack) stop() {
+	if q.quoter != nil {
+		q.quoter.Close()
+	}
+	if q.engine != nil {
+		q.engine.Stop()
+	}
+	if q.ledger != nil {
+		q.ledger.Stop()
+	}
+}
+
+func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, reg *registry.Registry, cat *tools.Catalog,
+	ref *refdata.Service, store *persistence.Store, metrics *prometheus.Registry) (qs *quoteStack, err error) {
+	qs = &quoteStack{}
+	defer func() {
+		if err != nil {
+			qs.stop()
+		}
+	}()
+	contracts := pulseroute.DefaultContracts()
+	var opts []sandbox.Option
+	opts = append(opts, sandbox.WithContracts(contracts))
+	if len(cfg.PulseRPC) > 0 {
+		st, err := dialPulseState(ctx, reg, contracts, cfg.PulseRPC)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, sandbox.WithChainState(st))
+	}
+	gasPrice := func(chainID uint64) (*big.Int, bool) {
+		rec, ok := ref.Gas(chainID)
+		if !ok {
+			return nil, false
+		}
+		v, ok := new(big.Int).SetString(rec.Speed.Standard.GasPrice, 10)
+		return v, ok
+	}
+	market, err := sandbox.New(reg, cat, ref.Price, gasPrice, sandbox.Config{Tools: cfg.SandboxTools}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("app: sandbox market: %w", err)
+	}
+	providers := []quote.Provider{market.Aggregator(), market.Intents(), market.Pulseroute()}
+	if cfg.AggregatorURL != "" {
+		c, err := lifi.New(lifi.Config{BaseURL: cfg.AggregatorURL, APIKey: cfg.AggregatorKey, Timeout: cfg.UpstreamTimeout, Integrator: "swapgate"}, reg)
+		if err != nil {
+			return nil, fmt.Errorf("app: aggregator upstream: %w", err)
+		}
+		providers[0] = c
+	}
+	if cfg.IntentsURL != "" {
+		c, err := oneclick.New(oneclick.Config{BaseURL: cfg.IntentsURL, APIKey: cfg.IntentsKey, Timeout: cfg.UpstreamTimeout, Integrator: "swapgate"}, reg)
+		if err != nil {
+			return nil, fmt.Errorf("app: intents upstream: %w", err)
+		}
+		providers[1] = c
+	}
+	legs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "swapgate_provider_leg_seconds", Help: "Time each provider leg took, by outcome (route, error, panic, late).",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
+	}, []string{"provider", "outcome"})
+	if err := metrics.Register(legs); err != nil {
+		return nil, fmt.Errorf("app: register metrics: %w", err)
+	}
+	qs.engine, err = engine.Start(sys, providers, engine.Config{
+		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes,
+		Observe: func(p string, d time.Duration, outcome string) { legs.WithLabelValues(p, outcome).Observe(d.Seconds()) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	if qs.ledger, err = ledger.Start(sys, store, 0); err != nil {
+		return nil, err
+	}
+	if qs.quoter, err = engine.NewQuoter(qs.engine, qs.ledger, store, contracts, nil); err != nil {
+		return nil, err
+	}
+	return qs, nil
+}
+
+// pulseState reads pulseroute's chain state over JSON-RPC where a URL is
+// configured, and from the sandbox chain elsewhere.
+type pulseState struct {
+	clients   map[uint64]*ethclient.Client
+	contracts *pulseroute.Contracts
+	fallback  sandbox.ChainState
+}
+
+var _ sandbox.ChainState = (*pulseState)(nil)
+
+func dialPulseState(ctx context.Context, reg *registry.Registry, contracts *pulseroute.Contracts, urls map[uint64]string) (*pulseState, error) {
+	fb, err := sandbox.NewSandboxChain(reg)
+	if err != nil {
+		return nil, err
+	}
+	st := &pulseState{clients: map[uint64]*ethclient.Client{}, contracts: contracts, fallback: fb}
+	for id, url := range urls {
+		c, err := ethclient.DialContext(ctx, url)
+		if err != nil {
+			return nil, fmt.Errorf("app: pulseroute RPC for chain %d: %w", id, err)
+		}
+		st.clients[id] = c
+	}
+	return st, nil
+}
+
+func (p *pulseState) QuoteGasPayment(ctx context.Context, chainID uint64, destination uint32) (*big.Int, error) {
+	c, ok := p.clients[chainID]
+	w, okw := p.contracts.WarpRoute(chainID)
+	if !ok || !okw {
+		return p.fallback.QuoteGasPayment(ctx, chainID, destination)
+	}
+	return pulseroute.QuoteGasPayment(ctx, c, w.Router, destination)
+}
+
+func (p *pulseState) AmountsOut(ctx context.Context, amountIn *big.Int, path []common.Address) ([]*big.Int, error) {
+	c, ok := p.clients[pulseroute.PulseChainID]
+	if !ok {
+		return p.fallback.AmountsOut(ctx, amountIn, path)
+	}
+	return pulseroute.GetAmountsOut(ctx, c, p.contracts.PulseX().Router, amountIn, path)
+}
