@@ -227,8 +227,11 @@ func (s *Store) PublishTo(ctx context.Context, w *Webhook, ev webhook.Event) (st
 
 // DueDeliveries calls fn for outbox entries due at or before now, earliest
 // first, until fn returns false. The iterator is bounded above by now, so
-// entries waiting for a later retry are never read.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, fn func(*OutboxEntry) bool) error {
+// entries waiting for a later retry are never read. Entries whose delivery
+// ID skip reports true (nil skips none) are passed over without decoding
+// their value: the delivery pool skips those it already holds, which keeps
+// a rescan cheap however many are in flight.
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, skip func(deliveryID string) bool, fn func(*OutboxEntry) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -239,6 +242,9 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, fn func(*Outbo
 	}
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
+		if skip != nil && len(it.Key()) > len(prefixOutbox)+8 && skip(string(it.Key()[len(prefixOutbox)+8:])) {
+			continue
+		}
 		var rec outboxRecord
 		if err := json.Unmarshal(it.Value(), &rec); err != nil {
 			return fmt.Errorf("persistence: decode outbox entry %q: %w", it.Key(), err)

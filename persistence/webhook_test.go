@@ -181,6 +181,12 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 	if len(due) != 1 || due[0].DeliveryID != id || due[0].Attempt != 1 {
 		t.Fatalf("retry entry %+v", due)
 	}
+	if err := s.DueDeliveries(ctx, clock.Now(), func(d string) bool { return d == id }, func(*OutboxEntry) bool {
+		t.Fatal("skipped entry decoded")
+		return false
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.FinishAttempt(ctx, due[0], &DeliveryRecord{Attempt: 2, StatusCode: 204, LatencyMs: 3, State: DeliveryDelivered}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +202,7 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 func dueEntries(t *testing.T, s *Store, now time.Time) []*OutboxEntry {
 	t.Helper()
 	var out []*OutboxEntry
-	if err := s.DueDeliveries(context.Background(), now, func(e *OutboxEntry) bool { out = append(out, e); return true }); err != nil {
+	if err := s.DueDeliveries(context.Background(), now, nil, func(e *OutboxEntry) bool { out = append(out, e); return true }); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -66,9 +66,10 @@ func (d *dispatcher) Receive(ctx actor.Context) {
 		decr(d.inflightPartnr, m.entry.PartnerID)
 		d.idle = append(d.idle, m.worker)
 		d.pump(ctx)
-		if d.moreDue && len(d.queue) < d.p.cfg.ScanBatch/2 {
-			d.scan()
-			d.pump(ctx)
+		if d.moreDue && len(d.idle) > 0 {
+			// Coalesced with every other wake-up: a burst of completions
+			// costs one rescan, not one each.
+			d.p.Wake()
 		}
 	}
 }
@@ -97,14 +98,14 @@ func (d *dispatcher) scan() {
 	defer d.p.leave()
 	examined, limit := 0, d.p.cfg.ScanBatch*scanExamineFactor
 	d.moreDue = false
-	err := d.p.store.DueDeliveries(d.p.ctx, d.p.cfg.Now(), func(e *persistence.OutboxEntry) bool {
+	known := func(id string) bool { return d.known[id] }
+	err := d.p.store.DueDeliveries(d.p.ctx, d.p.cfg.Now(), known, func(e *persistence.OutboxEntry) bool {
 		examined++
-		if d.known[e.DeliveryID] || d.queuedHook[e.WebhookID] >= maxQueuedPerWebhook {
-			if examined >= limit {
-				d.moreDue = true
-				return false
-			}
-			return true
+		if d.queuedHook[e.WebhookID] >= maxQueuedPerWebhook {
+			// Left in the outbox for now; a later scan, after this
+			// webhook's queue has drained, picks it up.
+			d.moreDue = true
+			return examined < limit
 		}
 		d.known[e.DeliveryID] = true
 		d.queuedHook[e.WebhookID]++

@@ -30,7 +30,7 @@ import (
 
 // Store is what the pool needs of persistence.
 type Store interface {
-	DueDeliveries(ctx context.Context, now time.Time, fn func(*persistence.OutboxEntry) bool) error
+	DueDeliveries(ctx context.Context, now time.Time, skip func(deliveryID string) bool, fn func(*persistence.OutboxEntry) bool) error
 	WebhookByID(ctx context.Context, id string) (*persistence.Webhook, error)
 	FinishAttempt(ctx context.Context, e *persistence.OutboxEntry, rec *persistence.DeliveryRecord, retryAt time.Time) error
 	DropDelivery(ctx context.Context, e *persistence.OutboxEntry) error
@@ -118,8 +118,10 @@ func newClient(cfg Config, policy hook.Policy) *http.Client {
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   cfg.Timeout,
 		ResponseHeaderTimeout: cfg.Timeout,
-		MaxIdleConnsPerHost:   cfg.PerWebhook,
-		IdleConnTimeout:       90 * time.Second,
+		// One kept connection per worker: receivers often share a host, and
+		// a TLS handshake costs more than the delivery itself.
+		MaxIdleConnsPerHost: cfg.PoolSize,
+		IdleConnTimeout:     90 * time.Second,
 	}
 	if cfg.TLSConfig != nil {
 		tr.TLSClientConfig = cfg.TLSConfig.Clone()
