@@ -110,12 +110,29 @@ type ledgerSeq struct {
 	next   uint64
 }
 
-// AppendLedger writes rows in one synced batch: one Pebble commit and one
-// WAL sync for all of them, which is what the ledger actor's group commit
-// relies on. A row whose quote id already has a row is skipped (reported
-// false in written), so a retried quote is never counted twice. Rows are
-// given their sequence number and pending state here.
-func (s *Store) AppendLedger(ctx context.Context, rows []*LedgerRow) (written []bool, err error) {
+// QuoteRecord is what one partner quote leaves on disk: its activity
+// record (every partner quote) and, when it carried a fee, its ledger row.
+type QuoteRecord struct {
+	Activity *Activity
+	Ledger   *LedgerRow
+}
+
+// AppendLedger writes ledger rows alone; see RecordQuotes.
+func (s *Store) AppendLedger(ctx context.Context, rows []*LedgerRow) ([]bool, error) {
+	recs := make([]QuoteRecord, len(rows))
+	for i, r := range rows {
+		recs[i].Ledger = r
+	}
+	return s.RecordQuotes(ctx, recs)
+}
+
+// RecordQuotes writes quote records in one synced batch: one Pebble commit
+// and one WAL sync for all of them, which is what the ledger actor's group
+// commit relies on. A ledger row whose quote id already has a row is
+// skipped (reported false in written), so a retried quote is never counted
+// twice; its activity record is rewritten in place, which is harmless.
+// Ledger rows are given their sequence number and pending state here.
+func (s *Store) RecordQuotes(ctx context.Context, recs []QuoteRecord) (written []bool, err error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -134,11 +151,17 @@ func (s *Store) AppendLedger(ctx context.Context, rows []*LedgerRow) (written []
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	written = make([]bool, len(rows))
+	written = make([]bool, len(recs))
 	seq := s.ledger.next
-	inBatch := make(map[string]bool, len(rows))
-	for i, r := range rows {
-		if inBatch[r.QuoteID] {
+	inBatch := make(map[string]bool, len(recs))
+	for i, rec := range recs {
+		if rec.Activity != nil {
+			if err := s.PutActivity(b, rec.Activity); err != nil {
+				return nil, err
+			}
+		}
+		r := rec.Ledger
+		if r == nil || inBatch[r.QuoteID] {
 			continue
 		}
 		dup, err := s.has(ledgerQuoteKey(r.QuoteID))
@@ -168,14 +191,16 @@ func (s *Store) AppendLedger(ctx context.Context, rows []*LedgerRow) (written []
 		}
 		written[i] = true
 	}
-	if seq == s.ledger.next {
+	if b.Empty() {
 		return written, nil
 	}
-	if err := b.Set([]byte(keySeqLedger), binary.BigEndian.AppendUint64(nil, seq), nil); err != nil {
-		return nil, err
+	if seq != s.ledger.next {
+		if err := b.Set([]byte(keySeqLedger), binary.BigEndian.AppendUint64(nil, seq), nil); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return nil, fmt.Errorf("persistence: commit ledger batch: %w", err)
+		return nil, fmt.Errorf("persistence: commit quote records: %w", err)
 	}
 	s.ledger.next = seq
 	return written, nil

@@ -31,9 +31,9 @@ type FeeWalletFinder interface {
 	FeeWallet(ctx context.Context, partnerID, ecosystem string) (addr string, ok bool, err error)
 }
 
-// LedgerRecorder makes a ledger row durable.
+// LedgerRecorder makes a partner quote's records durable.
 type LedgerRecorder interface {
-	Record(ctx context.Context, row *persistence.LedgerRow) error
+	Record(ctx context.Context, rec persistence.QuoteRecord) error
 }
 
 // Issued is a quote handed to a client, kept for its lifetime so later
@@ -99,6 +99,9 @@ func (q *Quoter) feeFree(req *quote.Request) bool {
 // applyFees sets the request's fee from the caller's tier and checks the
 // partner's settlement set-up.
 func (q *Quoter) applyFees(ctx context.Context, req *quote.Request, p *persistence.Partner) *apierr.Error {
+	if p != nil {
+		req.PartnerID = p.ID
+	}
 	if q.feeFree(req) {
 		req.FeeBps = 0
 		return nil
@@ -107,7 +110,6 @@ func (q *Quoter) applyFees(ctx context.Context, req *quote.Request, p *persisten
 		req.FeeBps = AnonymousSwapFeeBps
 		return nil
 	}
-	req.PartnerID = p.ID
 	req.FeeBps = p.SwapFeeBps
 	if p.SwapFeeBps > MaxSwapFeeBps {
 		return &apierr.Error{Code: apierr.PartnerFeeExceedsMax,
@@ -149,9 +151,16 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *persistence.P
 	best := routes[0]
 	is := &Issued{ID: req.ID, Request: req, Route: best, Provider: best.Provider, FeeBps: req.FeeBps,
 		ExpiresAt: req.Now.Add(QuoteTTL)}
-	if p != nil && best.PartnerFee != nil && best.PartnerFee.Sign() > 0 {
-		if err := q.ledger.Record(ctx, ledgerRow(req, best)); err != nil {
-			return nil, apierr.New(apierr.ServiceUnavailable, "could not record the partner fee; retry").Wrap(err)
+	if p != nil {
+		// Every partner quote is on disk before it is answered: its activity
+		// (stats, transactions) and, with a fee, its earnings row.
+		rec := persistence.QuoteRecord{Activity: activity(req, best)}
+		if best.PartnerFee != nil && best.PartnerFee.Sign() > 0 {
+			rec.Ledger = ledgerRow(req, best)
+			rec.Activity.FeeMicroUSD = rec.Ledger.FeeMicroUSD
+		}
+		if err := q.ledger.Record(ctx, rec); err != nil {
+			return nil, apierr.New(apierr.ServiceUnavailable, "could not record the quote; retry").Wrap(err)
 		}
 	}
 	q.issued.SetWithTTL(is.ID, is, 1, QuoteTTL+10*time.Second)
@@ -200,6 +209,17 @@ func ledgerRow(req *quote.Request, r *quote.Route) *persistence.LedgerRow {
 		FeeToken: req.ToToken.Address, FeeAmount: r.PartnerFee.String(),
 		FeeMicroUSD: int64(math.Round(feeUSD * 1e6)), VolumeMicroUSD: int64(math.Round(r.FromAmountUSD * 1e6)),
 		CreatedAt: req.Now,
+	}
+}
+
+// activity is the partner's record of a quote, for stats and transactions.
+func activity(req *quote.Request, r *quote.Route) *persistence.Activity {
+	return &persistence.Activity{
+		PartnerID: req.PartnerID, ID: req.ID, Kind: persistence.ActivityQuote, Status: "QUOTED",
+		Provider: r.Provider, Tool: r.Tool, FromChain: req.From.ID, ToChain: req.To.ID,
+		FromToken: req.FromToken.Address, ToToken: req.ToToken.Address,
+		FromAmount: r.FromAmount.String(), ToAmount: r.ToAmount.String(),
+		VolumeMicroUSD: int64(math.Round(r.FromAmountUSD * 1e6)), CreatedAt: req.Now,
 	}
 }
 

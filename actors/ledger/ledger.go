@@ -17,9 +17,9 @@ import (
 	"github.com/swapgate/swapgate/persistence"
 )
 
-// Appender writes rows in one durable batch.
+// Appender writes quote records in one durable batch.
 type Appender interface {
-	AppendLedger(ctx context.Context, rows []*persistence.LedgerRow) ([]bool, error)
+	RecordQuotes(ctx context.Context, recs []persistence.QuoteRecord) ([]bool, error)
 }
 
 var _ Appender = (*persistence.Store)(nil)
@@ -40,7 +40,7 @@ type stats struct {
 }
 
 type appendReq struct {
-	row   *persistence.LedgerRow
+	rec   persistence.QuoteRecord
 	reply actors.Reply[error]
 }
 
@@ -70,15 +70,15 @@ func Start(sys *actor.ActorSystem, store Appender, maxBatch int) (*Ledger, error
 	return &Ledger{root: sys.Root, pid: pid, st: st}, nil
 }
 
-// Record makes row durable, returning once it is synced (or was already
-// recorded for that quote id) or ctx ends. A ctx that ends first does not
-// withdraw the row: it may still be committed.
-func (l *Ledger) Record(ctx context.Context, row *persistence.LedgerRow) error {
-	req := &appendReq{row: row, reply: actors.NewReply[error]()}
+// Record makes a quote's records durable, returning once they are synced
+// (or the ledger row was already recorded for that quote id) or ctx ends. A
+// ctx that ends first does not withdraw them: they may still be committed.
+func (l *Ledger) Record(ctx context.Context, rec persistence.QuoteRecord) error {
+	req := &appendReq{rec: rec, reply: actors.NewReply[error]()}
 	l.root.Send(l.pid, req)
 	err, werr := req.reply.Wait(ctx)
 	if werr != nil {
-		return fmt.Errorf("ledger: record quote %s: %w", row.QuoteID, werr)
+		return fmt.Errorf("ledger: record quote: %w", werr)
 	}
 	return err
 }
@@ -122,11 +122,11 @@ func (a *ledgerActor) Receive(c actor.Context) {
 func (a *ledgerActor) commit() {
 	n := min(len(a.pending), a.maxBatch)
 	batch := a.pending[:n]
-	rows := make([]*persistence.LedgerRow, n)
+	recs := make([]persistence.QuoteRecord, n)
 	for i, r := range batch {
-		rows[i] = r.row
+		recs[i] = r.rec
 	}
-	_, err := a.store.AppendLedger(context.Background(), rows)
+	_, err := a.store.RecordQuotes(context.Background(), recs)
 	if err == nil {
 		a.st.commits.Add(1)
 		a.st.rows.Add(int64(n))

@@ -37,7 +37,7 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			errs <- l.Record(ctx, row("ptn_a", fmt.Sprintf("q%03d", i), at.Add(time.Duration(i)*time.Millisecond)))
+			errs <- l.Record(ctx, persistence.QuoteRecord{Ledger: row("ptn_a", fmt.Sprintf("q%03d", i), at.Add(time.Duration(i)*time.Millisecond))})
 		}(i)
 	}
 	wg.Wait()
@@ -55,7 +55,7 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 	}
 	t.Logf("%d rows in %d commits", l.Rows(), l.Commits())
 	// The same quote again is not counted twice.
-	if err := l.Record(context.Background(), row("ptn_a", "q007", at.Add(time.Hour))); err != nil {
+	if err := l.Record(context.Background(), persistence.QuoteRecord{Ledger: row("ptn_a", "q007", at.Add(time.Hour))}); err != nil {
 		t.Fatal(err)
 	}
 	l.Stop()

@@ -453,6 +453,26 @@ func TestPartnerQuoteFeesAndLedger(t *testing.T) {
 	if out.FeeBps != 0 {
 		t.Fatalf("outbound bridge fee %d", out.FeeBps)
 	}
+	// Both quotes are in the partner's transactions, newest first; only
+	// the first carried a fee, which the earnings show as pending.
+	var txs struct {
+		Transactions []struct{ ID, Kind, FeeUsd string }
+	}
+	ts.get("/v1/partner/transactions", withKey(key)).decode(t, &txs)
+	if len(txs.Transactions) != 2 || txs.Transactions[1].ID != q.Quote.ID || txs.Transactions[1].Kind != "quote" ||
+		txs.Transactions[1].FeeUsd == "0" || txs.Transactions[0].FeeUsd != "0.00" && txs.Transactions[0].FeeUsd != "0" {
+		t.Fatalf("transactions %+v", txs)
+	}
+	var earn struct {
+		Pending []struct {
+			Ecosystem, TotalUsd string
+			RowCount            int
+		}
+	}
+	ts.get("/v1/partner/me/earnings", withKey(key)).decode(t, &earn)
+	if len(earn.Pending) != 1 || earn.Pending[0].Ecosystem != "evm" || earn.Pending[0].RowCount != 1 {
+		t.Fatalf("earnings %+v", earn)
+	}
 	ts.stop()
 
 	// The returned quote's earnings row is on disk.
