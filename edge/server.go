@@ -64,6 +64,8 @@ type Deps struct {
 	Accounts AccountStore
 	// Quotes is the quote engine; nil leaves /v1/quote and /v1/routes out.
 	Quotes QuoteService
+	// Webhooks serves the webhook endpoints; nil leaves them out.
+	Webhooks WebhookService
 	// Ready reports whether the store is open and the actors are running.
 	Ready  func() error
 	Logger *slog.Logger
@@ -160,6 +162,9 @@ func (s *Server) routes() {
 	}
 	if s.deps.Quotes != nil {
 		s.quoteRoutes()
+	}
+	if s.deps.Webhooks != nil {
+		s.webhookRoutes()
 	}
 }
 

@@ -36,6 +36,10 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "comma-separated proxy addresses/CIDRs whose X-Forwarded-For is trusted")
 	fs.DurationVar(&cfg.PriceInterval, "price-interval", cfg.PriceInterval, "price refresh interval")
 	fs.DurationVar(&cfg.GasInterval, "gas-interval", cfg.GasInterval, "gas price refresh interval")
+	fs.IntVar(&cfg.WebhookPoolSize, "webhook-pool-size", cfg.WebhookPoolSize, "webhook delivery workers (concurrent attempts)")
+	fs.DurationVar(&cfg.WebhookRetryBase, "webhook-retry-base", cfg.WebhookRetryBase, "wait after the first failed webhook attempt; doubles each retry, with jitter")
+	fs.IntVar(&cfg.WebhookMaxAttempts, "webhook-max-attempts", cfg.WebhookMaxAttempts, "webhook attempts before a delivery is dead-lettered")
+	fs.BoolVar(&cfg.AllowLoopbackWebhooks, "allow-loopback-webhooks", cfg.AllowLoopbackWebhooks, "accept and deliver to loopback webhook URLs (local testing only)")
 	fs.DurationVar(&cfg.Quote.Deadline, "quote-deadline", cfg.Quote.Deadline, "deadline of a quote's provider race")
 	fs.IntVar(&cfg.Quote.PoolSize, "provider-pool-size", cfg.Quote.PoolSize, "worker actors per provider")
 	fs.Func("provider-pool-sizes", "per-provider pool sizes as JSON, e.g. {\"aggregator\":128}", func(v string) error {

@@ -7,6 +7,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/actors/engine"
 	"github.com/swapgate/swapgate/actors/refdata"
+	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
@@ -32,6 +34,7 @@ import (
 	"github.com/swapgate/swapgate/routing/prices"
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
+	"github.com/swapgate/swapgate/routing/webhook"
 )
 
 // Config is everything serve can be told.
@@ -55,6 +58,11 @@ type Config struct {
 	// Quote configures the quote engine and its upstreams.
 	Quote  QuoteConfig
 	Logger *slog.Logger
+	// Webhook delivery (DESIGN.md §5.18, §5.23); WebhookTLS nil verifies receivers against the system roots.
+	WebhookPoolSize, WebhookMaxAttempts int
+	WebhookRetryBase                    time.Duration
+	AllowLoopbackWebhooks               bool
+	WebhookTLS                          *tls.Config
 }
 
 // DefaultConfig is what `make run` serves with.
@@ -71,6 +79,7 @@ func DefaultConfig() Config {
 		AnonReadPerMin:  ec.AnonReadPerMin,
 		PriceInterval:   15 * time.Second,
 		GasInterval:     10 * time.Second,
+		WebhookPoolSize: webhookpool.DefaultPoolSize, WebhookRetryBase: webhook.DefaultRetryBase, WebhookMaxAttempts: webhook.DefaultMaxAttempts,
 		Quote: QuoteConfig{
 			Deadline: engine.DefaultDeadline, PoolSize: engine.DefaultPoolSize, UpstreamTimeout: 10 * time.Second,
 		},
@@ -84,6 +93,7 @@ type App struct {
 	store   *persistence.Store
 	sys     *actor.ActorSystem
 	ref     *refdata.Service
+	hooks   *webhookpool.Pool
 	quotes  *quoteStack
 	edge    *edge.Server
 	admin   *admin.Server
@@ -140,12 +150,15 @@ func Start(ctx context.Context, cfg Config) (a *App, err error) {
 	if a.quotes, err = startQuotes(ctx, cfg.Quote, a.sys, reg, cat, a.ref, a.store, metrics); err != nil {
 		return nil, err
 	}
+	if a.hooks, err = webhookpool.Start(a.sys, a.store, webhookpool.Config{PoolSize: cfg.WebhookPoolSize, RetryBase: cfg.WebhookRetryBase, MaxAttempts: cfg.WebhookMaxAttempts, AllowLoopback: cfg.AllowLoopbackWebhooks, TLSConfig: cfg.WebhookTLS, Logger: a.log}); err != nil {
+		return nil, fmt.Errorf("app: start webhook pool: %w", err)
+	}
 	ec := edge.DefaultConfig()
 	ec.ReadTimeout, ec.WriteTimeout, ec.IdleTimeout = cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout
 	ec.AnonHeavyPerMin, ec.AnonReadPerMin = cfg.AnonHeavyPerMin, cfg.AnonReadPerMin
 	ec.TrustedProxies = proxies
 	a.edge, err = edge.New(ec, edge.Deps{
-		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter,
+		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: a.hooks,
 		Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
@@ -201,6 +214,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.ref != nil {
 		a.ref.Stop()
+	}
+	if a.hooks != nil {
+		a.hooks.Stop()
 	}
 	if a.sys != nil {
 		a.sys.Shutdown()

@@ -1,0 +1,233 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/webhook"
+)
+
+// WebhookService is what the webhook endpoints need: the registration store,
+// the URL policy and the test-delivery sender. actors/webhook.Pool is it.
+type WebhookService interface {
+	CheckURL(ctx context.Context, rawURL string) error
+	CreateWebhook(ctx context.Context, w *persistence.Webhook) error
+	Webhooks(ctx context.Context, partnerID string) ([]*persistence.Webhook, error)
+	DeleteWebhook(ctx context.Context, partnerID, id string) error
+	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*persistence.DeliveryRecord, error)
+	SendTest(ctx context.Context, partnerID, webhookID string) (string, error)
+}
+
+// maxDeliveriesListed bounds GET .../deliveries.
+const maxDeliveriesListed = 100
+
+// urlCheckTimeout bounds the name resolution of a URL at registration.
+const urlCheckTimeout = 5 * time.Second
+
+// webhookRoutes registers the webhook endpoints (DESIGN.md §5.17, §5.23).
+// Choices where the specification is silent:
+//   - POST answers 201 Created: it creates a resource with a new id.
+//   - An unknown webhook id, or another partner's, is 404 NOT_FOUND: unlike
+//     fee wallets the specification names no code for it, and NOT_FOUND is
+//     the envelope's code for "no such thing here".
+//   - The eleventh webhook is 400 INVALID_PARAMS with details {param:
+//     "webhooks", limit: 10}: the request is well-formed but exceeds an
+//     account limit, which is about parameters, not the body's schema.
+//   - The test event is swap.completed with data.test = true (see
+//     routing/webhook.TestEvent), sent through the same outbox and pool.
+func (s *Server) webhookRoutes() {
+	rt := func(name string) route { return route{bucket: BucketRead, auth: authRequired, name: name} }
+	s.Handle("POST", "/v1/partner/webhooks", rt("webhooks-create"), s.createWebhook)
+	s.Handle("GET", "/v1/partner/webhooks", rt("webhooks-list"), s.listWebhooks)
+	s.Handle("DELETE", "/v1/partner/webhooks/{id}", rt("webhooks-delete"), s.deleteWebhook)
+	s.Handle("GET", "/v1/partner/webhooks/{id}/deliveries", rt("webhooks-deliveries"), s.webhookDeliveries)
+	s.Handle("POST", "/v1/partner/webhooks/{id}/test", rt("webhooks-test"), s.testWebhook)
+}
+
+type webhookBody struct {
+	URL    *string  `json:"url"`
+	Events []string `json:"events"`
+	Secret *string  `json:"secret"`
+}
+
+type webhookView struct {
+	ID        string   `json:"id"`
+	URL       string   `json:"url"`
+	Events    []string `json:"events"`
+	Active    bool     `json:"active"`
+	CreatedAt string   `json:"createdAt"`
+	UpdatedAt string   `json:"updatedAt,omitempty"`
+}
+
+// viewWebhook shows a registration without its secret.
+func viewWebhook(w *persistence.Webhook, withUpdated bool) webhookView {
+	v := webhookView{ID: w.ID, URL: w.URL, Events: w.Events, Active: w.Active,
+		CreatedAt: w.CreatedAt.UTC().Format(time.RFC3339)}
+	if withUpdated {
+		v.UpdatedAt = w.UpdatedAt.UTC().Format(time.RFC3339)
+	}
+	return v
+}
+
+func (s *Server) createWebhook(r *Request) error {
+	var body webhookBody
+	if err := decodeBody(r, &body); err != nil {
+		return err
+	}
+	switch {
+	case body.URL == nil || *body.URL == "":
+		return apierr.Param("url", "url is required")
+	case body.Events == nil:
+		return apierr.Param("events", "events is required: an array of event names")
+	case len(body.Events) == 0:
+		return apierr.Param("events", "events must name at least one event")
+	case body.Secret == nil || *body.Secret == "":
+		return apierr.Param("secret", "secret is required")
+	}
+	seen := make(map[string]bool, len(body.Events))
+	events := make([]string, 0, len(body.Events))
+	for _, e := range body.Events {
+		if !webhook.ValidEvent(e) {
+			return apierr.Param("events", fmt.Sprintf("unknown event %q", e)).With("allowed", webhook.Events())
+		}
+		if !seen[e] {
+			seen[e] = true
+			events = append(events, e)
+		}
+	}
+	if len(*body.Secret) < webhook.MinSecretLen {
+		return apierr.Param("secret", fmt.Sprintf("secret must be at least %d characters", webhook.MinSecretLen))
+	}
+	ctx, cancel := context.WithTimeout(r.Ctx, urlCheckTimeout)
+	defer cancel()
+	if err := s.deps.Webhooks.CheckURL(ctx, *body.URL); err != nil {
+		return apierr.Param("url", "url refused: "+err.Error()).With("reason", urlReason(err))
+	}
+	w := &persistence.Webhook{PartnerID: r.Partner.ID, URL: *body.URL, Events: events, Secret: *body.Secret, Active: true}
+	if err := s.deps.Webhooks.CreateWebhook(r.Ctx, w); err != nil {
+		if errors.Is(err, persistence.ErrWebhookLimit) {
+			return apierr.Param("webhooks", fmt.Sprintf("at most %d webhooks per partner; delete one first", persistence.MaxWebhooksPerPartner)).
+				With("limit", persistence.MaxWebhooksPerPartner)
+		}
+		return fmt.Errorf("edge: create webhook: %w", err)
+	}
+	writeJSON(r, http.StatusCreated, viewWebhook(w, false))
+	return nil
+}
+
+// urlReason is a stable machine-readable word for a refused URL.
+func urlReason(err error) string {
+	switch {
+	case errors.Is(err, webhook.ErrNotHTTPS):
+		return "not_https"
+	case errors.Is(err, webhook.ErrForbiddenAddress):
+		return "forbidden_address"
+	case errors.Is(err, webhook.ErrUnresolvable):
+		return "unresolvable"
+	}
+	return "malformed"
+}
+
+func (s *Server) listWebhooks(r *Request) error {
+	hooks, err := s.deps.Webhooks.Webhooks(r.Ctx, r.Partner.ID)
+	if err != nil {
+		return fmt.Errorf("edge: list webhooks: %w", err)
+	}
+	out := struct {
+		Webhooks []webhookView `json:"webhooks"`
+	}{Webhooks: make([]webhookView, 0, len(hooks))}
+	for _, w := range hooks {
+		out.Webhooks = append(out.Webhooks, viewWebhook(w, true))
+	}
+	writeJSON(r, statusOK, out)
+	return nil
+}
+
+func webhookNotFound(id string) *apierr.Error {
+	return apierr.New(apierr.NotFound, "no webhook "+id+" for this partner").With("param", "id")
+}
+
+func pathID(r *Request) string {
+	id, _ := r.Ctx.UserValue("id").(string)
+	return id
+}
+
+func (s *Server) deleteWebhook(r *Request) error {
+	id := pathID(r)
+	if err := s.deps.Webhooks.DeleteWebhook(r.Ctx, r.Partner.ID, id); err != nil {
+		if errors.Is(err, persistence.ErrNotFound) {
+			return webhookNotFound(id)
+		}
+		return fmt.Errorf("edge: delete webhook: %w", err)
+	}
+	writeJSON(r, statusOK, struct {
+		ID      string `json:"id"`
+		Deleted bool   `json:"deleted"`
+	}{id, true})
+	return nil
+}
+
+type deliveryView struct {
+	ID         string  `json:"id"`
+	Event      string  `json:"event"`
+	Attempt    int     `json:"attempt"`
+	StatusCode *int    `json:"statusCode"`
+	LatencyMs  *int64  `json:"latencyMs"`
+	Error      *string `json:"error"`
+	State      string  `json:"state"`
+	CreatedAt  string  `json:"createdAt"`
+	UpdatedAt  string  `json:"updatedAt"`
+}
+
+func (s *Server) webhookDeliveries(r *Request) error {
+	id := pathID(r)
+	recs, err := s.deps.Webhooks.Deliveries(r.Ctx, r.Partner.ID, id, maxDeliveriesListed)
+	if err != nil {
+		if errors.Is(err, persistence.ErrNotFound) {
+			return webhookNotFound(id)
+		}
+		return fmt.Errorf("edge: list deliveries: %w", err)
+	}
+	out := struct {
+		Deliveries []deliveryView `json:"deliveries"`
+	}{Deliveries: make([]deliveryView, 0, len(recs))}
+	for _, d := range recs {
+		v := deliveryView{ID: d.ID, Event: d.Event, Attempt: d.Attempt, State: d.State,
+			CreatedAt: d.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: d.UpdatedAt.UTC().Format(time.RFC3339)}
+		// Before the first attempt there is no status or latency to show;
+		// null says so rather than a misleading 0.
+		if d.Attempt > 0 {
+			v.LatencyMs = &d.LatencyMs
+			if d.StatusCode != 0 {
+				v.StatusCode = &d.StatusCode
+			}
+		}
+		if d.Error != "" {
+			v.Error = &d.Error
+		}
+		out.Deliveries = append(out.Deliveries, v)
+	}
+	writeJSON(r, statusOK, out)
+	return nil
+}
+
+func (s *Server) testWebhook(r *Request) error {
+	id := pathID(r)
+	did, err := s.deps.Webhooks.SendTest(r.Ctx, r.Partner.ID, id)
+	if err != nil {
+		if errors.Is(err, persistence.ErrNotFound) {
+			return webhookNotFound(id)
+		}
+		return fmt.Errorf("edge: send test event: %w", err)
+	}
+	writeJSON(r, http.StatusAccepted, struct {
+		DeliveryID string `json:"deliveryId"`
+		Event      string `json:"event"`
+	}{did, webhook.TestEvent})
+	return nil
+}
