@@ -147,6 +147,7 @@ func Start(ctx context.Context, cfg Config) (a *App, err error) {
 	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg.Quote.Logger = a.log
 	if a.quotes, err = startQuotes(ctx, cfg.Quote, a.sys, reg, cat, a.ref, a.store, metrics); err != nil {
 		return nil, err
 	}

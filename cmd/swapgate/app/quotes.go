@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"time"
 
@@ -41,6 +42,15 @@ type QuoteConfig struct {
 	// PulseX leg is read on chain, and with a sender chain's set, its warp
 	// route's gas payment.
 	PulseRPC map[uint64]string
+	// Logger is set by Start.
+	Logger *slog.Logger
+}
+
+// loadCatalog runs a start-up catalog load within the upstream timeout.
+func loadCatalog(ctx context.Context, timeout time.Duration, load func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return load(ctx)
 }
 
 // quoteStack is the running quote engine.
@@ -98,12 +108,22 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 		if err != nil {
 			return nil, fmt.Errorf("app: aggregator upstream: %w", err)
 		}
+		// Knowing which tool keys are bridges and which exchanges lets tool
+		// filters go to the right LI.FI parameter; without it they go to both.
+		if err := loadCatalog(ctx, cfg.UpstreamTimeout, c.LoadTools); err != nil {
+			cfg.Logger.Warn("aggregator tool list not loaded; tool filters go to bridges and exchanges alike", "err", err)
+		}
 		providers[0] = c
 	}
 	if cfg.IntentsURL != "" {
 		c, err := oneclick.New(oneclick.Config{BaseURL: cfg.IntentsURL, APIKey: cfg.IntentsKey, Timeout: cfg.UpstreamTimeout, Integrator: "swapgate"}, reg)
 		if err != nil {
 			return nil, fmt.Errorf("app: intents upstream: %w", err)
+		}
+		// The upstream's own asset list maps tokens the id rules cannot
+		// (non-EVM tokens); without it only those rules apply.
+		if err := loadCatalog(ctx, cfg.UpstreamTimeout, c.LoadAssets); err != nil {
+			cfg.Logger.Warn("intents asset list not loaded; asset ids derived from rules", "err", err)
 		}
 		providers[1] = c
 	}
