@@ -85,53 +85,46 @@ func (e *Engine) Deadline() time.Duration { return e.cfg.Deadline }
 
 // Race asks every leg of every named provider and returns the outcomes that
 // arrived before the deadline (or ctx's end), with the legs that did not
-// answer marked so. It returns early once every leg has answered.
+// answer marked so, in the order the legs were asked. It returns early once
+// every leg has answered. Providers that price in two phases (quote.Pricer)
+// answer with priced routes, which quote.Complete builds.
 func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []string) []quote.LegOutcome {
-	deadline := time.Now().Add(e.cfg.Deadline)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	type pending struct{ provider, leg string }
-	var asked []pending
+	var outcomes []quote.LegOutcome
 	for _, name := range providers {
 		p, ok := e.provs[name]
 		if !ok {
 			continue
 		}
 		for _, leg := range p.Legs(req) {
-			asked = append(asked, pending{name, leg})
+			outcomes = append(outcomes, quote.LegOutcome{Provider: name, Leg: leg})
 		}
 	}
-	outcomes := make([]quote.LegOutcome, 0, len(asked))
-	if len(asked) == 0 {
+	if len(outcomes) == 0 {
 		return outcomes
 	}
+	// One context for the whole race: its deadline is every leg's, and
+	// cancelling it when the race is over tells late legs to stop.
+	raceCtx, cancel := context.WithDeadline(ctx, time.Now().Add(e.cfg.Deadline))
+	defer cancel()
+	deadline, _ := raceCtx.Deadline()
 	// Buffered for every leg, so a worker answering after the deadline
-	// never blocks; the channel is garbage once both sides let go.
-	results := make(chan quote.LegOutcome, len(asked))
+	// never blocks; the channel is garbage once both sides let go. The
+	// messages are one allocation; workers only read them.
+	results := make(chan legResult, len(outcomes))
+	msgs := make([]legMsg, len(outcomes))
 	start := time.Now()
-	for _, a := range asked {
-		e.root.Send(e.pools[a.provider], &legMsg{provider: a.provider, leg: a.leg, req: req,
-			deadline: deadline, results: results, start: start})
+	for i := range msgs {
+		o := &outcomes[i]
+		msgs[i] = legMsg{index: i, provider: o.Provider, leg: o.Leg, req: req, ctx: raceCtx,
+			deadline: deadline, results: results, start: start}
+		e.root.Send(e.pools[o.Provider], &msgs[i])
 	}
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	answered := make(map[pending]bool, len(asked))
-collect:
-	for len(outcomes) < len(asked) {
+	for pending := len(outcomes); pending > 0; pending-- {
 		select {
-		case o := <-results:
-			outcomes = append(outcomes, o)
-			answered[pending{o.Provider, o.Leg}] = true
-		case <-timer.C:
-			break collect
-		case <-ctx.Done():
-			break collect
-		}
-	}
-	for _, a := range asked {
-		if !answered[a] {
-			outcomes = append(outcomes, quote.LegOutcome{Provider: a.provider, Leg: a.leg})
+		case r := <-results:
+			outcomes[r.index] = r.out
+		case <-raceCtx.Done():
+			return outcomes
 		}
 	}
 	return outcomes

@@ -20,14 +20,23 @@ import (
 // answers the leg with an error before it goes down, so the quote is
 // answered from the others without waiting for the deadline.
 
-// legMsg asks for one leg of one quote.
+// legMsg asks for one leg of one quote. ctx is the race's, shared by its
+// legs; deadline is ctx's, kept as a value for the pool's queue.
 type legMsg struct {
+	index    int
 	provider string
 	leg      string
 	req      *quote.Request
+	ctx      context.Context
 	deadline time.Time
-	results  chan<- quote.LegOutcome
+	results  chan<- legResult
 	start    time.Time
+}
+
+// legResult is one leg's outcome and its place in the race.
+type legResult struct {
+	index int
+	out   quote.LegOutcome
 }
 
 // idle tells the parent a worker is free.
@@ -46,7 +55,8 @@ func (a *poolActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		props := actor.PropsFromProducer(func() actor.Actor {
-			return &workerActor{p: a.p, observe: a.observe}
+			pricer, _ := a.p.(quote.Pricer)
+			return &workerActor{p: a.p, pricer: pricer, observe: a.observe}
 		})
 		// Fresh workers are idle from birth; registering them here
 		// rather than waiting for a message from each means the first
@@ -62,8 +72,8 @@ func (a *poolActor) Receive(c actor.Context) {
 			return
 		}
 		if len(a.queue) >= a.maxQueue {
-			m.results <- quote.LegOutcome{Provider: m.provider, Leg: m.leg, Answered: true,
-				Err: apierr.New(apierr.ServiceUnavailable, fmt.Sprintf("%s pool saturated (%d workers, %d queued)", m.provider, a.size, len(a.queue)))}
+			m.results <- legResult{index: m.index, out: quote.LegOutcome{Provider: m.provider, Leg: m.leg, Answered: true,
+				Err: apierr.New(apierr.ServiceUnavailable, fmt.Sprintf("%s pool saturated (%d workers, %d queued)", m.provider, a.size, len(a.queue)))}}
 			return
 		}
 		a.queue = append(a.queue, m)
@@ -91,6 +101,7 @@ func (a *poolActor) Receive(c actor.Context) {
 
 type workerActor struct {
 	p       quote.Provider
+	pricer  quote.Pricer // p, when it prices in two phases
 	observe func(provider string, d time.Duration, outcome string)
 }
 
@@ -111,14 +122,17 @@ func (w *workerActor) run(c actor.Context, m *legMsg) {
 	defer func() {
 		if p := recover(); p != nil {
 			out.Err = apierr.New(apierr.UpstreamError, fmt.Sprintf("%s/%s failed", m.provider, m.leg)).Wrap(fmt.Errorf("panic: %v", p))
-			m.results <- out
+			m.results <- legResult{index: m.index, out: out}
 			w.observe(m.provider, time.Since(m.start), "panic")
 			panic(p) // let the supervisor restart this worker
 		}
 	}()
-	ctx, cancel := context.WithDeadline(context.Background(), m.deadline)
-	defer cancel()
-	out.Route, out.Err = w.p.QuoteLeg(ctx, m.req, m.leg)
+	ctx := m.ctx
+	if w.pricer != nil {
+		out.Route, out.Err = w.pricer.PriceLeg(ctx, m.req, m.leg)
+	} else {
+		out.Route, out.Err = w.p.QuoteLeg(ctx, m.req, m.leg)
+	}
 	if out.Err == nil && out.Route == nil {
 		out.Err = apierr.New(apierr.UpstreamError, m.provider+" answered neither a route nor an error")
 	}
@@ -128,7 +142,7 @@ func (w *workerActor) run(c actor.Context, m *legMsg) {
 		w.observe(m.provider, time.Since(m.start), "late")
 		return
 	}
-	m.results <- out
+	m.results <- legResult{index: m.index, out: out}
 	outcome := "route"
 	if out.Err != nil {
 		outcome = "error"

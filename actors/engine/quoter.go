@@ -144,11 +144,14 @@ func (q *Quoter) applyFees(ctx context.Context, req *quote.Request, p *persisten
 
 // Quote answers GET /v1/quote: the best route under the request's order.
 func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *persistence.Partner) (*Issued, error) {
-	routes, err := q.race(ctx, req, p)
+	routes, outcomes, err := q.race(ctx, req, p)
 	if err != nil {
 		return nil, err
 	}
-	best := routes[0]
+	best, err := q.completeBest(ctx, req, routes, outcomes)
+	if err != nil {
+		return nil, err
+	}
 	is := &Issued{ID: req.ID, Request: req, Route: best, Provider: best.Provider, FeeBps: req.FeeBps,
 		ExpiresAt: req.Now.Add(QuoteTTL)}
 	if p != nil {
@@ -170,14 +173,61 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *persistence.P
 // Routes answers GET /v1/routes: every route that came back in time,
 // ranked. Routes are comparisons; no earnings are recorded for them.
 func (q *Quoter) Routes(ctx context.Context, req *quote.Request, p *persistence.Partner) ([]*quote.Route, error) {
-	return q.race(ctx, req, p)
+	routes, outcomes, err := q.race(ctx, req, p)
+	if err != nil {
+		return nil, err
+	}
+	built := routes[:0]
+	failed := false
+	for _, r := range routes {
+		if err := quote.Complete(ctx, req, r); err != nil {
+			failBuild(outcomes, r, err)
+			failed = true
+			continue
+		}
+		built = append(built, r)
+	}
+	if len(built) == 0 {
+		return nil, quote.Failure(req, outcomes)
+	}
+	if failed {
+		quote.Rank(built, req.Order, req.PreferredTool)
+	}
+	return built, nil
 }
 
-func (q *Quoter) race(ctx context.Context, req *quote.Request, p *persistence.Partner) ([]*quote.Route, error) {
+// completeBest builds the best-ranked route. A route whose build fails
+// counts as that leg's error, as if the leg had failed, and the ranking
+// of the others is redone without it.
+func (q *Quoter) completeBest(ctx context.Context, req *quote.Request, routes []*quote.Route, outcomes []quote.LegOutcome) (*quote.Route, error) {
+	for len(routes) > 0 {
+		best := routes[0]
+		err := quote.Complete(ctx, req, best)
+		if err == nil {
+			return best, nil
+		}
+		failBuild(outcomes, best, err)
+		routes = routes[1:]
+		quote.Rank(routes, req.Order, req.PreferredTool)
+	}
+	return nil, quote.Failure(req, outcomes)
+}
+
+// failBuild turns the outcome that produced r into a failure with err.
+func failBuild(outcomes []quote.LegOutcome, r *quote.Route, err error) {
+	for i := range outcomes {
+		if outcomes[i].Route == r {
+			outcomes[i].Route, outcomes[i].Err = nil, err
+			return
+		}
+	}
+}
+
+func (q *Quoter) race(ctx context.Context, req *quote.Request, p *persistence.Partner) ([]*quote.Route, []quote.LegOutcome, error) {
 	req.Now = q.now()
 	req.ID = newQuoteID()
 	if err := q.applyFees(ctx, req, p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	outcomes := q.engine.Race(ctx, req, quote.Providers(req))
 	routes := make([]*quote.Route, 0, len(outcomes))
@@ -187,10 +237,10 @@ func (q *Quoter) race(ctx context.Context, req *quote.Request, p *persistence.Pa
 		}
 	}
 	if len(routes) == 0 {
-		return nil, quote.Failure(req, outcomes)
+		return nil, nil, quote.Failure(req, outcomes)
 	}
 	quote.Rank(routes, req.Order, req.PreferredTool)
-	return routes, nil
+	return routes, outcomes, nil
 }
 
 // ledgerRow is the earnings row of a partner quote. The fee's USD value is

@@ -3,6 +3,8 @@ package quote
 import (
 	"math"
 	"math/big"
+
+	"github.com/holiman/uint256"
 )
 
 var tenThousand = big.NewInt(10_000)
@@ -16,6 +18,18 @@ func SplitFee(amount *big.Int, bps int) (net, fee *big.Int) {
 	return new(big.Int).Sub(amount, fee), fee
 }
 
+// SplitFee256 is SplitFee on uint256 values, which live on the stack: the
+// pricing phase of a leg splits fees for every candidate, so it must not
+// allocate. The product is taken at 512 bits, so it never overflows; bps
+// must not be negative.
+func SplitFee256(amount *uint256.Int, bps int) (net, fee uint256.Int) {
+	var b uint256.Int
+	b.SetUint64(uint64(bps))
+	fee.MulDivOverflow(amount, &b, uint256.NewInt(10_000))
+	net.Sub(amount, &fee)
+	return net, fee
+}
+
 // MinOut is the least a route may deliver under a slippage fraction,
 // rounded down; slippage is applied in parts per billion so that fractions
 // such as 0.005 are exact.
@@ -23,20 +37,4 @@ func MinOut(amount *big.Int, slippage float64) *big.Int {
 	keep := int64(math.Round((1 - slippage) * 1e9))
 	out := new(big.Int).Mul(amount, big.NewInt(keep))
 	return out.Quo(out, big.NewInt(1e9))
-}
-
-// ToUnits converts a float amount of whole tokens into base units.
-func ToUnits(whole float64, decimals uint8) *big.Int {
-	f := new(big.Float).SetFloat64(whole)
-	f.Mul(f, new(big.Float).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil)))
-	i, _ := f.Int(nil)
-	return i
-}
-
-// FromUnits converts base units into a float amount of whole tokens.
-func FromUnits(units *big.Int, decimals uint8) float64 {
-	f := new(big.Float).SetInt(units)
-	f.Quo(f, new(big.Float).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil)))
-	v, _ := f.Float64()
-	return v
 }

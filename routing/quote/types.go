@@ -140,10 +140,21 @@ type Route struct {
 	// rendered as data.quote for ShapeDirect and ShapeMultiStep.
 	Shape   Shape
 	Payload any
+	// Pending, when set, marks a route priced but not yet built: the
+	// amounts in big.Int, the cost lists, the approval address and the
+	// transaction are filled in by Complete. Until then PricedGasUSD and
+	// PricedFeeUSD stand in for the sums of the cost lists, so that the
+	// route ranks exactly as its built form would.
+	Pending      Builder
+	PricedGasUSD float64
+	PricedFeeUSD float64
 }
 
 // GasUSD sums the route's gas costs in USD.
 func (r *Route) GasUSD() float64 {
+	if r.Pending != nil {
+		return r.PricedGasUSD
+	}
 	var s float64
 	for _, g := range r.GasCosts {
 		s += g.AmountUSD
@@ -153,6 +164,9 @@ func (r *Route) GasUSD() float64 {
 
 // FeeUSD sums the route's fee costs in USD.
 func (r *Route) FeeUSD() float64 {
+	if r.Pending != nil {
+		return r.PricedFeeUSD
+	}
 	var s float64
 	for _, f := range r.FeeCosts {
 		s += f.AmountUSD

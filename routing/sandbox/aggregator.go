@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"math/big"
 
 	"github.com/swapgate/swapgate/routing/apierr"
@@ -11,7 +12,20 @@ import (
 
 // aggregatorRoute prices a request on an aggregator DEX or bridge and builds
 // the router transaction for EVM sources.
-func (m *Market) aggregatorRoute(req *quote.Request, t *tools.Tool) (*quote.Route, error) {
+func (m *Market) aggregatorRoute(ctx context.Context, req *quote.Request, t *tools.Tool) (*quote.Route, error) {
+	r, err := m.aggregatorPriced(req, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := quote.Complete(ctx, req, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// aggregatorPriced prices a request on an aggregator DEX or bridge, leaving
+// the cost lists, amounts and transaction to the route's builder.
+func (m *Market) aggregatorPriced(req *quote.Request, t *tools.Tool) (*quote.Route, error) {
 	const provider = registry.ProviderAggregator
 	hop := t.Type != tools.TypeDEX && !sameAsset(req.FromToken, req.ToToken)
 	p, err := m.priceLeg(provider, req, t, hop)
@@ -19,46 +33,68 @@ func (m *Market) aggregatorRoute(req *quote.Request, t *tools.Tool) (*quote.Rout
 		return nil, err
 	}
 	erc20Source := req.From.ChainType == registry.EVM && !req.FromToken.IsNative()
-	g, err := m.gasCosts(provider, t.Key, req.From, t.GasUnits, erc20Source)
+	g, err := m.planGas(provider, t.Key, req.From, t.GasUnits, erc20Source)
 	if err != nil {
 		return nil, err
 	}
-	r := &quote.Route{
+	b := &pendingLeg{m: m, kind: legAggregator, tool: t, p: p, g: g, erc20Source: erc20Source}
+	r := &b.route
+	*r = quote.Route{
 		Provider:      provider,
 		Tool:          t.Key,
 		ToolName:      t.Name,
 		StepType:      "cross",
 		FromAmount:    req.FromAmount,
 		FromAmountUSD: p.inUSD,
-		GasCosts:      g.costs,
-		FeeCosts:      []quote.FeeCost{toolFeeCost(t, req, p.inUSD)},
+		ToAmountUSD:   p.toUSD,
+		Pending:       b,
+		PricedGasUSD:  g.usd(),
 	}
+	// Summed in the order the built fee list holds them.
+	fees := toolFeeUSD(t, p.inUSD)
 	switch {
 	case t.Type == tools.TypeDEX:
 		r.StepType = "swap"
 		r.ExecutionDuration = blockSeconds(req.From)
 	case hop:
-		r.FeeCosts = append(r.FeeCosts, hopFeeCost(req, p.inUSD))
+		fees += hopFeeUSD(p.inUSD)
 		r.ExecutionDuration = t.DurationSec + blockSeconds(req.To)
 	default:
 		r.ExecutionDuration = t.DurationSec
 	}
-	applyPartnerFee(r, req, p.preFee, p.outPrice)
+	if req.FeeBps > 0 {
+		fees += p.feeUSD
+	}
+	r.PricedFeeUSD = fees
 	if err := checkGas(provider, t.Key, r); err != nil {
 		return nil, err
 	}
-	if erc20Source {
-		r.ApprovalAddress = RouterAddress(req.From.ID).Hex()
+	return r, nil
+}
+
+// buildAggregator fills in what aggregatorPriced left out.
+func (b *pendingLeg) buildAggregator(req *quote.Request, r *quote.Route) error {
+	m, t := b.m, b.tool
+	g := b.g.quote()
+	r.GasCosts = g.costs
+	r.FeeCosts = make([]quote.FeeCost, 0, 3)
+	r.FeeCosts = append(r.FeeCosts, toolFeeCost(t, req, b.p.inUSD))
+	if b.p.hop {
+		r.FeeCosts = append(r.FeeCosts, hopFeeCost(req, b.p.inUSD))
+	}
+	fillAmounts(r, req, &b.p)
+	if b.erc20Source {
+		r.ApprovalAddress = m.routerHex(req.From.ID)
 	}
 	if req.Indicative || req.From.ChainType != registry.EVM {
-		return r, nil
+		return nil
 	}
 	tx, err := m.routerTx(req, r, g)
 	if err != nil {
-		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the sandbox router transaction").Wrap(err)
+		return apierr.New(apierr.TransactionBuildFailed, "could not build the sandbox router transaction").Wrap(err)
 	}
 	r.Tx = tx
-	return r, nil
+	return nil
 }
 
 // routerTx builds the sandbox router call of an aggregator route: swap
@@ -95,7 +131,7 @@ func (m *Market) routerTx(req *quote.Request, r *quote.Route, g gasQuote) (*quot
 		}
 	}
 	return &quote.TxRequest{
-		To:       RouterAddress(req.From.ID).Hex(),
+		To:       m.routerHex(req.From.ID),
 		From:     req.FromAddress,
 		Data:     data,
 		Value:    nativeValue(req),

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"math/big"
@@ -35,10 +36,23 @@ func DepositAddress(c *registry.Chain, quoteID string) string {
 	return ""
 }
 
-// intentsRoute prices a request on the solver network. The user pays into
+// intentsRoute prices a request on the solver network and builds its
+// deposit.
+func (m *Market) intentsRoute(ctx context.Context, req *quote.Request, t *tools.Tool) (*quote.Route, error) {
+	r, err := m.intentsPriced(req, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := quote.Complete(ctx, req, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// intentsPriced prices a request on the solver network. The user pays into
 // the deposit address; no approval is needed because the deposit is a plain
 // transfer, so no APPROVE cost is listed and the approval address is empty.
-func (m *Market) intentsRoute(req *quote.Request, t *tools.Tool) (*quote.Route, error) {
+func (m *Market) intentsPriced(req *quote.Request, t *tools.Tool) (*quote.Route, error) {
 	const provider = registry.ProviderIntents
 	p, err := m.priceLeg(provider, req, t, false)
 	if err != nil {
@@ -48,38 +62,56 @@ func (m *Market) intentsRoute(req *quote.Request, t *tools.Tool) (*quote.Route, 
 	if req.FromToken.IsNative() && req.From.ChainType == registry.EVM {
 		sendGas = nativeTransferGas
 	}
-	g, err := m.gasCosts(provider, t.Key, req.From, sendGas, false)
+	g, err := m.planGas(provider, t.Key, req.From, sendGas, false)
 	if err != nil {
 		return nil, err
 	}
-	r := &quote.Route{
+	b := &pendingLeg{m: m, kind: legIntents, tool: t, p: p, g: g}
+	r := &b.route
+	*r = quote.Route{
 		Provider:          provider,
 		Tool:              t.Key,
 		ToolName:          t.Name,
 		StepType:          "intents",
 		FromAmount:        req.FromAmount,
 		FromAmountUSD:     p.inUSD,
-		GasCosts:          g.costs,
-		FeeCosts:          []quote.FeeCost{toolFeeCost(t, req, p.inUSD)},
+		ToAmountUSD:       p.toUSD,
 		ExecutionDuration: t.DurationSec,
+		Pending:           b,
+		PricedGasUSD:      g.usd(),
 	}
-	applyPartnerFee(r, req, p.preFee, p.outPrice)
+	fees := toolFeeUSD(t, p.inUSD)
+	if req.FeeBps > 0 {
+		fees += p.feeUSD
+	}
+	r.PricedFeeUSD = fees
 	if err := checkGas(provider, t.Key, r); err != nil {
 		return nil, err
 	}
+	return r, nil
+}
+
+// buildIntents fills in what intentsPriced left out: cost lists, amounts,
+// the deposit address and, on EVM sources, the deposit transaction.
+func (b *pendingLeg) buildIntents(req *quote.Request, r *quote.Route) error {
+	g := b.g.quote()
+	r.GasCosts = g.costs
+	r.FeeCosts = make([]quote.FeeCost, 0, 2)
+	r.FeeCosts = append(r.FeeCosts, toolFeeCost(b.tool, req, b.p.inUSD))
+	fillAmounts(r, req, &b.p)
 	if req.Indicative {
-		return r, nil
+		return nil
 	}
 	r.DepositAddress = DepositAddress(req.From, req.ID)
 	if r.DepositAddress == "" || req.From.ChainType != registry.EVM {
-		return r, nil
+		return nil
 	}
-	tx, err := m.depositTx(req, r.DepositAddress, g)
+	tx, err := b.m.depositTx(req, r.DepositAddress, g)
 	if err != nil {
-		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the deposit transaction").Wrap(err)
+		return apierr.New(apierr.TransactionBuildFailed, "could not build the deposit transaction").Wrap(err)
 	}
 	r.Tx = tx
-	return r, nil
+	return nil
 }
 
 // depositTx is the EVM transfer of the input to the deposit address: a

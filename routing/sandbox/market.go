@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/registry"
@@ -64,6 +66,18 @@ type Market struct {
 	pulse    *pulseroute.Contracts
 	router   abi.ABI
 	erc20    abi.ABI
+	// Per-chain and per-token values that never change, worked out once
+	// so that pricing a leg does not: lower-case token addresses (the
+	// price function's key), fallback gas prices, and router addresses.
+	lower       map[*registry.Token]string
+	fallbackGas map[uint64]*big.Int
+	routers     map[uint64]routerAddr
+}
+
+// routerAddr is a chain's sandbox router and its EIP-55 text.
+type routerAddr struct {
+	addr common.Address
+	hex  string
 }
 
 // Option adjusts a Market at construction.
@@ -100,7 +114,18 @@ func New(reg *registry.Registry, cat *tools.Catalog, price PriceFunc, gasPrice G
 	if err != nil {
 		return nil, err
 	}
-	m := &Market{reg: reg, cat: cat, price: price, gasPrice: gasPrice, cfg: cfg, router: router, erc20: erc20}
+	m := &Market{reg: reg, cat: cat, price: price, gasPrice: gasPrice, cfg: cfg, router: router, erc20: erc20,
+		lower: map[*registry.Token]string{}, fallbackGas: map[uint64]*big.Int{}, routers: map[uint64]routerAddr{}}
+	for _, c := range reg.Chains() {
+		for _, t := range reg.Tokens(c.ID) {
+			m.lower[t] = strings.ToLower(t.Address)
+		}
+		if p, ok := fallbackGasPrice(c); ok {
+			m.fallbackGas[c.ID] = p
+		}
+		a := RouterAddress(c.ID)
+		m.routers[c.ID] = routerAddr{addr: a, hex: a.Hex()}
+	}
 	for _, o := range opts {
 		o(m)
 	}
@@ -115,6 +140,22 @@ func New(reg *registry.Registry, cat *tools.Catalog, price PriceFunc, gasPrice G
 		m.chain = cs
 	}
 	return m, nil
+}
+
+// lowerAddress is a token's address in lower case.
+func (m *Market) lowerAddress(t *registry.Token) string {
+	if s, ok := m.lower[t]; ok {
+		return s
+	}
+	return strings.ToLower(t.Address)
+}
+
+// routerHex is the EIP-55 text of a chain's sandbox router.
+func (m *Market) routerHex(chainID uint64) string {
+	if r, ok := m.routers[chainID]; ok {
+		return r.hex
+	}
+	return RouterAddress(chainID).Hex()
 }
 
 // toolConfig returns the tool's configuration with type defaults filled in.

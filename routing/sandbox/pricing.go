@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/holiman/uint256"
+
 	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
@@ -49,7 +51,7 @@ func noRoute(provider, tool, reason, format string, args ...any) *quote.NoRoute 
 // tokenPrice looks a token up in the price function by its lower-case
 // address.
 func (m *Market) tokenPrice(t *registry.Token) (float64, bool) {
-	p, ok := m.price(t.ChainID, strings.ToLower(t.Address))
+	p, ok := m.price(t.ChainID, m.lowerAddress(t))
 	if !ok || !(p > 0) || math.IsInf(p, 0) {
 		return 0, false
 	}
@@ -78,20 +80,35 @@ func usdOf(amount *big.Int, t *registry.Token, price float64) float64 {
 	return quote.FromUnits(amount, t.Decimals) * price
 }
 
+// usdOf256 values an amount of token units held in a uint256; it equals
+// usdOf of the same amount.
+func usdOf256(amount *uint256.Int, t *registry.Token, price float64) float64 {
+	return quote.FromUnits256(amount, t.Decimals) * price
+}
+
 // bpsOf takes bps basis points of an amount, rounded down.
 func bpsOf(amount *big.Int, bps int) *big.Int {
 	out := new(big.Int).Mul(amount, big.NewInt(int64(bps)))
 	return out.Quo(out, big.NewInt(10_000))
 }
 
-// pricing is the priced core of a standard (Shape A) route.
+// pricing is the priced core of a standard (Shape A) route. Its amounts
+// are uint256 values so that pricing a leg allocates nothing; big.Int forms
+// are made only when a route is built.
 type pricing struct {
 	inUSD, outUSD float64
 	inPrice       float64
 	outPrice      float64
-	preFee        *big.Int
+	preFee        uint256.Int
 	hop           bool
+	// net and fee are preFee split by the request's fee; toUSD and feeUSD
+	// value them (feeUSD is zero without a fee).
+	net, fee      uint256.Int
+	toUSD, feeUSD float64
 }
+
+// preFeeBig is the pre-fee output as a big.Int.
+func (p *pricing) preFeeBig() *big.Int { return p.preFee.ToBig() }
 
 // priceLeg values the request's input, checks the tool's floor, runs the
 // tool's pool and converts the output into the destination token's units.
@@ -115,11 +132,20 @@ func (m *Market) priceLeg(provider string, req *quote.Request, t *tools.Tool, ho
 	if hop {
 		outUSD *= 1 - float64(HopFeeBps)/1e4
 	}
-	preFee := quote.ToUnits(outUSD/pout, req.ToToken.Decimals)
-	if preFee.Sign() <= 0 {
+	preFee, ok := quote.ToUnits256(outUSD/pout, req.ToToken.Decimals)
+	if !ok {
+		return pricing{}, noRoute(provider, t.Key, ReasonNoPossibleRoute, "the output does not fit in 256 bits of %s", req.ToToken.Symbol)
+	}
+	if preFee.IsZero() {
 		return pricing{}, noRoute(provider, t.Key, ReasonAmountTooLow, "the output rounds to zero %s", req.ToToken.Symbol)
 	}
-	return pricing{inUSD: inUSD, outUSD: outUSD, inPrice: pin, outPrice: pout, preFee: preFee, hop: hop}, nil
+	p := pricing{inUSD: inUSD, outUSD: outUSD, inPrice: pin, outPrice: pout, preFee: preFee, hop: hop}
+	p.net, p.fee = quote.SplitFee256(&p.preFee, req.FeeBps)
+	p.toUSD = usdOf256(&p.net, req.ToToken, pout)
+	if req.FeeBps > 0 {
+		p.feeUSD = usdOf256(&p.fee, req.ToToken, pout)
+	}
+	return p, nil
 }
 
 // formatUnits renders base units as a decimal amount of whole tokens.
@@ -127,6 +153,19 @@ func formatUnits(units *big.Int, decimals uint8) string {
 	f := new(big.Float).SetPrec(256).SetInt(units)
 	f.Quo(f, new(big.Float).SetPrec(256).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil)))
 	return f.Text('f', -1)
+}
+
+// fillAmounts sets a built route's amounts from its pricing: the same
+// figures applyPartnerFee computes, from the split pricing already made.
+func fillAmounts(r *quote.Route, req *quote.Request, p *pricing) {
+	r.PreFeeToAmount = p.preFee.ToBig()
+	r.ToAmount = p.net.ToBig()
+	r.PartnerFee = p.fee.ToBig()
+	r.ToAmountMin = quote.MinOut(r.ToAmount, req.Slippage)
+	r.ToAmountUSD = p.toUSD
+	if req.FeeBps > 0 {
+		r.FeeCosts = append(r.FeeCosts, partnerFeeCost(req, r.PartnerFee, p.feeUSD))
+	}
 }
 
 // applyPartnerFee fills the route's amounts from the pre-fee output: the
@@ -157,13 +196,19 @@ func partnerFeeCost(req *quote.Request, fee *big.Int, usd float64) quote.FeeCost
 	}
 }
 
+// toolFeeUSD is the USD value of a tool's fee on an input worth inUSD.
+func toolFeeUSD(t *tools.Tool, inUSD float64) float64 { return inUSD * float64(t.FeeBps) / 1e4 }
+
+// hopFeeUSD is the USD value of the destination hop's fee.
+func hopFeeUSD(inUSD float64) float64 { return inUSD * HopFeeBps / 1e4 }
+
 // toolFeeCost is the tool's own fee, in source-token units.
 func toolFeeCost(t *tools.Tool, req *quote.Request, inUSD float64) quote.FeeCost {
 	return quote.FeeCost{
 		Name:        t.Name + " fee",
 		Description: fmt.Sprintf("%s charges %d bps of the input", t.Name, t.FeeBps),
 		Amount:      bpsOf(req.FromAmount, t.FeeBps),
-		AmountUSD:   inUSD * float64(t.FeeBps) / 1e4,
+		AmountUSD:   toolFeeUSD(t, inUSD),
 		Percentage:  float64(t.FeeBps) / 1e4,
 		Token:       req.FromToken,
 		Included:    true,
@@ -177,7 +222,7 @@ func hopFeeCost(req *quote.Request, inUSD float64) quote.FeeCost {
 		Name:        "Destination swap fee",
 		Description: fmt.Sprintf("DEX hop after the bridge, %d bps", HopFeeBps),
 		Amount:      bpsOf(req.FromAmount, HopFeeBps),
-		AmountUSD:   inUSD * HopFeeBps / 1e4,
+		AmountUSD:   hopFeeUSD(inUSD),
 		Percentage:  HopFeeBps / 1e4,
 		Token:       req.FromToken,
 		Included:    true,

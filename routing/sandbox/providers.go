@@ -14,6 +14,8 @@ var (
 	_ quote.Provider = (*Aggregator)(nil)
 	_ quote.Provider = (*Intents)(nil)
 	_ quote.Provider = (*Pulseroute)(nil)
+	_ quote.Pricer   = (*Aggregator)(nil)
+	_ quote.Pricer   = (*Intents)(nil)
 )
 
 // catalogLegs lists the provider's tools that connect the request's chains
@@ -64,7 +66,7 @@ func (a *Aggregator) Legs(req *quote.Request) []string {
 	return a.m.catalogLegs(registry.ProviderAggregator, req)
 }
 
-// QuoteLeg prices the request on one aggregator tool.
+// QuoteLeg prices the request on one aggregator tool and builds the route.
 func (a *Aggregator) QuoteLeg(ctx context.Context, req *quote.Request, leg string) (*quote.Route, error) {
 	t, err := a.m.legTool(registry.ProviderAggregator, req, leg)
 	if err != nil {
@@ -73,7 +75,20 @@ func (a *Aggregator) QuoteLeg(ctx context.Context, req *quote.Request, leg strin
 	if err := a.m.inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
-	return a.m.aggregatorRoute(req, t)
+	return a.m.aggregatorRoute(ctx, req, t)
+}
+
+// PriceLeg prices the request on one aggregator tool; the route builds
+// itself (calldata included) on quote.Complete.
+func (a *Aggregator) PriceLeg(ctx context.Context, req *quote.Request, leg string) (*quote.Route, error) {
+	t, err := a.m.legTool(registry.ProviderAggregator, req, leg)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.m.inject(ctx, req.ID, t); err != nil {
+		return nil, err
+	}
+	return a.m.aggregatorPriced(req, t)
 }
 
 // Intents is the sandbox's "intents" provider: a solver network that takes
@@ -100,5 +115,18 @@ func (i *Intents) QuoteLeg(ctx context.Context, req *quote.Request, leg string) 
 	if err := i.m.inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
-	return i.m.intentsRoute(req, t)
+	return i.m.intentsRoute(ctx, req, t)
+}
+
+// PriceLeg prices the request on one intents tool; the route builds its
+// deposit on quote.Complete.
+func (i *Intents) PriceLeg(ctx context.Context, req *quote.Request, leg string) (*quote.Route, error) {
+	t, err := i.m.legTool(registry.ProviderIntents, req, leg)
+	if err != nil {
+		return nil, err
+	}
+	if err := i.m.inject(ctx, req.ID, t); err != nil {
+		return nil, err
+	}
+	return i.m.intentsPriced(req, t)
 }

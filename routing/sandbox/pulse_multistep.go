@@ -40,14 +40,15 @@ func (m *Market) multiStepInbound(ctx context.Context, req *quote.Request, t *to
 	if err := m.checkFloor(req, t.Key, p.inUSD); err != nil {
 		return nil, err
 	}
-	usdcNet, _ := quote.SplitFee(p.preFee, req.FeeBps)
+	usdcPreFee := p.preFeeBig()
+	usdcNet, _ := quote.SplitFee(usdcPreFee, req.FeeBps)
 	usdch := m.pulse.USDCh().Token
 	swap := !isToken(req.ToToken, usdch)
-	preFee, out := p.preFee, usdcNet
+	preFee, out := usdcPreFee, usdcNet
 	dexBps := 0
 	if swap {
 		path := m.pulsePath(usdch, m.pulseToken(req.ToToken))
-		if preFee, err = m.amountsOut(ctx, t.Key, p.preFee, path); err != nil {
+		if preFee, err = m.amountsOut(ctx, t.Key, usdcPreFee, path); err != nil {
 			return nil, err
 		}
 		if out, err = m.amountsOut(ctx, t.Key, usdcNet, path); err != nil {

@@ -1,0 +1,37 @@
+package quote
+
+import (
+	"context"
+	"fmt"
+)
+
+// A quote races many legs and answers with one route, so providers may price
+// in two phases: PriceLeg answers with the figures ranking needs (USD values,
+// duration) and leaves the expensive parts — big.Int amounts, cost lists,
+// calldata — to a Builder the route carries, which runs only for the routes
+// a client is actually shown.
+
+// Builder completes a priced route in place.
+type Builder interface {
+	Build(ctx context.Context, req *Request, r *Route) error
+}
+
+// Pricer is a Provider that can price a leg without building it. The route
+// it returns carries a Builder in Pending (or none, when it is complete).
+type Pricer interface {
+	PriceLeg(ctx context.Context, req *Request, leg string) (*Route, error)
+}
+
+// Complete builds a priced route; a route without a Builder is complete
+// already. A route whose build fails must not be shown.
+func Complete(ctx context.Context, req *Request, r *Route) error {
+	b := r.Pending
+	if b == nil {
+		return nil
+	}
+	if err := b.Build(ctx, req, r); err != nil {
+		return fmt.Errorf("quote: build %s/%s route: %w", r.Provider, r.Tool, err)
+	}
+	r.Pending = nil
+	return nil
+}
