@@ -17,6 +17,7 @@ const usage = `usage: swapgate <command> [flags]
 
 commands:
   serve     run the HTTP API (see swapgate serve -h)
+  webhook-receiver  a local HTTPS endpoint that prints and verifies webhook deliveries
   partner   manage partner accounts: create, list, rotate-key, set-fees, set-limits, disable
   settle    pay out pending partner earnings of one ecosystem (see swapgate settle -h)
 `
@@ -31,6 +32,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runServe(args[1:], stdout, stderr)
 	case "partner":
 		return runPartner(args[1:], stdout, stderr)
+	case "webhook-receiver":
+		return runReceiver(args[1:], stdout, stderr)
 	case "settle":
 		return runSettle(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
