@@ -98,16 +98,16 @@ func (st *chainState) publishGas(rec gas.Record) bool {
 	return true
 }
 
+// price reads the published snapshot first: an atomic load and a map
+// lookup allocate nothing, where the ristretto key would be a string built
+// per call, and prices are read for every leg of every quote. The cache
+// answers only before the first snapshot.
 func (st *chainState) price(lowerAddress string) (float64, bool) {
-	if p, ok := st.priceCache.Get(priceKey(st.id, lowerAddress)); ok {
-		return p, true
+	if snap := st.prices.Load(); snap != nil {
+		p, ok := snap.ByAddress[lowerAddress]
+		return p, ok
 	}
-	snap := st.prices.Load()
-	if snap == nil {
-		return 0, false
-	}
-	p, ok := snap.ByAddress[lowerAddress]
-	return p, ok
+	return st.priceCache.Get(priceKey(st.id, lowerAddress))
 }
 
 func (st *chainState) gasRecord() (gas.Record, bool) {
