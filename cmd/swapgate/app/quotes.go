@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -90,15 +91,7 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 		}
 		opts = append(opts, sandbox.WithChainState(st))
 	}
-	gasPrice := func(chainID uint64) (*big.Int, bool) {
-		rec, ok := ref.Gas(chainID)
-		if !ok {
-			return nil, false
-		}
-		v, ok := new(big.Int).SetString(rec.Speed.Standard.GasPrice, 10)
-		return v, ok
-	}
-	market, err := sandbox.New(reg, cat, ref.Price, gasPrice, sandbox.Config{Tools: cfg.SandboxTools}, opts...)
+	market, err := sandbox.New(reg, cat, ref.Price, newGasPrices(ref, reg).price, sandbox.Config{Tools: cfg.SandboxTools}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("app: sandbox market: %w", err)
 	}
@@ -148,6 +141,52 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 		return nil, err
 	}
 	return qs, nil
+}
+
+// gasPrices serves the sandbox's gas price function from the refdata gas
+// records, parsing a chain's standard price once per record version rather
+// than on every leg of every quote. The prices it hands out are shared and
+// must not be modified.
+type gasPrices struct {
+	ref    *refdata.Service
+	chains map[uint64]*atomic.Pointer[parsedGasPrice] // fixed at construction
+}
+
+// parsedGasPrice is a chain's standard gas price at one record version.
+type parsedGasPrice struct {
+	version uint64
+	price   *big.Int
+	ok      bool
+}
+
+func newGasPrices(ref *refdata.Service, reg *registry.Registry) *gasPrices {
+	g := &gasPrices{ref: ref, chains: map[uint64]*atomic.Pointer[parsedGasPrice]{}}
+	for _, c := range reg.Chains() {
+		g.chains[c.ID] = new(atomic.Pointer[parsedGasPrice])
+	}
+	return g
+}
+
+// price is the chain's standard-tier gas price in wei.
+func (g *gasPrices) price(chainID uint64) (*big.Int, bool) {
+	slot, known := g.chains[chainID]
+	version := g.ref.GasVersion(chainID)
+	if known && version != 0 {
+		if e := slot.Load(); e != nil && e.version == version {
+			return e.price, e.ok
+		}
+	}
+	rec, ok := g.ref.Gas(chainID)
+	if !ok {
+		return nil, false
+	}
+	v, ok := new(big.Int).SetString(rec.Speed.Standard.GasPrice, 10)
+	if known && version != 0 {
+		// The record read may be newer than version; the next call then
+		// sees a newer version and parses again.
+		slot.Store(&parsedGasPrice{version: version, price: v, ok: ok})
+	}
+	return v, ok
 }
 
 // pulseState reads pulseroute's chain state over JSON-RPC where a URL is
