@@ -93,26 +93,25 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 
 // admit authenticates the request and counts it against its bucket.
 func (s *Server) admit(r *Request, rt route) *apierr.Error {
+	var authErr *apierr.Error
 	key := r.Ctx.Request.Header.PeekBytes(headerAPIKey)
 	if len(key) > 0 {
-		p, err := s.auth.Authenticate(r.Ctx, key)
-		if err != nil {
-			return err
-		}
-		r.Partner = p
+		r.Partner, authErr = s.auth.Authenticate(r.Ctx, key)
 	} else if rt.auth == authRequired {
-		return apierr.New(apierr.Unauthorized, "a valid X-API-Key header is required")
+		authErr = apierr.New(apierr.Unauthorized, "a valid X-API-Key header is required")
 	}
-	if rt.bucket == BucketNone || (r.Partner == nil && rt.name == "ping") {
-		return nil
+	if rt.bucket == BucketNone || (len(key) == 0 && rt.name == "ping") {
+		return authErr
 	}
+	// A refused key still counts against its IP's anonymous bucket, so
+	// guessing keys is rate-limited like any other anonymous traffic.
 	limit, key2 := s.bucketFor(r, rt.bucket)
 	r.Rate = s.limiter.Allow(key2, limit, r.Now)
 	if !r.Rate.Allowed {
 		return &apierr.Error{Code: apierr.RateLimit,
 			Message: fmt.Sprintf("rate limit exceeded; retry after %d (Unix seconds)", r.Rate.Reset)}
 	}
-	return nil
+	return authErr
 }
 
 // bucketFor returns the limit and the counter key of a request: partners are

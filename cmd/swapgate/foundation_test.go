@@ -258,7 +258,11 @@ func TestGasPrices(t *testing.T) {
 
 func TestPartnerAuthAndProfile(t *testing.T) {
 	ts := startServer(t, nil)
-	ts.get("/v1/partner/me").wantError(t, 401, "UNAUTHORIZED", "")
+	noKey := ts.get("/v1/partner/me")
+	noKey.wantError(t, 401, "UNAUTHORIZED", "")
+	if noKey.Meta.RateLimit == nil || noKey.Meta.RateLimit.Limit != 240 {
+		t.Fatalf("a refused request counts against its IP's bucket: %s", noKey.Raw)
+	}
 	ts.get("/v1/partner/me", withKey("pk_live_notavalidkeynotavalidkeynotavalid")).wantError(t, 401, "UNAUTHORIZED", "")
 	ts.get("/v1/chains", withKey("garbage")).wantError(t, 401, "UNAUTHORIZED", "")
 
