@@ -129,7 +129,7 @@ func Start(ctx context.Context, cfg Config) (a *App, err error) {
 	if a.store, err = persistence.Open(cfg.DataDir, persistence.Options{}); err != nil {
 		return nil, fmt.Errorf("app: open store: %w", err)
 	}
-	a.sys = actors.NewSystem()
+	a.sys = actors.NewSystemWithLogger(a.log)
 	oracle, err := gasOracle(ctx, cfg.GasRPC)
 	if err != nil {
 		return nil, err
