@@ -63,14 +63,15 @@ func (s *Server) quote(r *Request) error {
 	if err != nil {
 		return err
 	}
-	out := quoteResponse{Provider: is.Provider, FeeBps: is.FeeBps, IsDryQuote: req.Dry, ExpiresAt: is.ExpiresAt.Unix()}
 	switch is.Route.Shape {
 	case quote.ShapeDirect, quote.ShapeMultiStep:
-		out.Quote = is.Route.Payload
+		writeJSON(r, statusOK, quoteResponse{Quote: is.Route.Payload, Provider: is.Provider, FeeBps: is.FeeBps,
+			IsDryQuote: req.Dry, ExpiresAt: is.ExpiresAt.Unix()})
 	default:
-		out.Quote = s.shapeA(req, is.Route, is.ExpiresAt.Unix())
+		beginData(r, statusOK)
+		r.buf = s.appendQuoteResponse(r.buf, req, is.Route, is.Provider, is.FeeBps, is.ExpiresAt.Unix())
+		endData(r)
 	}
-	writeJSON(r, statusOK, out)
 	return nil
 }
 

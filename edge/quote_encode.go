@@ -1,0 +1,334 @@
+package edge
+
+import (
+	"encoding/hex"
+	"math"
+	"math/big"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/registry"
+)
+
+// GET /v1/quote is the hot endpoint, and encoding/json spent dozens of
+// allocations per answer on small strings. Shape A is therefore appended
+// straight into the response buffer; the bytes are exactly those
+// json.Marshal makes of standardQuote inside quoteResponse (same field order,
+// omitempty rules, string escaping and float format), which a golden test
+// checks. /v1/routes still goes through standardQuote.
+
+// appendQuoteResponse appends the quoteResponse of a Shape A route.
+func (s *Server) appendQuoteResponse(b []byte, req *quote.Request, rt *quote.Route, provider string, feeBps int, expiresAt int64) []byte {
+	b = append(b, `{"quote":`...)
+	b = s.appendShapeA(b, req, rt, expiresAt)
+	b = append(b, `,"provider":`...)
+	b = appendJSONString(b, provider)
+	b = append(b, `,"feeBps":`...)
+	b = strconv.AppendInt(b, int64(feeBps), 10)
+	b = append(b, `,"isDryQuote":`...)
+	b = strconv.AppendBool(b, req.Dry)
+	b = append(b, `,"expiresAt":`...)
+	b = strconv.AppendInt(b, expiresAt, 10)
+	return append(b, '}')
+}
+
+// appendShapeA appends a route in Shape A, as json.Marshal(s.shapeA(...)).
+func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, expiresAt int64) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, req.ID)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, rt.StepType)
+	b = append(b, `,"tool":`...)
+	b = appendJSONString(b, rt.Tool)
+	b = append(b, `,"toolDetails":{"key":`...)
+	b = appendJSONString(b, rt.Tool)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, rt.ToolName)
+	b = append(b, `},"action":{"fromChainId":`...)
+	b = strconv.AppendUint(b, req.From.ID, 10)
+	b = append(b, `,"toChainId":`...)
+	b = strconv.AppendUint(b, req.To.ID, 10)
+	b = append(b, `,"fromToken":`...)
+	b = s.appendActionToken(b, req.FromToken)
+	b = append(b, `,"toToken":`...)
+	b = s.appendActionToken(b, req.ToToken)
+	b = append(b, `,"fromAmount":`...)
+	b = appendDecString(b, req.FromAmount)
+	b = append(b, `,"fromAddress":`...)
+	b = appendJSONString(b, req.FromAddress)
+	b = append(b, `,"toAddress":`...)
+	b = appendJSONString(b, req.ToAddress)
+	b = append(b, `,"slippage":`...)
+	b = appendJSONFloat(b, req.Slippage)
+	b = append(b, `},"estimate":{"tool":`...)
+	b = appendJSONString(b, rt.Tool)
+	b = append(b, `,"fromAmount":`...)
+	b = appendDecString(b, rt.FromAmount)
+	b = append(b, `,"fromAmountUSD":`...)
+	b = appendUSD(b, rt.FromAmountUSD)
+	b = append(b, `,"toAmount":`...)
+	b = appendDecString(b, rt.ToAmount)
+	b = append(b, `,"toAmountUSD":`...)
+	b = appendUSD(b, rt.ToAmountUSD)
+	b = append(b, `,"toAmountMin":`...)
+	b = appendDecString(b, rt.ToAmountMin)
+	b = append(b, `,"approvalAddress":`...)
+	b = appendJSONString(b, rt.ApprovalAddress)
+	b = append(b, `,"gasCosts":[`...)
+	for i := range rt.GasCosts {
+		g := &rt.GasCosts[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":`...)
+		b = appendJSONString(b, g.Type)
+		b = append(b, `,"price":`...)
+		b = appendDecString(b, g.Price)
+		if g.Estimate > 0 {
+			b = append(b, `,"estimate":"`...)
+			b = strconv.AppendUint(b, g.Estimate, 10)
+			b = append(b, '"')
+		}
+		if g.Limit > 0 {
+			b = append(b, `,"limit":"`...)
+			b = strconv.AppendUint(b, g.Limit, 10)
+			b = append(b, '"')
+		}
+		b = append(b, `,"amount":`...)
+		b = appendDecString(b, g.Amount)
+		b = append(b, `,"amountUSD":`...)
+		b = appendUSD(b, g.AmountUSD)
+		b = append(b, `,"token":`...)
+		var addr, sym string
+		var dec uint8
+		if g.Token != nil {
+			addr, sym, dec = g.Token.Address, g.Token.Symbol, g.Token.Decimals
+		}
+		b = appendTokenRef(b, addr, sym, dec)
+		b = append(b, '}')
+	}
+	b = append(b, `],"feeCosts":[`...)
+	for i := range rt.FeeCosts {
+		f := &rt.FeeCosts[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = appendJSONString(b, f.Name)
+		if f.Description != "" {
+			b = append(b, `,"description":`...)
+			b = appendJSONString(b, f.Description)
+		}
+		b = append(b, `,"amount":`...)
+		b = appendDecString(b, f.Amount)
+		b = append(b, `,"amountUSD":`...)
+		b = appendUSD(b, f.AmountUSD)
+		b = append(b, `,"percentage":"`...)
+		b = strconv.AppendFloat(b, f.Percentage, 'f', -1, 64)
+		b = append(b, `","included":`...)
+		b = strconv.AppendBool(b, f.Included)
+		if f.Token != nil {
+			b = append(b, `,"token":`...)
+			b = appendTokenRef(b, f.Token.Address, f.Token.Symbol, f.Token.Decimals)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `],"executionDuration":`...)
+	b = strconv.AppendInt(b, int64(rt.ExecutionDuration), 10)
+	b = append(b, '}')
+	if tx := rt.Tx; tx != nil {
+		b = append(b, `,"transactionRequest":{"to":`...)
+		b = appendJSONString(b, tx.To)
+		if tx.From != "" {
+			b = append(b, `,"from":`...)
+			b = appendJSONString(b, tx.From)
+		}
+		b = append(b, `,"data":"0x`...)
+		b = hex.AppendEncode(b, tx.Data)
+		b = append(b, `","value":`...)
+		b = appendHexBig(b, tx.Value)
+		b = append(b, `,"chainId":`...)
+		b = strconv.AppendUint(b, tx.ChainID, 10)
+		b = append(b, `,"gasLimit":"0x`...)
+		b = strconv.AppendUint(b, tx.GasLimit, 16)
+		b = append(b, '"')
+		if tx.GasPrice != nil {
+			b = append(b, `,"gasPrice":`...)
+			b = appendHexBig(b, tx.GasPrice)
+		}
+		b = append(b, '}')
+	}
+	if rt.DepositAddress != "" {
+		b = append(b, `,"depositAddress":`...)
+		b = appendJSONString(b, rt.DepositAddress)
+	}
+	if rt.DepositMemo != "" {
+		b = append(b, `,"depositMemo":`...)
+		b = appendJSONString(b, rt.DepositMemo)
+	}
+	b = append(b, `,"expiresAt":`...)
+	b = strconv.AppendInt(b, expiresAt, 10)
+	return append(b, '}')
+}
+
+// appendActionToken appends an actionToken: the live price when the
+// refdata snapshot has one, the registry's reference price otherwise.
+func (s *Server) appendActionToken(b []byte, t *registry.Token) []byte {
+	b = append(b, `{"address":`...)
+	b = appendJSONString(b, t.Address)
+	b = append(b, `,"symbol":`...)
+	b = appendJSONString(b, t.Symbol)
+	b = append(b, `,"decimals":`...)
+	b = strconv.AppendUint(b, uint64(t.Decimals), 10)
+	b = append(b, `,"priceUSD":`...)
+	if snap, ok := s.deps.RefData.Prices(t.ChainID); ok {
+		var buf [96]byte
+		key := appendLowerASCII(buf[:0], t.Address)
+		if p, ok := snap.ByAddress[string(key)]; ok {
+			b = append(b, '"')
+			b = strconv.AppendFloat(b, p, 'f', -1, 64)
+			return append(b, `"}`...)
+		}
+	}
+	b = appendJSONString(b, t.PriceUSD)
+	return append(b, '}')
+}
+
+// appendTokenRef appends the {address, symbol, decimals} of a cost's token.
+func appendTokenRef(b []byte, addr, sym string, dec uint8) []byte {
+	b = append(b, `{"address":`...)
+	b = appendJSONString(b, addr)
+	b = append(b, `,"symbol":`...)
+	b = appendJSONString(b, sym)
+	b = append(b, `,"decimals":`...)
+	b = strconv.AppendUint(b, uint64(dec), 10)
+	return append(b, '}')
+}
+
+// appendLowerASCII appends s with ASCII letters in lower case.
+func appendLowerASCII(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// appendDecString appends decStr(v) as a JSON string.
+func appendDecString(b []byte, v *big.Int) []byte {
+	b = append(b, '"')
+	switch {
+	case v == nil:
+		b = append(b, '0')
+	case v.Sign() >= 0 && v.IsUint64():
+		b = strconv.AppendUint(b, v.Uint64(), 10)
+	default:
+		b = v.Append(b, 10)
+	}
+	return append(b, '"')
+}
+
+// appendHexBig appends hexBig(v) as a JSON string.
+func appendHexBig(b []byte, v *big.Int) []byte {
+	switch {
+	case v == nil || v.Sign() == 0:
+		return append(b, `"0x0"`...)
+	case v.Sign() > 0 && v.IsUint64():
+		b = append(b, `"0x`...)
+		b = strconv.AppendUint(b, v.Uint64(), 16)
+	default:
+		b = append(b, `"0x`...)
+		b = v.Append(b, 16)
+	}
+	return append(b, '"')
+}
+
+// appendUSD appends usd(v) as a JSON string.
+func appendUSD(b []byte, v float64) []byte {
+	b = append(b, '"')
+	if v >= 1 || v <= -1 {
+		b = strconv.AppendFloat(b, v, 'f', 2, 64)
+	} else {
+		b = strconv.AppendFloat(b, v, 'f', 6, 64)
+	}
+	return append(b, '"')
+}
+
+// appendJSONFloat appends a finite float64 as encoding/json does: %f
+// between 1e-6 and 1e21, otherwise %e with a one-digit negative exponent
+// written without its leading zero.
+func appendJSONFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as encoding/json quotes it with HTML escaping:
+// <, > and & as \u003c-style escapes, control characters, invalid UTF-8
+// as \ufffd, and U+2028 and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
