@@ -14,10 +14,10 @@ var headerXFF = []byte("X-Forwarded-For")
 // unless the peer is a configured trusted proxy, in which case the right-most
 // X-Forwarded-For entry that is not itself a trusted proxy. Trusting the
 // header from anyone would let a client pick its own bucket.
-func (s *Server) clientIP(ctx *fasthttp.RequestCtx) string {
+func (s *Server) clientIP(ctx *fasthttp.RequestCtx) netip.Addr {
 	peer := peerAddr(ctx)
 	if !s.trusted(peer) {
-		return peer.String()
+		return peer
 	}
 	xff := ctx.Request.Header.PeekBytes(headerXFF)
 	for len(xff) > 0 {
@@ -30,13 +30,13 @@ func (s *Server) clientIP(ctx *fasthttp.RequestCtx) string {
 		}
 		a = a.Unmap()
 		if !s.trusted(a) {
-			return a.String()
+			return a
 		}
 		if i < 0 {
 			break
 		}
 	}
-	return peer.String()
+	return peer
 }
 
 func (s *Server) trusted(a netip.Addr) bool {

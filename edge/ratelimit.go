@@ -2,6 +2,7 @@ package edge
 
 import (
 	"hash/maphash"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -40,8 +41,17 @@ type Limiter struct {
 
 type limiterShard struct {
 	mu        sync.Mutex
-	windows   map[string]*window
+	windows   map[RateKey]*window
 	lastSweep time.Time
+}
+
+// RateKey names one counter: a bucket of one partner, or of one client IP
+// on the anonymous tier. It is a comparable value, so counting a request
+// allocates nothing.
+type RateKey struct {
+	Bucket  Bucket
+	Partner string
+	IP      netip.Addr
 }
 
 type window struct {
@@ -53,14 +63,14 @@ type window struct {
 func NewLimiter() *Limiter {
 	l := &Limiter{seed: maphash.MakeSeed()}
 	for i := range l.shards {
-		l.shards[i].windows = make(map[string]*window)
+		l.shards[i].windows = make(map[RateKey]*window)
 	}
 	return l
 }
 
 // Allow counts one request for key against limit at time now.
-func (l *Limiter) Allow(key string, limit int, now time.Time) RateResult {
-	s := &l.shards[maphash.String(l.seed, key)%uint64(len(l.shards))]
+func (l *Limiter) Allow(key RateKey, limit int, now time.Time) RateResult {
+	s := &l.shards[maphash.Comparable(l.seed, key)%uint64(len(l.shards))]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if now.Sub(s.lastSweep) >= Window {

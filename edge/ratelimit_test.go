@@ -20,7 +20,7 @@ func TestLimiterExactUnderConcurrency(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < perWorker; i++ {
-				if l.Allow("h:p:partner", limit, now).Allowed {
+				if l.Allow(RateKey{Bucket: BucketHeavy, Partner: "partner"}, limit, now).Allowed {
 					allowed.Add(1)
 				}
 			}
@@ -48,12 +48,12 @@ func TestLimiterWindow(t *testing.T) {
 		{60 * time.Second, true, 2, t0.Unix() + 120},
 	}
 	for i, s := range steps {
-		got := l.Allow("k", 3, t0.Add(s.at))
+		got := l.Allow(RateKey{Partner: "k"}, 3, t0.Add(s.at))
 		if got.Allowed != s.allowed || got.Remaining != s.remaining || got.Reset != s.reset || got.Limit != 3 {
 			t.Fatalf("step %d: got %+v, want allowed=%v remaining=%d reset=%d", i, got, s.allowed, s.remaining, s.reset)
 		}
 	}
-	if other := l.Allow("other", 3, t0); !other.Allowed || other.Remaining != 2 {
+	if other := l.Allow(RateKey{Partner: "other"}, 3, t0); !other.Allowed || other.Remaining != 2 {
 		t.Fatalf("keys must not share windows: %+v", other)
 	}
 }
@@ -61,19 +61,17 @@ func TestLimiterWindow(t *testing.T) {
 func TestLimiterSweepsExpiredWindows(t *testing.T) {
 	l := NewLimiter()
 	t0 := time.Unix(1_700_000_000, 0)
-	old := make([]string, 5000)
-	for i := range old {
-		old[i] = "old-" + strconv.Itoa(i)
-		l.Allow(old[i], 10, t0)
+	for i := 0; i < 5000; i++ {
+		l.Allow(RateKey{Partner: "old-" + strconv.Itoa(i)}, 10, t0)
 	}
 	later := t0.Add(2 * Window)
 	for i := 0; i < 1000; i++ {
-		l.Allow("new-"+strconv.Itoa(i), 1<<30, later)
+		l.Allow(RateKey{Partner: "new-" + strconv.Itoa(i)}, 1<<30, later)
 	}
 	left := 0
 	for i := range l.shards {
 		for k := range l.shards[i].windows {
-			if strings.HasPrefix(k, "old-") {
+			if strings.HasPrefix(k.Partner, "old-") {
 				left++
 			}
 		}

@@ -116,24 +116,18 @@ func (s *Server) admit(r *Request, rt route) *apierr.Error {
 
 // bucketFor returns the limit and the counter key of a request: partners are
 // counted per key (per partner id), anonymous clients per IP address.
-func (s *Server) bucketFor(r *Request, b Bucket) (int, string) {
-	var prefix string
-	if b == BucketHeavy {
-		prefix = "h:"
-	} else {
-		prefix = "r:"
-	}
+func (s *Server) bucketFor(r *Request, b Bucket) (int, RateKey) {
 	if p := r.Partner; p != nil {
 		if b == BucketHeavy {
-			return p.HeavyPerMin, prefix + "p:" + p.ID
+			return p.HeavyPerMin, RateKey{Bucket: b, Partner: p.ID}
 		}
-		return p.ReadPerMin, prefix + "p:" + p.ID
+		return p.ReadPerMin, RateKey{Bucket: b, Partner: p.ID}
 	}
-	ip := s.clientIP(r.Ctx)
+	key := RateKey{Bucket: b, IP: s.clientIP(r.Ctx)}
 	if b == BucketHeavy {
-		return s.cfg.AnonHeavyPerMin, prefix + ip
+		return s.cfg.AnonHeavyPerMin, key
 	}
-	return s.cfg.AnonReadPerMin, prefix + ip
+	return s.cfg.AnonReadPerMin, key
 }
 
 // newRequestID writes a random version-4 UUID in its text form into dst.

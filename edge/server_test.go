@@ -107,7 +107,7 @@ func TestClientIP(t *testing.T) {
 		}
 		ctx := new(fasthttp.RequestCtx)
 		ctx.Init(&req, net.TCPAddrFromAddrPort(netip.MustParseAddrPort(c.peer)), nil)
-		if got := s.clientIP(ctx); got != c.want {
+		if got := s.clientIP(ctx).String(); got != c.want {
 			t.Errorf("peer %s xff %q: got %s, want %s", c.peer, c.xff, got, c.want)
 		}
 	}
