@@ -1,0 +1,127 @@
+package httpjson
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// FlexString accepts a JSON string or number and keeps its text: upstreams
+// send most amounts as strings but some as numbers, and precision must not
+// be lost through float64. JSON null is the empty string.
+type FlexString string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *FlexString) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		*f = ""
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*f = FlexString(s)
+	default:
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("want string or number, got %s", b)
+		}
+		*f = FlexString(n.String())
+	}
+	return nil
+}
+
+// Float reads a USD figure or percentage; absent or unreadable figures are
+// zero, since they are informative and never move funds.
+func (f FlexString) Float() float64 {
+	v, err := strconv.ParseFloat(string(f), 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// Uint64 reads an identifier such as a chain id; absent or unreadable ones
+// are zero, which no chain uses.
+func (f FlexString) Uint64() uint64 {
+	v, err := strconv.ParseUint(string(f), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// Decimal parses a non-negative base-10 integer amount. Amounts that are not
+// plain digits are refused as a bad answer rather than guessed at.
+func (u Upstream) Decimal(field string, s FlexString) (*big.Int, error) {
+	str := string(s)
+	if str == "" || strings.TrimLeft(str, "0123456789") != "" {
+		return nil, u.BadAnswer("%s: %q is not a decimal amount", field, str)
+	}
+	v, ok := new(big.Int).SetString(str, 10)
+	if !ok {
+		return nil, u.BadAnswer("%s: %q is not a decimal amount", field, str)
+	}
+	return v, nil
+}
+
+// OptDecimal is Decimal for fields that may be absent, zero then.
+func (u Upstream) OptDecimal(field string, s FlexString) (*big.Int, error) {
+	if s == "" {
+		return new(big.Int), nil
+	}
+	return u.Decimal(field, s)
+}
+
+// HexBig parses a transaction number: 0x-prefixed hex, or plain decimal,
+// which some upstream tools send instead. Empty, and a bare "0x", are zero.
+func (u Upstream) HexBig(field string, s FlexString) (*big.Int, error) {
+	str := string(s)
+	if str == "" {
+		return new(big.Int), nil
+	}
+	if h, ok := strings.CutPrefix(strings.ToLower(str), "0x"); ok {
+		if h == "" {
+			return new(big.Int), nil
+		}
+		v, ok := new(big.Int).SetString(h, 16)
+		if !ok {
+			return nil, u.BadAnswer("%s: %q is not hex", field, str)
+		}
+		return v, nil
+	}
+	return u.Decimal(field, s)
+}
+
+// HexUint64 is HexBig for a number that must fit in 64 bits, such as a gas
+// limit.
+func (u Upstream) HexUint64(field string, s FlexString) (uint64, error) {
+	v, err := u.HexBig(field, s)
+	if err != nil {
+		return 0, err
+	}
+	if !v.IsUint64() {
+		return 0, u.BadAnswer("%s: %q overflows 64 bits", field, s)
+	}
+	return v.Uint64(), nil
+}
+
+// HexBytes decodes calldata, with or without its 0x prefix; an odd number
+// of digits is read as if led by a zero.
+func (u Upstream) HexBytes(field, s string) ([]byte, error) {
+	h := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	if len(h)%2 == 1 {
+		h = "0" + h
+	}
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		return nil, u.BadAnswer("%s: %w", field, err)
+	}
+	return b, nil
+}
