@@ -29,16 +29,16 @@ type Tool struct {
 // Tools fetches LI.FI's bridges and exchanges. A bridge's supported chains
 // are every chain it leaves from or arrives at, sorted.
 func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
-	r, err := c.do(ctx, http.MethodGet, c.base+"/v1/tools", nil)
+	r, err := c.hc.Do(ctx, http.MethodGet, c.base+"/v1/tools", nil)
 	if err != nil {
 		return nil, err
 	}
-	if r.status != http.StatusOK {
+	if r.Status != http.StatusOK {
 		return nil, responseError(r)
 	}
 	var wt wireTools
-	if err := json.Unmarshal(r.body, &wt); err != nil {
-		return nil, badAnswer("decode tools: %w", err)
+	if err := json.Unmarshal(r.Body, &wt); err != nil {
+		return nil, upstream.BadAnswer("decode tools: %w", err)
 	}
 	out := make([]Tool, 0, len(wt.Bridges)+len(wt.Exchanges))
 	for _, b := range wt.Bridges {
@@ -51,7 +51,7 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
 	for _, e := range wt.Exchanges {
 		seen := map[uint64]bool{}
 		for _, id := range e.SupportedChains {
-			if v := chainID(id); v != 0 {
+			if v := id.Uint64(); v != 0 {
 				seen[v] = true
 			}
 		}
@@ -92,22 +92,22 @@ func (c *Client) Tokens(ctx context.Context, chains []uint64) (map[uint64][]regi
 		}
 		uri += "?" + url.Values{"chains": {strings.Join(ids, ",")}}.Encode()
 	}
-	r, err := c.do(ctx, http.MethodGet, uri, nil)
+	r, err := c.hc.Do(ctx, http.MethodGet, uri, nil)
 	if err != nil {
 		return nil, err
 	}
-	if r.status != http.StatusOK {
+	if r.Status != http.StatusOK {
 		return nil, responseError(r)
 	}
 	var wt wireTokens
-	if err := json.Unmarshal(r.body, &wt); err != nil {
-		return nil, badAnswer("decode tokens: %w", err)
+	if err := json.Unmarshal(r.Body, &wt); err != nil {
+		return nil, upstream.BadAnswer("decode tokens: %w", err)
 	}
 	out := make(map[uint64][]registry.Token, len(wt.Tokens))
 	for key, list := range wt.Tokens {
 		id, err := strconv.ParseUint(key, 10, 64)
 		if err != nil {
-			return nil, badAnswer("tokens: chain key %q: %w", key, err)
+			return nil, upstream.BadAnswer("tokens: chain key %q: %w", key, err)
 		}
 		toks := make([]registry.Token, 0, len(list))
 		for _, t := range list {

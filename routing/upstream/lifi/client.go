@@ -7,15 +7,12 @@ package lifi
 import (
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/upstream/httpjson"
 )
 
 // Name is the provider name the adapter answers to.
@@ -36,12 +33,25 @@ type Config struct {
 	Integrator string
 }
 
+// upstream names LI.FI in the errors the adapter builds. Its rate-limit
+// errors carry LI.FI's ratelimit-* headers. It is never modified.
+var upstream = httpjson.Upstream{
+	Provider: Name,
+	Prefix:   "lifi",
+	Noun:     "the aggregator upstream",
+	RateHeaders: []httpjson.RateHeader{
+		{Header: "ratelimit-limit", Detail: "rateLimit"},
+		{Header: "ratelimit-remaining", Detail: "rateRemaining"},
+		{Header: "ratelimit-reset", Detail: "rateReset"},
+	},
+}
+
 // Client is the LI.FI adapter. It is safe for concurrent use.
 type Client struct {
 	cfg  Config
 	base string
 	reg  *registry.Registry
-	hc   *fasthttp.Client
+	hc   *httpjson.Client
 	// kinds maps LI.FI tool keys to TypeBridge or TypeDEX once LoadTools has
 	// run; nil until then, when tool filters go to both kinds.
 	kinds atomic.Pointer[map[string]string]
@@ -54,25 +64,18 @@ func New(cfg Config, reg *registry.Registry) (*Client, error) {
 	if reg == nil {
 		return nil, errors.New("lifi: nil registry")
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
+	hc, err := httpjson.New(httpjson.Config{
+		BaseURL:        cfg.BaseURL,
+		DefaultBaseURL: DefaultBaseURL,
+		Timeout:        cfg.Timeout,
+		DefaultTimeout: defaultTimeout,
+		Auth:           httpjson.HeaderAuth("x-lifi-api-key", cfg.APIKey),
+		Upstream:       upstream,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lifi: %w", err)
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("lifi: base URL %q: want http(s)://host", cfg.BaseURL)
-	}
-	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("lifi: negative timeout %v", cfg.Timeout)
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = defaultTimeout
-	}
-	return &Client{
-		cfg:  cfg,
-		base: strings.TrimRight(cfg.BaseURL, "/"),
-		reg:  reg,
-		hc:   newHTTPClient(cfg.Timeout),
-	}, nil
+	return &Client{cfg: cfg, base: hc.BaseURL(), reg: reg, hc: hc}, nil
 }
 
 // Name returns "aggregator".

@@ -1,13 +1,13 @@
 package lifi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/upstream/httpjson"
 )
 
 // LI.FI error codes (REFERENCE.md, "Upstream APIs").
@@ -21,62 +21,50 @@ const (
 	codeRPCFailure      = 1012
 )
 
+// codeKinds are the LI.FI codes that stand for a kind of failure the HTTP
+// status may also express.
+var codeKinds = map[int]httpjson.Kind{
+	codeRateLimit:    httpjson.RateLimited,
+	codeTimeout:      httpjson.TimedOut,
+	codeUnauthorized: httpjson.CredentialsRefused,
+	codeValidation:   httpjson.Rejected,
+}
+
 // noRouteReasons are the per-tool error codes that mean "no route for this
 // request" rather than a failure, in the order a reason is preferred when
 // several tools disagree: the most actionable for the client first.
 var noRouteReasons = []string{"AMOUNT_TOO_LOW", "AMOUNT_TOO_HIGH", "INSUFFICIENT_LIQUIDITY", "FEES_HIGHER_THAN_AMOUNT", "NO_POSSIBLE_ROUTE"}
 
-// responseError maps a non-200 answer. LI.FI's own code decides where it is
-// known; the HTTP status decides otherwise. 401 is our key being refused,
-// which is not the client's fault, so it is an upstream error, not
-// UNAUTHORIZED.
-func responseError(r *reply) error {
+// responseError maps a non-200 answer. The no-quote and build-failure codes
+// decide alone; otherwise LI.FI's code and the HTTP status each give a kind,
+// and the kind of higher precedence wins (httpjson.Kind), with a chain RPC
+// failure ranking just after a timeout.
+func responseError(r *httpjson.Response) error {
 	var we wireError
-	_ = json.Unmarshal(r.body, &we) // a body that is not JSON still has a status
+	_ = json.Unmarshal(r.Body, &we) // a body that is not JSON still has a status
 	msg := we.Message
 	if msg == "" {
-		msg = http.StatusText(r.status)
+		msg = http.StatusText(r.Status)
 	}
-	cause := fmt.Errorf("lifi: HTTP %d code %d: %s", r.status, we.Code, msg)
-	base := func(code, message string) *apierr.Error {
-		e := apierr.New(code, message).With("provider", Name).With("upstreamStatus", r.status)
-		if we.Code != 0 {
-			e = e.With("upstreamCode", we.Code)
-		}
-		return e.With("upstreamMessage", msg).Wrap(cause)
+	f := &httpjson.Failure{Response: r, Message: msg,
+		Cause: fmt.Errorf("lifi: HTTP %d code %d: %s", r.Status, we.Code, msg)}
+	if we.Code != 0 {
+		f.Details = map[string]any{"upstreamCode": we.Code}
 	}
-	switch {
-	case we.Code == codeNoQuote || r.status == http.StatusNotFound:
+	if we.Code == codeNoQuote || r.Status == http.StatusNotFound {
 		return noRoute(&we, msg)
-	case we.Code == codeFailedToBuildTx:
-		return base(apierr.TransactionBuildFailed, "the aggregator could not build the transaction")
-	case r.status == http.StatusTooManyRequests || we.Code == codeRateLimit:
-		e := base(apierr.UpstreamError, "the aggregator upstream is rate limiting us")
-		if r.rateLimit != "" {
-			e = e.With("rateLimit", r.rateLimit)
-		}
-		if r.rateRemain != "" {
-			e = e.With("rateRemaining", r.rateRemain)
-		}
-		if r.rateReset != "" {
-			e = e.With("rateReset", r.rateReset)
-		}
-		return e
-	case r.status == http.StatusServiceUnavailable && bytes.Contains(bytes.ToLower(r.body), []byte("maintenance")):
-		return base(apierr.UpstreamMaintenance, "the aggregator upstream is under maintenance")
-	case we.Code == codeTimeout || r.status == http.StatusGatewayTimeout:
-		return base(apierr.UpstreamTimeout, "the aggregator upstream timed out")
-	case we.Code == codeRPCFailure:
-		return base(apierr.RPCFailure, "the aggregator upstream failed to reach a chain: "+msg)
-	case r.status == http.StatusUnauthorized || r.status == http.StatusForbidden || we.Code == codeUnauthorized:
-		return base(apierr.UpstreamError, "the aggregator upstream refused our credentials")
-	case r.status == http.StatusBadRequest || we.Code == codeValidation:
-		return base(apierr.UpstreamError, "the aggregator upstream refused the request: "+msg)
-	case r.status >= 500:
-		return base(apierr.UpstreamError, "the aggregator upstream failed")
-	default:
-		return base(apierr.UpstreamError, "the aggregator upstream answered "+msg)
 	}
+	if we.Code == codeFailedToBuildTx {
+		return upstream.Error(f, apierr.TransactionBuildFailed, "the aggregator could not build the transaction")
+	}
+	kind := httpjson.Classify(r.Status, r.Body)
+	if we.Code == codeRPCFailure && kind > httpjson.TimedOut {
+		return upstream.Error(f, apierr.RPCFailure, "the aggregator upstream failed to reach a chain: "+msg)
+	}
+	if k, ok := codeKinds[we.Code]; ok {
+		kind = min(kind, k)
+	}
+	return upstream.StatusError(f, kind)
 }
 
 // noRoute builds the reasoned refusal of a no-quote answer, naming the tool

@@ -22,16 +22,16 @@ func (c *Client) QuoteLeg(ctx context.Context, req *quote.Request, _ string) (*q
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.do(ctx, http.MethodGet, c.base+"/v1/quote?"+q.Encode(), nil)
+	r, err := c.hc.Do(ctx, http.MethodGet, c.base+"/v1/quote?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
 	}
-	if r.status != http.StatusOK {
+	if r.Status != http.StatusOK {
 		return nil, responseError(r)
 	}
 	var step wireStep
-	if err := json.Unmarshal(r.body, &step); err != nil {
-		return nil, badAnswer("decode quote: %w", err)
+	if err := json.Unmarshal(r.Body, &step); err != nil {
+		return nil, upstream.BadAnswer("decode quote: %w", err)
 	}
 	route, err := c.mapStep(req, &step)
 	if err != nil {
@@ -146,15 +146,15 @@ func disallowedTool(req *quote.Request, step *wireStep) string {
 // mapStep turns LI.FI's step into a route.
 func (c *Client) mapStep(req *quote.Request, s *wireStep) (*quote.Route, error) {
 	est := &s.Estimate
-	fromAmount, err := decimal("estimate.fromAmount", est.FromAmount)
+	fromAmount, err := upstream.Decimal("estimate.fromAmount", est.FromAmount)
 	if err != nil {
 		return nil, err
 	}
-	toAmount, err := decimal("estimate.toAmount", est.ToAmount)
+	toAmount, err := upstream.Decimal("estimate.toAmount", est.ToAmount)
 	if err != nil {
 		return nil, err
 	}
-	toAmountMin, err := decimal("estimate.toAmountMin", est.ToAmountMin)
+	toAmountMin, err := upstream.Decimal("estimate.toAmountMin", est.ToAmountMin)
 	if err != nil {
 		return nil, err
 	}
@@ -167,8 +167,8 @@ func (c *Client) mapStep(req *quote.Request, s *wireStep) (*quote.Route, error) 
 		ToAmount:          toAmount,
 		ToAmountMin:       toAmountMin,
 		PartnerFee:        new(big.Int),
-		FromAmountUSD:     float(est.FromAmountUSD),
-		ToAmountUSD:       float(est.ToAmountUSD),
+		FromAmountUSD:     est.FromAmountUSD.Float(),
+		ToAmountUSD:       est.ToAmountUSD.Float(),
 		ExecutionDuration: int(math.Round(est.ExecutionDuration)),
 		Shape:             quote.ShapeStandard,
 	}
@@ -197,24 +197,24 @@ func (c *Client) mapStep(req *quote.Request, s *wireStep) (*quote.Route, error) 
 func (c *Client) gasCosts(req *quote.Request, in []wireGasCost) ([]quote.GasCost, error) {
 	out := make([]quote.GasCost, 0, len(in))
 	for i, g := range in {
-		price, err := optDecimal("gasCosts.price", g.Price)
+		price, err := upstream.OptDecimal("gasCosts.price", g.Price)
 		if err != nil {
 			return nil, err
 		}
-		amount, err := optDecimal("gasCosts.amount", g.Amount)
+		amount, err := upstream.OptDecimal("gasCosts.amount", g.Amount)
 		if err != nil {
 			return nil, err
 		}
-		estimate, err := optDecimal("gasCosts.estimate", g.Estimate)
+		estimate, err := upstream.OptDecimal("gasCosts.estimate", g.Estimate)
 		if err != nil {
 			return nil, err
 		}
-		limit, err := optDecimal("gasCosts.limit", g.Limit)
+		limit, err := upstream.OptDecimal("gasCosts.limit", g.Limit)
 		if err != nil {
 			return nil, err
 		}
 		if !estimate.IsUint64() || !limit.IsUint64() {
-			return nil, badAnswer("gasCosts[%d]: gas units overflow 64 bits", i)
+			return nil, upstream.BadAnswer("gasCosts[%d]: gas units overflow 64 bits", i)
 		}
 		out = append(out, quote.GasCost{
 			Type:      g.Type,
@@ -222,7 +222,7 @@ func (c *Client) gasCosts(req *quote.Request, in []wireGasCost) ([]quote.GasCost
 			Estimate:  estimate.Uint64(),
 			Limit:     limit.Uint64(),
 			Amount:    amount,
-			AmountUSD: float(g.AmountUSD),
+			AmountUSD: g.AmountUSD.Float(),
 			Token:     c.gasToken(req, &g.Token),
 		})
 	}
@@ -234,7 +234,7 @@ func (c *Client) gasCosts(req *quote.Request, in []wireGasCost) ([]quote.GasCost
 // to that chain's native token (the source chain's when the chain is
 // unknown too).
 func (c *Client) gasToken(req *quote.Request, t *wireToken) *registry.Token {
-	id := chainID(t.ChainID)
+	id := t.ChainID.Uint64()
 	if tok, ok := c.reg.Token(id, t.Address); ok {
 		return tok
 	}
@@ -248,7 +248,7 @@ func (c *Client) gasToken(req *quote.Request, t *wireToken) *registry.Token {
 func (c *Client) feeCosts(in []wireFeeCost) ([]quote.FeeCost, error) {
 	out := make([]quote.FeeCost, 0, len(in))
 	for _, f := range in {
-		amount, err := optDecimal("feeCosts.amount", f.Amount)
+		amount, err := upstream.OptDecimal("feeCosts.amount", f.Amount)
 		if err != nil {
 			return nil, err
 		}
@@ -256,8 +256,8 @@ func (c *Client) feeCosts(in []wireFeeCost) ([]quote.FeeCost, error) {
 			Name:        f.Name,
 			Description: f.Description,
 			Amount:      amount,
-			AmountUSD:   float(f.AmountUSD),
-			Percentage:  float(f.Percentage),
+			AmountUSD:   f.AmountUSD.Float(),
+			Percentage:  f.Percentage.Float(),
 			Token:       c.token(&f.Token),
 			Included:    f.Included,
 		})
@@ -268,7 +268,7 @@ func (c *Client) feeCosts(in []wireFeeCost) ([]quote.FeeCost, error) {
 // token returns the registry's token, or one built from LI.FI's description
 // when the registry does not list it.
 func (c *Client) token(t *wireToken) *registry.Token {
-	id := chainID(t.ChainID)
+	id := t.ChainID.Uint64()
 	if tok, ok := c.reg.Token(id, t.Address); ok {
 		return tok
 	}
@@ -299,7 +299,7 @@ func partnerFee(req *quote.Request, est *wireEstimate, route *quote.Route) *big.
 	}
 	if idx < 0 {
 		for i, f := range est.FeeCosts {
-			if math.Abs(float(f.Percentage)-want) < 1e-9 {
+			if math.Abs(f.Percentage.Float()-want) < 1e-9 {
 				idx = i
 				break
 			}
@@ -322,25 +322,25 @@ func partnerFee(req *quote.Request, est *wireEstimate, route *quote.Route) *big.
 
 // mapTx converts LI.FI's transaction request; numbers are hex.
 func mapTx(t *wireTx, fallbackChain uint64) (*quote.TxRequest, error) {
-	data, err := hexBytes("transactionRequest.data", t.Data)
+	data, err := upstream.HexBytes("transactionRequest.data", t.Data)
 	if err != nil {
 		return nil, err
 	}
-	value, err := hexBig("transactionRequest.value", t.Value)
+	value, err := upstream.HexBig("transactionRequest.value", t.Value)
 	if err != nil {
 		return nil, err
 	}
-	gasLimit, err := hexUint64("transactionRequest.gasLimit", t.GasLimit)
+	gasLimit, err := upstream.HexUint64("transactionRequest.gasLimit", t.GasLimit)
 	if err != nil {
 		return nil, err
 	}
 	var gasPrice *big.Int
 	if t.GasPrice != "" {
-		if gasPrice, err = hexBig("transactionRequest.gasPrice", t.GasPrice); err != nil {
+		if gasPrice, err = upstream.HexBig("transactionRequest.gasPrice", t.GasPrice); err != nil {
 			return nil, err
 		}
 	}
-	id := chainID(t.ChainID)
+	id := t.ChainID.Uint64()
 	if id == 0 {
 		id = fallbackChain
 	}

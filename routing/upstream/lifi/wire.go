@@ -1,48 +1,21 @@
 package lifi
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
+
+	"github.com/swapgate/swapgate/routing/upstream/httpjson"
 )
-
-// flexString accepts a JSON string or number and keeps its text: LI.FI
-// sends most amounts as strings but a few (gas estimates, durations in some
-// tools) as numbers, and precision must not be lost through float64.
-type flexString string
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		*f = ""
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flexString(s)
-	default:
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return fmt.Errorf("want string or number, got %s", b)
-		}
-		*f = flexString(n.String())
-	}
-	return nil
-}
 
 // wireToken is LI.FI's Token.
 type wireToken struct {
-	Address  string     `json:"address"`
-	ChainID  flexString `json:"chainId"`
-	Symbol   string     `json:"symbol"`
-	Name     string     `json:"name"`
-	Decimals uint8      `json:"decimals"`
-	CoinKey  string     `json:"coinKey"`
-	LogoURI  string     `json:"logoURI"`
-	PriceUSD flexString `json:"priceUSD"`
+	Address  string              `json:"address"`
+	ChainID  httpjson.FlexString `json:"chainId"`
+	Symbol   string              `json:"symbol"`
+	Name     string              `json:"name"`
+	Decimals uint8               `json:"decimals"`
+	CoinKey  string              `json:"coinKey"`
+	LogoURI  string              `json:"logoURI"`
+	PriceUSD httpjson.FlexString `json:"priceUSD"`
 }
 
 // wireStep is LI.FI's Step, the body of a /v1/quote answer.
@@ -56,14 +29,14 @@ type wireStep struct {
 		LogoURI string `json:"logoURI"`
 	} `json:"toolDetails"`
 	Action struct {
-		FromChainID flexString `json:"fromChainId"`
-		ToChainID   flexString `json:"toChainId"`
-		FromToken   wireToken  `json:"fromToken"`
-		ToToken     wireToken  `json:"toToken"`
-		FromAmount  flexString `json:"fromAmount"`
-		FromAddress string     `json:"fromAddress"`
-		ToAddress   string     `json:"toAddress"`
-		Slippage    float64    `json:"slippage"`
+		FromChainID httpjson.FlexString `json:"fromChainId"`
+		ToChainID   httpjson.FlexString `json:"toChainId"`
+		FromToken   wireToken           `json:"fromToken"`
+		ToToken     wireToken           `json:"toToken"`
+		FromAmount  httpjson.FlexString `json:"fromAmount"`
+		FromAddress string              `json:"fromAddress"`
+		ToAddress   string              `json:"toAddress"`
+		Slippage    float64             `json:"slippage"`
 	} `json:"action"`
 	Estimate           wireEstimate `json:"estimate"`
 	TransactionRequest *wireTx      `json:"transactionRequest"`
@@ -72,49 +45,49 @@ type wireStep struct {
 
 // wireEstimate is LI.FI's Estimate.
 type wireEstimate struct {
-	Tool              string        `json:"tool"`
-	FromAmount        flexString    `json:"fromAmount"`
-	FromAmountUSD     flexString    `json:"fromAmountUSD"`
-	ToAmount          flexString    `json:"toAmount"`
-	ToAmountMin       flexString    `json:"toAmountMin"`
-	ToAmountUSD       flexString    `json:"toAmountUSD"`
-	ApprovalAddress   string        `json:"approvalAddress"`
-	FeeCosts          []wireFeeCost `json:"feeCosts"`
-	GasCosts          []wireGasCost `json:"gasCosts"`
-	ExecutionDuration float64       `json:"executionDuration"`
+	Tool              string              `json:"tool"`
+	FromAmount        httpjson.FlexString `json:"fromAmount"`
+	FromAmountUSD     httpjson.FlexString `json:"fromAmountUSD"`
+	ToAmount          httpjson.FlexString `json:"toAmount"`
+	ToAmountMin       httpjson.FlexString `json:"toAmountMin"`
+	ToAmountUSD       httpjson.FlexString `json:"toAmountUSD"`
+	ApprovalAddress   string              `json:"approvalAddress"`
+	FeeCosts          []wireFeeCost       `json:"feeCosts"`
+	GasCosts          []wireGasCost       `json:"gasCosts"`
+	ExecutionDuration float64             `json:"executionDuration"`
 }
 
 // wireGasCost is LI.FI's GasCost.
 type wireGasCost struct {
-	Type      string     `json:"type"`
-	Price     flexString `json:"price"`
-	Estimate  flexString `json:"estimate"`
-	Limit     flexString `json:"limit"`
-	Amount    flexString `json:"amount"`
-	AmountUSD flexString `json:"amountUSD"`
-	Token     wireToken  `json:"token"`
+	Type      string              `json:"type"`
+	Price     httpjson.FlexString `json:"price"`
+	Estimate  httpjson.FlexString `json:"estimate"`
+	Limit     httpjson.FlexString `json:"limit"`
+	Amount    httpjson.FlexString `json:"amount"`
+	AmountUSD httpjson.FlexString `json:"amountUSD"`
+	Token     wireToken           `json:"token"`
 }
 
 // wireFeeCost is LI.FI's FeeCost.
 type wireFeeCost struct {
-	Name        string     `json:"name"`
-	Description string     `json:"description"`
-	Percentage  flexString `json:"percentage"`
-	Amount      flexString `json:"amount"`
-	AmountUSD   flexString `json:"amountUSD"`
-	Token       wireToken  `json:"token"`
-	Included    bool       `json:"included"`
+	Name        string              `json:"name"`
+	Description string              `json:"description"`
+	Percentage  httpjson.FlexString `json:"percentage"`
+	Amount      httpjson.FlexString `json:"amount"`
+	AmountUSD   httpjson.FlexString `json:"amountUSD"`
+	Token       wireToken           `json:"token"`
+	Included    bool                `json:"included"`
 }
 
 // wireTx is LI.FI's TransactionRequest: numbers are hex strings.
 type wireTx struct {
-	To       string     `json:"to"`
-	From     string     `json:"from"`
-	Data     string     `json:"data"`
-	Value    flexString `json:"value"`
-	GasLimit flexString `json:"gasLimit"`
-	GasPrice flexString `json:"gasPrice"`
-	ChainID  flexString `json:"chainId"`
+	To       string              `json:"to"`
+	From     string              `json:"from"`
+	Data     string              `json:"data"`
+	Value    httpjson.FlexString `json:"value"`
+	GasLimit httpjson.FlexString `json:"gasLimit"`
+	GasPrice httpjson.FlexString `json:"gasPrice"`
+	ChainID  httpjson.FlexString `json:"chainId"`
 }
 
 // wireError is LI.FI's error body. Errors is either a list of tool errors
@@ -170,9 +143,9 @@ type wireTools struct {
 		} `json:"supportedChains"`
 	} `json:"bridges"`
 	Exchanges []struct {
-		Key             string       `json:"key"`
-		Name            string       `json:"name"`
-		SupportedChains []flexString `json:"supportedChains"`
+		Key             string                `json:"key"`
+		Name            string                `json:"name"`
+		SupportedChains []httpjson.FlexString `json:"supportedChains"`
 	} `json:"exchanges"`
 }
 

@@ -10,15 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/upstream/httpjson"
 )
 
 // Name is the provider name the adapter answers to.
@@ -39,12 +36,21 @@ type Config struct {
 	Integrator string
 }
 
+// upstream names 1Click in the errors the adapter builds. Its rate-limit
+// errors carry the Retry-After header. It is never modified.
+var upstream = httpjson.Upstream{
+	Provider:    Name,
+	Prefix:      "oneclick",
+	Noun:        "the intents upstream",
+	RateHeaders: []httpjson.RateHeader{{Header: "Retry-After", Detail: "retryAfter"}},
+}
+
 // Client is the 1Click adapter. It is safe for concurrent use.
 type Client struct {
 	cfg  Config
 	base string
 	reg  *registry.Registry
-	hc   *fasthttp.Client
+	hc   *httpjson.Client
 	// assets is the /v0/tokens index once loaded; nil until then, when asset
 	// ids are derived by AssetID's rules.
 	assets atomic.Pointer[AssetTable]
@@ -59,26 +65,18 @@ func New(cfg Config, reg *registry.Registry) (*Client, error) {
 	if reg == nil {
 		return nil, errors.New("oneclick: nil registry")
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
+	hc, err := httpjson.New(httpjson.Config{
+		BaseURL:        cfg.BaseURL,
+		DefaultBaseURL: DefaultBaseURL,
+		Timeout:        cfg.Timeout,
+		DefaultTimeout: defaultTimeout,
+		Auth:           httpjson.BearerAuth(cfg.APIKey),
+		Upstream:       upstream,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("oneclick: %w", err)
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("oneclick: base URL %q: want http(s)://host", cfg.BaseURL)
-	}
-	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("oneclick: negative timeout %v", cfg.Timeout)
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = defaultTimeout
-	}
-	return &Client{
-		cfg:  cfg,
-		base: strings.TrimRight(cfg.BaseURL, "/"),
-		reg:  reg,
-		hc:   newHTTPClient(cfg.Timeout),
-		now:  time.Now,
-	}, nil
+	return &Client{cfg: cfg, base: hc.BaseURL(), reg: reg, hc: hc, now: time.Now}, nil
 }
 
 // Name returns "intents".
@@ -89,16 +87,16 @@ func (c *Client) Legs(*quote.Request) []string { return []string{""} }
 
 // Tokens fetches the assets 1Click supports.
 func (c *Client) Tokens(ctx context.Context) ([]TokenInfo, error) {
-	r, err := c.do(ctx, http.MethodGet, c.base+"/v0/tokens", nil)
+	r, err := c.hc.Do(ctx, http.MethodGet, c.base+"/v0/tokens", nil)
 	if err != nil {
 		return nil, err
 	}
-	if r.status != http.StatusOK {
+	if r.Status != http.StatusOK {
 		return nil, responseError(r)
 	}
 	var list []TokenInfo
-	if err := json.Unmarshal(r.body, &list); err != nil {
-		return nil, badAnswer("decode tokens: %w", err)
+	if err := json.Unmarshal(r.Body, &list); err != nil {
+		return nil, upstream.BadAnswer("decode tokens: %w", err)
 	}
 	return list, nil
 }

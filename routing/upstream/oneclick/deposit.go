@@ -48,7 +48,7 @@ func depositTx(req *quote.Request, depositAddress string, amount *big.Int) (*quo
 		return nil, nil
 	}
 	if !common.IsHexAddress(depositAddress) {
-		return nil, badAnswer("deposit address %q is not an EVM address", depositAddress)
+		return nil, upstream.BadAnswer("deposit address %q is not an EVM address", depositAddress)
 	}
 	to := common.HexToAddress(depositAddress)
 	if isNative(req.From, req.FromToken) {
@@ -57,7 +57,7 @@ func depositTx(req *quote.Request, depositAddress string, amount *big.Int) (*quo
 	}
 	data, err := erc20.Pack("transfer", to, amount)
 	if err != nil {
-		return nil, badAnswer("pack transfer: %w", err)
+		return nil, upstream.BadAnswer("pack transfer: %w", err)
 	}
 	return &quote.TxRequest{To: req.FromToken.Address, From: req.FromAddress, Data: data,
 		Value: new(big.Int), ChainID: req.From.ID, GasLimit: erc20TransferGas}, nil

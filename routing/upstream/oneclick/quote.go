@@ -11,6 +11,7 @@ import (
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/upstream/httpjson"
 )
 
 // Tool identity of intents routes.
@@ -41,16 +42,16 @@ func (c *Client) QuoteLeg(ctx context.Context, req *quote.Request, _ string) (*q
 	if err != nil {
 		return nil, apierr.New(apierr.Internal, "encode intents quote request").Wrap(err)
 	}
-	r, err := c.do(ctx, http.MethodPost, c.base+"/v0/quote", raw)
+	r, err := c.hc.Do(ctx, http.MethodPost, c.base+"/v0/quote", raw)
 	if err != nil {
 		return nil, err
 	}
-	if r.status != http.StatusOK && r.status != http.StatusCreated {
+	if r.Status != http.StatusOK && r.Status != http.StatusCreated {
 		return nil, responseError(r)
 	}
 	var resp wireQuoteResponse
-	if err := json.Unmarshal(r.body, &resp); err != nil {
-		return nil, badAnswer("decode quote: %w", err)
+	if err := json.Unmarshal(r.Body, &resp); err != nil {
+		return nil, upstream.BadAnswer("decode quote: %w", err)
 	}
 	return c.mapQuote(req, body, &resp.Quote)
 }
@@ -84,7 +85,7 @@ func (c *Client) quoteBody(ctx context.Context, req *quote.Request) (*wireQuoteR
 		Recipient:          req.ToAddress,
 		RecipientType:      recipientDestination,
 		Deadline:           now.Add(depositWindow).UTC().Format("2006-01-02T15:04:05.000Z"),
-		QuoteWaitingTimeMs: int(quoteWait(ctx, c.cfg.Timeout) / time.Millisecond),
+		QuoteWaitingTimeMs: int(quoteWait(ctx, c.hc.Timeout()) / time.Millisecond),
 		Referral:           c.cfg.Integrator,
 	}
 	if req.From.IntentsBlockchain == stellarCode {
@@ -105,7 +106,7 @@ func chargesAppFee(req *quote.Request) bool { return req.FeeBps > 0 && req.FeeRe
 // left of the call's budget (the earlier of ctx's deadline and the timeout)
 // after a margin for the exchange, at most maxQuoteWait.
 func quoteWait(ctx context.Context, timeout time.Duration) time.Duration {
-	w := time.Until(deadline(ctx, timeout)) - waitMargin
+	w := time.Until(httpjson.Deadline(ctx, timeout)) - waitMargin
 	return max(0, min(w, maxQuoteWait))
 }
 
@@ -118,15 +119,15 @@ func noAsset(err error) error {
 // mapQuote turns 1Click's quote into a route, and on a firm quote builds the
 // deposit transaction for EVM sources.
 func (c *Client) mapQuote(req *quote.Request, sent *wireQuoteRequest, q *wireQuote) (*quote.Route, error) {
-	amountIn, err := decimal("quote.amountIn", q.AmountIn)
+	amountIn, err := upstream.Decimal("quote.amountIn", q.AmountIn)
 	if err != nil {
 		return nil, err
 	}
-	amountOut, err := decimal("quote.amountOut", q.AmountOut)
+	amountOut, err := upstream.Decimal("quote.amountOut", q.AmountOut)
 	if err != nil {
 		return nil, err
 	}
-	minOut, err := decimal("quote.minAmountOut", q.MinAmountOut)
+	minOut, err := upstream.Decimal("quote.minAmountOut", q.MinAmountOut)
 	if err != nil {
 		return nil, err
 	}
@@ -139,8 +140,8 @@ func (c *Client) mapQuote(req *quote.Request, sent *wireQuoteRequest, q *wireQuo
 		ToAmount:          amountOut,
 		ToAmountMin:       minOut,
 		PartnerFee:        new(big.Int),
-		FromAmountUSD:     float(q.AmountInUSD),
-		ToAmountUSD:       float(q.AmountOutUSD),
+		FromAmountUSD:     q.AmountInUSD.Float(),
+		ToAmountUSD:       q.AmountOutUSD.Float(),
 		ExecutionDuration: int(math.Round(q.TimeEstimate)),
 		DepositAddress:    q.DepositAddress,
 		DepositMemo:       q.DepositMemo,
@@ -161,7 +162,7 @@ func (c *Client) mapQuote(req *quote.Request, sent *wireQuoteRequest, q *wireQuo
 	route.PreFeeToAmount = new(big.Int).Add(route.ToAmount, route.PartnerFee)
 	if !sent.Dry {
 		if q.DepositAddress == "" {
-			return nil, badAnswer("firm quote without a deposit address")
+			return nil, upstream.BadAnswer("firm quote without a deposit address")
 		}
 		if route.Tx, err = depositTx(req, q.DepositAddress, amountIn); err != nil {
 			return nil, err

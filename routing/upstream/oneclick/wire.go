@@ -1,36 +1,6 @@
 package oneclick
 
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-)
-
-// flexString accepts a JSON string or number and keeps its text, so that
-// amounts keep full precision whichever way 1Click spells them.
-type flexString string
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		*f = ""
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flexString(s)
-	default:
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return fmt.Errorf("want string or number, got %s", b)
-		}
-		*f = flexString(n.String())
-	}
-	return nil
-}
+import "github.com/swapgate/swapgate/routing/upstream/httpjson"
 
 // 1Click enumerations used by the adapter.
 const (
@@ -78,19 +48,19 @@ type wireQuoteResponse struct {
 // wireQuote is 1Click's quote; a dry quote has no deposit address or
 // deadline.
 type wireQuote struct {
-	DepositAddress     string     `json:"depositAddress"`
-	DepositMemo        string     `json:"depositMemo"`
-	AmountIn           flexString `json:"amountIn"`
-	AmountInFormatted  string     `json:"amountInFormatted"`
-	AmountInUSD        flexString `json:"amountInUsd"`
-	MinAmountIn        flexString `json:"minAmountIn"`
-	AmountOut          flexString `json:"amountOut"`
-	AmountOutFormatted string     `json:"amountOutFormatted"`
-	AmountOutUSD       flexString `json:"amountOutUsd"`
-	MinAmountOut       flexString `json:"minAmountOut"`
-	Deadline           string     `json:"deadline"`
-	TimeWhenInactive   string     `json:"timeWhenInactive"`
-	TimeEstimate       float64    `json:"timeEstimate"`
+	DepositAddress     string              `json:"depositAddress"`
+	DepositMemo        string              `json:"depositMemo"`
+	AmountIn           httpjson.FlexString `json:"amountIn"`
+	AmountInFormatted  string              `json:"amountInFormatted"`
+	AmountInUSD        httpjson.FlexString `json:"amountInUsd"`
+	MinAmountIn        httpjson.FlexString `json:"minAmountIn"`
+	AmountOut          httpjson.FlexString `json:"amountOut"`
+	AmountOutFormatted string              `json:"amountOutFormatted"`
+	AmountOutUSD       httpjson.FlexString `json:"amountOutUsd"`
+	MinAmountOut       httpjson.FlexString `json:"minAmountOut"`
+	Deadline           string              `json:"deadline"`
+	TimeWhenInactive   string              `json:"timeWhenInactive"`
+	TimeEstimate       float64             `json:"timeEstimate"`
 }
 
 // wireError is 1Click's error body.
