@@ -243,4 +243,3 @@ func TestRunValidatesBounds(t *testing.T) {
 		}
 	}
 }
-

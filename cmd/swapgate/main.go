@@ -20,6 +20,7 @@ commands:
   webhook-receiver  a local HTTPS endpoint that prints and verifies webhook deliveries
   partner   manage partner accounts: create, list, rotate-key, set-fees, set-limits, disable
   settle    pay out pending partner earnings of one ecosystem (see swapgate settle -h)
+  bench     drive load against a loopback server, HDR percentiles each second (see swapgate bench -h)
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -36,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runReceiver(args[1:], stdout, stderr)
 	case "settle":
 		return runSettle(args[1:], stdout, stderr)
+	case "bench":
+		return runBench(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
