@@ -35,7 +35,7 @@ func (q *QuoteScenario) Name() string { return "quote" }
 func (q *QuoteScenario) Path(seq uint64) string { return q.paths[seq%uint64(len(q.paths))] }
 
 // quotePair is one route of the quote mix; amounts are in the source token's
-// smallest unit.
+// smallest unit, each worth more than the $10 the bridges quote at least.
 type quotePair struct {
 	fromChain, toChain int64
 	fromToken, toToken string
@@ -58,11 +58,11 @@ const (
 // an intents swap to TON.
 var quotePairs = []quotePair{
 	{42161, 8453, usdcArbitrum, usdcBase, benchFromAddress,
-		[]string{"1000000", "25000000", "250000000", "1500000000", "9875432100"}},
+		[]string{"12000000", "25000000", "250000000", "1500000000", "9875432100"}},
 	{1, 8453, evmNative, usdcBase, benchFromAddress,
 		[]string{"10000000000000000", "50000000000000000", "250000000000000000", "1000000000000000000", "3141592653589793238"}},
 	{1, 369, usdcEthereum, usdchPulse, benchFromAddress,
-		[]string{"5000000", "100000000", "750000000", "2000000000", "12345678901"}},
+		[]string{"15000000", "100000000", "750000000", "2000000000", "12345678901"}},
 	{1, 900000002, usdcEthereum, "native", tonRecipient,
 		[]string{"20000000", "150000000", "500000000", "3000000000", "8000000000"}},
 }
