@@ -232,11 +232,24 @@ func (s *Store) PublishTo(ctx context.Context, w *Webhook, ev webhook.Event) (st
 // their value: the delivery pool skips those it already holds, which keeps
 // a rescan cheap however many are in flight.
 func (s *Store) DueDeliveries(ctx context.Context, now time.Time, skip func(deliveryID string) bool, fn func(*OutboxEntry) bool) error {
+	return s.DueDeliveriesFrom(ctx, time.Time{}, now, skip, fn)
+}
+
+// DueDeliveriesFrom is DueDeliveries reading only entries due at or after
+// from (the zero time reads from the start). Delivered entries leave
+// tombstones at the front of the outbox until compaction, which every scan
+// from the start walks again; a caller that knows nothing it must see lies
+// before from skips them.
+func (s *Store) DueDeliveriesFrom(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*OutboxEntry) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
+	lower := []byte(prefixOutbox)
+	if !from.IsZero() {
+		lower = binary.BigEndian.AppendUint64(lower, uint64(from.UnixNano()))
+	}
 	upper := binary.BigEndian.AppendUint64([]byte(prefixOutbox), uint64(now.UnixNano())+1)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixOutbox), UpperBound: upper})
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return fmt.Errorf("persistence: outbox iterator: %w", err)
 	}
@@ -262,44 +275,79 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, skip func(deli
 	return it.Error()
 }
 
+// AttemptOutcome is the result of one attempt, as FinishAttempts records it:
+// Record is the history row, and a non-zero RetryAt moves the entry there
+// instead of removing it.
+type AttemptOutcome struct {
+	Entry   *OutboxEntry
+	Record  *DeliveryRecord
+	RetryAt time.Time
+}
+
 // FinishAttempt records the outcome of an attempt of e in one synced batch:
 // the history row rec is written and the outbox entry is removed, or, when
 // retryAt is not zero, moved to retryAt with e.Attempt set to rec.Attempt.
 // e is updated in place. A webhook deleted meanwhile gets no history row.
 func (s *Store) FinishAttempt(ctx context.Context, e *OutboxEntry, rec *DeliveryRecord, retryAt time.Time) error {
+	return s.FinishAttempts(ctx, []AttemptOutcome{{Entry: e, Record: rec, RetryAt: retryAt}})
+}
+
+// FinishAttempts records many outcomes, each as FinishAttempt would, in one
+// synced batch, so that attempts finishing together share one WAL sync. The
+// batch is atomic: after an error none of them is recorded and every entry
+// is still in the outbox at its old key (its delivery will be repeated).
+// Entries are updated in place only after the commit succeeded.
+func (s *Store) FinishAttempts(ctx context.Context, outs []AttemptOutcome) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
+	if len(outs) == 0 {
+		return nil
+	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := b.Delete(outboxKey(e.Due, e.DeliveryID), nil); err != nil {
-		return err
-	}
-	if !retryAt.IsZero() {
-		next := *e
-		next.Attempt, next.Due = rec.Attempt, retryAt.UTC()
-		val, err := json.Marshal(outboxRecord{V: 1, OutboxEntry: next})
-		if err != nil {
-			return fmt.Errorf("persistence: encode outbox entry: %w", err)
+	alive := make(map[string]bool, 8)
+	next := make([]OutboxEntry, len(outs))
+	updatedAt := s.now().UTC()
+	for i, o := range outs {
+		e := o.Entry
+		if err := b.Delete(outboxKey(e.Due, e.DeliveryID), nil); err != nil {
+			return fmt.Errorf("persistence: remove outbox entry: %w", err)
 		}
-		if err := b.Set(outboxKey(next.Due, next.DeliveryID), val, nil); err != nil {
-			return err
+		next[i] = *e
+		if !o.RetryAt.IsZero() {
+			n := &next[i]
+			n.Attempt, n.Due = o.Record.Attempt, o.RetryAt.UTC()
+			val, err := json.Marshal(outboxRecord{V: 1, OutboxEntry: *n})
+			if err != nil {
+				return fmt.Errorf("persistence: encode outbox entry: %w", err)
+			}
+			if err := b.Set(outboxKey(n.Due, n.DeliveryID), val, nil); err != nil {
+				return fmt.Errorf("persistence: reschedule outbox entry: %w", err)
+			}
 		}
-		*e = next
-	}
-	alive, err := s.has(webhookIDKey(e.WebhookID))
-	if err != nil {
-		return fmt.Errorf("persistence: webhook check: %w", err)
-	}
-	if alive {
-		rec.ID, rec.WebhookID, rec.Event, rec.CreatedAt = e.DeliveryID, e.WebhookID, e.Event, e.CreatedAt
-		rec.UpdatedAt = s.now().UTC()
-		if err := setDelivery(b, rec); err != nil {
-			return err
+		ok, seen := alive[e.WebhookID]
+		if !seen {
+			var err error
+			if ok, err = s.has(webhookIDKey(e.WebhookID)); err != nil {
+				return fmt.Errorf("persistence: webhook check: %w", err)
+			}
+			alive[e.WebhookID] = ok
+		}
+		if ok {
+			rec := o.Record
+			rec.ID, rec.WebhookID, rec.Event, rec.CreatedAt = e.DeliveryID, e.WebhookID, e.Event, e.CreatedAt
+			rec.UpdatedAt = updatedAt
+			if err := setDelivery(b, rec); err != nil {
+				return err
+			}
 		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("persistence: commit delivery outcome: %w", err)
+		return fmt.Errorf("persistence: commit %d delivery outcomes: %w", len(outs), err)
+	}
+	for i, o := range outs {
+		*o.Entry = next[i]
 	}
 	return nil
 }

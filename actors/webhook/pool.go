@@ -1,8 +1,11 @@
 // Package webhook is the delivery pool: a dispatcher actor that reads due
 // entries from the durable outbox and hands them to a fixed set of worker
-// actors, each of which makes one signed HTTPS attempt at a time and records
-// its outcome (delivered, rescheduled with backoff, or dead-lettered) in the
-// same synced batch that removes or moves the outbox entry.
+// actors, each of which makes one signed HTTPS attempt at a time and passes
+// its outcome (delivered, rescheduled with backoff, or dead-lettered) to a
+// committer actor. The committer records the outcomes of many attempts in one
+// synced batch, the same batch that removes or moves their outbox entries,
+// and only then does the dispatcher forget the entries, so a crash at any
+// point leaves an unrecorded attempt in the outbox to be repeated.
 //
 // Deliveries use net/http rather than fasthttp's client: its Dialer.Control
 // hook sees the address actually dialled, which is where the URL policy is
@@ -30,9 +33,9 @@ import (
 
 // Store is what the pool needs of persistence.
 type Store interface {
-	DueDeliveries(ctx context.Context, now time.Time, skip func(deliveryID string) bool, fn func(*persistence.OutboxEntry) bool) error
+	DueDeliveriesFrom(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*persistence.OutboxEntry) bool) error
 	WebhookByID(ctx context.Context, id string) (*persistence.Webhook, error)
-	FinishAttempt(ctx context.Context, e *persistence.OutboxEntry, rec *persistence.DeliveryRecord, retryAt time.Time) error
+	FinishAttempts(ctx context.Context, outs []persistence.AttemptOutcome) error
 	DropDelivery(ctx context.Context, e *persistence.OutboxEntry) error
 	Publish(ctx context.Context, partnerID string, ev hook.Event) error
 	PublishTo(ctx context.Context, w *persistence.Webhook, ev hook.Event) (string, error)
@@ -73,12 +76,15 @@ type Pool struct {
 	stats Stats
 }
 
-// Stats are the pool's counters, for metrics and tests.
+// Stats are the pool's counters, for metrics and tests. Commits counts the
+// synced batches that recorded attempt outcomes; Attempts over Commits is how
+// many attempts share one sync.
 type Stats struct {
 	Attempts  atomic.Int64
 	Delivered atomic.Int64
 	Retried   atomic.Int64
 	Dead      atomic.Int64
+	Commits   atomic.Int64
 }
 
 // Start spawns the dispatcher and its workers and begins the periodic scan;
@@ -102,7 +108,7 @@ func Start(sys *actor.ActorSystem, store Store, cfg Config) (*Pool, error) {
 		return nil, fmt.Errorf("webhook: spawn dispatcher: %w", err)
 	}
 	p.pid = pid
-	p.stopTick = actors.Every(sys.Root, pid, cfg.ScanInterval, scanMsg{})
+	p.stopTick = actors.Every(sys.Root, pid, cfg.ScanInterval, scanMsg{full: true})
 	p.Wake()
 	return p, nil
 }

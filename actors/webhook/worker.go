@@ -24,22 +24,32 @@ const maxResponseDrain = 64 << 10
 
 // worker makes one attempt at a time. Blocking in Receive is deliberate: the
 // worker's mailbox is its queue, and the dispatcher only sends it a job when
-// it is idle.
-type worker struct{ p *Pool }
+// it is idle. The outcome goes to the committer, and the worker is free as
+// soon as the attempt is over.
+type worker struct {
+	p         *Pool
+	committer *actor.PID
+}
 
 func (w *worker) Receive(ctx actor.Context) {
 	j, ok := ctx.Message().(*job)
 	if !ok {
 		return
 	}
-	w.p.deliver(j.entry)
-	ctx.Send(ctx.Parent(), &doneMsg{entry: j.entry, worker: ctx.Self()})
+	out, ok := w.p.deliver(j.entry)
+	if ok {
+		ctx.Send(w.committer, &outcomeMsg{out: out})
+	}
+	ctx.Send(ctx.Parent(), &doneMsg{entry: j.entry, worker: ctx.Self(), settled: !ok})
 }
 
-// deliver makes the next attempt of e and records its outcome.
-func (p *Pool) deliver(e *persistence.OutboxEntry) {
+// deliver makes the next attempt of e and returns its outcome for the
+// committer to record, or false when there is nothing to record: the
+// webhook is gone (the entry was dropped), the store failed, or the pool is
+// stopping (the entry stays for the next process).
+func (p *Pool) deliver(e *persistence.OutboxEntry) (persistence.AttemptOutcome, bool) {
 	if !p.enter() {
-		return
+		return persistence.AttemptOutcome{}, false
 	}
 	defer p.leave()
 	log := p.cfg.Logger.With(slog.String("delivery", e.DeliveryID), slog.String("webhook", e.WebhookID))
@@ -49,12 +59,12 @@ func (p *Pool) deliver(e *persistence.OutboxEntry) {
 		if err := p.store.DropDelivery(p.ctx, e); err != nil && !p.isShutdown(err) {
 			log.Error("drop delivery of removed webhook", slog.Any("err", err))
 		}
-		return
+		return persistence.AttemptOutcome{}, false
 	case err != nil:
 		if !p.isShutdown(err) {
 			log.Error("load webhook for delivery", slog.Any("err", err))
 		}
-		return
+		return persistence.AttemptOutcome{}, false
 	}
 	n := e.Attempt + 1
 	p.stats.Attempts.Add(1)
@@ -62,7 +72,8 @@ func (p *Pool) deliver(e *persistence.OutboxEntry) {
 	status, aerr := p.post(w, e)
 	latency := time.Since(start)
 	if p.ctx.Err() != nil {
-		return // Shutting down: the entry stays and the next process retries it.
+		// Shutting down: the entry stays and the next process retries it.
+		return persistence.AttemptOutcome{}, false
 	}
 	rec := &persistence.DeliveryRecord{Attempt: n, StatusCode: status, LatencyMs: latency.Milliseconds()}
 	var retryAt time.Time
@@ -79,9 +90,10 @@ func (p *Pool) deliver(e *persistence.OutboxEntry) {
 		p.stats.Dead.Add(1)
 		log.Warn("webhook delivery dead-lettered", slog.Int("attempts", n), slog.String("error", rec.Error))
 	}
-	if err := p.store.FinishAttempt(p.ctx, e, rec, retryAt); err != nil && !p.isShutdown(err) {
-		log.Error("record delivery outcome", slog.Any("err", err))
-	}
+	// The committer gets a copy: recording a retry moves it in place, while
+	// the dispatcher may still be reading the original.
+	mine := *e
+	return persistence.AttemptOutcome{Entry: &mine, Record: rec, RetryAt: retryAt}, true
 }
 
 // post sends e's body to w once and returns the response status (0 when

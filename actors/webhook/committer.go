@@ -1,0 +1,83 @@
+package webhook
+
+import (
+	"log/slog"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/swapgate/swapgate/persistence"
+)
+
+// maxCommitBatch bounds how many attempt outcomes one synced batch carries.
+const maxCommitBatch = 256
+
+// outcomeMsg hands an attempt's outcome from a worker to the committer.
+type outcomeMsg struct{ out persistence.AttemptOutcome }
+
+// commitMsg asks the committer to write what it has gathered.
+type commitMsg struct{}
+
+// settledMsg tells the dispatcher that these entries' outcomes are in the
+// store (or could not be written, in which case the entries are still in
+// the outbox at their old keys and a full scan finds them again). Only now
+// may the dispatcher forget them: until then a scan would still find the
+// old key and deliver the entry twice.
+type settledMsg struct{ entries []*persistence.OutboxEntry }
+
+// committer records attempt outcomes by group commit, like actors/ledger
+// does for quotes: every outcome that arrives while a commit is syncing
+// joins the next one, so a busy pool costs one WAL sync per batch rather
+// than one per attempt, and a worker moves on to its next delivery as soon
+// as its attempt is over instead of waiting for the disk.
+type committer struct {
+	p        *Pool
+	pending  []persistence.AttemptOutcome
+	flushing bool
+}
+
+func (c *committer) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *outcomeMsg:
+		c.pending = append(c.pending, m.out)
+		if !c.flushing {
+			// The commit request lands behind every outcome already in
+			// the mailbox, so all of them join this batch.
+			c.flushing = true
+			ctx.Send(ctx.Self(), commitMsg{})
+		}
+	case commitMsg:
+		c.commit(ctx)
+		c.flushing = false
+		if len(c.pending) > 0 {
+			c.flushing = true
+			ctx.Send(ctx.Self(), commitMsg{})
+		}
+	}
+}
+
+// commit writes up to maxCommitBatch outcomes in one synced batch and
+// reports them settled. While the pool stops, nothing is written: the
+// entries stay in the outbox and the next process delivers them again,
+// exactly as after a crash.
+func (c *committer) commit(ctx actor.Context) {
+	n := min(len(c.pending), maxCommitBatch)
+	batch := c.pending[:n]
+	if c.p.enter() {
+		err := c.p.store.FinishAttempts(c.p.ctx, batch)
+		c.p.leave()
+		if err == nil {
+			c.p.stats.Commits.Add(1)
+		}
+		if err != nil && !c.p.isShutdown(err) {
+			c.p.cfg.Logger.Error("record delivery outcomes", slog.Int("outcomes", n), slog.Any("err", err))
+		}
+	}
+	settled := &settledMsg{entries: make([]*persistence.OutboxEntry, n)}
+	for i := range batch {
+		settled.entries[i] = batch[i].Entry
+	}
+	ctx.Send(ctx.Parent(), settled)
+	rest := copy(c.pending, c.pending[n:])
+	clear(c.pending[rest:])
+	c.pending = c.pending[:rest]
+}
