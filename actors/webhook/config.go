@@ -18,7 +18,10 @@ const (
 	// dispatcher holds in memory. Entries beyond it stay in the outbox and the
 	// scan reads past them, which is what lets a backlog behind one dead
 	// receiver sit in the outbox without crowding out anyone else.
-	maxQueuedPerWebhook = 16
+	// Each scan walks the keys of the entries it leaves behind, so the
+	// bound is also how many of a busy webhook's deliveries pass between
+	// two scans on its behalf.
+	maxQueuedPerWebhook = 64
 	// scanExamineFactor bounds the entries one scan reads, as a multiple of
 	// ScanBatch, so a huge backlog costs bounded work per scan.
 	scanExamineFactor = 8

@@ -91,6 +91,7 @@ func (d *dispatcher) Receive(ctx actor.Context) {
 		d.scan(m.full)
 		d.pump(ctx)
 	case *doneMsg:
+		decr(d.queuedHook, m.entry.WebhookID)
 		decr(d.inflightHook, m.entry.WebhookID)
 		decr(d.inflightPartnr, m.entry.PartnerID)
 		d.idle = append(d.idle, m.worker)
@@ -107,10 +108,11 @@ func (d *dispatcher) Receive(ctx actor.Context) {
 	}
 }
 
-// settle forgets an entry whose outcome is in the store.
+// settle forgets an entry whose outcome is in the store. Its webhook's
+// queue already made room for the next entry when the attempt ended: the
+// pending commit keeps the entry known, which is all a scan needs.
 func (d *dispatcher) settle(e *persistence.OutboxEntry) {
 	delete(d.known, e.DeliveryID)
-	decr(d.queuedHook, e.WebhookID)
 }
 
 // wakeIfMoreDue rescans when the last scan left due entries behind and a
