@@ -52,17 +52,21 @@ func (p *Pool) deliver(e *persistence.OutboxEntry) (persistence.AttemptOutcome, 
 		return persistence.AttemptOutcome{}, false
 	}
 	defer p.leave()
-	log := p.cfg.Logger.With(slog.String("delivery", e.DeliveryID), slog.String("webhook", e.WebhookID))
+	// Built only when something is logged: Logger.With copies the handler's
+	// attributes, a cost every delivery would pay for nothing.
+	log := func() *slog.Logger {
+		return p.cfg.Logger.With(slog.String("delivery", e.DeliveryID), slog.String("webhook", e.WebhookID))
+	}
 	w, err := p.store.WebhookByID(p.ctx, e.WebhookID)
 	switch {
 	case errors.Is(err, persistence.ErrNotFound) || err == nil && !w.Active:
 		if err := p.store.DropDelivery(p.ctx, e); err != nil && !p.isShutdown(err) {
-			log.Error("drop delivery of removed webhook", slog.Any("err", err))
+			log().Error("drop delivery of removed webhook", slog.Any("err", err))
 		}
 		return persistence.AttemptOutcome{}, false
 	case err != nil:
 		if !p.isShutdown(err) {
-			log.Error("load webhook for delivery", slog.Any("err", err))
+			log().Error("load webhook for delivery", slog.Any("err", err))
 		}
 		return persistence.AttemptOutcome{}, false
 	}
@@ -88,7 +92,7 @@ func (p *Pool) deliver(e *persistence.OutboxEntry) (persistence.AttemptOutcome, 
 	default:
 		rec.State, rec.Error = persistence.DeliveryDead, aerr.Error()
 		p.stats.Dead.Add(1)
-		log.Warn("webhook delivery dead-lettered", slog.Int("attempts", n), slog.String("error", rec.Error))
+		log().Warn("webhook delivery dead-lettered", slog.Int("attempts", n), slog.String("error", rec.Error))
 	}
 	// The committer gets a copy: recording a retry moves it in place, while
 	// the dispatcher may still be reading the original.
