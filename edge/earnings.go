@@ -25,7 +25,7 @@ type earningsItem struct {
 // earnings answers GET /v1/partner/me/earnings from the partner's ledger
 // rows, summed in integer micro-USD so the totals are exact.
 func (s *Server) earnings(r *Request) error {
-	e, err := s.deps.Accounts.Earnings(r.Ctx, r.Partner.ID)
+	e, err := s.deps.Accounts.Earnings(r.Context(), r.Partner.ID)
 	if err != nil {
 		return apierr.From(err)
 	}

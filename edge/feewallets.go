@@ -66,7 +66,7 @@ func ecosystemParam(param, v string) *apierr.Error {
 
 // listFeeWallets answers GET /v1/partner/me/fee-wallets.
 func (s *Server) listFeeWallets(r *Request) error {
-	ws, err := s.deps.Accounts.FeeWallets(r.Ctx, r.Partner.ID)
+	ws, err := s.deps.Accounts.FeeWallets(r.Context(), r.Partner.ID)
 	if err != nil {
 		return apierr.From(err)
 	}
@@ -100,7 +100,7 @@ func (s *Server) putFeeWallet(r *Request) error {
 		return apierr.Param("address", "address is not a valid "+body.Ecosystem+" fee wallet: "+err.Error()).
 			With("ecosystem", body.Ecosystem)
 	}
-	if err := s.deps.Accounts.PutFeeWallet(r.Ctx, r.Partner.ID, body.Ecosystem, body.Address); err != nil {
+	if err := s.deps.Accounts.PutFeeWallet(r.Context(), r.Partner.ID, body.Ecosystem, body.Address); err != nil {
 		return apierr.From(err)
 	}
 	writeJSON(r, statusOK, struct {
@@ -118,7 +118,7 @@ func (s *Server) deleteFeeWallet(r *Request) error {
 	if err := ecosystemParam("ecosystem", eco); err != nil {
 		return err
 	}
-	err := s.deps.Accounts.DeleteFeeWallet(r.Ctx, r.Partner.ID, eco)
+	err := s.deps.Accounts.DeleteFeeWallet(r.Context(), r.Partner.ID, eco)
 	if errors.Is(err, persistence.ErrNotFound) {
 		e := apierr.Param("ecosystem", "no fee wallet is registered for "+eco).With("ecosystem", eco)
 		e.Status = 404

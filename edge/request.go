@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -96,7 +97,7 @@ func (s *Server) admit(r *Request, rt route) *apierr.Error {
 	var authErr *apierr.Error
 	key := r.Ctx.Request.Header.PeekBytes(headerAPIKey)
 	if len(key) > 0 {
-		r.Partner, authErr = s.auth.Authenticate(r.Ctx, key)
+		r.Partner, authErr = s.auth.Authenticate(r.Context(), key)
 	} else if rt.auth == authRequired {
 		authErr = apierr.New(apierr.Unauthorized, "a valid X-API-Key header is required")
 	}
@@ -146,3 +147,9 @@ func newRequestID(dst *[36]byte) {
 	dst[23] = '-'
 	hex.Encode(dst[24:], u[10:])
 }
+
+// Context is the context a handler passes to stores and services. It is
+// not the fasthttp RequestCtx: that one is recycled after the handler
+// returns, and its Done races with server shutdown, so nothing may keep or
+// derive from it. Handlers that need a deadline add one to this context.
+func (r *Request) Context() context.Context { return context.Background() }

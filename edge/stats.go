@@ -63,7 +63,7 @@ func (s *Server) stats(r *Request) error {
 		return apierr.Param("from", "from must not be after to").
 			With("from", from.Format(time.RFC3339)).With("to", to.Format(time.RFC3339))
 	}
-	st, err := s.deps.Accounts.Stats(r.Ctx, r.Partner.ID, from, to)
+	st, err := s.deps.Accounts.Stats(r.Context(), r.Partner.ID, from, to)
 	if err != nil {
 		return apierr.From(err)
 	}

@@ -74,7 +74,7 @@ func (s *Server) transactions(r *Request) error {
 		m := d.Mul(microUSD).Ceil().IntPart()
 		q.MinFeeMicroUSD = &m
 	}
-	acts, next, err := s.deps.Accounts.Activities(r.Ctx, r.Partner.ID, q)
+	acts, next, err := s.deps.Accounts.Activities(r.Context(), r.Partner.ID, q)
 	if errors.Is(err, persistence.ErrBadCursor) {
 		return apierr.Param("cursor", "cursor is not one this endpoint returned")
 	}

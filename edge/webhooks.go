@@ -103,13 +103,13 @@ func (s *Server) createWebhook(r *Request) error {
 	if len(*body.Secret) < webhook.MinSecretLen {
 		return apierr.Param("secret", fmt.Sprintf("secret must be at least %d characters", webhook.MinSecretLen))
 	}
-	ctx, cancel := context.WithTimeout(r.Ctx, urlCheckTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), urlCheckTimeout)
 	defer cancel()
 	if err := s.deps.Webhooks.CheckURL(ctx, *body.URL); err != nil {
 		return apierr.Param("url", "url refused: "+err.Error()).With("reason", urlReason(err))
 	}
 	w := &persistence.Webhook{PartnerID: r.Partner.ID, URL: *body.URL, Events: events, Secret: *body.Secret, Active: true}
-	if err := s.deps.Webhooks.CreateWebhook(r.Ctx, w); err != nil {
+	if err := s.deps.Webhooks.CreateWebhook(r.Context(), w); err != nil {
 		if errors.Is(err, persistence.ErrWebhookLimit) {
 			return apierr.Param("webhooks", fmt.Sprintf("at most %d webhooks per partner; delete one first", persistence.MaxWebhooksPerPartner)).
 				With("limit", persistence.MaxWebhooksPerPartner)
@@ -134,7 +134,7 @@ func urlReason(err error) string {
 }
 
 func (s *Server) listWebhooks(r *Request) error {
-	hooks, err := s.deps.Webhooks.Webhooks(r.Ctx, r.Partner.ID)
+	hooks, err := s.deps.Webhooks.Webhooks(r.Context(), r.Partner.ID)
 	if err != nil {
 		return fmt.Errorf("edge: list webhooks: %w", err)
 	}
@@ -159,7 +159,7 @@ func pathID(r *Request) string {
 
 func (s *Server) deleteWebhook(r *Request) error {
 	id := pathID(r)
-	if err := s.deps.Webhooks.DeleteWebhook(r.Ctx, r.Partner.ID, id); err != nil {
+	if err := s.deps.Webhooks.DeleteWebhook(r.Context(), r.Partner.ID, id); err != nil {
 		if errors.Is(err, persistence.ErrNotFound) {
 			return webhookNotFound(id)
 		}
@@ -186,7 +186,7 @@ type deliveryView struct {
 
 func (s *Server) webhookDeliveries(r *Request) error {
 	id := pathID(r)
-	recs, err := s.deps.Webhooks.Deliveries(r.Ctx, r.Partner.ID, id, maxDeliveriesListed)
+	recs, err := s.deps.Webhooks.Deliveries(r.Context(), r.Partner.ID, id, maxDeliveriesListed)
 	if err != nil {
 		if errors.Is(err, persistence.ErrNotFound) {
 			return webhookNotFound(id)
@@ -218,7 +218,7 @@ func (s *Server) webhookDeliveries(r *Request) error {
 
 func (s *Server) testWebhook(r *Request) error {
 	id := pathID(r)
-	did, err := s.deps.Webhooks.SendTest(r.Ctx, r.Partner.ID, id)
+	did, err := s.deps.Webhooks.SendTest(r.Context(), r.Partner.ID, id)
 	if err != nil {
 		if errors.Is(err, persistence.ErrNotFound) {
 			return webhookNotFound(id)

@@ -36,7 +36,7 @@
 //
 //	ledger/p/<partnerID>/<ts:8><quoteID>        earnings row per partner quote, in time order
 //	ledger/q/<quoteID>                          partnerID; idempotency guard: one row per quote
-//	ledger/e/<ecosystem>/<seq:8>                ledger row key, per settlement ecosystem, in
+//	ledger/e/<ecosystem>/<seq:8><quoteID>       ledger row key, per settlement ecosystem, in
 //	                                            commit order, consumed by settlement runs
 //	feewallet/<partnerID>/<ecosystem>           fee wallet (at most one per ecosystem)
 //	webhook/<partnerID>/<webhookID>             webhook registration (secret sealed, never returned)

@@ -76,6 +76,11 @@ func validWalletKey(partnerID, ecosystem string) error {
 // quote engine calls it to refuse a fee-bearing quote with
 // PARTNER_WALLET_NOT_REGISTERED, and settlement calls it to pick the payee,
 // so a replaced or deleted wallet affects only what happens after the change.
+//
+// Answers are cached in memory: every partner quote asks, and wallets change
+// rarely. Fills and writes both update the cache under walletMu, a write
+// only after its commit, so the last update is always the newest
+// acknowledged wallet.
 func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (addr string, ok bool, err error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return "", false, err
@@ -83,15 +88,43 @@ func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (add
 	if validWalletKey(partnerID, ecosystem) != nil {
 		return "", false, nil
 	}
+	key := walletKey{partnerID, ecosystem}
+	if v, hit := s.wallets.Load(key); hit {
+		addr = v.(string)
+		return addr, addr != "", nil
+	}
+	s.walletMu.Lock()
+	defer s.walletMu.Unlock()
+	if v, hit := s.wallets.Load(key); hit {
+		addr = v.(string)
+		return addr, addr != "", nil
+	}
 	w, err := s.feeWallet(partnerID, ecosystem)
 	if errors.Is(err, ErrNotFound) {
+		s.wallets.Store(key, "")
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, err
 	}
+	s.wallets.Store(key, w.Address)
 	return w.Address, true, nil
 }
+
+// setWalletCache records a wallet write in the cache (known false: the
+// write's outcome is unknown, so the entry is dropped).
+func (s *Store) setWalletCache(partnerID, ecosystem, addr string, known bool) {
+	s.walletMu.Lock()
+	defer s.walletMu.Unlock()
+	if known {
+		s.wallets.Store(walletKey{partnerID, ecosystem}, addr)
+	} else {
+		s.wallets.Delete(walletKey{partnerID, ecosystem})
+	}
+}
+
+// walletKey is the fee-wallet cache's key.
+type walletKey struct{ partner, ecosystem string }
 
 func (s *Store) feeWallet(partnerID, ecosystem string) (*FeeWallet, error) {
 	val, err := s.get(feeWalletKey(partnerID, ecosystem))
@@ -174,8 +207,10 @@ func (s *Store) PutFeeWallet(ctx context.Context, partnerID, ecosystem, address 
 		return fmt.Errorf("persistence: encode fee wallet: %w", err)
 	}
 	if err := s.db.Set(feeWalletKey(partnerID, ecosystem), val, pebble.Sync); err != nil {
+		s.setWalletCache(partnerID, ecosystem, "", false)
 		return fmt.Errorf("persistence: write fee wallet %s/%s: %w", partnerID, ecosystem, err)
 	}
+	s.setWalletCache(partnerID, ecosystem, address, true)
 	return nil
 }
 
@@ -201,7 +236,9 @@ func (s *Store) DeleteFeeWallet(ctx context.Context, partnerID, ecosystem string
 		return fmt.Errorf("%w: no %s fee wallet for partner %s", ErrNotFound, ecosystem, partnerID)
 	}
 	if err := s.db.Delete(key, pebble.Sync); err != nil {
+		s.setWalletCache(partnerID, ecosystem, "", false)
 		return fmt.Errorf("persistence: delete fee wallet %s/%s: %w", partnerID, ecosystem, err)
 	}
+	s.setWalletCache(partnerID, ecosystem, "", true)
 	return nil
 }

@@ -16,9 +16,10 @@ import (
 //
 //	ledger/p/<partnerID>/<ts:8><quoteID>   the row, in time order per partner
 //	ledger/q/<quoteID>                      partnerID: one row per quote, ever
-//	ledger/e/<ecosystem>/<seq:8>            ledger/p key of a row still pending
-//	                                        in that settlement ecosystem; deleted
-//	                                        when the row settles
+//	ledger/e/<ecosystem>/<seq:8><quoteID>   ledger/p key of a row still pending
+//	                                        in that settlement ecosystem, in
+//	                                        (about) commit order; deleted when
+//	                                        the row settles
 //	seq/ledger                              last ledger sequence number
 const (
 	prefixLedgerPartner = "ledger/p/"
@@ -103,11 +104,15 @@ func DecodeLedgerRow(b []byte) (*LedgerRow, error) {
 }
 
 // ledgerSeq hands out ledger sequence numbers; it is loaded lazily from
-// seq/ledger and persisted in every batch that uses it.
+// seq/ledger. Several RecordQuotes calls may commit at once, so a number is
+// an ordering hint, not an identity: index keys also carry the quote id.
+// inflight holds the quote ids of batches being committed, so that two
+// concurrent calls cannot both record the same quote.
 type ledgerSeq struct {
-	mu     sync.Mutex
-	loaded bool
-	next   uint64
+	mu       sync.Mutex
+	loaded   bool
+	next     uint64
+	inflight map[string]bool
 }
 
 // QuoteRecord is what one partner quote leaves on disk: its activity
@@ -127,15 +132,52 @@ func (s *Store) AppendLedger(ctx context.Context, rows []*LedgerRow) ([]bool, er
 }
 
 // RecordQuotes writes quote records in one synced batch: one Pebble commit
-// and one WAL sync for all of them, which is what the ledger actor's group
-// commit relies on. A ledger row whose quote id already has a row is
-// skipped (reported false in written), so a retried quote is never counted
-// twice; its activity record is rewritten in place, which is harmless.
-// Ledger rows are given their sequence number and pending state here.
+// for all of them, which is what the ledger actor's group commit relies on.
+// It is safe to call concurrently, and concurrent calls overlap: records
+// are encoded before any lock is taken, the lock covers only numbering and
+// the duplicate check, and the commits run side by side (Pebble shares WAL
+// syncs between concurrent commits). A ledger row whose quote id already
+// has a row, on disk or in a batch being committed, is skipped (reported
+// false in written), so a quote is never counted twice; its activity
+// record is rewritten in place, which is harmless. Ledger rows are given
+// their sequence number and pending state here.
 func (s *Store) RecordQuotes(ctx context.Context, recs []QuoteRecord) (written []bool, err error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, rec := range recs {
+		if rec.Activity != nil {
+			if err := s.PutActivity(b, rec.Activity); err != nil {
+				return nil, err
+			}
+		}
+		if r := rec.Ledger; r != nil {
+			r.State = LedgerPending
+		}
+	}
+	written = make([]bool, len(recs))
+	claimed, err := s.claimLedgerRows(b, recs, written)
+	defer s.releaseLedgerRows(claimed)
+	if err != nil {
+		return nil, err
+	}
+	if b.Empty() {
+		return written, nil
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		for i := range written {
+			written[i] = false
+		}
+		return nil, fmt.Errorf("persistence: commit quote records: %w", err)
+	}
+	return written, nil
+}
+
+// claimLedgerRows numbers the new ledger rows, adds them and their indexes
+// to b, and marks their quote ids in flight; it returns the ids claimed.
+func (s *Store) claimLedgerRows(b *pebble.Batch, recs []QuoteRecord, written []bool) ([]string, error) {
 	s.ledger.mu.Lock()
 	defer s.ledger.mu.Unlock()
 	if !s.ledger.loaded {
@@ -147,63 +189,57 @@ func (s *Store) RecordQuotes(ctx context.Context, recs []QuoteRecord) (written [
 		case len(v) == 8:
 			s.ledger.next = binary.BigEndian.Uint64(v)
 		}
+		s.ledger.inflight = make(map[string]bool)
 		s.ledger.loaded = true
 	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	written = make([]bool, len(recs))
-	seq := s.ledger.next
-	inBatch := make(map[string]bool, len(recs))
+	var claimed []string
 	for i, rec := range recs {
-		if rec.Activity != nil {
-			if err := s.PutActivity(b, rec.Activity); err != nil {
-				return nil, err
-			}
-		}
 		r := rec.Ledger
-		if r == nil || inBatch[r.QuoteID] {
+		if r == nil || s.ledger.inflight[r.QuoteID] {
 			continue
 		}
 		dup, err := s.has(ledgerQuoteKey(r.QuoteID))
 		if err != nil {
-			return nil, fmt.Errorf("persistence: ledger idempotency check: %w", err)
+			return claimed, fmt.Errorf("persistence: ledger idempotency check: %w", err)
 		}
 		if dup {
 			continue
 		}
-		inBatch[r.QuoteID] = true
-		seq++
-		r.Seq, r.State = seq, LedgerPending
+		s.ledger.next++
+		r.Seq = s.ledger.next
 		val, err := EncodeLedgerRow(r)
 		if err != nil {
-			return nil, err
+			return claimed, err
 		}
 		pk := LedgerKey(r.PartnerID, r.CreatedAt, r.QuoteID)
-		if err := b.Set(pk, val, nil); err != nil {
-			return nil, err
+		ek := binary.BigEndian.AppendUint64(LedgerEcosystemPrefix(r.Ecosystem), r.Seq)
+		ek = append(ek, r.QuoteID...)
+		for _, kv := range [][2][]byte{{pk, val}, {ledgerQuoteKey(r.QuoteID), []byte(r.PartnerID)}, {ek, pk}} {
+			if err := b.Set(kv[0], kv[1], nil); err != nil {
+				return claimed, err
+			}
 		}
-		if err := b.Set(ledgerQuoteKey(r.QuoteID), []byte(r.PartnerID), nil); err != nil {
-			return nil, err
-		}
-		ek := binary.BigEndian.AppendUint64(LedgerEcosystemPrefix(r.Ecosystem), seq)
-		if err := b.Set(ek, pk, nil); err != nil {
-			return nil, err
-		}
+		s.ledger.inflight[r.QuoteID] = true
+		claimed = append(claimed, r.QuoteID)
 		written[i] = true
 	}
-	if b.Empty() {
-		return written, nil
-	}
-	if seq != s.ledger.next {
-		if err := b.Set([]byte(keySeqLedger), binary.BigEndian.AppendUint64(nil, seq), nil); err != nil {
-			return nil, err
+	if len(claimed) > 0 {
+		if err := b.Set([]byte(keySeqLedger), binary.BigEndian.AppendUint64(nil, s.ledger.next), nil); err != nil {
+			return claimed, err
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return nil, fmt.Errorf("persistence: commit quote records: %w", err)
+	return claimed, nil
+}
+
+func (s *Store) releaseLedgerRows(ids []string) {
+	if len(ids) == 0 {
+		return
 	}
-	s.ledger.next = seq
-	return written, nil
+	s.ledger.mu.Lock()
+	defer s.ledger.mu.Unlock()
+	for _, id := range ids {
+		delete(s.ledger.inflight, id)
+	}
 }
 
 // LedgerRows calls fn for each of a partner's rows in time order, from

@@ -62,6 +62,11 @@ type Store struct {
 	// ledger numbers ledger rows (see AppendLedger).
 	ledger ledgerSeq
 
+	// wallets caches fee wallets (see FeeWallet).
+	wallets sync.Map // walletKey → string address, "" for none
+	// walletMu orders cache fills after the writes they could miss.
+	walletMu sync.Mutex
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error

@@ -26,6 +26,9 @@ type Config struct {
 	// (default 16); beyond it a leg fails at once rather than queueing
 	// past any deadline.
 	QueuePerWorker int
+	// Dispatcher runs the pools' mailboxes; nil means protoactor's
+	// default (a new goroutine per scheduling).
+	Dispatcher actor.Dispatcher
 	// Observe receives each leg's provider, duration and outcome (route,
 	// error, panic, late) for metrics; nil ignores them.
 	Observe func(provider string, d time.Duration, outcome string)
@@ -67,8 +70,12 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 			size = n
 		}
 		pa := &poolActor{p: p, size: size, maxQueue: size * cfg.QueuePerWorker, observe: cfg.Observe}
-		props := actor.PropsFromProducer(func() actor.Actor { return pa },
-			actor.WithSupervisor(actor.NewRestartingStrategy()))
+		opts := []actor.PropsOption{actor.WithSupervisor(actor.NewRestartingStrategy())}
+		if cfg.Dispatcher != nil {
+			pa.opts = []actor.PropsOption{actor.WithDispatcher(cfg.Dispatcher)}
+			opts = append(opts, actor.WithDispatcher(cfg.Dispatcher))
+		}
+		props := actor.PropsFromProducer(func() actor.Actor { return pa }, opts...)
 		pid, err := sys.Root.SpawnNamed(props, "provider-"+p.Name())
 		if err != nil {
 			e.Stop()

@@ -49,6 +49,8 @@ type poolActor struct {
 	idle     []*actor.PID
 	queue    []*legMsg
 	observe  func(provider string, d time.Duration, outcome string)
+	// opts are the workers' props options (their dispatcher).
+	opts []actor.PropsOption
 }
 
 func (a *poolActor) Receive(c actor.Context) {
@@ -57,7 +59,7 @@ func (a *poolActor) Receive(c actor.Context) {
 		props := actor.PropsFromProducer(func() actor.Actor {
 			pricer, _ := a.p.(quote.Pricer)
 			return &workerActor{p: a.p, pricer: pricer, observe: a.observe}
-		})
+		}, a.opts...)
 		// Fresh workers are idle from birth; registering them here
 		// rather than waiting for a message from each means the first
 		// quotes find the pool ready.

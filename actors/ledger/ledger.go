@@ -54,15 +54,15 @@ type ledgerActor struct {
 	st       *stats
 }
 
-// Start spawns the ledger actor.
-func Start(sys *actor.ActorSystem, store Appender, maxBatch int) (*Ledger, error) {
+// Start spawns the ledger actor; opts may set its dispatcher.
+func Start(sys *actor.ActorSystem, store Appender, maxBatch int, opts ...actor.PropsOption) (*Ledger, error) {
 	if maxBatch <= 0 {
 		maxBatch = DefaultMaxBatch
 	}
 	st := &stats{}
 	props := actor.PropsFromProducer(func() actor.Actor {
 		return &ledgerActor{store: store, maxBatch: maxBatch, st: st}
-	})
+	}, opts...)
 	pid, err := sys.Root.SpawnNamed(props, "ledger")
 	if err != nil {
 		return nil, fmt.Errorf("ledger: spawn: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,4 +97,41 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 	if other != 0 {
 		t.Fatalf("another partner sees %d rows", other)
 	}
+}
+
+// BenchmarkRecordParallel measures durable quote records per second from
+// many concurrent quotes, and how many share a commit.
+func BenchmarkRecordParallel(b *testing.B) {
+	store, err := persistence.Open(b.TempDir(), persistence.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	sys := actors.NewSystem()
+	defer sys.Shutdown()
+	l, err := Start(sys, store, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Stop()
+	var n atomic.Int64
+	at := time.Unix(1_750_000_000, 0)
+	b.ReportAllocs()
+	b.SetParallelism(64)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			id := fmt.Sprintf("q%09d", i)
+			r := row("ptn_bench", id, at.Add(time.Duration(i)))
+			act := &persistence.Activity{PartnerID: "ptn_bench", ID: id, Kind: persistence.ActivityQuote, Status: "QUOTED",
+				FromChain: 42161, ToChain: 8453, FromAmount: "1000000000", ToAmount: "996000000", CreatedAt: r.CreatedAt}
+			if err := l.Record(context.Background(), persistence.QuoteRecord{Activity: act, Ledger: r}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(l.Rows())/float64(max(l.Commits(), 1)), "rows/commit")
 }

@@ -109,6 +109,14 @@ func driveParallel(b *testing.B, parallelism int, partner bool) {
 	h := a.Handler()
 	b.ReportAllocs()
 	b.SetParallelism(parallelism)
+	commits0, rows0 := a.quotes.ledger.Commits(), a.quotes.ledger.Rows()
+	b.ResetTimer()
+	defer func() {
+		if partner {
+			commits, rows := a.quotes.ledger.Commits()-commits0, a.quotes.ledger.Rows()-rows0
+			b.ReportMetric(float64(rows)/float64(max(commits, 1)), "rows/commit")
+		}
+	}()
 	b.RunParallel(func(pb *testing.PB) {
 		var ctx fasthttp.RequestCtx
 		var req fasthttp.Request

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/actors/engine"
 	"github.com/swapgate/swapgate/actors/ledger"
 	"github.com/swapgate/swapgate/actors/refdata"
@@ -56,9 +58,11 @@ func loadCatalog(ctx context.Context, timeout time.Duration, load func(context.C
 
 // quoteStack is the running quote engine.
 type quoteStack struct {
-	engine *engine.Engine
-	ledger *ledger.Ledger
-	quoter *engine.Quoter
+	// dispatcher keeps warm goroutines for the quote path's actors.
+	dispatcher *actors.WarmDispatcher
+	engine     *engine.Engine
+	ledger     *ledger.Ledger
+	quoter     *engine.Quoter
 }
 
 func (q *quoteStack) stop() {
@@ -70,6 +74,9 @@ func (q *quoteStack) stop() {
 	}
 	if q.ledger != nil {
 		q.ledger.Stop()
+	}
+	if q.dispatcher != nil {
+		q.dispatcher.Close()
 	}
 }
 
@@ -127,14 +134,15 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 	if err := metrics.Register(legs); err != nil {
 		return nil, fmt.Errorf("app: register metrics: %w", err)
 	}
-	qs.engine, err = engine.Start(sys, providers, engine.Config{
+	qs.dispatcher = actors.NewWarmDispatcher(2*runtime.GOMAXPROCS(0)+8, 300)
+	qs.engine, err = engine.Start(sys, providers, engine.Config{Dispatcher: qs.dispatcher,
 		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes,
 		Observe: func(p string, d time.Duration, outcome string) { legs.WithLabelValues(p, outcome).Observe(d.Seconds()) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	if qs.ledger, err = ledger.Start(sys, store, 0); err != nil {
+	if qs.ledger, err = ledger.Start(sys, store, 0, actor.WithDispatcher(qs.dispatcher)); err != nil {
 		return nil, err
 	}
 	if qs.quoter, err = engine.NewQuoter(qs.engine, qs.ledger, store, contracts, nil); err != nil {
