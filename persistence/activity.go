@@ -95,20 +95,29 @@ func decodeActivity(b []byte) (*Activity, error) {
 // so the quote engine writes it in the same commit as the ledger row or
 // state change it belongs to. The caller commits the batch.
 func (s *Store) PutActivity(b *pebble.Batch, a *Activity) error {
-	if !ValidID(a.PartnerID) || !ValidID(a.ID) {
-		return fmt.Errorf("persistence: activity: invalid partner %q or id %q", a.PartnerID, a.ID)
-	}
-	if a.CreatedAt.IsZero() {
-		return fmt.Errorf("persistence: activity %s: zero CreatedAt", a.ID)
-	}
-	val, err := json.Marshal(activityRecord{V: 1, Activity: *a})
+	val, err := encodeActivity(a)
 	if err != nil {
-		return fmt.Errorf("persistence: encode activity %s: %w", a.ID, err)
+		return err
 	}
 	if err := b.Set(ActivityKey(a.PartnerID, a.CreatedAt, a.ID), val, nil); err != nil {
 		return fmt.Errorf("persistence: batch activity %s: %w", a.ID, err)
 	}
 	return nil
+}
+
+// encodeActivity checks and encodes an activity record.
+func encodeActivity(a *Activity) ([]byte, error) {
+	if !ValidID(a.PartnerID) || !ValidID(a.ID) {
+		return nil, fmt.Errorf("persistence: activity: invalid partner %q or id %q", a.PartnerID, a.ID)
+	}
+	if a.CreatedAt.IsZero() {
+		return nil, fmt.Errorf("persistence: activity %s: zero CreatedAt", a.ID)
+	}
+	val, err := json.Marshal(activityRecord{V: 1, Activity: *a})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: encode activity %s: %w", a.ID, err)
+	}
+	return val, nil
 }
 
 // ActivityQuery selects and pages a partner's activity. Zero values select

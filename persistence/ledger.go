@@ -54,7 +54,9 @@ type LedgerRow struct {
 	VolumeMicroUSD int64     `json:"volumeMicroUsd"`
 	CreatedAt      time.Time `json:"createdAt"`
 	State          string    `json:"state"`
-	Seq            uint64    `json:"seq"`
+	// Seq orders pending rows in the ecosystem index; it lives in the index
+	// key, not in the row, so rows can be encoded before they are numbered.
+	Seq uint64 `json:"-"`
 	// Settlement fields, set when the row settles.
 	SettledBatch string    `json:"settledBatch,omitempty"`
 	SettledTo    string    `json:"settledTo,omitempty"`
@@ -120,6 +122,27 @@ type ledgerSeq struct {
 type QuoteRecord struct {
 	Activity *Activity
 	Ledger   *LedgerRow
+
+	activityVal, ledgerVal []byte
+}
+
+// Encode encodes the record's values ahead of RecordQuotes, so that callers
+// on many goroutines do the encoding rather than the one that commits.
+// RecordQuotes encodes whatever was not encoded this way.
+func (r *QuoteRecord) Encode() error {
+	var err error
+	if r.Activity != nil && r.activityVal == nil {
+		if r.activityVal, err = encodeActivity(r.Activity); err != nil {
+			return err
+		}
+	}
+	if r.Ledger != nil && r.ledgerVal == nil {
+		r.Ledger.State = LedgerPending
+		if r.ledgerVal, err = EncodeLedgerRow(r.Ledger); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // AppendLedger writes ledger rows alone; see RecordQuotes.
@@ -147,14 +170,16 @@ func (s *Store) RecordQuotes(ctx context.Context, recs []QuoteRecord) (written [
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	for _, rec := range recs {
-		if rec.Activity != nil {
-			if err := s.PutActivity(b, rec.Activity); err != nil {
-				return nil, err
-			}
+	for i := range recs {
+		rec := &recs[i]
+		if err := rec.Encode(); err != nil {
+			return nil, err
 		}
-		if r := rec.Ledger; r != nil {
-			r.State = LedgerPending
+		if rec.Activity != nil {
+			a := rec.Activity
+			if err := b.Set(ActivityKey(a.PartnerID, a.CreatedAt, a.ID), rec.activityVal, nil); err != nil {
+				return nil, fmt.Errorf("persistence: batch activity %s: %w", a.ID, err)
+			}
 		}
 	}
 	written = make([]bool, len(recs))
@@ -207,10 +232,7 @@ func (s *Store) claimLedgerRows(b *pebble.Batch, recs []QuoteRecord, written []b
 		}
 		s.ledger.next++
 		r.Seq = s.ledger.next
-		val, err := EncodeLedgerRow(r)
-		if err != nil {
-			return claimed, err
-		}
+		val := rec.ledgerVal
 		pk := LedgerKey(r.PartnerID, r.CreatedAt, r.QuoteID)
 		ek := binary.BigEndian.AppendUint64(LedgerEcosystemPrefix(r.Ecosystem), r.Seq)
 		ek = append(ek, r.QuoteID...)

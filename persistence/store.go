@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -86,10 +87,23 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("persistence: lock data directory %q: %w", dir, err)
 	}
-	db, err := pebble.Open(dir, &pebble.Options{
+	cache := pebble.NewCache(64 << 20)
+	defer cache.Unref()
+	popts := &pebble.Options{
 		Lock:   lock,
 		Logger: pebbleLogger{log: opts.Logger},
-	})
+		// A block cache that holds the hot index and filter blocks keeps
+		// point lookups off the file system.
+		Cache: cache,
+	}
+	// Bloom filters let point lookups of absent keys (the ledger's
+	// one-row-per-quote check runs on every partner quote) skip tables
+	// instead of searching each one.
+	for i := range popts.Levels {
+		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		popts.Levels[i].FilterType = pebble.TableFilter
+	}
+	db, err := pebble.Open(dir, popts)
 	if err != nil {
 		_ = lock.Close()
 		return nil, fmt.Errorf("persistence: open pebble in %q: %w", dir, err)

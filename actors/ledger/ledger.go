@@ -74,6 +74,11 @@ func Start(sys *actor.ActorSystem, store Appender, maxBatch int, opts ...actor.P
 // (or the ledger row was already recorded for that quote id) or ctx ends. A
 // ctx that ends first does not withdraw them: they may still be committed.
 func (l *Ledger) Record(ctx context.Context, rec persistence.QuoteRecord) error {
+	// Encoding here spreads it over the callers' goroutines; the actor
+	// only assembles and commits.
+	if err := rec.Encode(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
 	req := &appendReq{rec: rec, reply: actors.NewReply[error]()}
 	l.root.Send(l.pid, req)
 	err, werr := req.reply.Wait(ctx)
