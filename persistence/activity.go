@@ -81,12 +81,9 @@ func activityTimeKey(partnerID string, t time.Time) []byte {
 }
 
 func decodeActivity(b []byte) (*Activity, error) {
-	var rec activityRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("persistence: decode activity: %w", err)
-	}
-	if rec.V != 1 {
-		return nil, fmt.Errorf("persistence: activity record version %d unknown", rec.V)
+	rec, err := decodeV1[activityRecord](b, "activity")
+	if err != nil {
+		return nil, err
 	}
 	return &rec.Activity, nil
 }

@@ -95,12 +95,9 @@ func EncodeLedgerRow(r *LedgerRow) ([]byte, error) {
 
 // DecodeLedgerRow decodes a ledger/p value.
 func DecodeLedgerRow(b []byte) (*LedgerRow, error) {
-	var rec ledgerRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("persistence: decode ledger row: %w", err)
-	}
-	if rec.V != 1 {
-		return nil, fmt.Errorf("persistence: ledger row version %d unknown", rec.V)
+	rec, err := decodeV1[ledgerRecord](b, "ledger row")
+	if err != nil {
+		return nil, err
 	}
 	return &rec.LedgerRow, nil
 }

@@ -67,12 +67,9 @@ func webhookPartnerPrefix(partnerID string) string { return prefixWebhook + part
 func webhookIDKey(id string) []byte { return []byte(prefixWebhookID + id) }
 
 func decodeWebhook(b []byte) (*Webhook, error) {
-	var rec webhookRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("persistence: decode webhook: %w", err)
-	}
-	if rec.V != 1 {
-		return nil, fmt.Errorf("persistence: webhook version %d unknown", rec.V)
+	rec, err := decodeV1[webhookRecord](b, "webhook")
+	if err != nil {
+		return nil, err
 	}
 	return &rec.Webhook, nil
 }

@@ -1,0 +1,27 @@
+package persistence
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// versioned is a record envelope: a JSON object with its encoding version
+// in "v" (see the package comment).
+type versioned interface{ version() int }
+
+func (r activityRecord) version() int { return r.V }
+func (r ledgerRecord) version() int   { return r.V }
+func (r webhookRecord) version() int  { return r.V }
+
+// decodeV1 decodes a version-1 record of the named kind. A later encoding
+// version gets its own case here, migrating as it reads.
+func decodeV1[R versioned](b []byte, kind string) (R, error) {
+	var rec R
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("persistence: decode %s: %w", kind, err)
+	}
+	if v := rec.version(); v != 1 {
+		return rec, fmt.Errorf("persistence: %s record version %d unknown", kind, v)
+	}
+	return rec, nil
+}
