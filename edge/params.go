@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,18 +33,17 @@ func (s *Server) chainParam(param, v string) (*registry.Chain, *apierr.Error) {
 }
 
 // chainListParam parses a comma-separated list of chain ids, keeping order
-// and dropping repeats.
+// and dropping repeats. Lists are short, so repeats are found by scanning.
 func (s *Server) chainListParam(param, v string) ([]*registry.Chain, *apierr.Error) {
-	parts := strings.Split(v, ",")
-	out := make([]*registry.Chain, 0, len(parts))
-	seen := make(map[uint64]bool, len(parts))
-	for _, p := range parts {
+	out := make([]*registry.Chain, 0, strings.Count(v, ",")+1)
+	for rest, more := v, true; more; {
+		var p string
+		p, rest, more = strings.Cut(rest, ",")
 		c, err := s.chainParam(param, p)
 		if err != nil {
 			return nil, err
 		}
-		if !seen[c.ID] {
-			seen[c.ID] = true
+		if !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
