@@ -80,4 +80,11 @@ func TestReadmeWebhookWalkthrough(t *testing.T) {
 	if line.Event != "swap.completed" || line.Delivery == "" {
 		t.Fatalf("delivery %+v", line)
 	}
+	// The pool's counters are on /metrics.
+	for !strings.Contains(string(ts.get("/metrics").Raw), `swapgate_webhook_deliveries_total{outcome="delivered"} 1`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics lack the delivery: %s", ts.get("/metrics").Raw)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -154,6 +154,9 @@ func Start(ctx context.Context, cfg Config) (a *App, err error) {
 	if a.hooks, err = webhookpool.Start(a.sys, a.store, webhookpool.Config{PoolSize: cfg.WebhookPoolSize, RetryBase: cfg.WebhookRetryBase, MaxAttempts: cfg.WebhookMaxAttempts, AllowLoopback: cfg.AllowLoopbackWebhooks, TLSConfig: cfg.WebhookTLS, Logger: a.log}); err != nil {
 		return nil, fmt.Errorf("app: start webhook pool: %w", err)
 	}
+	if err = metrics.Register(a.hooks.Collector()); err != nil {
+		return nil, fmt.Errorf("app: register webhook metrics: %w", err)
+	}
 	ec := edge.DefaultConfig()
 	ec.ReadTimeout, ec.WriteTimeout, ec.IdleTimeout = cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout
 	ec.AnonHeavyPerMin, ec.AnonReadPerMin = cfg.AnonHeavyPerMin, cfg.AnonReadPerMin
