@@ -64,7 +64,7 @@ type Market struct {
 	cfg      Config
 	chain    ChainState
 	pulse    *pulseroute.Contracts
-	router   abi.ABI
+	router   routerCalls
 	erc20    abi.ABI
 	// Per-chain and per-token values that never change, worked out once
 	// so that pricing a leg does not: lower-case token addresses (the
@@ -106,7 +106,11 @@ func New(reg *registry.Registry, cat *tools.Catalog, price PriceFunc, gasPrice G
 			return nil, fmt.Errorf("sandbox: tool %q: configuration out of range", key)
 		}
 	}
-	router, err := RouterABI()
+	routerABI, err := RouterABI()
+	if err != nil {
+		return nil, err
+	}
+	router, err := newRouterCalls(routerABI)
 	if err != nil {
 		return nil, err
 	}

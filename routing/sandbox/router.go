@@ -163,8 +163,8 @@ func feeRecipient(s string) common.Address {
 }
 
 // packSwap builds swap(...) calldata.
-func packSwap(a abi.ABI, quoteID string, fromToken common.Address, fromAmount *big.Int, toToken common.Address, minOut *big.Int, receiver common.Address, feeBps int, feeTo common.Address) ([]byte, error) {
-	data, err := a.Pack("swap", QuoteRef(quoteID), fromToken, fromAmount, toToken, minOut, receiver, uint16(feeBps), feeTo)
+func packSwap(c routerCalls, quoteID string, fromToken common.Address, fromAmount *big.Int, toToken common.Address, minOut *big.Int, receiver common.Address, feeBps int, feeTo common.Address) ([]byte, error) {
+	data, err := c.swap(QuoteRef(quoteID), fromToken, fromAmount, toToken, minOut, receiver, uint16(feeBps), feeTo)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: pack swap: %w", err)
 	}
@@ -172,8 +172,8 @@ func packSwap(a abi.ABI, quoteID string, fromToken common.Address, fromAmount *b
 }
 
 // packBridge builds bridge(...) calldata.
-func packBridge(a abi.ABI, quoteID string, fromToken common.Address, fromAmount *big.Int, toChainID uint64, toToken [32]byte, minOut *big.Int, receiver []byte, feeBps int, feeTo common.Address) ([]byte, error) {
-	data, err := a.Pack("bridge", QuoteRef(quoteID), fromToken, fromAmount, new(big.Int).SetUint64(toChainID), toToken, minOut, receiver, uint16(feeBps), feeTo)
+func packBridge(c routerCalls, quoteID string, fromToken common.Address, fromAmount *big.Int, toChainID uint64, toToken [32]byte, minOut *big.Int, receiver []byte, feeBps int, feeTo common.Address) ([]byte, error) {
+	data, err := c.bridge(QuoteRef(quoteID), fromToken, fromAmount, toChainID, toToken, minOut, receiver, uint16(feeBps), feeTo)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: pack bridge: %w", err)
 	}
