@@ -33,20 +33,15 @@ func (s *Server) quoteRoutes() {
 	s.Handle("GET", "/v1/routes", route{bucket: BucketHeavy, name: "routes"}, s.routesEndpoint)
 }
 
-// quoteParams reads the quote parameters from the query string.
+// quoteParams reads the quote parameters from the query string. The values
+// alias the request's buffers: quote.Parse copies only what it keeps.
 func quoteParams(args *fasthttp.Args) quote.Params {
-	get := func(name string) *string {
-		if !args.Has(name) {
-			return nil
-		}
-		v := string(args.Peek(name))
-		return &v
-	}
 	return quote.Params{
-		FromChain: get("fromChain"), ToChain: get("toChain"), FromToken: get("fromToken"), ToToken: get("toToken"),
-		FromAmount: get("fromAmount"), FromAddress: get("fromAddress"), ToAddress: get("toAddress"),
-		Slippage: get("slippage"), Tools: get("tools"), DenyTools: get("denyTools"),
-		PreferredTool: get("preferredTool"), Order: get("order"),
+		FromChain: args.Peek("fromChain"), ToChain: args.Peek("toChain"),
+		FromToken: args.Peek("fromToken"), ToToken: args.Peek("toToken"),
+		FromAmount: args.Peek("fromAmount"), FromAddress: args.Peek("fromAddress"), ToAddress: args.Peek("toAddress"),
+		Slippage: args.Peek("slippage"), Tools: args.Peek("tools"), DenyTools: args.Peek("denyTools"),
+		PreferredTool: args.Peek("preferredTool"), Order: args.Peek("order"),
 	}
 }
 

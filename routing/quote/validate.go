@@ -1,6 +1,7 @@
 package quote
 
 import (
+	"bytes"
 	"math"
 	"math/big"
 	"strconv"
@@ -20,11 +21,15 @@ const MaxSlippageBps = 5000
 
 var maxUint256 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
 
-// Params are the raw query parameters of /v1/quote and /v1/routes; a nil
-// pointer means the parameter was absent.
+// Params are the raw query parameters of /v1/quote and /v1/routes; an
+// empty value means the parameter was absent or empty, which Parse treats
+// alike. The values may alias the HTTP request's buffers, which is why they
+// are bytes: Parse reads chain IDs and amounts in place and copies only the
+// values the Request keeps, so it must finish before those buffers are
+// reused.
 type Params struct {
-	FromChain, ToChain, FromToken, ToToken, FromAmount, FromAddress *string
-	ToAddress, Slippage, Tools, DenyTools, PreferredTool, Order     *string
+	FromChain, ToChain, FromToken, ToToken, FromAmount, FromAddress []byte
+	ToAddress, Slippage, Tools, DenyTools, PreferredTool, Order     []byte
 }
 
 // Parse validates the parameters against the registry and the tool
@@ -48,15 +53,15 @@ func Parse(reg *registry.Registry, cat *tools.Catalog, p Params) (*Request, *api
 	if req.FromAmount, err = amount(p.FromAmount); err != nil {
 		return nil, err
 	}
-	if p.FromAddress == nil || *p.FromAddress == "" {
+	if len(p.FromAddress) == 0 {
 		return nil, apierr.Param("fromAddress", "fromAddress is required")
 	}
-	req.FromAddress = *p.FromAddress
+	req.FromAddress = string(p.FromAddress)
 	if e := address.Validate(req.From.AddressFormat, req.FromAddress); e != nil {
 		return nil, apierr.Param("fromAddress", "fromAddress is not a valid "+req.From.Name+" address: "+e.Error()).With("value", req.FromAddress)
 	}
-	if p.ToAddress != nil && *p.ToAddress != "" {
-		req.ToAddress = *p.ToAddress
+	if len(p.ToAddress) != 0 {
+		req.ToAddress = string(p.ToAddress)
 		if e := address.Validate(req.To.AddressFormat, req.ToAddress); e != nil {
 			return nil, apierr.Param("toAddress", "toAddress is not a valid "+req.To.Name+" address: "+e.Error()).With("value", req.ToAddress)
 		}
@@ -69,49 +74,50 @@ func Parse(reg *registry.Registry, cat *tools.Catalog, p Params) (*Request, *api
 			req.Indicative = true
 		}
 	}
-	if p.Slippage != nil && *p.Slippage != "" {
-		if req.Slippage, err = slippage(*p.Slippage); err != nil {
+	if len(p.Slippage) != 0 {
+		if req.Slippage, err = slippage(string(p.Slippage)); err != nil {
 			return nil, err
 		}
 	}
-	if p.Tools != nil && *p.Tools != "" {
-		if req.AllowTools, err = toolSet(cat, "tools", *p.Tools); err != nil {
+	if len(p.Tools) != 0 {
+		if req.AllowTools, err = toolSet(cat, "tools", string(p.Tools)); err != nil {
 			return nil, err
 		}
 	}
-	if p.DenyTools != nil && *p.DenyTools != "" {
-		if req.DenyTools, err = toolSet(cat, "denyTools", *p.DenyTools); err != nil {
+	if len(p.DenyTools) != 0 {
+		if req.DenyTools, err = toolSet(cat, "denyTools", string(p.DenyTools)); err != nil {
 			return nil, err
 		}
 	}
-	if p.PreferredTool != nil && *p.PreferredTool != "" {
-		if _, ok := cat.Tool(*p.PreferredTool); !ok {
-			return nil, apierr.Param("preferredTool", "unknown tool key "+*p.PreferredTool+"; see /v1/tools").With("value", *p.PreferredTool)
+	if len(p.PreferredTool) != 0 {
+		preferred := string(p.PreferredTool)
+		if _, ok := cat.Tool(preferred); !ok {
+			return nil, apierr.Param("preferredTool", "unknown tool key "+preferred+"; see /v1/tools").With("value", preferred)
 		}
-		req.PreferredTool = *p.PreferredTool
+		req.PreferredTool = preferred
 	}
-	if p.Order != nil && *p.Order != "" {
-		switch o := Order(strings.ToUpper(*p.Order)); o {
+	if len(p.Order) != 0 {
+		switch o := Order(strings.ToUpper(string(p.Order))); o {
 		case Recommended, Fastest, Cheapest:
 			req.Order = o
 		default:
-			return nil, apierr.Param("order", "order must be RECOMMENDED, FASTEST or CHEAPEST").With("value", *p.Order)
+			return nil, apierr.Param("order", "order must be RECOMMENDED, FASTEST or CHEAPEST").With("value", string(p.Order))
 		}
 	}
 	return req, nil
 }
 
-func chain(reg *registry.Registry, param string, v *string) (*registry.Chain, *apierr.Error) {
-	if v == nil || *v == "" {
+func chain(reg *registry.Registry, param string, v []byte) (*registry.Chain, *apierr.Error) {
+	if len(v) == 0 {
 		return nil, apierr.Param(param, param+" is required")
 	}
-	id, err := strconv.ParseUint(*v, 10, 64)
-	if err != nil {
-		return nil, apierr.Param(param, param+" must be a chain ID (a positive integer)").With("value", *v)
+	id, ok := parseUint64(v)
+	if !ok {
+		return nil, apierr.Param(param, param+" must be a chain ID (a positive integer)").With("value", string(v))
 	}
 	c, ok := reg.Chain(id)
 	if !ok {
-		return nil, apierr.Param(param, "unknown chain ID "+*v+"; see /v1/chains").With("value", *v)
+		return nil, apierr.Param(param, "unknown chain ID "+string(v)+"; see /v1/chains").With("value", string(v))
 	}
 	return c, nil
 }
@@ -119,41 +125,70 @@ func chain(reg *registry.Registry, param string, v *string) (*registry.Chain, *a
 // token resolves a token address on a chain: "native" and the EVM zero
 // address name the native coin; anything else must be well-formed for the
 // chain and known to the registry.
-func token(reg *registry.Registry, param string, v *string, c *registry.Chain) (*registry.Token, *apierr.Error) {
-	if v == nil || *v == "" {
+func token(reg *registry.Registry, param string, b []byte, c *registry.Chain) (*registry.Token, *apierr.Error) {
+	if len(b) == 0 {
 		return nil, apierr.Param(param, param+" is required")
 	}
-	if strings.EqualFold(*v, "native") || *v == registry.NativeAddressEVM {
+	if bytes.EqualFold(b, native) || string(b) == registry.NativeAddressEVM {
 		t, _ := reg.Token(c.ID, "native")
 		return t, nil
 	}
-	if t, ok := reg.Token(c.ID, *v); ok {
+	v := string(b)
+	if t, ok := reg.Token(c.ID, v); ok {
 		return t, nil
 	}
-	if e := address.ValidateToken(c.AddressFormat, *v); e != nil {
-		return nil, apierr.Param(param, param+" is not a valid token address on "+c.Name+": "+e.Error()).With("value", *v)
+	if e := address.ValidateToken(c.AddressFormat, v); e != nil {
+		return nil, apierr.Param(param, param+" is not a valid token address on "+c.Name+": "+e.Error()).With("value", v)
 	}
-	return nil, apierr.Param(param, param+" "+*v+" is not a token Swapgate knows on "+c.Name+"; see /v1/tokens").With("value", *v)
+	return nil, apierr.Param(param, param+" "+v+" is not a token Swapgate knows on "+c.Name+"; see /v1/tokens").With("value", v)
 }
 
-func amount(v *string) (*big.Int, *apierr.Error) {
-	if v == nil || *v == "" {
+// native is the token parameter that names a chain's native coin.
+var native = []byte("native")
+
+func amount(v []byte) (*big.Int, *apierr.Error) {
+	if len(v) == 0 {
 		return nil, apierr.Param("fromAmount", "fromAmount is required")
 	}
-	s := *v
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return nil, apierr.Param("fromAmount", "fromAmount must be a positive base-10 integer in the token's smallest unit").With("value", s)
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return nil, apierr.Param("fromAmount", "fromAmount must be a positive base-10 integer in the token's smallest unit").With("value", string(v))
 		}
 	}
-	n, ok := new(big.Int).SetString(s, 10)
-	if !ok || n.Sign() <= 0 {
-		return nil, apierr.Param("fromAmount", "fromAmount must be greater than zero").With("value", s)
+	var n *big.Int
+	if u, ok := parseUint64(v); ok {
+		n = new(big.Int).SetUint64(u)
+	} else if n, ok = new(big.Int).SetString(string(v), 10); !ok {
+		return nil, apierr.Param("fromAmount", "fromAmount must be greater than zero").With("value", string(v))
+	}
+	if n.Sign() <= 0 {
+		return nil, apierr.Param("fromAmount", "fromAmount must be greater than zero").With("value", string(v))
 	}
 	if n.Cmp(maxUint256) > 0 {
-		return nil, apierr.Param("fromAmount", "fromAmount does not fit in uint256").With("value", s)
+		return nil, apierr.Param("fromAmount", "fromAmount does not fit in uint256").With("value", string(v))
 	}
 	return n, nil
+}
+
+// parseUint64 reads a base-10 unsigned integer in place, as
+// strconv.ParseUint(s, 10, 64) would: digits only, no sign, no overflow.
+// strconv takes a string, and converting the query bytes would allocate.
+func parseUint64(v []byte) (uint64, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // slippage parses DESIGN.md §5.2: below 1 a fraction, 1 or more basis points.

@@ -1,0 +1,57 @@
+package quote
+
+import (
+	"math/big"
+	"strconv"
+	"testing"
+)
+
+// TestParseUint64MatchesStrconv checks the in-place reader against
+// strconv.ParseUint(s, 10, 64), which it replaces on the request path.
+func TestParseUint64MatchesStrconv(t *testing.T) {
+	for _, s := range []string{"", "0", "1", "42161", "007", "+1", "-1", " 1", "1 ", "1_000", "0x10", "1e3",
+		"18446744073709551615", "18446744073709551616", "99999999999999999999", "184467440737095516150"} {
+		want, werr := strconv.ParseUint(s, 10, 64)
+		got, ok := parseUint64([]byte(s))
+		if ok != (werr == nil) || (ok && got != want) {
+			t.Errorf("parseUint64(%q) = %d, %v; strconv gives %d, %v", s, got, ok, want, werr)
+		}
+	}
+}
+
+// TestAmount checks fromAmount parsing on both sides of the 64-bit fast
+// path and at the uint256 bound.
+func TestAmount(t *testing.T) {
+	maxText := maxUint256.String()
+	over := new(big.Int).Add(maxUint256, big.NewInt(1)).String()
+	tests := []struct {
+		in   string
+		want string // "" when refused
+	}{
+		{"", ""},
+		{"0", ""},
+		{"000", ""},
+		{"-5", ""},
+		{"1.5", ""},
+		{"1e18", ""},
+		{"1", "1"},
+		{"0001000", "1000"},
+		{"1000000000", "1000000000"},
+		{"18446744073709551615", "18446744073709551615"},
+		{"18446744073709551616", "18446744073709551616"},
+		{"1000000000000000000000000", "1000000000000000000000000"},
+		{maxText, maxText},
+		{over, ""},
+	}
+	for _, tt := range tests {
+		n, err := amount([]byte(tt.in))
+		switch {
+		case tt.want == "" && err == nil:
+			t.Errorf("amount(%q) = %s, want a refusal", tt.in, n)
+		case tt.want != "" && err != nil:
+			t.Errorf("amount(%q): %v", tt.in, err)
+		case tt.want != "" && n.String() != tt.want:
+			t.Errorf("amount(%q) = %s, want %s", tt.in, n, tt.want)
+		}
+	}
+}
