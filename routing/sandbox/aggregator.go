@@ -78,7 +78,7 @@ func (b *pendingLeg) buildAggregator(req *quote.Request, r *quote.Route) error {
 	g := b.g.quote()
 	r.GasCosts = g.costs
 	r.FeeCosts = make([]quote.FeeCost, 0, 3)
-	r.FeeCosts = append(r.FeeCosts, toolFeeCost(t, req, b.p.inUSD))
+	r.FeeCosts = append(r.FeeCosts, m.toolFeeCost(t, req, b.p.inUSD))
 	if b.p.hop {
 		r.FeeCosts = append(r.FeeCosts, hopFeeCost(req, b.p.inUSD))
 	}

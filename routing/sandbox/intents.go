@@ -97,7 +97,7 @@ func (b *pendingLeg) buildIntents(req *quote.Request, r *quote.Route) error {
 	g := b.g.quote()
 	r.GasCosts = g.costs
 	r.FeeCosts = make([]quote.FeeCost, 0, 2)
-	r.FeeCosts = append(r.FeeCosts, toolFeeCost(b.tool, req, b.p.inUSD))
+	r.FeeCosts = append(r.FeeCosts, b.m.toolFeeCost(b.tool, req, b.p.inUSD))
 	fillAmounts(r, req, &b.p)
 	if req.Indicative {
 		return nil

@@ -68,10 +68,12 @@ type Market struct {
 	erc20    abi.ABI
 	// Per-chain and per-token values that never change, worked out once
 	// so that pricing a leg does not: lower-case token addresses (the
-	// price function's key), fallback gas prices, and router addresses.
+	// price function's key), fallback gas prices, router addresses, and
+	// the text each tool's fee is listed under.
 	lower       map[*registry.Token]string
 	fallbackGas map[uint64]*big.Int
 	routers     map[uint64]routerAddr
+	feeText     map[*tools.Tool]feeText
 }
 
 // routerAddr is a chain's sandbox router and its EIP-55 text.
@@ -119,7 +121,7 @@ func New(reg *registry.Registry, cat *tools.Catalog, price PriceFunc, gasPrice G
 		return nil, err
 	}
 	m := &Market{reg: reg, cat: cat, price: price, gasPrice: gasPrice, cfg: cfg, router: router, erc20: erc20,
-		lower: map[*registry.Token]string{}, fallbackGas: map[uint64]*big.Int{}, routers: map[uint64]routerAddr{}}
+		lower: map[*registry.Token]string{}, fallbackGas: map[uint64]*big.Int{}, routers: map[uint64]routerAddr{}, feeText: feeTexts(cat)}
 	for _, c := range reg.Chains() {
 		for _, t := range reg.Tokens(c.ID) {
 			m.lower[t] = strings.ToLower(t.Address)

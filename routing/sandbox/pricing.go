@@ -158,9 +158,10 @@ func formatUnits(units *big.Int, decimals uint8) string {
 // fillAmounts sets a built route's amounts from its pricing: the same
 // figures applyPartnerFee computes, from the split pricing already made.
 func fillAmounts(r *quote.Route, req *quote.Request, p *pricing) {
-	r.PreFeeToAmount = p.preFee.ToBig()
-	r.ToAmount = p.net.ToBig()
-	r.PartnerFee = p.fee.ToBig()
+	a := new(routeAmounts)
+	r.PreFeeToAmount = a.set(0, &p.preFee)
+	r.ToAmount = a.set(1, &p.net)
+	r.PartnerFee = a.set(2, &p.fee)
 	r.ToAmountMin = quote.MinOut(r.ToAmount, req.Slippage)
 	r.ToAmountUSD = p.toUSD
 	if req.FeeBps > 0 {
@@ -203,10 +204,11 @@ func toolFeeUSD(t *tools.Tool, inUSD float64) float64 { return inUSD * float64(t
 func hopFeeUSD(inUSD float64) float64 { return inUSD * HopFeeBps / 1e4 }
 
 // toolFeeCost is the tool's own fee, in source-token units.
-func toolFeeCost(t *tools.Tool, req *quote.Request, inUSD float64) quote.FeeCost {
+func (m *Market) toolFeeCost(t *tools.Tool, req *quote.Request, inUSD float64) quote.FeeCost {
+	ft := m.toolFeeText(t)
 	return quote.FeeCost{
-		Name:        t.Name + " fee",
-		Description: fmt.Sprintf("%s charges %d bps of the input", t.Name, t.FeeBps),
+		Name:        ft.name,
+		Description: ft.description,
 		Amount:      bpsOf(req.FromAmount, t.FeeBps),
 		AmountUSD:   toolFeeUSD(t, inUSD),
 		Percentage:  float64(t.FeeBps) / 1e4,

@@ -81,7 +81,7 @@ func (m *Market) directInbound(ctx context.Context, req *quote.Request, t *tools
 		FromAmountUSD:     inUSD,
 		ToAmountUSD:       m.usdOrZero(out, req.ToToken),
 		GasCosts:          append(g.costs, m.messagingCost(req.From, payment)),
-		FeeCosts:          []quote.FeeCost{toolFeeCost(t, req, inUSD)},
+		FeeCosts:          []quote.FeeCost{m.toolFeeCost(t, req, inUSD)},
 		ExecutionDuration: t.DurationSec,
 		ApprovalAddress:   sender.Hex(),
 	}

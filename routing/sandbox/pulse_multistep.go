@@ -75,7 +75,7 @@ func (m *Market) multiStepInbound(ctx context.Context, req *quote.Request, t *to
 		FromAmountUSD:     p.inUSD,
 		ToAmountUSD:       m.usdOrZero(out, req.ToToken),
 		GasCosts:          g.costs,
-		FeeCosts:          []quote.FeeCost{toolFeeCost(dex, req, p.inUSD), toolFeeCost(t, req, p.inUSD)},
+		FeeCosts:          []quote.FeeCost{m.toolFeeCost(dex, req, p.inUSD), m.toolFeeCost(t, req, p.inUSD)},
 		ExecutionDuration: blockSeconds(req.From) + t.DurationSec,
 	}
 	if swap {
