@@ -96,14 +96,30 @@ func (e *Engine) Deadline() time.Duration { return e.cfg.Deadline }
 // every leg has answered. Providers that price in two phases (quote.Pricer)
 // answer with priced routes, which quote.Complete builds.
 func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []string) []quote.LegOutcome {
-	var outcomes []quote.LegOutcome
+	// Each provider's legs are asked for once and counted first, so that
+	// the outcomes are one allocation rather than a slice grown by append.
+	type provLegs struct {
+		name string
+		legs []string
+	}
+	var buf [8]provLegs
+	asked, n := buf[:0], 0
 	for _, name := range providers {
 		p, ok := e.provs[name]
 		if !ok {
 			continue
 		}
-		for _, leg := range p.Legs(req) {
-			outcomes = append(outcomes, quote.LegOutcome{Provider: name, Leg: leg})
+		legs := p.Legs(req)
+		asked = append(asked, provLegs{name: name, legs: legs})
+		n += len(legs)
+	}
+	var outcomes []quote.LegOutcome
+	if n > 0 {
+		outcomes = make([]quote.LegOutcome, 0, n)
+	}
+	for _, pl := range asked {
+		for _, leg := range pl.legs {
+			outcomes = append(outcomes, quote.LegOutcome{Provider: pl.name, Leg: leg})
 		}
 	}
 	if len(outcomes) == 0 {
