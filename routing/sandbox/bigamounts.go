@@ -21,7 +21,23 @@ type routeAmounts struct {
 
 // set makes ints[i] equal x, backed by words[i].
 func (a *routeAmounts) set(i int, x *uint256.Int) *big.Int {
-	w := a.words[i][:]
+	return setWords(&a.ints[i], &a.words[i], x)
+}
+
+// bigValue is one big.Int with room for 256 bits, in one allocation.
+type bigValue struct {
+	i big.Int
+	w [wordsPer256]big.Word
+}
+
+// newBig returns x as a big.Int made with a single allocation.
+func newBig(x *uint256.Int) *big.Int {
+	v := new(bigValue)
+	return setWords(&v.i, &v.w, x)
+}
+
+// setWords makes dst equal x, backed by w.
+func setWords(dst *big.Int, w *[wordsPer256]big.Word, x *uint256.Int) *big.Int {
 	if bits.UintSize == 64 {
 		for j := range x {
 			w[j] = big.Word(x[j])
@@ -32,6 +48,19 @@ func (a *routeAmounts) set(i int, x *uint256.Int) *big.Int {
 			w[2*j+1] = big.Word(x[j] >> 32)
 		}
 	}
-	// SetBits trims leading zero words and keeps the slice as the value.
-	return a.ints[i].SetBits(w[:len(w):len(w)])
+	// SetBits trims leading zero words and keeps the slice as the value;
+	// its capacity ends with w, so growing dst later reallocates.
+	return dst.SetBits(w[:])
+}
+
+// mulUint64 is x × y. When the product fits 256 bits, as gas amounts do,
+// it takes one allocation instead of three.
+func mulUint64(x *big.Int, y uint64) *big.Int {
+	var ux uint256.Int
+	if x.Sign() >= 0 && !ux.SetFromBig(x) {
+		if prod, overflow := new(uint256.Int).MulOverflow(&ux, uint256.NewInt(y)); !overflow {
+			return newBig(prod)
+		}
+	}
+	return new(big.Int).Mul(x, new(big.Int).SetUint64(y))
 }

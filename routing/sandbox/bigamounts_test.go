@@ -29,3 +29,29 @@ func TestRouteAmountsMatchToBig(t *testing.T) {
 		}
 	}
 }
+
+// TestMulUint64 checks the one-allocation product against big.Int.Mul,
+// including products past 256 bits and negative factors, which take the
+// general path.
+func TestMulUint64(t *testing.T) {
+	huge := new(big.Int).Lsh(big.NewInt(1), 250)
+	tests := []struct {
+		x *big.Int
+		y uint64
+	}{
+		{big.NewInt(0), 21_000},
+		{big.NewInt(1), 0},
+		{big.NewInt(30_000_000_000), 120_000},
+		{new(big.Int).Lsh(big.NewInt(1), 100), ^uint64(0)},
+		{huge, 1 << 5},
+		{huge, 1 << 6},
+		{new(big.Int).Lsh(big.NewInt(1), 300), 3},
+		{big.NewInt(-7), 3},
+	}
+	for _, tt := range tests {
+		want := new(big.Int).Mul(tt.x, new(big.Int).SetUint64(tt.y))
+		if got := mulUint64(tt.x, tt.y); got.Cmp(want) != 0 {
+			t.Errorf("mulUint64(%s, %d) = %s, want %s", tt.x, tt.y, got, want)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func (g *gasPlan) costs() []quote.GasCost {
 	}
 	cost := func(typ string, estimate uint64, usd float64) quote.GasCost {
 		limit := WithMargin(estimate)
-		amount := new(big.Int).Mul(g.price, new(big.Int).SetUint64(limit))
+		amount := mulUint64(g.price, limit)
 		return quote.GasCost{
 			Type: typ, Price: g.price, Estimate: estimate, Limit: limit,
 			Amount: amount, AmountUSD: usd, Token: g.native,
