@@ -55,3 +55,32 @@ func TestMulUint64(t *testing.T) {
 		}
 	}
 }
+
+// TestBpsOf checks the uint256 path against big.Int arithmetic, across
+// the 256-bit bound and for negative inputs, which keep big.Int's
+// truncation toward zero.
+func TestBpsOf(t *testing.T) {
+	max := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
+	tests := []struct {
+		amount *big.Int
+		bps    int
+	}{
+		{big.NewInt(0), 30},
+		{big.NewInt(1_000_000_000), 30},
+		{big.NewInt(9_999), 1},
+		{big.NewInt(123_456_789), 10_000},
+		{max, 30},
+		{max, 10_000},
+		{max, 20_000},
+		{new(big.Int).Lsh(big.NewInt(1), 300), 30},
+		{big.NewInt(-1_000_001), 30},
+		{big.NewInt(1_000_001), -30},
+	}
+	for _, tt := range tests {
+		want := new(big.Int).Mul(tt.amount, big.NewInt(int64(tt.bps)))
+		want.Quo(want, big.NewInt(10_000))
+		if got := bpsOf(tt.amount, tt.bps); got.Cmp(want) != 0 {
+			t.Errorf("bpsOf(%s, %d) = %s, want %s", tt.amount, tt.bps, got, want)
+		}
+	}
+}

@@ -86,8 +86,18 @@ func usdOf256(amount *uint256.Int, t *registry.Token, price float64) float64 {
 	return quote.FromUnits256(amount, t.Decimals) * price
 }
 
-// bpsOf takes bps basis points of an amount, rounded down.
+// bpsOf takes bps basis points of an amount, rounded down. Amounts and
+// rates that fit uint256 are worked out there, with a 512-bit product, so
+// that the result is the only allocation; anything else, negatives
+// included, takes big.Int arithmetic.
 func bpsOf(amount *big.Int, bps int) *big.Int {
+	var a uint256.Int
+	if amount.Sign() >= 0 && bps >= 0 && !a.SetFromBig(amount) {
+		var out uint256.Int
+		if _, overflow := out.MulDivOverflow(&a, uint256.NewInt(uint64(bps)), uint256.NewInt(10_000)); !overflow {
+			return newBig(&out)
+		}
+	}
 	out := new(big.Int).Mul(amount, big.NewInt(int64(bps)))
 	return out.Quo(out, big.NewInt(10_000))
 }
