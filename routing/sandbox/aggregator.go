@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"math/big"
 
 	"github.com/swapgate/swapgate/routing/apierr"
@@ -9,19 +8,6 @@ import (
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
 )
-
-// aggregatorRoute prices a request on an aggregator DEX or bridge and builds
-// the router transaction for EVM sources.
-func (m *Market) aggregatorRoute(ctx context.Context, req *quote.Request, t *tools.Tool) (*quote.Route, error) {
-	r, err := m.aggregatorPriced(req, t)
-	if err != nil {
-		return nil, err
-	}
-	if err := quote.Complete(ctx, req, r); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
 
 // aggregatorPriced prices a request on an aggregator DEX or bridge, leaving
 // the cost lists, amounts and transaction to the route's builder.

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"encoding/hex"
 	"fmt"
 	"math/big"
@@ -34,19 +33,6 @@ func DepositAddress(c *registry.Chain, quoteID string) string {
 		return hex.EncodeToString(seed)
 	}
 	return ""
-}
-
-// intentsRoute prices a request on the solver network and builds its
-// deposit.
-func (m *Market) intentsRoute(ctx context.Context, req *quote.Request, t *tools.Tool) (*quote.Route, error) {
-	r, err := m.intentsPriced(req, t)
-	if err != nil {
-		return nil, err
-	}
-	if err := quote.Complete(ctx, req, r); err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // intentsPriced prices a request on the solver network. The user pays into

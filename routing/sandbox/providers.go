@@ -75,7 +75,8 @@ func (a *Aggregator) QuoteLeg(ctx context.Context, req *quote.Request, leg strin
 	if err := a.m.inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
-	return a.m.aggregatorRoute(ctx, req, t)
+	r, err := a.m.aggregatorPriced(req, t)
+	return complete(ctx, req, r, err)
 }
 
 // PriceLeg prices the request on one aggregator tool; the route builds
@@ -115,7 +116,8 @@ func (i *Intents) QuoteLeg(ctx context.Context, req *quote.Request, leg string) 
 	if err := i.m.inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
-	return i.m.intentsRoute(ctx, req, t)
+	r, err := i.m.intentsPriced(req, t)
+	return complete(ctx, req, r, err)
 }
 
 // PriceLeg prices the request on one intents tool; the route builds its
@@ -129,4 +131,16 @@ func (i *Intents) PriceLeg(ctx context.Context, req *quote.Request, leg string) 
 		return nil, err
 	}
 	return i.m.intentsPriced(req, t)
+}
+
+// complete builds a priced route at once, for QuoteLeg callers that want
+// the whole route rather than the engine's price-then-build.
+func complete(ctx context.Context, req *quote.Request, r *quote.Route, err error) (*quote.Route, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := quote.Complete(ctx, req, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
