@@ -66,12 +66,12 @@ func TestServeConfigPrecedence(t *testing.T) {
 	if err := os.WriteFile(file, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"SWAPGATE_ANON_READ_PER_MIN": "9", "SWAPGATE_DATA": "/tmp/from-env"}
-	cfg, _, err := loadServeConfig([]string{"--config", file, "--data", "/tmp/from-flag"}, func(k string) string { return env[k] }, &bytes.Buffer{})
+	env := map[string]string{"SWAPGATE_ANON_READ_PER_MIN": "9", "SWAPGATE_DATA": "/srv/swapgate-env"}
+	cfg, _, err := loadServeConfig([]string{"--config", file, "--data", "/srv/swapgate-flag"}, func(k string) string { return env[k] }, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != "127.0.0.1:1111" || cfg.AnonReadPerMin != 9 || cfg.DataDir != "/tmp/from-flag" ||
+	if cfg.Addr != "127.0.0.1:1111" || cfg.AnonReadPerMin != 9 || cfg.DataDir != "/srv/swapgate-flag" ||
 		cfg.Quote.Deadline != 900*time.Millisecond || cfg.Quote.SandboxTools["sbx-canal"].LatencyMs != 40 {
 		t.Fatalf("config %+v", cfg)
 	}
