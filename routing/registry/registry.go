@@ -101,12 +101,15 @@ var dataFS embed.FS
 
 // Registry is the immutable set of chains and tokens.
 type Registry struct {
-	chains    []*Chain
-	byID      map[uint64]*Chain
-	byKey     map[string]*Chain
-	tokens    map[uint64][]*Token
-	tokenIdx  map[uint64]map[string]*Token // lower-case address → token
-	byIntents map[string]*Chain            // 1Click blockchain code → chain
+	chains   []*Chain
+	byID     map[uint64]*Chain
+	byKey    map[string]*Chain
+	tokens   map[uint64][]*Token
+	tokenIdx map[uint64]map[string]*Token // lower-case address → token
+	// tokenExact holds addresses as written, so that the common lookup of
+	// a correctly cased address needs no lower-case copy.
+	tokenExact map[uint64]map[string]*Token
+	byIntents  map[string]*Chain // 1Click blockchain code → chain
 }
 
 type fileChains struct {
@@ -143,11 +146,12 @@ func readJSON(name string, v any) error {
 
 func build(chains []*Chain, tokens map[string][]*Token) (*Registry, error) {
 	r := &Registry{
-		byID:      make(map[uint64]*Chain, len(chains)),
-		byKey:     make(map[string]*Chain, len(chains)),
-		tokens:    make(map[uint64][]*Token, len(chains)),
-		tokenIdx:  make(map[uint64]map[string]*Token, len(chains)),
-		byIntents: make(map[string]*Chain, len(chains)),
+		byID:       make(map[uint64]*Chain, len(chains)),
+		byKey:      make(map[string]*Chain, len(chains)),
+		tokens:     make(map[uint64][]*Token, len(chains)),
+		tokenIdx:   make(map[uint64]map[string]*Token, len(chains)),
+		tokenExact: make(map[uint64]map[string]*Token, len(chains)),
+		byIntents:  make(map[string]*Chain, len(chains)),
 	}
 	for _, c := range chains {
 		if _, dup := r.byID[c.ID]; dup {
@@ -169,6 +173,7 @@ func build(chains []*Chain, tokens map[string][]*Token) (*Registry, error) {
 		nt := c.NativeToken
 		r.tokens[c.ID] = []*Token{&nt}
 		r.tokenIdx[c.ID] = map[string]*Token{strings.ToLower(nt.Address): &nt}
+		r.tokenExact[c.ID] = map[string]*Token{nt.Address: &nt}
 	}
 	sort.Slice(r.chains, func(i, j int) bool { return r.chains[i].ID < r.chains[j].ID })
 	for idStr, list := range tokens {
@@ -186,6 +191,7 @@ func build(chains []*Chain, tokens map[string][]*Token) (*Registry, error) {
 				return nil, fmt.Errorf("registry: duplicate token %s on chain %d", t.Address, id)
 			}
 			r.tokenIdx[id][k] = t
+			r.tokenExact[id][t.Address] = t
 			r.tokens[id] = append(r.tokens[id], t)
 		}
 	}
@@ -228,6 +234,9 @@ func (r *Registry) Token(chainID uint64, address string) (*Token, bool) {
 			return nil, false
 		}
 		return r.tokens[c.ID][0], true
+	}
+	if t, ok := r.tokenExact[chainID][address]; ok {
+		return t, true
 	}
 	t, ok := r.tokenIdx[chainID][strings.ToLower(address)]
 	return t, ok
