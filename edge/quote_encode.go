@@ -14,9 +14,9 @@ import (
 // GET /v1/quote is the hot endpoint, and encoding/json spent dozens of
 // allocations per answer on small strings. Shape A is therefore appended
 // straight into the response buffer; the bytes are exactly those
-// json.Marshal makes of standardQuote inside quoteResponse (same field order,
-// omitempty rules, string escaping and float format), which a golden test
-// checks. /v1/routes still goes through standardQuote.
+// json.Marshal makes of the struct form of Shape A kept in the tests (same
+// field order, omitempty rules, string escaping and float format), which a
+// golden test checks. /v1/routes appends the same objects.
 
 // appendQuoteResponse appends the quoteResponse of a Shape A route.
 func (s *Server) appendQuoteResponse(b []byte, req *quote.Request, rt *quote.Route, provider string, feeBps int, expiresAt int64) []byte {
@@ -33,7 +33,7 @@ func (s *Server) appendQuoteResponse(b []byte, req *quote.Request, rt *quote.Rou
 	return append(b, '}')
 }
 
-// appendShapeA appends a route in Shape A, as json.Marshal(s.shapeA(...)).
+// appendShapeA appends a route in Shape A.
 func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, expiresAt int64) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, req.ID)

@@ -1,9 +1,10 @@
 package edge
 
 import (
-	"context"
 	"sort"
+	"strconv"
 
+	"github.com/swapgate/swapgate/actors/engine"
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/quote"
 )
@@ -26,11 +27,10 @@ func (s *Server) routesEndpoint(r *Request) error {
 	default:
 		return apierr.Param("sortBy", "sortBy must be output, speed or gas").With("value", sortBy)
 	}
-	req, perr := quote.Parse(s.deps.Registry, s.deps.Tools, quoteParams(r.Ctx.QueryArgs()))
-	if perr != nil {
-		return perr
+	req, ctx, cancel, err := s.quoteRequest(r)
+	if err != nil {
+		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.deps.Quotes.Deadline()+ledgerGrace)
 	defer cancel()
 	routes, err := s.deps.Quotes.Routes(ctx, req, r.Partner)
 	if err != nil {
@@ -60,13 +60,29 @@ func (s *Server) routesEndpoint(r *Request) error {
 	case "gas":
 		sort.SliceStable(routes, func(i, j int) bool { return routes[i].GasUSD() < routes[j].GasUSD() })
 	}
-	expires := req.Now.Unix() + 60
-	out := make([]*standardQuote, 0, len(routes))
-	for _, rt := range routes {
-		q := s.shapeA(req, rt, expires)
-		q.Tags = tags[rt]
-		out = append(out, q)
+	expires := req.Now.Add(engine.QuoteTTL).Unix()
+	beginData(r, statusOK)
+	r.buf = append(r.buf, `{"routes":[`...)
+	for i, rt := range routes {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		r.buf = s.appendShapeA(r.buf, req, rt, expires)
+		if tg := tags[rt]; len(tg) > 0 {
+			// Tags join the Shape A object as its last field.
+			r.buf = append(r.buf[:len(r.buf)-1], `,"tags":[`...)
+			for j, t := range tg {
+				if j > 0 {
+					r.buf = append(r.buf, ',')
+				}
+				r.buf = appendJSONString(r.buf, t)
+			}
+			r.buf = append(r.buf, "]}"...)
+		}
 	}
-	writeJSON(r, statusOK, map[string]any{"routes": out, "isDryQuote": req.Dry})
+	r.buf = append(r.buf, `],"isDryQuote":`...)
+	r.buf = strconv.AppendBool(r.buf, req.Dry)
+	r.buf = append(r.buf, '}')
+	endData(r)
 	return nil
 }
