@@ -50,6 +50,9 @@ type route struct {
 	bucket Bucket
 	auth   authMode
 	name   string
+	// anonFree exempts calls without a key from the bucket (GET /v1/ping,
+	// DESIGN.md §5.3); calls with a key still count.
+	anonFree bool
 }
 
 var requestPool = sync.Pool{New: func() any { return new(Request) }}
@@ -101,7 +104,7 @@ func (s *Server) admit(r *Request, rt route) *apierr.Error {
 	} else if rt.auth == authRequired {
 		authErr = apierr.New(apierr.Unauthorized, "a valid X-API-Key header is required")
 	}
-	if rt.bucket == BucketNone || (len(key) == 0 && rt.name == "ping") {
+	if rt.bucket == BucketNone || (len(key) == 0 && rt.anonFree) {
 		return authErr
 	}
 	// A refused key still counts against its IP's anonymous bucket, so

@@ -150,7 +150,7 @@ func (s *Server) routes() {
 	s.Handle("GET", "/readyz", route{name: "readyz"}, s.readyz)
 	s.router.GET("/metrics", s.metrics.handler(s.deps.Metrics))
 
-	s.Handle("GET", "/v1/ping", route{bucket: BucketRead, name: "ping"}, s.ping)
+	s.Handle("GET", "/v1/ping", route{bucket: BucketRead, name: "ping", anonFree: true}, s.ping)
 	s.Handle("GET", "/v1/chains", route{bucket: BucketRead, name: "chains"}, s.chains)
 	s.Handle("GET", "/v1/tokens", route{bucket: BucketRead, name: "tokens"}, s.tokens)
 	s.Handle("GET", "/v1/connections", route{bucket: BucketRead, name: "connections"}, s.connections)
