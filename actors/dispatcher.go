@@ -16,6 +16,7 @@ import (
 // goroutine, as with the default dispatcher.
 type WarmDispatcher struct {
 	work       chan func()
+	done       chan struct{}
 	throughput int
 	wg         sync.WaitGroup
 	once       sync.Once
@@ -26,13 +27,18 @@ var _ actor.Dispatcher = (*WarmDispatcher)(nil)
 // NewWarmDispatcher starts size goroutines; throughput is how many messages
 // a mailbox processes before yielding its goroutine.
 func NewWarmDispatcher(size, throughput int) *WarmDispatcher {
-	d := &WarmDispatcher{work: make(chan func()), throughput: throughput}
+	d := &WarmDispatcher{work: make(chan func()), done: make(chan struct{}), throughput: throughput}
 	d.wg.Add(size)
 	for i := 0; i < size; i++ {
 		go func() {
 			defer d.wg.Done()
-			for fn := range d.work {
-				fn()
+			for {
+				select {
+				case fn := <-d.work:
+					fn()
+				case <-d.done:
+					return
+				}
 			}
 		}()
 	}
@@ -51,9 +57,10 @@ func (d *WarmDispatcher) Schedule(fn func()) {
 // Throughput is the mailbox batch size.
 func (d *WarmDispatcher) Throughput() int { return d.throughput }
 
-// Close stops the warm goroutines once they finish what they run. It must
-// be called after the actors that use the dispatcher have stopped.
+// Close stops the warm goroutines once they finish what they run. The work
+// channel is never closed: protoactor may still schedule a stopped actor's
+// last system messages, and those then run on fresh goroutines.
 func (d *WarmDispatcher) Close() {
-	d.once.Do(func() { close(d.work) })
+	d.once.Do(func() { close(d.done) })
 	d.wg.Wait()
 }
