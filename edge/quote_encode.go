@@ -2,11 +2,10 @@ package edge
 
 import (
 	"encoding/hex"
-	"math"
 	"math/big"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/swapgate/swapgate/routing/jsonenc"
 	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 )
@@ -23,7 +22,7 @@ func (s *Server) appendQuoteResponse(b []byte, req *quote.Request, rt *quote.Rou
 	b = append(b, `{"quote":`...)
 	b = s.appendShapeA(b, req, rt, expiresAt)
 	b = append(b, `,"provider":`...)
-	b = appendJSONString(b, provider)
+	b = jsonenc.AppendString(b, provider)
 	b = append(b, `,"feeBps":`...)
 	b = strconv.AppendInt(b, int64(feeBps), 10)
 	b = append(b, `,"isDryQuote":`...)
@@ -36,15 +35,15 @@ func (s *Server) appendQuoteResponse(b []byte, req *quote.Request, rt *quote.Rou
 // appendShapeA appends a route in Shape A.
 func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, expiresAt int64) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, req.ID)
+	b = jsonenc.AppendString(b, req.ID)
 	b = append(b, `,"type":`...)
-	b = appendJSONString(b, rt.StepType)
+	b = jsonenc.AppendString(b, rt.StepType)
 	b = append(b, `,"tool":`...)
-	b = appendJSONString(b, rt.Tool)
+	b = jsonenc.AppendString(b, rt.Tool)
 	b = append(b, `,"toolDetails":{"key":`...)
-	b = appendJSONString(b, rt.Tool)
+	b = jsonenc.AppendString(b, rt.Tool)
 	b = append(b, `,"name":`...)
-	b = appendJSONString(b, rt.ToolName)
+	b = jsonenc.AppendString(b, rt.ToolName)
 	b = append(b, `},"action":{"fromChainId":`...)
 	b = strconv.AppendUint(b, req.From.ID, 10)
 	b = append(b, `,"toChainId":`...)
@@ -56,13 +55,13 @@ func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, exp
 	b = append(b, `,"fromAmount":`...)
 	b = appendDecString(b, req.FromAmount)
 	b = append(b, `,"fromAddress":`...)
-	b = appendJSONString(b, req.FromAddress)
+	b = jsonenc.AppendString(b, req.FromAddress)
 	b = append(b, `,"toAddress":`...)
-	b = appendJSONString(b, req.ToAddress)
+	b = jsonenc.AppendString(b, req.ToAddress)
 	b = append(b, `,"slippage":`...)
-	b = appendJSONFloat(b, req.Slippage)
+	b = jsonenc.AppendFloat(b, req.Slippage)
 	b = append(b, `},"estimate":{"tool":`...)
-	b = appendJSONString(b, rt.Tool)
+	b = jsonenc.AppendString(b, rt.Tool)
 	b = append(b, `,"fromAmount":`...)
 	b = appendDecString(b, rt.FromAmount)
 	b = append(b, `,"fromAmountUSD":`...)
@@ -74,7 +73,7 @@ func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, exp
 	b = append(b, `,"toAmountMin":`...)
 	b = appendDecString(b, rt.ToAmountMin)
 	b = append(b, `,"approvalAddress":`...)
-	b = appendJSONString(b, rt.ApprovalAddress)
+	b = jsonenc.AppendString(b, rt.ApprovalAddress)
 	b = append(b, `,"gasCosts":[`...)
 	for i := range rt.GasCosts {
 		g := &rt.GasCosts[i]
@@ -82,7 +81,7 @@ func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, exp
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":`...)
-		b = appendJSONString(b, g.Type)
+		b = jsonenc.AppendString(b, g.Type)
 		b = append(b, `,"price":`...)
 		b = appendDecString(b, g.Price)
 		if g.Estimate > 0 {
@@ -115,10 +114,10 @@ func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, exp
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = appendJSONString(b, f.Name)
+		b = jsonenc.AppendString(b, f.Name)
 		if f.Description != "" {
 			b = append(b, `,"description":`...)
-			b = appendJSONString(b, f.Description)
+			b = jsonenc.AppendString(b, f.Description)
 		}
 		b = append(b, `,"amount":`...)
 		b = appendDecString(b, f.Amount)
@@ -139,10 +138,10 @@ func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, exp
 	b = append(b, '}')
 	if tx := rt.Tx; tx != nil {
 		b = append(b, `,"transactionRequest":{"to":`...)
-		b = appendJSONString(b, tx.To)
+		b = jsonenc.AppendString(b, tx.To)
 		if tx.From != "" {
 			b = append(b, `,"from":`...)
-			b = appendJSONString(b, tx.From)
+			b = jsonenc.AppendString(b, tx.From)
 		}
 		b = append(b, `,"data":"0x`...)
 		b = hex.AppendEncode(b, tx.Data)
@@ -161,11 +160,11 @@ func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, exp
 	}
 	if rt.DepositAddress != "" {
 		b = append(b, `,"depositAddress":`...)
-		b = appendJSONString(b, rt.DepositAddress)
+		b = jsonenc.AppendString(b, rt.DepositAddress)
 	}
 	if rt.DepositMemo != "" {
 		b = append(b, `,"depositMemo":`...)
-		b = appendJSONString(b, rt.DepositMemo)
+		b = jsonenc.AppendString(b, rt.DepositMemo)
 	}
 	b = append(b, `,"expiresAt":`...)
 	b = strconv.AppendInt(b, expiresAt, 10)
@@ -176,9 +175,9 @@ func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, exp
 // refdata snapshot has one, the registry's reference price otherwise.
 func (s *Server) appendActionToken(b []byte, t *registry.Token) []byte {
 	b = append(b, `{"address":`...)
-	b = appendJSONString(b, t.Address)
+	b = jsonenc.AppendString(b, t.Address)
 	b = append(b, `,"symbol":`...)
-	b = appendJSONString(b, t.Symbol)
+	b = jsonenc.AppendString(b, t.Symbol)
 	b = append(b, `,"decimals":`...)
 	b = strconv.AppendUint(b, uint64(t.Decimals), 10)
 	b = append(b, `,"priceUSD":`...)
@@ -191,16 +190,16 @@ func (s *Server) appendActionToken(b []byte, t *registry.Token) []byte {
 			return append(b, `"}`...)
 		}
 	}
-	b = appendJSONString(b, t.PriceUSD)
+	b = jsonenc.AppendString(b, t.PriceUSD)
 	return append(b, '}')
 }
 
 // appendTokenRef appends the {address, symbol, decimals} of a cost's token.
 func appendTokenRef(b []byte, addr, sym string, dec uint8) []byte {
 	b = append(b, `{"address":`...)
-	b = appendJSONString(b, addr)
+	b = jsonenc.AppendString(b, addr)
 	b = append(b, `,"symbol":`...)
-	b = appendJSONString(b, sym)
+	b = jsonenc.AppendString(b, sym)
 	b = append(b, `,"decimals":`...)
 	b = strconv.AppendUint(b, uint64(dec), 10)
 	return append(b, '}')
@@ -255,80 +254,5 @@ func appendUSD(b []byte, v float64) []byte {
 	} else {
 		b = strconv.AppendFloat(b, v, 'f', 6, 64)
 	}
-	return append(b, '"')
-}
-
-// appendJSONFloat appends a finite float64 as encoding/json does: %f
-// between 1e-6 and 1e21, otherwise %e with a one-digit negative exponent
-// written without its leading zero.
-func appendJSONFloat(b []byte, f float64) []byte {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as encoding/json quotes it with HTML escaping:
-// <, > and & as \u003c-style escapes, control characters, invalid UTF-8
-// as \ufffd, and U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
 	return append(b, '"')
 }

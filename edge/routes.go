@@ -6,6 +6,7 @@ import (
 
 	"github.com/swapgate/swapgate/actors/engine"
 	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/jsonenc"
 	"github.com/swapgate/swapgate/routing/quote"
 )
 
@@ -75,7 +76,7 @@ func (s *Server) routesEndpoint(r *Request) error {
 				if j > 0 {
 					r.buf = append(r.buf, ',')
 				}
-				r.buf = appendJSONString(r.buf, t)
+				r.buf = jsonenc.AppendString(r.buf, t)
 			}
 			r.buf = append(r.buf, "]}"...)
 		}

@@ -1,15 +1,17 @@
 package persistence
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/swapgate/swapgate/routing/jsonenc"
 )
 
 // Ledger key families (see the package comment):
@@ -88,9 +90,38 @@ func LedgerEcosystemPrefix(eco string) []byte { return []byte(prefixLedgerEco + 
 
 func ledgerQuoteKey(quoteID string) []byte { return []byte(prefixLedgerQuote + quoteID) }
 
-// EncodeLedgerRow and DecodeLedgerRow are the row's value encoding.
+// EncodeLedgerRow and DecodeLedgerRow are the row's value encoding. Every
+// partner quote with a fee encodes a row, so it is appended field by field
+// rather than marshalled by reflection; the bytes are those json.Marshal
+// writes for a ledgerRecord (the tests hold it to that).
 func EncodeLedgerRow(r *LedgerRow) ([]byte, error) {
-	return json.Marshal(ledgerRecord{V: 1, LedgerRow: *r})
+	o := jsonenc.Begin(make([]byte, 0, 512))
+	o.Int("v", 1)
+	o.String("partnerId", r.PartnerID)
+	o.String("quoteId", r.QuoteID)
+	o.String("ecosystem", r.Ecosystem)
+	o.String("provider", r.Provider)
+	o.String("tool", r.Tool)
+	o.Uint("fromChain", r.FromChain)
+	o.Uint("toChain", r.ToChain)
+	o.String("fromToken", r.FromToken)
+	o.String("toToken", r.ToToken)
+	o.String("fromAmount", r.FromAmount)
+	o.String("toAmount", r.ToAmount)
+	o.String("feeToken", r.FeeToken)
+	o.String("feeAmount", r.FeeAmount)
+	o.Int("feeMicroUsd", r.FeeMicroUSD)
+	o.Int("volumeMicroUsd", r.VolumeMicroUSD)
+	o.Time("createdAt", r.CreatedAt)
+	o.String("state", r.State)
+	o.StringOmitEmpty("settledBatch", r.SettledBatch)
+	o.StringOmitEmpty("settledTo", r.SettledTo)
+	o.TimeOmitZero("settledAt", r.SettledAt)
+	b, err := o.End()
+	if err != nil {
+		return nil, fmt.Errorf("persistence: encode ledger row %s: %w", r.QuoteID, err)
+	}
+	return b, nil
 }
 
 // DecodeLedgerRow decodes a ledger/p value.
@@ -215,17 +246,33 @@ func (s *Store) claimLedgerRows(b *pebble.Batch, recs []QuoteRecord, written []b
 		s.ledger.loaded = true
 	}
 	var claimed []string
+	var seen *pebble.Iterator
+	defer func() {
+		if seen != nil {
+			_ = seen.Close()
+		}
+	}()
 	for i, rec := range recs {
 		r := rec.Ledger
 		if r == nil || s.ledger.inflight[r.QuoteID] {
 			continue
 		}
-		dup, err := s.has(ledgerQuoteKey(r.QuoteID))
-		if err != nil {
-			return claimed, fmt.Errorf("persistence: ledger idempotency check: %w", err)
+		// One iterator serves the whole batch: opening it costs more than
+		// the bloom-filtered seek of each absent quote id.
+		if seen == nil {
+			var err error
+			if seen, err = s.db.NewIter(&pebble.IterOptions{
+				LowerBound: []byte(prefixLedgerQuote), UpperBound: prefixUpperBound(prefixLedgerQuote),
+			}); err != nil {
+				return claimed, fmt.Errorf("persistence: ledger idempotency iterator: %w", err)
+			}
 		}
-		if dup {
+		qk := ledgerQuoteKey(r.QuoteID)
+		if seen.SeekPrefixGE(qk) && bytes.Equal(seen.Key(), qk) {
 			continue
+		}
+		if err := seen.Error(); err != nil {
+			return claimed, fmt.Errorf("persistence: ledger idempotency check: %w", err)
 		}
 		s.ledger.next++
 		r.Seq = s.ledger.next
@@ -233,7 +280,7 @@ func (s *Store) claimLedgerRows(b *pebble.Batch, recs []QuoteRecord, written []b
 		pk := LedgerKey(r.PartnerID, r.CreatedAt, r.QuoteID)
 		ek := binary.BigEndian.AppendUint64(LedgerEcosystemPrefix(r.Ecosystem), r.Seq)
 		ek = append(ek, r.QuoteID...)
-		for _, kv := range [][2][]byte{{pk, val}, {ledgerQuoteKey(r.QuoteID), []byte(r.PartnerID)}, {ek, pk}} {
+		for _, kv := range [][2][]byte{{pk, val}, {qk, []byte(r.PartnerID)}, {ek, pk}} {
 			if err := b.Set(kv[0], kv[1], nil); err != nil {
 				return claimed, err
 			}
