@@ -3,11 +3,12 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"github.com/cockroachdb/pebble/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/persistence"
@@ -25,7 +26,7 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	sys := actors.NewSystem()
-	l, err := Start(sys, store, 0)
+	l, err := Start(sys, store, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +115,107 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 	}
 }
 
+// commitLog is an Appender that notes when each commit started and how
+// many rows it carried.
+type commitLog struct {
+	mu     sync.Mutex
+	starts []time.Time
+	sizes  []int
+}
+
+func (c *commitLog) RecordQuotes(_ context.Context, recs []persistence.QuoteRecord) ([]bool, error) {
+	c.mu.Lock()
+	c.starts = append(c.starts, time.Now())
+	c.sizes = append(c.sizes, len(recs))
+	c.mu.Unlock()
+	time.Sleep(time.Millisecond) // a sync
+	return make([]bool, len(recs)), nil
+}
+
+func (c *commitLog) snapshot() ([]time.Time, []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Time(nil), c.starts...), append([]int(nil), c.sizes...)
+}
+
+var _ Appender = (*commitLog)(nil)
+
+// recordAll records n rows concurrently and waits for all of them.
+func recordAll(t *testing.T, l *Ledger, prefix string, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := l.Record(ctx, persistence.QuoteRecord{Ledger: row("ptn_a", fmt.Sprintf("%s%d", prefix, i), time.Now())}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestSyncIntervalSpacesCommits(t *testing.T) {
+	const interval = 300 * time.Millisecond
+	log := &commitLog{}
+	sys := actors.NewSystem()
+	defer sys.Shutdown()
+	l, err := Start(sys, log, Options{SyncInterval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+
+	// After a quiet spell a row is committed at once.
+	begin := time.Now()
+	recordAll(t, l, "first", 1)
+	if took := time.Since(begin); took >= interval/2 {
+		t.Fatalf("a lone row waited %v", took)
+	}
+	// Rows that follow wait for the interval and share one commit.
+	recordAll(t, l, "burst", 20)
+	starts, sizes := log.snapshot()
+	if len(sizes) != 2 || sizes[0] != 1 || sizes[1] != 20 {
+		t.Fatalf("commit sizes %v, want [1 20]", sizes)
+	}
+	if gap := starts[1].Sub(starts[0]); gap < interval-10*time.Millisecond {
+		t.Fatalf("second commit %v after the first, want at least %v", gap, interval)
+	}
+}
+
+func TestFullBatchDoesNotWaitForTheInterval(t *testing.T) {
+	log := &commitLog{}
+	sys := actors.NewSystem()
+	defer sys.Shutdown()
+	l, err := Start(sys, log, Options{SyncInterval: time.Hour, MaxBatch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+	recordAll(t, l, "first", 1)
+	done := make(chan struct{})
+	go func() { recordAll(t, l, "full", 4); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a full batch waited for the interval")
+	}
+	if _, sizes := log.snapshot(); len(sizes) != 2 || sizes[1] != 4 {
+		t.Fatalf("commit sizes %v, want [1 4]", sizes)
+	}
+}
+
 // BenchmarkRecordParallel measures durable quote records per second from
-// many concurrent quotes, and how many share a commit.
+// many concurrent quotes, and how many share a commit, with commits back to
+// back and spaced by the default interval.
 func BenchmarkRecordParallel(b *testing.B) {
+	for _, iv := range []time.Duration{0, DefaultSyncInterval} {
+		b.Run("interval="+iv.String(), func(b *testing.B) { benchRecordParallel(b, iv) })
+	}
+}
+
+func benchRecordParallel(b *testing.B, interval time.Duration) {
 	store, err := persistence.Open(b.TempDir(), persistence.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -124,7 +223,7 @@ func BenchmarkRecordParallel(b *testing.B) {
 	defer store.Close()
 	sys := actors.NewSystem()
 	defer sys.Shutdown()
-	l, err := Start(sys, store, 0)
+	l, err := Start(sys, store, Options{SyncInterval: interval})
 	if err != nil {
 		b.Fatal(err)
 	}

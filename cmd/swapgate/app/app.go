@@ -25,6 +25,7 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/actors/engine"
+	"github.com/swapgate/swapgate/actors/ledger"
 	"github.com/swapgate/swapgate/actors/refdata"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
@@ -82,6 +83,7 @@ func DefaultConfig() Config {
 		WebhookPoolSize: webhookpool.DefaultPoolSize, WebhookRetryBase: webhook.DefaultRetryBase, WebhookMaxAttempts: webhook.DefaultMaxAttempts,
 		Quote: QuoteConfig{
 			Deadline: engine.DefaultDeadline, PoolSize: engine.DefaultPoolSize, UpstreamTimeout: 10 * time.Second,
+			LedgerSyncInterval: ledger.DefaultSyncInterval,
 		},
 	}
 }
@@ -104,8 +106,10 @@ type App struct {
 
 // Start brings the service up and starts serving; it returns once the
 // listener accepts connections.
-func Start(ctx context.Context, cfg Config) (a *App, err error) {
-	a = &App{cfg: cfg, log: cfg.Logger, served: make(chan error, 1)}
+func Start(ctx context.Context, cfg Config) (_ *App, err error) {
+	// a is not the named result: a failed start returns nil, and the
+	// deferred cleanup still needs what was started.
+	a := &App{cfg: cfg, log: cfg.Logger, served: make(chan error, 1)}
 	if a.log == nil {
 		a.log = slog.Default()
 	}

@@ -45,6 +45,9 @@ type QuoteConfig struct {
 	// PulseX leg is read on chain, and with a sender chain's set, its warp
 	// route's gas payment.
 	PulseRPC map[uint64]string
+	// LedgerSyncInterval spaces the ledger's synced commits under load
+	// (see package ledger); 0 commits back to back.
+	LedgerSyncInterval time.Duration
 	// Logger is set by Start.
 	Logger *slog.Logger
 }
@@ -142,7 +145,7 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 	if err != nil {
 		return nil, err
 	}
-	if qs.ledger, err = ledger.Start(sys, store, 0, actor.WithDispatcher(qs.dispatcher)); err != nil {
+	if qs.ledger, err = ledger.Start(sys, store, ledger.Options{SyncInterval: cfg.LedgerSyncInterval}, actor.WithDispatcher(qs.dispatcher)); err != nil {
 		return nil, err
 	}
 	if qs.quoter, err = engine.NewQuoter(qs.engine, qs.ledger, store, contracts, nil); err != nil {
