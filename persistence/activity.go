@@ -27,6 +27,9 @@ const (
 	ActivityOnramp = "onramp"
 )
 
+// ActivityQuoted is the status of a quote that has not (yet) become a swap.
+const ActivityQuoted = "QUOTED"
+
 // Activity paging limits (DESIGN.md §5.21).
 const (
 	DefaultActivityLimit = 50
@@ -39,8 +42,11 @@ var ErrBadCursor = errors.New("persistence: malformed cursor")
 // Activity is one line of a partner's transaction history. ID is the quote
 // id (or the order id for on-ramp orders); the record is written at quote
 // time and rewritten under the same key when its status changes, so
-// CreatedAt must stay the original time. USD figures are integer micro-USD
-// so that sums are exact; amounts are decimal strings of base units.
+// CreatedAt must stay the original time, and a rewrite must start from the
+// stored record so as to keep its Earning. USD figures are integer
+// micro-USD so that sums are exact; amounts are decimal strings of base
+// units. A quote that carried a partner fee holds its ledger row in
+// Earning: one record, not two, is what a partner quote costs the store.
 type Activity struct {
 	PartnerID      string    `json:"partnerId"`
 	ID             string    `json:"id"`
@@ -57,6 +63,19 @@ type Activity struct {
 	FeeMicroUSD    int64     `json:"feeMicroUsd"`
 	VolumeMicroUSD int64     `json:"volumeMicroUsd"`
 	CreatedAt      time.Time `json:"createdAt"`
+	Earning        *Earning  `json:"earning,omitempty"`
+}
+
+// Earning is what a ledger row holds beyond its quote's activity record:
+// the settlement ecosystem, the fee in base units and the settlement state.
+type Earning struct {
+	Ecosystem    string    `json:"ecosystem"`
+	FeeToken     string    `json:"feeToken"`
+	FeeAmount    string    `json:"feeAmount"`
+	State        string    `json:"state"`
+	SettledBatch string    `json:"settledBatch,omitempty"`
+	SettledTo    string    `json:"settledTo,omitempty"`
+	SettledAt    time.Time `json:"settledAt,omitzero"`
 }
 
 type activityRecord struct {
@@ -90,8 +109,9 @@ func decodeActivity(b []byte) (*Activity, error) {
 }
 
 // PutActivity adds a (the record, or its new status) to the caller's batch,
-// so the quote engine writes it in the same commit as the ledger row or
-// state change it belongs to. The caller commits the batch.
+// so that it is written in the same commit as the state change it belongs
+// to. The caller commits the batch. New partner quotes go through
+// RecordQuotes instead, which never overwrites a record.
 func (s *Store) PutActivity(b *pebble.Batch, a *Activity) error {
 	val, err := encodeActivity(a)
 	if err != nil {
@@ -130,6 +150,17 @@ func encodeActivity(a *Activity) ([]byte, error) {
 	o.Int("feeMicroUsd", a.FeeMicroUSD)
 	o.Int("volumeMicroUsd", a.VolumeMicroUSD)
 	o.Time("createdAt", a.CreatedAt)
+	if e := a.Earning; e != nil {
+		o.BeginObject("earning")
+		o.String("ecosystem", e.Ecosystem)
+		o.String("feeToken", e.FeeToken)
+		o.String("feeAmount", e.FeeAmount)
+		o.String("state", e.State)
+		o.StringOmitEmpty("settledBatch", e.SettledBatch)
+		o.StringOmitEmpty("settledTo", e.SettledTo)
+		o.TimeOmitZero("settledAt", e.SettledAt)
+		o.EndObject()
+	}
 	val, err := o.End()
 	if err != nil {
 		return nil, fmt.Errorf("persistence: encode activity %s: %w", a.ID, err)

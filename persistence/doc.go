@@ -25,34 +25,36 @@
 //
 // # Key layout
 //
-// Implemented now:
+// Schema version 2 (an older directory is migrated when it is opened; see
+// migrate.go):
 //
-//	meta/schema                               uint32 BE schema version (currently 1)
+//	meta/schema                               uint32 BE schema version
 //	partner/<partnerID>                        Partner record (JSON, see partnerRecord)
 //	partnerkey/<digest:32>                     partnerID; digest = SHA-256 of the API key
+//	swapp/<partnerID>/<ts:8><quoteID>          a partner's activity, newest first by reverse
+//	                                           scan; a quote that carried a partner fee holds
+//	                                           its ledger row here too ("earning")
+//	ledger/e/<ecosystem>/<seq:8><quoteID>      swapp key of an earning still pending in that
+//	                                           settlement ecosystem, in (about) commit order;
+//	                                           deleted when it settles
+//	seq/ledger                                 last ledger/e sequence number (uint64 BE)
+//	feewallet/<partnerID>/<ecosystem>          fee wallet (at most one per ecosystem)
+//	settle/<ecosystem>/<batchID>               settlement batch
+//	webhook/<partnerID>/<webhookID>            webhook registration (secret sealed, never returned)
+//	webhookid/<webhookID>                      partnerID, to find a webhook by ID alone
+//	outbox/<due:8><deliveryID>                 pending webhook delivery, ordered by next attempt
+//	delivery/<webhookID>/<ts:8><deliveryID>    delivery attempt history and dead letters
 //
 // Reserved for later issues (the shape is binding so that families do not
 // collide; the value encodings are decided when they are implemented):
 //
-//	ledger/p/<partnerID>/<ts:8><quoteID>        earnings row per partner quote, in time order
-//	ledger/q/<quoteID>                          partnerID; idempotency guard: one row per quote
-//	ledger/e/<ecosystem>/<seq:8><quoteID>       ledger row key, per settlement ecosystem, in
-//	                                            commit order, consumed by settlement runs
-//	feewallet/<partnerID>/<ecosystem>           fee wallet (at most one per ecosystem)
-//	webhook/<partnerID>/<webhookID>             webhook registration (secret sealed, never returned)
-//	webhookid/<webhookID>                       partnerID, to find a webhook by ID alone
-//	outbox/<due:8><deliveryID>                  pending webhook delivery, ordered by next attempt
-//	delivery/<webhookID>/<ts:8><deliveryID>     delivery attempt history and dead letters
 //	quote/<quoteID>                             issued quote, kept until expiry plus grace
 //	quoteexp/<expiresAt:8><quoteID>             expiry index for the quote sweeper
 //	swap/<chainID:8><txHash>                    tracked swap and its status
-//	swapp/<partnerID>/<ts:8><quoteID>           a partner's transactions, newest first by reverse scan
 //	deposit/<depositAddress>                    intents deposit and its status
 //	onramp/<orderID>                            on-ramp order and its status
 //	onrampx/<partnerID>/<externalID>            partner's own reference, to refuse duplicates
-//	settle/<ecosystem>/<batchID>                settlement batch
-//	settlecur/<ecosystem>                       last ledger/e sequence settled (uint64 BE)
-//	seq/<name>                                  monotonic counters (uint64 BE)
+//	seq/<name>                                  other monotonic counters (uint64 BE)
 //
 // # Defaults
 //

@@ -10,24 +10,25 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-
-	"github.com/swapgate/swapgate/routing/jsonenc"
 )
 
 // Ledger key families (see the package comment):
 //
-//	ledger/p/<partnerID>/<ts:8><quoteID>   the row, in time order per partner
-//	ledger/q/<quoteID>                      partnerID: one row per quote, ever
-//	ledger/e/<ecosystem>/<seq:8><quoteID>   ledger/p key of a row still pending
-//	                                        in that settlement ecosystem, in
-//	                                        (about) commit order; deleted when
-//	                                        the row settles
+//	swapp/<partnerID>/<ts:8><quoteID>       the quote's activity record; a
+//	                                        quote with a fee carries its ledger
+//	                                        row's own fields in "earning"
+//	ledger/e/<ecosystem>/<seq:8><quoteID>   swapp key of an earning still
+//	                                        pending in that settlement
+//	                                        ecosystem, in (about) commit order;
+//	                                        deleted when it settles
 //	seq/ledger                              last ledger sequence number
+//
+// A row is not a record of its own: a partner quote costs one record and,
+// with a fee, one index entry, which is what lets the quote path commit
+// hundreds of them per WAL sync cheaply.
 const (
-	prefixLedgerPartner = "ledger/p/"
-	prefixLedgerQuote   = "ledger/q/"
-	prefixLedgerEco     = "ledger/e/"
-	keySeqLedger        = "seq/ledger"
+	prefixLedgerEco = "ledger/e/"
+	keySeqLedger    = "seq/ledger"
 )
 
 // Ledger row states.
@@ -36,102 +37,47 @@ const (
 	LedgerSettled = "settled"
 )
 
-// LedgerRow is one partner fee earned on one quote. USD figures are integer
-// micro-USD so that sums are exact; amounts are decimal strings of base units.
+// LedgerRow is one partner fee earned on one quote: the view of a quote
+// record that carries an Earning. USD figures are integer micro-USD so that
+// sums are exact; amounts are decimal strings of base units.
 type LedgerRow struct {
-	PartnerID      string    `json:"partnerId"`
-	QuoteID        string    `json:"quoteId"`
-	Ecosystem      string    `json:"ecosystem"`
-	Provider       string    `json:"provider"`
-	Tool           string    `json:"tool"`
-	FromChain      uint64    `json:"fromChain"`
-	ToChain        uint64    `json:"toChain"`
-	FromToken      string    `json:"fromToken"`
-	ToToken        string    `json:"toToken"`
-	FromAmount     string    `json:"fromAmount"`
-	ToAmount       string    `json:"toAmount"`
-	FeeToken       string    `json:"feeToken"`
-	FeeAmount      string    `json:"feeAmount"`
-	FeeMicroUSD    int64     `json:"feeMicroUsd"`
-	VolumeMicroUSD int64     `json:"volumeMicroUsd"`
-	CreatedAt      time.Time `json:"createdAt"`
-	State          string    `json:"state"`
-	// Seq orders pending rows in the ecosystem index; it lives in the index
-	// key, not in the row, so rows can be encoded before they are numbered.
-	Seq uint64 `json:"-"`
+	PartnerID      string
+	QuoteID        string
+	Ecosystem      string
+	Provider       string
+	Tool           string
+	FromChain      uint64
+	ToChain        uint64
+	FromToken      string
+	ToToken        string
+	FromAmount     string
+	ToAmount       string
+	FeeToken       string
+	FeeAmount      string
+	FeeMicroUSD    int64
+	VolumeMicroUSD int64
+	CreatedAt      time.Time
+	State          string
 	// Settlement fields, set when the row settles.
-	SettledBatch string    `json:"settledBatch,omitempty"`
-	SettledTo    string    `json:"settledTo,omitempty"`
-	SettledAt    time.Time `json:"settledAt,omitzero"`
+	SettledBatch string
+	SettledTo    string
+	SettledAt    time.Time
 }
 
-type ledgerRecord struct {
-	V int `json:"v"`
-	LedgerRow
-}
-
-// LedgerKey returns the ledger/p key of a row.
-func LedgerKey(partnerID string, at time.Time, quoteID string) []byte {
-	k := make([]byte, 0, len(prefixLedgerPartner)+len(partnerID)+1+8+len(quoteID))
-	k = append(k, prefixLedgerPartner...)
-	k = append(k, partnerID...)
-	k = append(k, '/')
-	k = binary.BigEndian.AppendUint64(k, uint64(at.UnixNano()))
-	return append(k, quoteID...)
-}
-
-// LedgerPartnerPrefix is the prefix of one partner's rows.
-func LedgerPartnerPrefix(partnerID string) []byte {
-	return []byte(prefixLedgerPartner + partnerID + "/")
+// ledgerRow is the row view of a, which must carry an Earning.
+func ledgerRow(a *Activity) *LedgerRow {
+	e := a.Earning
+	return &LedgerRow{
+		PartnerID: a.PartnerID, QuoteID: a.ID, Ecosystem: e.Ecosystem, Provider: a.Provider, Tool: a.Tool,
+		FromChain: a.FromChain, ToChain: a.ToChain, FromToken: a.FromToken, ToToken: a.ToToken,
+		FromAmount: a.FromAmount, ToAmount: a.ToAmount, FeeToken: e.FeeToken, FeeAmount: e.FeeAmount,
+		FeeMicroUSD: a.FeeMicroUSD, VolumeMicroUSD: a.VolumeMicroUSD, CreatedAt: a.CreatedAt, State: e.State,
+		SettledBatch: e.SettledBatch, SettledTo: e.SettledTo, SettledAt: e.SettledAt,
+	}
 }
 
 // LedgerEcosystemPrefix is the prefix of the pending index of an ecosystem.
 func LedgerEcosystemPrefix(eco string) []byte { return []byte(prefixLedgerEco + eco + "/") }
-
-func ledgerQuoteKey(quoteID string) []byte { return []byte(prefixLedgerQuote + quoteID) }
-
-// EncodeLedgerRow and DecodeLedgerRow are the row's value encoding. Every
-// partner quote with a fee encodes a row, so it is appended field by field
-// rather than marshalled by reflection; the bytes are those json.Marshal
-// writes for a ledgerRecord (the tests hold it to that).
-func EncodeLedgerRow(r *LedgerRow) ([]byte, error) {
-	o := jsonenc.Begin(make([]byte, 0, 512))
-	o.Int("v", 1)
-	o.String("partnerId", r.PartnerID)
-	o.String("quoteId", r.QuoteID)
-	o.String("ecosystem", r.Ecosystem)
-	o.String("provider", r.Provider)
-	o.String("tool", r.Tool)
-	o.Uint("fromChain", r.FromChain)
-	o.Uint("toChain", r.ToChain)
-	o.String("fromToken", r.FromToken)
-	o.String("toToken", r.ToToken)
-	o.String("fromAmount", r.FromAmount)
-	o.String("toAmount", r.ToAmount)
-	o.String("feeToken", r.FeeToken)
-	o.String("feeAmount", r.FeeAmount)
-	o.Int("feeMicroUsd", r.FeeMicroUSD)
-	o.Int("volumeMicroUsd", r.VolumeMicroUSD)
-	o.Time("createdAt", r.CreatedAt)
-	o.String("state", r.State)
-	o.StringOmitEmpty("settledBatch", r.SettledBatch)
-	o.StringOmitEmpty("settledTo", r.SettledTo)
-	o.TimeOmitZero("settledAt", r.SettledAt)
-	b, err := o.End()
-	if err != nil {
-		return nil, fmt.Errorf("persistence: encode ledger row %s: %w", r.QuoteID, err)
-	}
-	return b, nil
-}
-
-// DecodeLedgerRow decodes a ledger/p value.
-func DecodeLedgerRow(b []byte) (*LedgerRow, error) {
-	rec, err := decodeV1[ledgerRecord](b, "ledger row")
-	if err != nil {
-		return nil, err
-	}
-	return &rec.LedgerRow, nil
-}
 
 // ledgerSeq hands out ledger sequence numbers; it is loaded lazily from
 // seq/ledger. Several RecordQuotes calls may commit at once, so a number is
@@ -146,30 +92,53 @@ type ledgerSeq struct {
 }
 
 // QuoteRecord is what one partner quote leaves on disk: its activity
-// record (every partner quote) and, when it carried a fee, its ledger row.
+// record, whose Earning (state pending) holds the ledger row's own fields
+// when the quote carried a fee. Ledger, when set, is that row given apart:
+// it becomes the record's Earning and its fee the record's fee, and a
+// record with Ledger alone gets an activity record made from the row.
 type QuoteRecord struct {
 	Activity *Activity
 	Ledger   *LedgerRow
 
-	activityVal, ledgerVal []byte
+	rec      *Activity // the merged record, set by Encode
+	key, val []byte
 }
 
-// Encode encodes the record's values ahead of RecordQuotes, so that callers
-// on many goroutines do the encoding rather than the one that commits.
-// RecordQuotes encodes whatever was not encoded this way.
+// Encode merges and encodes the record ahead of RecordQuotes, so that
+// callers on many goroutines do the encoding rather than the one that
+// commits. RecordQuotes encodes whatever was not encoded this way.
 func (r *QuoteRecord) Encode() error {
-	var err error
-	if r.Activity != nil && r.activityVal == nil {
-		if r.activityVal, err = encodeActivity(r.Activity); err != nil {
-			return err
-		}
+	if r.val != nil {
+		return nil
 	}
-	if r.Ledger != nil && r.ledgerVal == nil {
-		r.Ledger.State = LedgerPending
-		if r.ledgerVal, err = EncodeLedgerRow(r.Ledger); err != nil {
-			return err
+	a, l := r.Activity, r.Ledger
+	switch {
+	case l == nil && a == nil:
+		return errors.New("persistence: empty quote record")
+	case l != nil && a == nil:
+		a = &Activity{PartnerID: l.PartnerID, ID: l.QuoteID, Kind: ActivityQuote, Status: ActivityQuoted,
+			Provider: l.Provider, Tool: l.Tool, FromChain: l.FromChain, ToChain: l.ToChain,
+			FromToken: l.FromToken, ToToken: l.ToToken, FromAmount: l.FromAmount, ToAmount: l.ToAmount,
+			VolumeMicroUSD: l.VolumeMicroUSD, CreatedAt: l.CreatedAt}
+	case l != nil:
+		if a.PartnerID != l.PartnerID || a.ID != l.QuoteID || !a.CreatedAt.Equal(l.CreatedAt) {
+			return fmt.Errorf("persistence: quote record %s: activity and ledger row disagree on partner, id or time", a.ID)
 		}
+		merged := *a
+		a = &merged
 	}
+	if l != nil {
+		a.FeeMicroUSD = l.FeeMicroUSD
+		a.Earning = &Earning{Ecosystem: l.Ecosystem, FeeToken: l.FeeToken, FeeAmount: l.FeeAmount, State: LedgerPending}
+	}
+	if e := a.Earning; e != nil && (!ValidID(e.Ecosystem) || e.State != LedgerPending) {
+		return fmt.Errorf("persistence: quote record %s: earning must be pending in a valid ecosystem, not %q in %q", a.ID, e.State, e.Ecosystem)
+	}
+	val, err := encodeActivity(a)
+	if err != nil {
+		return err
+	}
+	r.rec, r.key, r.val = a, ActivityKey(a.PartnerID, a.CreatedAt, a.ID), val
 	return nil
 }
 
@@ -182,37 +151,30 @@ func (s *Store) AppendLedger(ctx context.Context, rows []*LedgerRow) ([]bool, er
 	return s.RecordQuotes(ctx, recs)
 }
 
-// RecordQuotes writes quote records in one synced batch: one Pebble commit
-// for all of them, which is what the ledger actor's group commit relies on.
-// It is safe to call concurrently, and concurrent calls overlap: records
-// are encoded before any lock is taken, the lock covers only numbering and
-// the duplicate check, and the commits run side by side (Pebble shares WAL
-// syncs between concurrent commits). A ledger row whose quote id already
-// has a row, on disk or in a batch being committed, is skipped (reported
-// false in written), so a quote is never counted twice; its activity
-// record is rewritten in place, which is harmless. Ledger rows are given
-// their sequence number and pending state here.
+// RecordQuotes writes new quote records in one synced batch: one Pebble
+// commit for all of them, which is what the ledger actor's group commit
+// relies on. It is safe to call concurrently, and concurrent calls overlap:
+// records are encoded before any lock is taken, the lock covers only
+// numbering and the duplicate check, and the commits run side by side
+// (Pebble shares WAL syncs between concurrent commits). A record never
+// overwrites one already stored or being committed for the same quote id
+// (it is reported false in written), so a retried quote is never counted
+// twice and a settled earning never turns pending again. Earnings are given
+// their sequence number in the ecosystem's pending index here.
 func (s *Store) RecordQuotes(ctx context.Context, recs []QuoteRecord) (written []bool, err error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	b := s.db.NewBatch()
-	defer b.Close()
 	for i := range recs {
-		rec := &recs[i]
-		if err := rec.Encode(); err != nil {
+		if err := recs[i].Encode(); err != nil {
 			return nil, err
 		}
-		if rec.Activity != nil {
-			a := rec.Activity
-			if err := b.Set(ActivityKey(a.PartnerID, a.CreatedAt, a.ID), rec.activityVal, nil); err != nil {
-				return nil, fmt.Errorf("persistence: batch activity %s: %w", a.ID, err)
-			}
-		}
 	}
+	b := s.db.NewBatch()
+	defer b.Close()
 	written = make([]bool, len(recs))
-	claimed, err := s.claimLedgerRows(b, recs, written)
-	defer s.releaseLedgerRows(claimed)
+	claimed, err := s.claimQuotes(b, recs, written)
+	defer s.releaseQuotes(claimed)
 	if err != nil {
 		return nil, err
 	}
@@ -220,17 +182,16 @@ func (s *Store) RecordQuotes(ctx context.Context, recs []QuoteRecord) (written [
 		return written, nil
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		for i := range written {
-			written[i] = false
-		}
+		clear(written)
 		return nil, fmt.Errorf("persistence: commit quote records: %w", err)
 	}
 	return written, nil
 }
 
-// claimLedgerRows numbers the new ledger rows, adds them and their indexes
-// to b, and marks their quote ids in flight; it returns the ids claimed.
-func (s *Store) claimLedgerRows(b *pebble.Batch, recs []QuoteRecord, written []bool) ([]string, error) {
+// claimQuotes adds the records that are new to b, with an index entry for
+// each earning, and marks their quote ids in flight; it returns the ids
+// claimed.
+func (s *Store) claimQuotes(b *pebble.Batch, recs []QuoteRecord, written []bool) ([]string, error) {
 	s.ledger.mu.Lock()
 	defer s.ledger.mu.Unlock()
 	if !s.ledger.loaded {
@@ -245,51 +206,45 @@ func (s *Store) claimLedgerRows(b *pebble.Batch, recs []QuoteRecord, written []b
 		s.ledger.inflight = make(map[string]bool)
 		s.ledger.loaded = true
 	}
+	// One iterator serves the whole batch: opening it costs more than the
+	// bloom-filtered seek of each absent key.
+	stored, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte(prefixActivity), UpperBound: prefixUpperBound(prefixActivity),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: quote record iterator: %w", err)
+	}
+	defer stored.Close()
 	var claimed []string
-	var seen *pebble.Iterator
-	defer func() {
-		if seen != nil {
-			_ = seen.Close()
-		}
-	}()
-	for i, rec := range recs {
-		r := rec.Ledger
-		if r == nil || s.ledger.inflight[r.QuoteID] {
+	numbered := false
+	for i := range recs {
+		rec := &recs[i]
+		id := rec.rec.ID
+		if s.ledger.inflight[id] {
 			continue
 		}
-		// One iterator serves the whole batch: opening it costs more than
-		// the bloom-filtered seek of each absent quote id.
-		if seen == nil {
-			var err error
-			if seen, err = s.db.NewIter(&pebble.IterOptions{
-				LowerBound: []byte(prefixLedgerQuote), UpperBound: prefixUpperBound(prefixLedgerQuote),
-			}); err != nil {
-				return claimed, fmt.Errorf("persistence: ledger idempotency iterator: %w", err)
-			}
-		}
-		qk := ledgerQuoteKey(r.QuoteID)
-		if seen.SeekPrefixGE(qk) && bytes.Equal(seen.Key(), qk) {
+		if stored.SeekPrefixGE(rec.key) && bytes.Equal(stored.Key(), rec.key) {
 			continue
 		}
-		if err := seen.Error(); err != nil {
-			return claimed, fmt.Errorf("persistence: ledger idempotency check: %w", err)
+		if err := stored.Error(); err != nil {
+			return claimed, fmt.Errorf("persistence: quote record check: %w", err)
 		}
-		s.ledger.next++
-		r.Seq = s.ledger.next
-		val := rec.ledgerVal
-		pk := LedgerKey(r.PartnerID, r.CreatedAt, r.QuoteID)
-		ek := binary.BigEndian.AppendUint64(LedgerEcosystemPrefix(r.Ecosystem), r.Seq)
-		ek = append(ek, r.QuoteID...)
-		for _, kv := range [][2][]byte{{pk, val}, {qk, []byte(r.PartnerID)}, {ek, pk}} {
-			if err := b.Set(kv[0], kv[1], nil); err != nil {
-				return claimed, err
+		if err := b.Set(rec.key, rec.val, nil); err != nil {
+			return claimed, fmt.Errorf("persistence: batch quote record %s: %w", id, err)
+		}
+		if e := rec.rec.Earning; e != nil {
+			s.ledger.next++
+			numbered = true
+			ek := binary.BigEndian.AppendUint64(LedgerEcosystemPrefix(e.Ecosystem), s.ledger.next)
+			if err := b.Set(append(ek, id...), rec.key, nil); err != nil {
+				return claimed, fmt.Errorf("persistence: batch ledger index %s: %w", id, err)
 			}
 		}
-		s.ledger.inflight[r.QuoteID] = true
-		claimed = append(claimed, r.QuoteID)
+		s.ledger.inflight[id] = true
+		claimed = append(claimed, id)
 		written[i] = true
 	}
-	if len(claimed) > 0 {
+	if numbered {
 		if err := b.Set([]byte(keySeqLedger), binary.BigEndian.AppendUint64(nil, s.ledger.next), nil); err != nil {
 			return claimed, err
 		}
@@ -297,7 +252,7 @@ func (s *Store) claimLedgerRows(b *pebble.Batch, recs []QuoteRecord, written []b
 	return claimed, nil
 }
 
-func (s *Store) releaseLedgerRows(ids []string) {
+func (s *Store) releaseQuotes(ids []string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -310,18 +265,21 @@ func (s *Store) releaseLedgerRows(ids []string) {
 
 // LedgerRows calls fn for each of a partner's rows in time order, from
 // (inclusive) to until (exclusive); a zero bound is open. It reads only that
-// partner's key range. fn returning false stops the scan.
+// partner's records in that range. fn returning false stops the scan.
 func (s *Store) LedgerRows(ctx context.Context, partnerID string, from, until time.Time, fn func(*LedgerRow) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
-	prefix := LedgerPartnerPrefix(partnerID)
+	if !ValidID(partnerID) {
+		return nil
+	}
+	prefix := activityPrefix(partnerID)
 	lower, upper := prefix, prefixUpperBound(string(prefix))
 	if !from.IsZero() {
-		lower = binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(from.UnixNano()))
+		lower = activityTimeKey(partnerID, from)
 	}
 	if !until.IsZero() {
-		upper = binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(until.UnixNano()))
+		upper = activityTimeKey(partnerID, until)
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
@@ -329,11 +287,14 @@ func (s *Store) LedgerRows(ctx context.Context, partnerID string, from, until ti
 	}
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
-		row, err := DecodeLedgerRow(it.Value())
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		a, err := decodeActivity(it.Value())
 		if err != nil {
 			return err
 		}
-		if !fn(row) {
+		if a.Earning != nil && !fn(ledgerRow(a)) {
 			break
 		}
 	}

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// A quote id is recorded once whether its earlier row sits in an sstable, in
-// the memtable or earlier in the same batch.
+// A quote is recorded once whether its earlier record sits in an sstable, in
+// the memtable or earlier in the same batch, and a retry never turns a
+// settled earning pending again.
 func TestRecordQuotesCountsAQuoteOnce(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, nil)
@@ -32,7 +33,8 @@ func TestRecordQuotesCountsAQuoteOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	batch := []*LedgerRow{row("qt_new1", 100), row("qt_old07", 101), row("qt_mem", 102), row("qt_new2", 103), row("qt_new1", 104)}
+	// A retry is the same quote again: same partner, id and issue time.
+	batch := []*LedgerRow{row("qt_new1", 100), row("qt_old07", 7), row("qt_mem", 60), row("qt_new2", 103), row("qt_new1", 100)}
 	written, err := s.AppendLedger(ctx, batch)
 	if err != nil {
 		t.Fatal(err)
@@ -40,12 +42,26 @@ func TestRecordQuotesCountsAQuoteOnce(t *testing.T) {
 	if want := []bool{true, false, false, true, false}; !slices.Equal(written, want) {
 		t.Fatalf("written = %v, want %v", written, want)
 	}
+	if err := s.PutFeeWallet(ctx, "ptn_a", "evm", "0x1111111111111111111111111111111111111111"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Settle(ctx, "evm", false, at.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if written, err := s.AppendLedger(ctx, []*LedgerRow{row("qt_old07", 7), row("qt_new3", 200)}); err != nil || !slices.Equal(written, []bool{false, true}) {
+		t.Fatalf("after settlement: written %v, %v", written, err)
+	}
 	count := map[string]int{}
+	states := map[string]string{}
 	for _, r := range rowsOf(t, s, "ptn_a") {
 		count[r.QuoteID]++
+		states[r.QuoteID] = r.State
 	}
-	if len(count) != 53 {
-		t.Errorf("%d distinct rows, want 53", len(count))
+	if len(count) != 54 {
+		t.Errorf("%d distinct rows, want 54", len(count))
+	}
+	if states["qt_old07"] != LedgerSettled || states["qt_new3"] != LedgerPending {
+		t.Errorf("states after settlement and retry: qt_old07 %s, qt_new3 %s", states["qt_old07"], states["qt_new3"])
 	}
 	for id, n := range count {
 		if n != 1 {

@@ -124,10 +124,14 @@ func (s *Store) Settle(ctx context.Context, ecosystem string, dryRun bool, now t
 		if err != nil {
 			return nil, fmt.Errorf("persistence: settle %s: read row: %w", ecosystem, err)
 		}
-		row, err := DecodeLedgerRow(val)
+		rec, err := decodeActivity(val)
 		if err != nil {
 			return nil, err
 		}
+		if rec.Earning == nil {
+			return nil, fmt.Errorf("persistence: settle %s: index %x names record %q without an earning", ecosystem, indexKey, rowKey)
+		}
+		row := ledgerRow(rec)
 		if row.State == LedgerSettled {
 			// Cannot happen with atomic batches; drop the stale index entry
 			// rather than paying twice.
@@ -162,8 +166,9 @@ func (s *Store) Settle(ctx context.Context, ecosystem string, dryRun bool, now t
 		}
 		p.RowCount++
 		p.TotalMicroUSD += row.FeeMicroUSD
-		row.State, row.SettledBatch, row.SettledTo, row.SettledAt = LedgerSettled, id, w.addr, now
-		enc, err := EncodeLedgerRow(row)
+		e := rec.Earning
+		e.State, e.SettledBatch, e.SettledTo, e.SettledAt = LedgerSettled, id, w.addr, now
+		enc, err := encodeActivity(rec)
 		if err != nil {
 			return nil, err
 		}

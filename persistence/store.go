@@ -19,7 +19,9 @@ import (
 )
 
 // SchemaVersion is the on-disk layout version this build reads and writes.
-const SchemaVersion = 1
+// Version 2 keeps a quote's ledger row inside its activity record; a
+// version 1 directory is migrated when it is opened (see migrate.go).
+const SchemaVersion = 2
 
 var (
 	// ErrLocked means another process (or another Store in this process)
@@ -129,28 +131,31 @@ func isLockConflict(err error) bool {
 		strings.Contains(err.Error(), "lock held by current process")
 }
 
-// checkSchema stamps a new directory with SchemaVersion and refuses one
-// written by a newer release, which could hold records this build would
-// misread or overwrite.
+// checkSchema stamps a new directory with SchemaVersion, migrates one
+// written by an older release and refuses one written by a newer release,
+// which could hold records this build would misread or overwrite.
 func (s *Store) checkSchema() error {
-	val, closer, err := s.db.Get(keySchema)
+	val, err := s.get(keySchema)
 	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-		var buf [4]byte
-		binary.BigEndian.PutUint32(buf[:], SchemaVersion)
-		if err := s.db.Set(keySchema, buf[:], pebble.Sync); err != nil {
-			return fmt.Errorf("persistence: write schema version: %w", err)
-		}
-		return nil
+	case errors.Is(err, ErrNotFound):
+		return s.stampSchema(SchemaVersion)
 	case err != nil:
 		return fmt.Errorf("persistence: read schema version: %w", err)
 	}
-	defer closer.Close()
 	if len(val) != 4 {
 		return fmt.Errorf("persistence: schema version record has %d bytes, want 4", len(val))
 	}
-	if v := binary.BigEndian.Uint32(val); v > SchemaVersion {
+	v := binary.BigEndian.Uint32(val)
+	if v > SchemaVersion {
 		return fmt.Errorf("%w: directory has %d, build knows %d", ErrSchemaTooNew, v, SchemaVersion)
+	}
+	return s.migrate(v)
+}
+
+// stampSchema records the directory's schema version, synced.
+func (s *Store) stampSchema(v uint32) error {
+	if err := s.db.Set(keySchema, binary.BigEndian.AppendUint32(nil, v), pebble.Sync); err != nil {
+		return fmt.Errorf("persistence: write schema version %d: %w", v, err)
 	}
 	return nil
 }

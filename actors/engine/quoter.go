@@ -157,12 +157,7 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *persistence.P
 	if p != nil {
 		// Every partner quote is on disk before it is answered: its activity
 		// (stats, transactions) and, with a fee, its earnings row.
-		rec := persistence.QuoteRecord{Activity: activity(req, best)}
-		if best.PartnerFee != nil && best.PartnerFee.Sign() > 0 {
-			rec.Ledger = ledgerRow(req, best)
-			rec.Activity.FeeMicroUSD = rec.Ledger.FeeMicroUSD
-		}
-		if err := q.ledger.Record(ctx, rec); err != nil {
+		if err := q.ledger.Record(ctx, persistence.QuoteRecord{Activity: activity(req, best)}); err != nil {
 			return nil, apierr.New(apierr.ServiceUnavailable, "could not record the quote; retry").Wrap(err)
 		}
 	}
@@ -243,34 +238,27 @@ func (q *Quoter) race(ctx context.Context, req *quote.Request, p *persistence.Pa
 	return routes, outcomes, nil
 }
 
-// ledgerRow is the earnings row of a partner quote. The fee's USD value is
-// the fee's share of the output's USD value, in integer micro-USD.
-func ledgerRow(req *quote.Request, r *quote.Route) *persistence.LedgerRow {
-	var feeUSD float64
-	if r.ToAmount.Sign() > 0 {
-		share, _ := new(big.Rat).SetFrac(r.PartnerFee, r.ToAmount).Float64()
-		feeUSD = share * r.ToAmountUSD
-	}
-	return &persistence.LedgerRow{
-		PartnerID: req.PartnerID, QuoteID: req.ID, Ecosystem: req.From.FeeEcosystem,
-		Provider: r.Provider, Tool: r.Tool, FromChain: req.From.ID, ToChain: req.To.ID,
-		FromToken: req.FromToken.Address, ToToken: req.ToToken.Address,
-		FromAmount: r.FromAmount.String(), ToAmount: r.ToAmount.String(),
-		FeeToken: req.ToToken.Address, FeeAmount: r.PartnerFee.String(),
-		FeeMicroUSD: int64(math.Round(feeUSD * 1e6)), VolumeMicroUSD: int64(math.Round(r.FromAmountUSD * 1e6)),
-		CreatedAt: req.Now,
-	}
-}
-
-// activity is the partner's record of a quote, for stats and transactions.
+// activity is the partner's record of a quote, for stats and transactions,
+// and, when the quote carried a partner fee, for earnings: the fee's share
+// of the output, valued at the output's USD value.
 func activity(req *quote.Request, r *quote.Route) *persistence.Activity {
-	return &persistence.Activity{
-		PartnerID: req.PartnerID, ID: req.ID, Kind: persistence.ActivityQuote, Status: "QUOTED",
+	a := &persistence.Activity{
+		PartnerID: req.PartnerID, ID: req.ID, Kind: persistence.ActivityQuote, Status: persistence.ActivityQuoted,
 		Provider: r.Provider, Tool: r.Tool, FromChain: req.From.ID, ToChain: req.To.ID,
 		FromToken: req.FromToken.Address, ToToken: req.ToToken.Address,
 		FromAmount: r.FromAmount.String(), ToAmount: r.ToAmount.String(),
 		VolumeMicroUSD: int64(math.Round(r.FromAmountUSD * 1e6)), CreatedAt: req.Now,
 	}
+	if r.PartnerFee == nil || r.PartnerFee.Sign() <= 0 {
+		return a
+	}
+	if r.ToAmount.Sign() > 0 {
+		share, _ := new(big.Rat).SetFrac(r.PartnerFee, r.ToAmount).Float64()
+		a.FeeMicroUSD = int64(math.Round(share * r.ToAmountUSD * 1e6))
+	}
+	a.Earning = &persistence.Earning{Ecosystem: req.From.FeeEcosystem, FeeToken: req.ToToken.Address,
+		FeeAmount: r.PartnerFee.String(), State: persistence.LedgerPending}
+	return a
 }
 
 // newQuoteID returns "qt_" and 24 random hex digits.

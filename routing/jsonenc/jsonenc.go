@@ -157,6 +157,19 @@ func (o *Object) TimeOmitZero(k string, t time.Time) {
 	}
 }
 
+// BeginObject starts a nested object member; EndObject closes it.
+func (o *Object) BeginObject(k string) {
+	o.key(k)
+	o.b = append(o.b, '{')
+	o.first = true
+}
+
+// EndObject closes the innermost nested object.
+func (o *Object) EndObject() {
+	o.b = append(o.b, '}')
+	o.first = false
+}
+
 // End closes the object and returns the buffer, or the first error.
 func (o *Object) End() ([]byte, error) {
 	if o.err != nil {

@@ -59,6 +59,10 @@ func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
 }
 
 func TestObjectMatchesEncodingJSON(t *testing.T) {
+	type inner struct {
+		A string `json:"a"`
+		B int64  `json:"b,omitempty"`
+	}
 	type rec struct {
 		V       int       `json:"v"`
 		Name    string    `json:"name"`
@@ -67,11 +71,14 @@ func TestObjectMatchesEncodingJSON(t *testing.T) {
 		At      time.Time `json:"at"`
 		Note    string    `json:"note,omitempty"`
 		Settled time.Time `json:"settled,omitzero"`
+		Inner   *inner    `json:"inner,omitempty"`
+		Last    string    `json:"last"`
 	}
 	zone := time.FixedZone("x", 5*3600+30*60)
 	cases := []rec{
 		{V: 1, Name: "a<b", Count: math.MaxUint64, Delta: math.MinInt64, At: time.Unix(1_700_000_000, 123456789).UTC()},
-		{V: 1, Name: "", At: time.Unix(1_700_000_000, 0).In(zone), Note: "n\"", Settled: time.Unix(1, 1).UTC()},
+		{V: 1, Name: "", At: time.Unix(1_700_000_000, 0).In(zone), Note: "n\"", Settled: time.Unix(1, 1).UTC(), Inner: &inner{A: "<x>", B: 7}},
+		{V: 1, At: time.Unix(5, 0).UTC(), Inner: &inner{}, Last: "end"},
 		{V: 1, At: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)},
 		{V: 1, At: time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)},
 	}
@@ -88,6 +95,15 @@ func TestObjectMatchesEncodingJSON(t *testing.T) {
 		o.Time("at", r.At)
 		o.StringOmitEmpty("note", r.Note)
 		o.TimeOmitZero("settled", r.Settled)
+		if r.Inner != nil {
+			o.BeginObject("inner")
+			o.String("a", r.Inner.A)
+			if r.Inner.B != 0 {
+				o.Int("b", r.Inner.B)
+			}
+			o.EndObject()
+		}
+		o.String("last", r.Last)
 		got, err := o.End()
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,181 @@
+package persistence
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// migrate brings a directory written with schema version from up to
+// SchemaVersion, one version at a time, stamping each version once its
+// step is committed. Every step can be re-run from where a crash left it.
+func (s *Store) migrate(from uint32) error {
+	for v := from; v < SchemaVersion; v++ {
+		switch v {
+		case 1:
+			if err := s.migrateLedgerIntoActivity(); err != nil {
+				return fmt.Errorf("persistence: migrate schema 1 to 2: %w", err)
+			}
+		}
+		if err := s.stampSchema(v + 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Schema 1 kept each ledger row as a record of its own, next to its quote's
+// activity record, with a quote-id index:
+//
+//	ledger/p/<partnerID>/<ts:8><quoteID>   the row (legacyLedgerRecord)
+//	ledger/q/<quoteID>                     partnerID
+//	ledger/e/<ecosystem>/<seq:8><quoteID>  ledger/p key of a pending row
+const (
+	legacyPrefixLedgerRow   = "ledger/p/"
+	legacyPrefixLedgerQuote = "ledger/q/"
+)
+
+// legacyLedgerRecord is a schema 1 ledger row.
+type legacyLedgerRecord struct {
+	V              int       `json:"v"`
+	PartnerID      string    `json:"partnerId"`
+	QuoteID        string    `json:"quoteId"`
+	Ecosystem      string    `json:"ecosystem"`
+	Provider       string    `json:"provider"`
+	Tool           string    `json:"tool"`
+	FromChain      uint64    `json:"fromChain"`
+	ToChain        uint64    `json:"toChain"`
+	FromToken      string    `json:"fromToken"`
+	ToToken        string    `json:"toToken"`
+	FromAmount     string    `json:"fromAmount"`
+	ToAmount       string    `json:"toAmount"`
+	FeeToken       string    `json:"feeToken"`
+	FeeAmount      string    `json:"feeAmount"`
+	FeeMicroUSD    int64     `json:"feeMicroUsd"`
+	VolumeMicroUSD int64     `json:"volumeMicroUsd"`
+	CreatedAt      time.Time `json:"createdAt"`
+	State          string    `json:"state"`
+	SettledBatch   string    `json:"settledBatch,omitempty"`
+	SettledTo      string    `json:"settledTo,omitempty"`
+	SettledAt      time.Time `json:"settledAt,omitzero"`
+}
+
+// migrateChunk bounds the rows one migration batch carries.
+const migrateChunk = 1024
+
+// migrateLedgerIntoActivity moves every schema 1 ledger row into its
+// quote's activity record (made from the row where the quote had none) as
+// its Earning, deletes the row and its quote-id index entry in the same
+// batch, and then points the pending index at the activity records. A row
+// and its record change together, so a crash part-way leaves rows either
+// migrated or still waiting, and the next open finishes the job.
+func (s *Store) migrateLedgerIntoActivity() error {
+	for {
+		n, err := s.migrateLedgerChunk()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return s.repointLedgerIndex()
+}
+
+func (s *Store) migrateLedgerChunk() (int, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte(legacyPrefixLedgerRow), UpperBound: prefixUpperBound(legacyPrefixLedgerRow),
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	b := s.db.NewBatch()
+	defer b.Close()
+	n := 0
+	for ok := it.First(); ok && n < migrateChunk; ok = it.Next() {
+		var row legacyLedgerRecord
+		if err := json.Unmarshal(it.Value(), &row); err != nil {
+			return 0, fmt.Errorf("decode ledger row %q: %w", it.Key(), err)
+		}
+		if row.V != 1 {
+			return 0, fmt.Errorf("ledger row %q: version %d unknown", it.Key(), row.V)
+		}
+		// Both families key a quote by <partnerID>/<ts:8><quoteID>.
+		key := append([]byte(prefixActivity), it.Key()[len(legacyPrefixLedgerRow):]...)
+		a, err := s.legacyActivity(key, &row)
+		if err != nil {
+			return 0, err
+		}
+		val, err := encodeActivity(a)
+		if err != nil {
+			return 0, err
+		}
+		if err := errors.Join(b.Set(key, val, nil), b.Delete(it.Key(), nil),
+			b.Delete([]byte(legacyPrefixLedgerQuote+row.QuoteID), nil)); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	if err := it.Error(); err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return n, b.Commit(pebble.Sync)
+}
+
+// legacyActivity is the activity record at key with row merged in.
+func (s *Store) legacyActivity(key []byte, row *legacyLedgerRecord) (*Activity, error) {
+	a := &Activity{PartnerID: row.PartnerID, ID: row.QuoteID, Kind: ActivityQuote, Status: ActivityQuoted,
+		Provider: row.Provider, Tool: row.Tool, FromChain: row.FromChain, ToChain: row.ToChain,
+		FromToken: row.FromToken, ToToken: row.ToToken, FromAmount: row.FromAmount, ToAmount: row.ToAmount,
+		VolumeMicroUSD: row.VolumeMicroUSD, CreatedAt: row.CreatedAt}
+	switch val, err := s.get(key); {
+	case err == nil:
+		if a, err = decodeActivity(val); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, ErrNotFound):
+		return nil, err
+	}
+	a.FeeMicroUSD = row.FeeMicroUSD
+	a.Earning = &Earning{Ecosystem: row.Ecosystem, FeeToken: row.FeeToken, FeeAmount: row.FeeAmount, State: row.State,
+		SettledBatch: row.SettledBatch, SettledTo: row.SettledTo, SettledAt: row.SettledAt}
+	return a, nil
+}
+
+// repointLedgerIndex rewrites pending index entries that still name a
+// schema 1 row key to name the activity record instead.
+func (s *Store) repointLedgerIndex() error {
+	it, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte(prefixLedgerEco), UpperBound: prefixUpperBound(prefixLedgerEco),
+	})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	b := s.db.NewBatch()
+	defer b.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		if v := it.Value(); bytes.HasPrefix(v, []byte(legacyPrefixLedgerRow)) {
+			key := append([]byte(prefixActivity), v[len(legacyPrefixLedgerRow):]...)
+			if err := b.Set(slices.Clone(it.Key()), key, nil); err != nil {
+				return err
+			}
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	if b.Empty() {
+		return nil
+	}
+	return b.Commit(pebble.Sync)
+}

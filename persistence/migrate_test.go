@@ -1,0 +1,99 @@
+package persistence
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// A schema 1 directory (ledger rows as records of their own) opens as
+// schema 2 with every row inside its quote's activity record: states,
+// settlements and the pending index survive, and the old keys are gone.
+func TestMigrateSchema1LedgerRows(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	settledAt := at.Add(2 * time.Hour)
+
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Write what a schema 1 build left: two pending rows (one with its
+	// activity record, one without), one settled row, their indexes.
+	b := s.DB().NewBatch()
+	legacy := func(r legacyLedgerRecord, seq uint64) {
+		r.V = 1
+		val, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		suffix := string(binary.BigEndian.AppendUint64([]byte(r.PartnerID+"/"), uint64(r.CreatedAt.UnixNano()))) + r.QuoteID
+		must(t, b.Set([]byte(legacyPrefixLedgerRow+suffix), val, nil))
+		must(t, b.Set([]byte(legacyPrefixLedgerQuote+r.QuoteID), []byte(r.PartnerID), nil))
+		if r.State == LedgerPending {
+			ek := binary.BigEndian.AppendUint64(LedgerEcosystemPrefix(r.Ecosystem), seq)
+			must(t, b.Set(append(ek, r.QuoteID...), []byte(legacyPrefixLedgerRow+suffix), nil))
+		}
+	}
+	legacy(legacyLedgerRecord{PartnerID: "ptn_a", QuoteID: "qt_1", Ecosystem: "evm", Provider: "aggregator", Tool: "sbx-arcbridge",
+		FromChain: 42161, ToChain: 8453, FeeToken: "0xfee", FeeAmount: "2500", FeeMicroUSD: 2500, VolumeMicroUSD: 1_000_000,
+		CreatedAt: at, State: LedgerPending}, 1)
+	legacy(legacyLedgerRecord{PartnerID: "ptn_a", QuoteID: "qt_2", Ecosystem: "evm", FeeMicroUSD: 700, CreatedAt: at.Add(time.Second),
+		State: LedgerPending}, 2)
+	legacy(legacyLedgerRecord{PartnerID: "ptn_a", QuoteID: "qt_0", Ecosystem: "solana", FeeMicroUSD: 9, CreatedAt: at.Add(-time.Hour),
+		State: LedgerSettled, SettledBatch: "stl_x", SettledTo: "So1", SettledAt: settledAt}, 0)
+	must(t, s.PutActivity(b, &Activity{PartnerID: "ptn_a", ID: "qt_1", Kind: ActivityQuote, Status: "DONE", Provider: "aggregator",
+		FromChain: 42161, ToChain: 8453, FromAmount: "1000", ToAmount: "990", CreatedAt: at}))
+	must(t, b.Set(keySchema, []byte{0, 0, 0, 1}, nil))
+	must(t, b.Commit(pebble.Sync))
+	must(t, s.Close())
+
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, err := s.get(keySchema); err != nil || binary.BigEndian.Uint32(v) != SchemaVersion {
+		t.Fatalf("schema after open %v %v", v, err)
+	}
+	rows := map[string]*LedgerRow{}
+	for _, r := range rowsOf(t, s, "ptn_a") {
+		rows[r.QuoteID] = r
+	}
+	if len(rows) != 3 || rows["qt_1"].State != LedgerPending || rows["qt_1"].FeeAmount != "2500" || rows["qt_1"].FeeMicroUSD != 2500 ||
+		rows["qt_0"].State != LedgerSettled || !rows["qt_0"].SettledAt.Equal(settledAt) || rows["qt_2"].Ecosystem != "evm" {
+		t.Fatalf("rows after migration: %+v %+v %+v", rows["qt_0"], rows["qt_1"], rows["qt_2"])
+	}
+	acts, _, err := s.Activities(ctx, "ptn_a", ActivityQuery{})
+	if err != nil || len(acts) != 3 || acts[1].ID != "qt_1" || acts[1].Status != "DONE" || acts[1].FeeMicroUSD != 2500 {
+		t.Fatalf("activity after migration: %v %+v", err, acts)
+	}
+	for _, prefix := range []string{legacyPrefixLedgerRow, legacyPrefixLedgerQuote} {
+		it, err := s.DB().NewIter(&pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: prefixUpperBound(prefix)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.First() {
+			t.Errorf("%s key %q left behind", prefix, it.Key())
+		}
+		must(t, it.Close())
+	}
+	// The pending index leads settlement to the migrated records.
+	must(t, s.PutFeeWallet(ctx, "ptn_a", "evm", "0x1111111111111111111111111111111111111111"))
+	batch, err := s.Settle(ctx, "evm", false, at.Add(3*time.Hour))
+	if err != nil || len(batch.Payouts) != 1 || batch.Payouts[0].RowCount != 2 || batch.Payouts[0].TotalMicroUSD != 3200 {
+		t.Fatalf("settle after migration: %+v %v", batch, err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
