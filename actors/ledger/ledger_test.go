@@ -117,8 +117,9 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 }
 
 // commitLog is an Appender that notes when each commit started and how
-// many rows it carried.
+// many rows it carried; each commit takes the given time, as a sync would.
 type commitLog struct {
+	took   time.Duration
 	mu     sync.Mutex
 	starts []time.Time
 	sizes  []int
@@ -129,7 +130,7 @@ func (c *commitLog) RecordQuotes(_ context.Context, recs []persistence.QuoteReco
 	c.starts = append(c.starts, time.Now())
 	c.sizes = append(c.sizes, len(recs))
 	c.mu.Unlock()
-	time.Sleep(time.Millisecond) // a sync
+	time.Sleep(c.took)
 	return make([]bool, len(recs)), nil
 }
 
@@ -157,39 +158,52 @@ func recordAll(t *testing.T, l *Ledger, prefix string, n int) {
 	wg.Wait()
 }
 
-func TestSyncIntervalSpacesCommits(t *testing.T) {
+func TestSyncIntervalSpacesCommitsOnlyWhenBusy(t *testing.T) {
 	const interval = 300 * time.Millisecond
-	log := &commitLog{}
+	log := &commitLog{took: 50 * time.Millisecond}
 	sys := actors.NewSystem()
 	defer sys.Shutdown()
-	l, err := Start(sys, log, Options{SyncInterval: interval})
+	l, err := Start(sys, log, Options{SyncInterval: interval, BusyBatch: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Stop()
 
-	// After a quiet spell a row is committed at once.
-	begin := time.Now()
-	recordAll(t, l, "first", 1)
-	if took := time.Since(begin); took >= interval/2 {
-		t.Fatalf("a lone row waited %v", took)
+	// One quote at a time never waits for the interval.
+	for i := range 3 {
+		begin := time.Now()
+		recordAll(t, l, fmt.Sprintf("lone%d-", i), 1)
+		if took := time.Since(begin); took >= interval/2 {
+			t.Fatalf("a lone row took %v (a commit takes %v, the interval is %v)", took, log.took, interval)
+		}
 	}
-	// Rows that follow wait for the interval and share one commit.
-	recordAll(t, l, "burst", 20)
+	// Bursts: rows that arrive during a commit gather into the next one;
+	// after a commit of BusyBatch rows or more the next waits out the
+	// interval, and every row that arrives meanwhile joins it.
+	for i := range 4 {
+		recordAll(t, l, fmt.Sprintf("burst%d-", i), 12)
+	}
 	starts, sizes := log.snapshot()
-	if len(sizes) != 2 || sizes[0] != 1 || sizes[1] != 20 {
-		t.Fatalf("commit sizes %v, want [1 20]", sizes)
+	spaced := 0
+	for i := 1; i < len(sizes); i++ {
+		if sizes[i-1] < 4 {
+			continue
+		}
+		spaced++
+		if gap := starts[i].Sub(starts[i-1]); gap < interval-10*time.Millisecond {
+			t.Fatalf("commit %d started %v after a busy commit of %d rows, want at least %v (sizes %v)", i, gap, sizes[i-1], interval, sizes)
+		}
 	}
-	if gap := starts[1].Sub(starts[0]); gap < interval-10*time.Millisecond {
-		t.Fatalf("second commit %v after the first, want at least %v", gap, interval)
+	if spaced == 0 {
+		t.Fatalf("no busy commit in %v", sizes)
 	}
 }
 
 func TestFullBatchDoesNotWaitForTheInterval(t *testing.T) {
-	log := &commitLog{}
+	log := &commitLog{took: time.Millisecond}
 	sys := actors.NewSystem()
 	defer sys.Shutdown()
-	l, err := Start(sys, log, Options{SyncInterval: time.Hour, MaxBatch: 4})
+	l, err := Start(sys, log, Options{SyncInterval: time.Hour, MaxBatch: 4, BusyBatch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
