@@ -24,8 +24,8 @@ import (
 //	seq/ledger                              last ledger sequence number
 //
 // A row is not a record of its own: a partner quote costs one record and,
-// with a fee, one index entry, which is what lets the quote path commit
-// hundreds of them per WAL sync cheaply.
+// with a fee, one index entry, which keeps the quote path's share of every
+// commit, flush and compaction small.
 const (
 	prefixLedgerEco = "ledger/e/"
 	keySeqLedger    = "seq/ledger"
@@ -76,6 +76,15 @@ func ledgerRow(a *Activity) *LedgerRow {
 	}
 }
 
+// activityOf is the activity record made for a quote known only by its
+// ledger row; it carries no Earning yet.
+func activityOf(l *LedgerRow) *Activity {
+	return &Activity{PartnerID: l.PartnerID, ID: l.QuoteID, Kind: ActivityQuote, Status: ActivityQuoted,
+		Provider: l.Provider, Tool: l.Tool, FromChain: l.FromChain, ToChain: l.ToChain,
+		FromToken: l.FromToken, ToToken: l.ToToken, FromAmount: l.FromAmount, ToAmount: l.ToAmount,
+		VolumeMicroUSD: l.VolumeMicroUSD, CreatedAt: l.CreatedAt}
+}
+
 // LedgerEcosystemPrefix is the prefix of the pending index of an ecosystem.
 func LedgerEcosystemPrefix(eco string) []byte { return []byte(prefixLedgerEco + eco + "/") }
 
@@ -116,10 +125,7 @@ func (r *QuoteRecord) Encode() error {
 	case l == nil && a == nil:
 		return errors.New("persistence: empty quote record")
 	case l != nil && a == nil:
-		a = &Activity{PartnerID: l.PartnerID, ID: l.QuoteID, Kind: ActivityQuote, Status: ActivityQuoted,
-			Provider: l.Provider, Tool: l.Tool, FromChain: l.FromChain, ToChain: l.ToChain,
-			FromToken: l.FromToken, ToToken: l.ToToken, FromAmount: l.FromAmount, ToAmount: l.ToAmount,
-			VolumeMicroUSD: l.VolumeMicroUSD, CreatedAt: l.CreatedAt}
+		a = activityOf(l)
 	case l != nil:
 		if a.PartnerID != l.PartnerID || a.ID != l.QuoteID || !a.CreatedAt.Equal(l.CreatedAt) {
 			return fmt.Errorf("persistence: quote record %s: activity and ledger row disagree on partner, id or time", a.ID)

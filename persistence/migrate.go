@@ -131,12 +131,15 @@ func (s *Store) migrateLedgerChunk() (int, error) {
 	return n, b.Commit(pebble.Sync)
 }
 
-// legacyActivity is the activity record at key with row merged in.
-func (s *Store) legacyActivity(key []byte, row *legacyLedgerRecord) (*Activity, error) {
-	a := &Activity{PartnerID: row.PartnerID, ID: row.QuoteID, Kind: ActivityQuote, Status: ActivityQuoted,
-		Provider: row.Provider, Tool: row.Tool, FromChain: row.FromChain, ToChain: row.ToChain,
-		FromToken: row.FromToken, ToToken: row.ToToken, FromAmount: row.FromAmount, ToAmount: row.ToAmount,
-		VolumeMicroUSD: row.VolumeMicroUSD, CreatedAt: row.CreatedAt}
+// legacyActivity is the activity record at key (or, where the quote had
+// none, one made from the row) with the row merged in as its Earning.
+func (s *Store) legacyActivity(key []byte, r *legacyLedgerRecord) (*Activity, error) {
+	row := LedgerRow{PartnerID: r.PartnerID, QuoteID: r.QuoteID, Ecosystem: r.Ecosystem, Provider: r.Provider,
+		Tool: r.Tool, FromChain: r.FromChain, ToChain: r.ToChain, FromToken: r.FromToken, ToToken: r.ToToken,
+		FromAmount: r.FromAmount, ToAmount: r.ToAmount, FeeToken: r.FeeToken, FeeAmount: r.FeeAmount,
+		FeeMicroUSD: r.FeeMicroUSD, VolumeMicroUSD: r.VolumeMicroUSD, CreatedAt: r.CreatedAt, State: r.State,
+		SettledBatch: r.SettledBatch, SettledTo: r.SettledTo, SettledAt: r.SettledAt}
+	a := activityOf(&row)
 	switch val, err := s.get(key); {
 	case err == nil:
 		if a, err = decodeActivity(val); err != nil {

@@ -6,11 +6,12 @@
 // disk.
 //
 // A WAL sync costs far more than a row (on the machines measured, about
-// 170 µs of CPU against some 20 µs for a row's own share), so when the ledger is busy (its last
-// commit carried at least BusyBatch rows) it also spaces its commits by a
-// minimum interval and lets rows gather in between. A ledger that is not
-// busy commits at once, so a partner sending one quote at a time never
-// waits for the interval; a busy one adds at most the interval.
+// 170 µs of CPU against some 20 µs for a row's own share), so when the
+// ledger is busy (its last commit carried at least BusyBatch rows) it also
+// spaces its commits by a minimum interval and lets rows gather in between.
+// A ledger that is not busy commits at once, so a partner sending one quote
+// at a time never waits for the interval; a busy one adds at most the
+// interval.
 package ledger
 
 import (
