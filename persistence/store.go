@@ -16,6 +16,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // SchemaVersion is the on-disk layout version this build reads and writes.
@@ -30,9 +32,9 @@ var (
 	// listener instead.
 	ErrLocked = errors.New("persistence: data directory is locked by another process")
 	// ErrNotFound means the requested record does not exist.
-	ErrNotFound = errors.New("persistence: not found")
+	ErrNotFound = account.ErrNotFound
 	// ErrExists means a record with the same identity already exists.
-	ErrExists = errors.New("persistence: already exists")
+	ErrExists = account.ErrExists
 	// ErrClosed means the store has been closed.
 	ErrClosed = errors.New("persistence: store closed")
 	// ErrSchemaTooNew means the directory was written by a newer release.
