@@ -6,19 +6,16 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/apikey"
 )
 
 var headerAPIKey = []byte("X-API-Key")
 
 // PartnerFinder looks a partner up by the SHA-256 digest of its API key.
 type PartnerFinder interface {
-	PartnerByKeyDigest(ctx context.Context, digest [32]byte) (*persistence.Partner, error)
+	PartnerByKeyDigest(ctx context.Context, digest [32]byte) (*account.Partner, error)
 }
-
-var _ PartnerFinder = (*persistence.Store)(nil)
 
 // authenticator resolves X-API-Key values to partners. Keys are never kept:
 // only their digests, as in the store. Found partners are cached by digest,
@@ -27,7 +24,7 @@ var _ PartnerFinder = (*persistence.Store)(nil)
 // once without a restart.
 type authenticator struct {
 	finder PartnerFinder
-	cache  sync.Map // [32]byte → *persistence.Partner
+	cache  sync.Map // [32]byte → *account.Partner
 	// gen counts invalidations, so that a lookup that raced one does not
 	// put a stale partner back into the cache.
 	gen atomic.Uint64
@@ -36,17 +33,17 @@ type authenticator struct {
 // Authenticate returns the partner of a key, or UNAUTHORIZED for a malformed,
 // unknown or disabled key: a key that was sent but is wrong never falls back
 // to the anonymous tier.
-func (a *authenticator) Authenticate(ctx context.Context, key []byte) (*persistence.Partner, *apierr.Error) {
-	if !apikey.WellFormed(string(key)) {
+func (a *authenticator) Authenticate(ctx context.Context, key []byte) (*account.Partner, *apierr.Error) {
+	if !account.WellFormedKey(string(key)) {
 		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
 	}
-	d := apikey.Digest(string(key))
+	d := account.KeyDigest(string(key))
 	if v, ok := a.cache.Load(d); ok {
-		return check(v.(*persistence.Partner))
+		return check(v.(*account.Partner))
 	}
 	gen := a.gen.Load()
 	p, err := a.finder.PartnerByKeyDigest(ctx, d)
-	if errors.Is(err, persistence.ErrNotFound) {
+	if errors.Is(err, account.ErrNotFound) {
 		return nil, apierr.New(apierr.Unauthorized, "invalid API key")
 	}
 	if err != nil {
@@ -58,7 +55,7 @@ func (a *authenticator) Authenticate(ctx context.Context, key []byte) (*persiste
 	return check(p)
 }
 
-func check(p *persistence.Partner) (*persistence.Partner, *apierr.Error) {
+func check(p *account.Partner) (*account.Partner, *apierr.Error) {
 	if p.Disabled {
 		return nil, apierr.New(apierr.Unauthorized, "API key disabled")
 	}

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 )
 
@@ -38,7 +38,7 @@ func (s *Server) earnings(r *Request) error {
 	return nil
 }
 
-func earningsItems(gs []persistence.EarningsGroup) []earningsItem {
+func earningsItems(gs []account.EarningsGroup) []earningsItem {
 	out := make([]earningsItem, 0, len(gs))
 	for _, g := range gs {
 		out = append(out, earningsItem{Ecosystem: g.Ecosystem, TotalUSD: formatMicroUSD(g.TotalMicroUSD), RowCount: g.RowCount})

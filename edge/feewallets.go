@@ -3,11 +3,9 @@ package edge
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/address"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 )
 
@@ -15,18 +13,16 @@ import (
 // stats, transactions) read and write. Every method is scoped to one partner
 // and reads only that partner's keys.
 type AccountStore interface {
-	FeeWallets(ctx context.Context, partnerID string) ([]persistence.FeeWallet, error)
+	FeeWallets(ctx context.Context, partnerID string) ([]account.FeeWallet, error)
 	PutFeeWallet(ctx context.Context, partnerID, ecosystem, address string) error
 	DeleteFeeWallet(ctx context.Context, partnerID, ecosystem string) error
-	Earnings(ctx context.Context, partnerID string) (*persistence.Earnings, error)
-	Activities(ctx context.Context, partnerID string, q persistence.ActivityQuery) ([]*persistence.Activity, string, error)
-	Stats(ctx context.Context, partnerID string, from, to time.Time) (*persistence.Stats, error)
+	Earnings(ctx context.Context, partnerID string) (*account.Earnings, error)
+	Activities(ctx context.Context, partnerID string, q account.ActivityQuery) ([]*account.Activity, string, error)
+	Stats(ctx context.Context, partnerID string, from, to time.Time) (*account.Stats, error)
 }
 
-var _ AccountStore = (*persistence.Store)(nil)
-
 // accountRoutes registers the partner account endpoints. They all need a
-// key and count against the read bucket (DESIGN.md §5.3).
+// key and count against the read bucket.
 func (s *Server) accountRoutes() {
 	rt := func(name string) route { return route{bucket: BucketRead, auth: authRequired, name: name} }
 	s.Handle("GET", "/v1/partner/me/fee-wallets", rt("fee-wallets"), s.listFeeWallets)
@@ -57,7 +53,7 @@ func ecosystemParam(param, v string) *apierr.Error {
 	if v == "" {
 		return apierr.Param(param, param+" is required")
 	}
-	if !slices.Contains(persistence.AllEcosystems(), v) {
+	if !account.ValidEcosystem(v) {
 		return apierr.Param(param, "unsupported ecosystem "+v+"; want one of evm, solana, bitcoin, sui, near").
 			With("ecosystem", v)
 	}
@@ -96,7 +92,7 @@ func (s *Server) putFeeWallet(r *Request) error {
 	if body.Address == "" {
 		return apierr.Param("address", "address is required").With("ecosystem", body.Ecosystem)
 	}
-	if err := address.ValidateFeeWallet(body.Ecosystem, body.Address); err != nil {
+	if err := account.ValidateFeeWallet(body.Ecosystem, body.Address); err != nil {
 		return apierr.Param("address", "address is not a valid "+body.Ecosystem+" fee wallet: "+err.Error()).
 			With("ecosystem", body.Ecosystem)
 	}
@@ -119,7 +115,7 @@ func (s *Server) deleteFeeWallet(r *Request) error {
 		return err
 	}
 	err := s.deps.Accounts.DeleteFeeWallet(r.Context(), r.Partner.ID, eco)
-	if errors.Is(err, persistence.ErrNotFound) {
+	if errors.Is(err, account.ErrNotFound) {
 		e := apierr.Param("ecosystem", "no fee wallet is registered for "+eco).With("ecosystem", eco)
 		e.Status = 404
 		return e

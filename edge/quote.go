@@ -7,14 +7,14 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/swapgate/swapgate/actors/engine"
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/quote"
 )
 
 // QuoteService is the quote engine as the edge sees it.
 type QuoteService interface {
-	Quote(ctx context.Context, req *quote.Request, p *persistence.Partner) (*engine.Issued, error)
-	Routes(ctx context.Context, req *quote.Request, p *persistence.Partner) ([]*quote.Route, error)
+	Quote(ctx context.Context, req *quote.Request, p *account.Partner) (*engine.Issued, error)
+	Routes(ctx context.Context, req *quote.Request, p *account.Partner) ([]*quote.Route, error)
 	Deadline() time.Duration
 }
 

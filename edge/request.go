@@ -12,7 +12,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 )
 
@@ -24,7 +24,7 @@ type Request struct {
 	Ctx     *fasthttp.RequestCtx
 	ID      [36]byte
 	Now     time.Time
-	Partner *persistence.Partner
+	Partner *account.Partner
 	Rate    RateResult
 
 	// buf is the envelope under construction, kept across requests by the

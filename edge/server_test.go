@@ -14,6 +14,7 @@ import (
 
 	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/gas"
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
@@ -29,7 +30,7 @@ func (fixedRefData) GasVersion(uint64) uint64      { return 0 }
 
 type noPartners struct{}
 
-func (noPartners) PartnerByKeyDigest(context.Context, [32]byte) (*persistence.Partner, error) {
+func (noPartners) PartnerByKeyDigest(context.Context, [32]byte) (*account.Partner, error) {
 	return nil, persistence.ErrNotFound
 }
 

@@ -3,7 +3,7 @@ package edge
 import (
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 )
 
@@ -19,7 +19,7 @@ type statFigures struct {
 	FeesUSD   string `json:"feesUsd"`
 }
 
-func figures(f persistence.StatFigures) statFigures {
+func figures(f account.StatFigures) statFigures {
 	return statFigures{Quotes: f.Quotes, VolumeUSD: formatMicroUSD(f.VolumeMicroUSD), FeesUSD: formatMicroUSD(f.FeeMicroUSD)}
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 )
 
@@ -40,14 +40,14 @@ var microUSD = decimal.NewFromInt(1_000_000)
 // chain; minFeeUsd keeps fee-bearing rows whose fee is at least that much,
 // so minFeeUsd=0 is the per-swap earnings breakdown (feeUsd > 0).
 func (s *Server) transactions(r *Request) error {
-	var q persistence.ActivityQuery
+	var q account.ActivityQuery
 	if v, ok := query(r, "limit"); ok {
 		n, err := positiveIntParam("limit", v)
 		if err != nil {
 			return err
 		}
-		if n > persistence.MaxActivityLimit {
-			return apierr.Param("limit", "limit must be at most "+strconv.Itoa(persistence.MaxActivityLimit)).With("value", v)
+		if n > account.MaxActivityLimit {
+			return apierr.Param("limit", "limit must be at most "+strconv.Itoa(account.MaxActivityLimit)).With("value", v)
 		}
 		q.Limit = n
 	}
@@ -75,7 +75,7 @@ func (s *Server) transactions(r *Request) error {
 		q.MinFeeMicroUSD = &m
 	}
 	acts, next, err := s.deps.Accounts.Activities(r.Context(), r.Partner.ID, q)
-	if errors.Is(err, persistence.ErrBadCursor) {
+	if errors.Is(err, account.ErrBadCursor) {
 		return apierr.Param("cursor", "cursor is not one this endpoint returned")
 	}
 	if err != nil {

@@ -4,20 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/swapgate/swapgate/routing/account"
 	"testing"
 	"time"
 )
 
 // seedActivity writes n records for partner, one a minute from start,
 // alternating providers, chains, statuses and fees.
-func seedActivity(t *testing.T, s *Store, partner string, start time.Time, n int) []*Activity {
+func seedActivity(t *testing.T, s *Store, partner string, start time.Time, n int) []*account.Activity {
 	t.Helper()
 	b := s.DB().NewBatch()
 	defer b.Close()
-	var out []*Activity
+	var out []*account.Activity
 	for i := range n {
-		a := &Activity{
-			PartnerID: partner, ID: fmt.Sprintf("q%03d", i), Kind: ActivityQuote,
+		a := &account.Activity{
+			PartnerID: partner, ID: fmt.Sprintf("q%03d", i), Kind: account.ActivityQuote,
 			Status: []string{"QUOTED", "DONE"}[i%2], Provider: []string{"aggregator", "intents"}[i%2],
 			Tool: "tool", FromChain: 1, ToChain: []uint64{137, 42161, 1151111081099710}[i%3],
 			FromToken: "native", ToToken: "native", FromAmount: "1000", ToAmount: "990",
@@ -47,16 +48,16 @@ func TestActivitiesPagingAndFilters(t *testing.T) {
 	twoUSD := int64(2_000_000)
 	cases := []struct {
 		name string
-		q    ActivityQuery
+		q    account.ActivityQuery
 		want []string
 	}{
-		{"all newest first", ActivityQuery{}, ids(all, func(*Activity) bool { return true })},
-		{"status", ActivityQuery{Status: "DONE"}, ids(all, func(a *Activity) bool { return a.Status == "DONE" })},
-		{"chain as destination", ActivityQuery{Chain: 42161}, ids(all, func(a *Activity) bool { return a.ToChain == 42161 })},
-		{"chain as source", ActivityQuery{Chain: 1}, ids(all, func(*Activity) bool { return true })},
-		{"fee > 0", ActivityQuery{MinFeeMicroUSD: &zero}, ids(all, func(a *Activity) bool { return a.FeeMicroUSD > 0 })},
-		{"fee >= 2", ActivityQuery{MinFeeMicroUSD: &twoUSD}, ids(all, func(a *Activity) bool { return a.FeeMicroUSD >= 2_000_000 })},
-		{"combined", ActivityQuery{Status: "QUOTED", MinFeeMicroUSD: &zero}, ids(all, func(a *Activity) bool { return a.Status == "QUOTED" && a.FeeMicroUSD > 0 })},
+		{"all newest first", account.ActivityQuery{}, ids(all, func(*account.Activity) bool { return true })},
+		{"status", account.ActivityQuery{Status: "DONE"}, ids(all, func(a *account.Activity) bool { return a.Status == "DONE" })},
+		{"chain as destination", account.ActivityQuery{Chain: 42161}, ids(all, func(a *account.Activity) bool { return a.ToChain == 42161 })},
+		{"chain as source", account.ActivityQuery{Chain: 1}, ids(all, func(*account.Activity) bool { return true })},
+		{"fee > 0", account.ActivityQuery{MinFeeMicroUSD: &zero}, ids(all, func(a *account.Activity) bool { return a.FeeMicroUSD > 0 })},
+		{"fee >= 2", account.ActivityQuery{MinFeeMicroUSD: &twoUSD}, ids(all, func(a *account.Activity) bool { return a.FeeMicroUSD >= 2_000_000 })},
+		{"combined", account.ActivityQuery{Status: "QUOTED", MinFeeMicroUSD: &zero}, ids(all, func(a *account.Activity) bool { return a.Status == "QUOTED" && a.FeeMicroUSD > 0 })},
 	}
 	for _, tc := range cases {
 		for _, limit := range []int{1, 3, 5, 100} {
@@ -95,17 +96,17 @@ func TestActivitiesPagingAndFilters(t *testing.T) {
 			})
 		}
 	}
-	if _, _, err := s.Activities(ctx, "ptn_a", ActivityQuery{Cursor: "!!"}); !errors.Is(err, ErrBadCursor) {
+	if _, _, err := s.Activities(ctx, "ptn_a", account.ActivityQuery{Cursor: "!!"}); !errors.Is(err, account.ErrBadCursor) {
 		t.Fatalf("bad cursor: %v", err)
 	}
-	big, _, err := s.Activities(ctx, "ptn_a", ActivityQuery{Limit: 10_000})
+	big, _, err := s.Activities(ctx, "ptn_a", account.ActivityQuery{Limit: 10_000})
 	if err != nil || len(big) != 12 {
 		t.Fatalf("large limit: %d %v", len(big), err)
 	}
 }
 
 // ids returns the ids of the records keeping, newest first.
-func ids(all []*Activity, keep func(*Activity) bool) []string {
+func ids(all []*account.Activity, keep func(*account.Activity) bool) []string {
 	var out []string
 	for i := len(all) - 1; i >= 0; i-- {
 		if keep(all[i]) {
@@ -120,7 +121,7 @@ func TestActivityRewriteKeepsPlace(t *testing.T) {
 	s := openTestStore(t, nil)
 	all := seedActivity(t, s, "ptn_a", time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 3)
 	up := *all[0]
-	up.Kind, up.Status = ActivitySwap, "PENDING"
+	up.Kind, up.Status = account.ActivitySwap, "PENDING"
 	b := s.DB().NewBatch()
 	if err := s.PutActivity(b, &up); err != nil {
 		t.Fatal(err)
@@ -128,11 +129,11 @@ func TestActivityRewriteKeepsPlace(t *testing.T) {
 	if err := b.Commit(nil); err != nil {
 		t.Fatal(err)
 	}
-	acts, _, err := s.Activities(ctx, "ptn_a", ActivityQuery{})
-	if err != nil || len(acts) != 3 || acts[2].Status != "PENDING" || acts[2].Kind != ActivitySwap {
+	acts, _, err := s.Activities(ctx, "ptn_a", account.ActivityQuery{})
+	if err != nil || len(acts) != 3 || acts[2].Status != "PENDING" || acts[2].Kind != account.ActivitySwap {
 		t.Fatalf("after status change: %v %+v", err, acts)
 	}
-	if err := s.PutActivity(b, &Activity{PartnerID: "ptn_a", ID: "q"}); err == nil {
+	if err := s.PutActivity(b, &account.Activity{PartnerID: "ptn_a", ID: "q"}); err == nil {
 		t.Fatal("zero CreatedAt accepted")
 	}
 }
@@ -150,7 +151,7 @@ func TestStatsGrouping(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Records 4..11: fees (i%3) USD = 1,2,0,1,2,0,1,2 = 9 USD.
-	want := StatFigures{Quotes: 8, VolumeMicroUSD: 800_000_000, FeeMicroUSD: 9_000_000}
+	want := account.StatFigures{Quotes: 8, VolumeMicroUSD: 800_000_000, FeeMicroUSD: 9_000_000}
 	if st.Totals != want {
 		t.Fatalf("totals %+v, want %+v", st.Totals, want)
 	}

@@ -56,11 +56,10 @@
 //	onrampx/<partnerID>/<externalID>            partner's own reference, to refuse duplicates
 //	seq/<name>                                  other monotonic counters (uint64 BE)
 //
-// # Defaults
+// # What it decides
 //
-// The store applies no business defaults: a Partner is stored as given.
-// Callers creating partners use DefaultSwapFeeBps and DefaultOnrampFeeBps (the
-// anonymous tier, 30 and 150 bps), DefaultHeavyPerMin and DefaultReadPerMin
-// (2,000 and 6,000 requests a minute) and AllEcosystems (evm, solana, bitcoin,
-// sui, near) where the operator gave nothing else.
+// Nothing: the account model and its rules (partner defaults, fee policy,
+// which earnings a settlement pays and to whom) are package account's. A
+// Partner is stored as given; Settle applies what account.Settlement
+// decides, in one batch.
 package persistence

@@ -6,25 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // prefixFeeWallet starts feewallet/<partnerID>/<ecosystem>: at most one
 // payout address per partner and settlement ecosystem.
 const prefixFeeWallet = "feewallet/"
-
-// FeeWallet is the address a partner's fees in one ecosystem are paid to.
-// CreatedAt is when the partner first registered a wallet for the ecosystem
-// and survives replacements; UpdatedAt is the last change.
-type FeeWallet struct {
-	PartnerID string
-	Ecosystem string
-	Address   string
-	CreatedAt time.Time
-	UpdatedAt time.Time
-}
 
 // feeWalletRecordVersion is the encoding version of feeWalletRecord.
 const feeWalletRecordVersion = 1
@@ -46,7 +38,7 @@ func feeWalletKey(partnerID, ecosystem string) []byte {
 	return append(feeWalletPrefix(partnerID), ecosystem...)
 }
 
-func decodeFeeWallet(partnerID, ecosystem string, b []byte) (*FeeWallet, error) {
+func decodeFeeWallet(partnerID, ecosystem string, b []byte) (*account.FeeWallet, error) {
 	var r feeWalletRecord
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("persistence: decode fee wallet %s/%s: %w", partnerID, ecosystem, err)
@@ -55,7 +47,7 @@ func decodeFeeWallet(partnerID, ecosystem string, b []byte) (*FeeWallet, error) 
 		return nil, fmt.Errorf("persistence: fee wallet %s/%s has record version %d, want %d",
 			partnerID, ecosystem, r.V, feeWalletRecordVersion)
 	}
-	return &FeeWallet{PartnerID: partnerID, Ecosystem: ecosystem, Address: r.Address,
+	return &account.FeeWallet{PartnerID: partnerID, Ecosystem: ecosystem, Address: r.Address,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
 }
 
@@ -63,10 +55,10 @@ func decodeFeeWallet(partnerID, ecosystem string, b []byte) (*FeeWallet, error) 
 // components; the address itself is validated by the caller, which knows the
 // ecosystem's codec.
 func validWalletKey(partnerID, ecosystem string) error {
-	if !ValidID(partnerID) {
+	if !account.ValidID(partnerID) {
 		return fmt.Errorf("persistence: fee wallet: invalid partner id %q", partnerID)
 	}
-	if !ValidID(ecosystem) {
+	if !account.ValidID(ecosystem) {
 		return fmt.Errorf("persistence: fee wallet: invalid ecosystem %q", ecosystem)
 	}
 	return nil
@@ -126,7 +118,7 @@ func (s *Store) setWalletCache(partnerID, ecosystem, addr string, known bool) {
 // walletKey is the fee-wallet cache's key.
 type walletKey struct{ partner, ecosystem string }
 
-func (s *Store) feeWallet(partnerID, ecosystem string) (*FeeWallet, error) {
+func (s *Store) feeWallet(partnerID, ecosystem string) (*account.FeeWallet, error) {
 	val, err := s.get(feeWalletKey(partnerID, ecosystem))
 	if err != nil {
 		return nil, err
@@ -134,15 +126,15 @@ func (s *Store) feeWallet(partnerID, ecosystem string) (*FeeWallet, error) {
 	return decodeFeeWallet(partnerID, ecosystem, val)
 }
 
-// FeeWallets lists a partner's wallets in the canonical ecosystem order of
-// AllEcosystems (unknown ecosystems, if any were stored, last by name). It
-// reads only that partner's key range.
-func (s *Store) FeeWallets(ctx context.Context, partnerID string) ([]FeeWallet, error) {
+// FeeWallets lists a partner's wallets in the canonical ecosystem order
+// (unknown ecosystems, if any were stored, last). It reads only that
+// partner's key range.
+func (s *Store) FeeWallets(ctx context.Context, partnerID string) ([]account.FeeWallet, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	if !ValidID(partnerID) {
-		return []FeeWallet{}, nil
+	if !account.ValidID(partnerID) {
+		return []account.FeeWallet{}, nil
 	}
 	prefix := feeWalletPrefix(partnerID)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixUpperBound(string(prefix))})
@@ -150,7 +142,7 @@ func (s *Store) FeeWallets(ctx context.Context, partnerID string) ([]FeeWallet, 
 		return nil, fmt.Errorf("persistence: fee wallet iterator: %w", err)
 	}
 	defer it.Close()
-	out := []FeeWallet{}
+	out := []account.FeeWallet{}
 	for ok := it.First(); ok; ok = it.Next() {
 		eco := string(it.Key()[len(prefix):])
 		w, err := decodeFeeWallet(partnerID, eco, it.Value())
@@ -162,20 +154,14 @@ func (s *Store) FeeWallets(ctx context.Context, partnerID string) ([]FeeWallet, 
 	if err := it.Error(); err != nil {
 		return nil, fmt.Errorf("persistence: list fee wallets of %s: %w", partnerID, err)
 	}
-	order := AllEcosystems()
-	rank := func(eco string) int {
-		if i := slices.Index(order, eco); i >= 0 {
-			return i
-		}
-		return len(order)
-	}
-	slices.SortStableFunc(out, func(a, b FeeWallet) int { return rank(a.Ecosystem) - rank(b.Ecosystem) })
+	slices.SortStableFunc(out, func(a, b account.FeeWallet) int {
+		return account.EcosystemRank(a.Ecosystem) - account.EcosystemRank(b.Ecosystem)
+	})
 	return out, nil
 }
 
 // PutFeeWallet registers or replaces the partner's wallet in ecosystem. A
-// replacement keeps the original CreatedAt and
-// moves UpdatedAt. The write is synced: a wallet acknowledged to the partner
+// replacement keeps the original CreatedAt and moves UpdatedAt. The write is synced: a wallet acknowledged to the partner
 // is the one the next settlement pays.
 func (s *Store) PutFeeWallet(ctx context.Context, partnerID, ecosystem, address string) error {
 	if err := s.checkOpen(ctx); err != nil {
@@ -193,7 +179,7 @@ func (s *Store) PutFeeWallet(ctx context.Context, partnerID, ecosystem, address 
 	// created the wallet.
 	s.partnerMu.Lock()
 	defer s.partnerMu.Unlock()
-	w := &FeeWallet{PartnerID: partnerID, Ecosystem: ecosystem, Address: address, CreatedAt: now, UpdatedAt: now}
+	w := &account.FeeWallet{PartnerID: partnerID, Ecosystem: ecosystem, Address: address, CreatedAt: now, UpdatedAt: now}
 	prev, err := s.feeWallet(partnerID, ecosystem)
 	switch {
 	case err == nil:
@@ -241,4 +227,33 @@ func (s *Store) DeleteFeeWallet(ctx context.Context, partnerID, ecosystem string
 	}
 	s.setWalletCache(partnerID, ecosystem, "", true)
 	return nil
+}
+
+// walletsIn returns every partner's wallet address in ecosystem, keyed by
+// partner ID, read from the store (not the cache), for a settlement run.
+// The caller holds partnerMu, so no wallet changes while it reads.
+func (s *Store) walletsIn(ecosystem string) (map[string]string, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte(prefixFeeWallet), UpperBound: prefixUpperBound(prefixFeeWallet),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fee wallet iterator: %w", err)
+	}
+	defer it.Close()
+	out := map[string]string{}
+	for ok := it.First(); ok; ok = it.Next() {
+		partnerID, eco, found := strings.Cut(string(it.Key()[len(prefixFeeWallet):]), "/")
+		if !found || eco != ecosystem {
+			continue
+		}
+		w, err := decodeFeeWallet(partnerID, eco, it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out[partnerID] = w.Address
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("list fee wallets in %s: %w", ecosystem, err)
+	}
+	return out, nil
 }

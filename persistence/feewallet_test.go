@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"errors"
+	"github.com/swapgate/swapgate/routing/account"
 	"testing"
 	"time"
 )
@@ -90,7 +91,7 @@ func TestFeeWalletLifecycle(t *testing.T) {
 }
 
 // walletOf returns the listed wallet of partner in eco.
-func walletOf(t *testing.T, s *Store, partner, eco string) FeeWallet {
+func walletOf(t *testing.T, s *Store, partner, eco string) account.FeeWallet {
 	t.Helper()
 	list, err := s.FeeWallets(context.Background(), partner)
 	if err != nil {
@@ -102,7 +103,7 @@ func walletOf(t *testing.T, s *Store, partner, eco string) FeeWallet {
 		}
 	}
 	t.Fatalf("no %s wallet for %s in %+v", eco, partner, list)
-	return FeeWallet{}
+	return account.FeeWallet{}
 }
 
 func TestFeeWalletRefusesBadKeys(t *testing.T) {

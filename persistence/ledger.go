@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // Ledger key families (see the package comment):
@@ -31,60 +32,6 @@ const (
 	keySeqLedger    = "seq/ledger"
 )
 
-// Ledger row states.
-const (
-	LedgerPending = "pending"
-	LedgerSettled = "settled"
-)
-
-// LedgerRow is one partner fee earned on one quote: the view of a quote
-// record that carries an Earning. USD figures are integer micro-USD so that
-// sums are exact; amounts are decimal strings of base units.
-type LedgerRow struct {
-	PartnerID      string
-	QuoteID        string
-	Ecosystem      string
-	Provider       string
-	Tool           string
-	FromChain      uint64
-	ToChain        uint64
-	FromToken      string
-	ToToken        string
-	FromAmount     string
-	ToAmount       string
-	FeeToken       string
-	FeeAmount      string
-	FeeMicroUSD    int64
-	VolumeMicroUSD int64
-	CreatedAt      time.Time
-	State          string
-	// Settlement fields, set when the row settles.
-	SettledBatch string
-	SettledTo    string
-	SettledAt    time.Time
-}
-
-// ledgerRow is the row view of a, which must carry an Earning.
-func ledgerRow(a *Activity) *LedgerRow {
-	e := a.Earning
-	return &LedgerRow{
-		PartnerID: a.PartnerID, QuoteID: a.ID, Ecosystem: e.Ecosystem, Provider: a.Provider, Tool: a.Tool,
-		FromChain: a.FromChain, ToChain: a.ToChain, FromToken: a.FromToken, ToToken: a.ToToken,
-		FromAmount: a.FromAmount, ToAmount: a.ToAmount, FeeToken: e.FeeToken, FeeAmount: e.FeeAmount,
-		FeeMicroUSD: a.FeeMicroUSD, VolumeMicroUSD: a.VolumeMicroUSD, CreatedAt: a.CreatedAt, State: e.State,
-		SettledBatch: e.SettledBatch, SettledTo: e.SettledTo, SettledAt: e.SettledAt,
-	}
-}
-
-// activityOf is the activity record made for a quote known only by its
-// ledger row; it carries no Earning yet.
-func activityOf(l *LedgerRow) *Activity {
-	return &Activity{PartnerID: l.PartnerID, ID: l.QuoteID, Kind: ActivityQuote, Status: ActivityQuoted,
-		Provider: l.Provider, Tool: l.Tool, FromChain: l.FromChain, ToChain: l.ToChain,
-		FromToken: l.FromToken, ToToken: l.ToToken, FromAmount: l.FromAmount, ToAmount: l.ToAmount,
-		VolumeMicroUSD: l.VolumeMicroUSD, CreatedAt: l.CreatedAt}
-}
-
 // LedgerEcosystemPrefix is the prefix of the pending index of an ecosystem.
 func LedgerEcosystemPrefix(eco string) []byte { return []byte(prefixLedgerEco + eco + "/") }
 
@@ -100,61 +47,25 @@ type ledgerSeq struct {
 	inflight map[string]bool
 }
 
-// QuoteRecord is what one partner quote leaves on disk: its activity
-// record, whose Earning (state pending) holds the ledger row's own fields
-// when the quote carried a fee. Ledger, when set, is that row given apart:
-// it becomes the record's Earning and its fee the record's fee, and a
-// record with Ledger alone gets an activity record made from the row.
-type QuoteRecord struct {
-	Activity *Activity
-	Ledger   *LedgerRow
-
-	rec      *Activity // the merged record, set by Encode
+// EncodedQuote is a new partner quote's record, encoded ahead of its
+// commit by EncodeQuote, so that the quote path's many goroutines do the
+// encoding rather than the one that commits.
+type EncodedQuote struct {
+	rec      *account.Activity
 	key, val []byte
 }
 
-// Encode merges and encodes the record ahead of RecordQuotes, so that
-// callers on many goroutines do the encoding rather than the one that
-// commits. RecordQuotes encodes whatever was not encoded this way.
-func (r *QuoteRecord) Encode() error {
-	if r.val != nil {
-		return nil
-	}
-	a, l := r.Activity, r.Ledger
-	switch {
-	case l == nil && a == nil:
-		return errors.New("persistence: empty quote record")
-	case l != nil && a == nil:
-		a = activityOf(l)
-	case l != nil:
-		if a.PartnerID != l.PartnerID || a.ID != l.QuoteID || !a.CreatedAt.Equal(l.CreatedAt) {
-			return fmt.Errorf("persistence: quote record %s: activity and ledger row disagree on partner, id or time", a.ID)
-		}
-		merged := *a
-		a = &merged
-	}
-	if l != nil {
-		a.FeeMicroUSD = l.FeeMicroUSD
-		a.Earning = &Earning{Ecosystem: l.Ecosystem, FeeToken: l.FeeToken, FeeAmount: l.FeeAmount, State: LedgerPending}
-	}
-	if e := a.Earning; e != nil && (!ValidID(e.Ecosystem) || e.State != LedgerPending) {
-		return fmt.Errorf("persistence: quote record %s: earning must be pending in a valid ecosystem, not %q in %q", a.ID, e.State, e.Ecosystem)
+// EncodeQuote checks and encodes a new partner quote's record: its
+// activity, holding its earning when the quote carried a fee.
+func EncodeQuote(a *account.Activity) (EncodedQuote, error) {
+	if err := a.CheckNew(); err != nil {
+		return EncodedQuote{}, fmt.Errorf("persistence: quote record: %w", err)
 	}
 	val, err := encodeActivity(a)
 	if err != nil {
-		return err
+		return EncodedQuote{}, err
 	}
-	r.rec, r.key, r.val = a, ActivityKey(a.PartnerID, a.CreatedAt, a.ID), val
-	return nil
-}
-
-// AppendLedger writes ledger rows alone; see RecordQuotes.
-func (s *Store) AppendLedger(ctx context.Context, rows []*LedgerRow) ([]bool, error) {
-	recs := make([]QuoteRecord, len(rows))
-	for i, r := range rows {
-		recs[i].Ledger = r
-	}
-	return s.RecordQuotes(ctx, recs)
+	return EncodedQuote{rec: a, key: ActivityKey(a.PartnerID, a.CreatedAt, a.ID), val: val}, nil
 }
 
 // RecordQuotes writes new quote records in one synced batch: one Pebble
@@ -167,13 +78,13 @@ func (s *Store) AppendLedger(ctx context.Context, rows []*LedgerRow) ([]bool, er
 // (it is reported false in written), so a retried quote is never counted
 // twice and a settled earning never turns pending again. Earnings are given
 // their sequence number in the ecosystem's pending index here.
-func (s *Store) RecordQuotes(ctx context.Context, recs []QuoteRecord) (written []bool, err error) {
+func (s *Store) RecordQuotes(ctx context.Context, recs []EncodedQuote) (written []bool, err error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	for i := range recs {
-		if err := recs[i].Encode(); err != nil {
-			return nil, err
+	for _, r := range recs {
+		if r.val == nil {
+			return nil, errors.New("persistence: record quotes: a record was not encoded with EncodeQuote")
 		}
 	}
 	b := s.db.NewBatch()
@@ -197,7 +108,7 @@ func (s *Store) RecordQuotes(ctx context.Context, recs []QuoteRecord) (written [
 // claimQuotes adds the records that are new to b, with an index entry for
 // each earning, and marks their quote ids in flight; it returns the ids
 // claimed.
-func (s *Store) claimQuotes(b *pebble.Batch, recs []QuoteRecord, written []bool) ([]string, error) {
+func (s *Store) claimQuotes(b *pebble.Batch, recs []EncodedQuote, written []bool) ([]string, error) {
 	s.ledger.mu.Lock()
 	defer s.ledger.mu.Unlock()
 	if !s.ledger.loaded {
@@ -267,42 +178,4 @@ func (s *Store) releaseQuotes(ids []string) {
 	for _, id := range ids {
 		delete(s.ledger.inflight, id)
 	}
-}
-
-// LedgerRows calls fn for each of a partner's rows in time order, from
-// (inclusive) to until (exclusive); a zero bound is open. It reads only that
-// partner's records in that range. fn returning false stops the scan.
-func (s *Store) LedgerRows(ctx context.Context, partnerID string, from, until time.Time, fn func(*LedgerRow) bool) error {
-	if err := s.checkOpen(ctx); err != nil {
-		return err
-	}
-	if !ValidID(partnerID) {
-		return nil
-	}
-	prefix := activityPrefix(partnerID)
-	lower, upper := prefix, prefixUpperBound(string(prefix))
-	if !from.IsZero() {
-		lower = activityTimeKey(partnerID, from)
-	}
-	if !until.IsZero() {
-		upper = activityTimeKey(partnerID, until)
-	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return fmt.Errorf("persistence: ledger iterator: %w", err)
-	}
-	defer it.Close()
-	for ok := it.First(); ok; ok = it.Next() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		a, err := decodeActivity(it.Value())
-		if err != nil {
-			return err
-		}
-		if a.Earning != nil && !fn(ledgerRow(a)) {
-			break
-		}
-	}
-	return it.Error()
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // migrate brings a directory written with schema version from up to
@@ -133,13 +135,11 @@ func (s *Store) migrateLedgerChunk() (int, error) {
 
 // legacyActivity is the activity record at key (or, where the quote had
 // none, one made from the row) with the row merged in as its Earning.
-func (s *Store) legacyActivity(key []byte, r *legacyLedgerRecord) (*Activity, error) {
-	row := LedgerRow{PartnerID: r.PartnerID, QuoteID: r.QuoteID, Ecosystem: r.Ecosystem, Provider: r.Provider,
-		Tool: r.Tool, FromChain: r.FromChain, ToChain: r.ToChain, FromToken: r.FromToken, ToToken: r.ToToken,
-		FromAmount: r.FromAmount, ToAmount: r.ToAmount, FeeToken: r.FeeToken, FeeAmount: r.FeeAmount,
-		FeeMicroUSD: r.FeeMicroUSD, VolumeMicroUSD: r.VolumeMicroUSD, CreatedAt: r.CreatedAt, State: r.State,
-		SettledBatch: r.SettledBatch, SettledTo: r.SettledTo, SettledAt: r.SettledAt}
-	a := activityOf(&row)
+func (s *Store) legacyActivity(key []byte, r *legacyLedgerRecord) (*account.Activity, error) {
+	a := &account.Activity{PartnerID: r.PartnerID, ID: r.QuoteID, Kind: account.ActivityQuote, Status: account.ActivityQuoted,
+		Provider: r.Provider, Tool: r.Tool, FromChain: r.FromChain, ToChain: r.ToChain,
+		FromToken: r.FromToken, ToToken: r.ToToken, FromAmount: r.FromAmount, ToAmount: r.ToAmount,
+		VolumeMicroUSD: r.VolumeMicroUSD, CreatedAt: r.CreatedAt}
 	switch val, err := s.get(key); {
 	case err == nil:
 		if a, err = decodeActivity(val); err != nil {
@@ -148,9 +148,9 @@ func (s *Store) legacyActivity(key []byte, r *legacyLedgerRecord) (*Activity, er
 	case !errors.Is(err, ErrNotFound):
 		return nil, err
 	}
-	a.FeeMicroUSD = row.FeeMicroUSD
-	a.Earning = &Earning{Ecosystem: row.Ecosystem, FeeToken: row.FeeToken, FeeAmount: row.FeeAmount, State: row.State,
-		SettledBatch: row.SettledBatch, SettledTo: row.SettledTo, SettledAt: row.SettledAt}
+	a.FeeMicroUSD = r.FeeMicroUSD
+	a.Earning = &account.Earning{Ecosystem: r.Ecosystem, FeeToken: r.FeeToken, FeeAmount: r.FeeAmount, State: r.State,
+		SettledBatch: r.SettledBatch, SettledTo: r.SettledTo, SettledAt: r.SettledAt}
 	return a, nil
 }
 

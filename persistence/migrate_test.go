@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"github.com/swapgate/swapgate/routing/account"
 	"testing"
 	"time"
 
@@ -35,19 +36,19 @@ func TestMigrateSchema1LedgerRows(t *testing.T) {
 		suffix := string(binary.BigEndian.AppendUint64([]byte(r.PartnerID+"/"), uint64(r.CreatedAt.UnixNano()))) + r.QuoteID
 		must(t, b.Set([]byte(legacyPrefixLedgerRow+suffix), val, nil))
 		must(t, b.Set([]byte(legacyPrefixLedgerQuote+r.QuoteID), []byte(r.PartnerID), nil))
-		if r.State == LedgerPending {
+		if r.State == account.EarningPending {
 			ek := binary.BigEndian.AppendUint64(LedgerEcosystemPrefix(r.Ecosystem), seq)
 			must(t, b.Set(append(ek, r.QuoteID...), []byte(legacyPrefixLedgerRow+suffix), nil))
 		}
 	}
 	legacy(legacyLedgerRecord{PartnerID: "ptn_a", QuoteID: "qt_1", Ecosystem: "evm", Provider: "aggregator", Tool: "sbx-arcbridge",
 		FromChain: 42161, ToChain: 8453, FeeToken: "0xfee", FeeAmount: "2500", FeeMicroUSD: 2500, VolumeMicroUSD: 1_000_000,
-		CreatedAt: at, State: LedgerPending}, 1)
+		CreatedAt: at, State: account.EarningPending}, 1)
 	legacy(legacyLedgerRecord{PartnerID: "ptn_a", QuoteID: "qt_2", Ecosystem: "evm", FeeMicroUSD: 700, CreatedAt: at.Add(time.Second),
-		State: LedgerPending}, 2)
+		State: account.EarningPending}, 2)
 	legacy(legacyLedgerRecord{PartnerID: "ptn_a", QuoteID: "qt_0", Ecosystem: "solana", FeeMicroUSD: 9, CreatedAt: at.Add(-time.Hour),
-		State: LedgerSettled, SettledBatch: "stl_x", SettledTo: "So1", SettledAt: settledAt}, 0)
-	must(t, s.PutActivity(b, &Activity{PartnerID: "ptn_a", ID: "qt_1", Kind: ActivityQuote, Status: "DONE", Provider: "aggregator",
+		State: account.EarningSettled, SettledBatch: "stl_x", SettledTo: "So1", SettledAt: settledAt}, 0)
+	must(t, s.PutActivity(b, &account.Activity{PartnerID: "ptn_a", ID: "qt_1", Kind: account.ActivityQuote, Status: "DONE", Provider: "aggregator",
 		FromChain: 42161, ToChain: 8453, FromAmount: "1000", ToAmount: "990", CreatedAt: at}))
 	must(t, b.Set(keySchema, []byte{0, 0, 0, 1}, nil))
 	must(t, b.Commit(pebble.Sync))
@@ -61,15 +62,15 @@ func TestMigrateSchema1LedgerRows(t *testing.T) {
 	if v, err := s.get(keySchema); err != nil || binary.BigEndian.Uint32(v) != SchemaVersion {
 		t.Fatalf("schema after open %v %v", v, err)
 	}
-	rows := map[string]*LedgerRow{}
+	rows := map[string]*account.Activity{}
 	for _, r := range rowsOf(t, s, "ptn_a") {
-		rows[r.QuoteID] = r
+		rows[r.ID] = r
 	}
-	if len(rows) != 3 || rows["qt_1"].State != LedgerPending || rows["qt_1"].FeeAmount != "2500" || rows["qt_1"].FeeMicroUSD != 2500 ||
-		rows["qt_0"].State != LedgerSettled || !rows["qt_0"].SettledAt.Equal(settledAt) || rows["qt_2"].Ecosystem != "evm" {
+	if len(rows) != 3 || rows["qt_1"].Earning.State != account.EarningPending || rows["qt_1"].Earning.FeeAmount != "2500" || rows["qt_1"].FeeMicroUSD != 2500 ||
+		rows["qt_0"].Earning.State != account.EarningSettled || !rows["qt_0"].Earning.SettledAt.Equal(settledAt) || rows["qt_2"].Earning.Ecosystem != "evm" {
 		t.Fatalf("rows after migration: %+v %+v %+v", rows["qt_0"], rows["qt_1"], rows["qt_2"])
 	}
-	acts, _, err := s.Activities(ctx, "ptn_a", ActivityQuery{})
+	acts, _, err := s.Activities(ctx, "ptn_a", account.ActivityQuery{})
 	if err != nil || len(acts) != 3 || acts[1].ID != "qt_1" || acts[1].Status != "DONE" || acts[1].FeeMicroUSD != 2500 {
 		t.Fatalf("activity after migration: %v %+v", err, acts)
 	}

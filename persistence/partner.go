@@ -2,7 +2,6 @@ package persistence
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,59 +10,9 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/swapgate/swapgate/routing/account"
 )
-
-// Business defaults for new partners. The store does not apply them (see the
-// package comment); they live here so that every creator agrees.
-const (
-	// DefaultSwapFeeBps is the anonymous tier's swap fee (DESIGN.md §5.13).
-	DefaultSwapFeeBps = 30
-	// DefaultOnrampFeeBps is the anonymous tier's on-ramp fee.
-	DefaultOnrampFeeBps = 150
-	// DefaultHeavyPerMin is a partner key's heavy-bucket limit (DESIGN.md §5.3).
-	DefaultHeavyPerMin = 2000
-	// DefaultReadPerMin is a partner key's read-bucket limit.
-	DefaultReadPerMin = 6000
-)
-
-// AllEcosystems returns the fee ecosystems a partner may be enabled for, in
-// their canonical order. It returns a fresh slice each call.
-func AllEcosystems() []string {
-	return []string{"evm", "solana", "bitcoin", "sui", "near"}
-}
-
-// partnerIDPrefix starts generated partner IDs.
-const partnerIDPrefix = "ptn_"
-
-// maxIDLen bounds caller-chosen IDs so they stay cheap as key components.
-const maxIDLen = 64
-
-// Partner is an operator-provisioned account. KeyDigest is the SHA-256 of its
-// current API key; the key itself is never stored.
-type Partner struct {
-	ID                string
-	Name              string
-	Email             string
-	SwapFeeBps        int
-	OnrampFeeBps      int
-	HeavyPerMin       int
-	ReadPerMin        int
-	EnabledEcosystems []string
-	// KeyDigest is excluded from JSON so that no accidental marshalling of a
-	// Partner can publish it.
-	KeyDigest       [32]byte `json:"-"`
-	Disabled        bool
-	WebhooksEnabled bool
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-}
-
-// clone returns a deep copy, so callers can never alias stored state.
-func (p *Partner) clone() *Partner {
-	c := *p
-	c.EnabledEcosystems = slices.Clone(p.EnabledEcosystems)
-	return &c
-}
 
 // partnerRecordVersion is the encoding version of partnerRecord.
 const partnerRecordVersion = 1
@@ -88,7 +37,7 @@ type partnerRecord struct {
 	UpdatedAt         time.Time `json:"updatedAt"`
 }
 
-func encodePartner(p *Partner) ([]byte, error) {
+func encodePartner(p *account.Partner) ([]byte, error) {
 	b, err := json.Marshal(partnerRecord{
 		V:                 partnerRecordVersion,
 		ID:                p.ID,
@@ -111,7 +60,7 @@ func encodePartner(p *Partner) ([]byte, error) {
 	return b, nil
 }
 
-func decodePartner(b []byte) (*Partner, error) {
+func decodePartner(b []byte) (*account.Partner, error) {
 	var r partnerRecord
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("persistence: decode partner: %w", err)
@@ -119,14 +68,12 @@ func decodePartner(b []byte) (*Partner, error) {
 	if r.V != partnerRecordVersion {
 		return nil, fmt.Errorf("persistence: partner %q has record version %d, want %d", r.ID, r.V, partnerRecordVersion)
 	}
-	p := &Partner{
+	p := &account.Partner{
 		ID:                r.ID,
 		Name:              r.Name,
 		Email:             r.Email,
-		SwapFeeBps:        r.SwapFeeBps,
-		OnrampFeeBps:      r.OnrampFeeBps,
-		HeavyPerMin:       r.HeavyPerMin,
-		ReadPerMin:        r.ReadPerMin,
+		FeeTier:           account.FeeTier{SwapFeeBps: r.SwapFeeBps, OnrampFeeBps: r.OnrampFeeBps},
+		Limits:            account.Limits{HeavyPerMin: r.HeavyPerMin, ReadPerMin: r.ReadPerMin},
 		EnabledEcosystems: r.EnabledEcosystems,
 		Disabled:          r.Disabled,
 		WebhooksEnabled:   r.WebhooksEnabled,
@@ -141,46 +88,22 @@ func decodePartner(b []byte) (*Partner, error) {
 	return p, nil
 }
 
-// NewPartnerID returns a fresh random partner ID, "ptn_" and 24 hex digits.
-func NewPartnerID() (string, error) {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("persistence: generate partner id: %w", err)
-	}
-	return partnerIDPrefix + hex.EncodeToString(b[:]), nil
-}
-
-// ValidID reports whether id may be used as a key component: 1 to 64
-// characters from [A-Za-z0-9_-], so '/' can terminate it in composite keys.
-func ValidID(id string) bool {
-	if id == "" || len(id) > maxIDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // CreatePartner stores a new partner and its key index in one synced batch.
 // An empty p.ID is replaced by a generated one; zero CreatedAt and UpdatedAt
 // are set to now. p is updated in place with the stored values. It fails with
 // ErrExists when the ID or the key digest is already registered.
-func (s *Store) CreatePartner(ctx context.Context, p *Partner) error {
+func (s *Store) CreatePartner(ctx context.Context, p *account.Partner) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
 	if p.ID == "" {
-		id, err := NewPartnerID()
+		id, err := account.NewPartnerID()
 		if err != nil {
 			return err
 		}
 		p.ID = id
 	}
-	if !ValidID(p.ID) {
+	if !account.ValidID(p.ID) {
 		return fmt.Errorf("persistence: create partner: invalid id %q", p.ID)
 	}
 	if p.KeyDigest == ([32]byte{}) {
@@ -225,7 +148,7 @@ func (s *Store) CreatePartner(ctx context.Context, p *Partner) error {
 }
 
 // Partner returns the partner with the given ID, or ErrNotFound.
-func (s *Store) Partner(ctx context.Context, id string) (*Partner, error) {
+func (s *Store) Partner(ctx context.Context, id string) (*account.Partner, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -239,7 +162,7 @@ func (s *Store) Partner(ctx context.Context, id string) (*Partner, error) {
 // PartnerByKeyDigest returns the partner whose current API key has digest d,
 // or ErrNotFound. Disabled partners are returned too; refusing them is the
 // caller's decision.
-func (s *Store) PartnerByKeyDigest(ctx context.Context, d [32]byte) (*Partner, error) {
+func (s *Store) PartnerByKeyDigest(ctx context.Context, d [32]byte) (*account.Partner, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -255,7 +178,7 @@ func (s *Store) PartnerByKeyDigest(ctx context.Context, d [32]byte) (*Partner, e
 }
 
 // ListPartners returns every partner ordered by ID.
-func (s *Store) ListPartners(ctx context.Context) ([]*Partner, error) {
+func (s *Store) ListPartners(ctx context.Context) ([]*account.Partner, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -266,7 +189,7 @@ func (s *Store) ListPartners(ctx context.Context) ([]*Partner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("persistence: list partners: %w", err)
 	}
-	var out []*Partner
+	var out []*account.Partner
 	for valid := it.First(); valid; valid = it.Next() {
 		if err := ctx.Err(); err != nil {
 			_ = it.Close()
@@ -291,7 +214,7 @@ func (s *Store) ListPartners(ctx context.Context) ([]*Partner, error) {
 // old key stops working exactly when the new one starts. fn must not change ID
 // or CreatedAt. An error from fn aborts the update and is returned as is.
 // Updates are serialised, so concurrent callers never lose changes.
-func (s *Store) UpdatePartner(ctx context.Context, id string, fn func(*Partner) error) (*Partner, error) {
+func (s *Store) UpdatePartner(ctx context.Context, id string, fn func(*account.Partner) error) (*account.Partner, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -301,7 +224,7 @@ func (s *Store) UpdatePartner(ctx context.Context, id string, fn func(*Partner) 
 	if err != nil {
 		return nil, fmt.Errorf("persistence: update partner %q: %w", id, err)
 	}
-	p := old.clone()
+	p := old.Clone()
 	if err := fn(p); err != nil {
 		return nil, err
 	}
@@ -338,12 +261,12 @@ func (s *Store) UpdatePartner(ctx context.Context, id string, fn func(*Partner) 
 	if err := b.Commit(pebble.Sync); err != nil {
 		return nil, fmt.Errorf("persistence: update partner %q: commit: %w", id, err)
 	}
-	return p.clone(), nil
+	return p.Clone(), nil
 }
 
 // getPartner reads and decodes one partner record.
-func (s *Store) getPartner(id string) (*Partner, error) {
-	if !ValidID(id) {
+func (s *Store) getPartner(id string) (*account.Partner, error) {
+	if !account.ValidID(id) {
 		return nil, ErrNotFound
 	}
 	val, err := s.get(partnerKey(id))

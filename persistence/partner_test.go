@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/swapgate/swapgate/routing/account"
 	"os"
 	"slices"
 	"sync"
@@ -32,16 +33,14 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func digestOf(s string) [32]byte { return sha256.Sum256([]byte(s)) }
 
-func newPartner(id, key string) *Partner {
-	return &Partner{
+func newPartner(id, key string) *account.Partner {
+	return &account.Partner{
 		ID:                id,
 		Name:              "Acme " + id,
 		Email:             "ops@acme.example",
-		SwapFeeBps:        DefaultSwapFeeBps,
-		OnrampFeeBps:      DefaultOnrampFeeBps,
-		HeavyPerMin:       DefaultHeavyPerMin,
-		ReadPerMin:        DefaultReadPerMin,
-		EnabledEcosystems: AllEcosystems(),
+		FeeTier:           account.FeeTier{SwapFeeBps: account.AnonymousSwapFeeBps, OnrampFeeBps: account.AnonymousOnrampFeeBps},
+		Limits:            account.Limits{HeavyPerMin: account.DefaultHeavyPerMin, ReadPerMin: account.DefaultReadPerMin},
+		EnabledEcosystems: account.Ecosystems(),
 		KeyDigest:         digestOf(key),
 		WebhooksEnabled:   true,
 	}
@@ -80,7 +79,7 @@ func TestPartnerLifecycle(t *testing.T) {
 	assertSamePartner(t, byKey, p)
 
 	clock.Advance(time.Minute)
-	rotated, err := s.UpdatePartner(ctx, p.ID, func(q *Partner) error {
+	rotated, err := s.UpdatePartner(ctx, p.ID, func(q *account.Partner) error {
 		q.KeyDigest = digestOf("key-b")
 		q.SwapFeeBps = 45
 		return nil
@@ -112,7 +111,7 @@ func TestPartnerLifecycle(t *testing.T) {
 	}
 }
 
-func assertSamePartner(t *testing.T, got, want *Partner) {
+func assertSamePartner(t *testing.T, got, want *account.Partner) {
 	t.Helper()
 	if got.ID != want.ID || got.Name != want.Name || got.Email != want.Email ||
 		got.SwapFeeBps != want.SwapFeeBps || got.OnrampFeeBps != want.OnrampFeeBps ||
@@ -164,14 +163,14 @@ func TestCreatePartnerErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		p       *Partner
+		p       *account.Partner
 		wantErr error
 	}{
 		{"duplicate id", newPartner("ptn_one", "k2"), ErrExists},
 		{"duplicate digest", newPartner("ptn_two", "k1"), ErrExists},
 		{"slash in id", newPartner("ptn/x", "k3"), nil},
 		{"long id", newPartner(string(make([]byte, 65)), "k4"), nil},
-		{"zero digest", &Partner{ID: "ptn_z", Name: "z"}, nil},
+		{"zero digest", &account.Partner{ID: "ptn_z", Name: "z"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,7 +201,7 @@ func TestNotFound(t *testing.T) {
 	if _, err := s.PartnerByKeyDigest(ctx, digestOf("nope")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("PartnerByKeyDigest = %v", err)
 	}
-	_, err := s.UpdatePartner(ctx, "ptn_missing", func(*Partner) error { return nil })
+	_, err := s.UpdatePartner(ctx, "ptn_missing", func(*account.Partner) error { return nil })
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("UpdatePartner = %v", err)
 	}
@@ -219,14 +218,14 @@ func TestUpdatePartnerRefusals(t *testing.T) {
 	errAbort := errors.New("abort")
 	tests := []struct {
 		name    string
-		fn      func(*Partner) error
+		fn      func(*account.Partner) error
 		wantErr error
 	}{
-		{"fn error", func(p *Partner) error { p.Name = "changed"; return errAbort }, errAbort},
-		{"id change", func(p *Partner) error { p.ID = "ptn_c"; return nil }, nil},
-		{"createdAt change", func(p *Partner) error { p.CreatedAt = p.CreatedAt.Add(time.Hour); return nil }, nil},
-		{"digest taken", func(p *Partner) error { p.KeyDigest = digestOf("key-ptn_b"); return nil }, ErrExists},
-		{"zero digest", func(p *Partner) error { p.KeyDigest = [32]byte{}; return nil }, nil},
+		{"fn error", func(p *account.Partner) error { p.Name = "changed"; return errAbort }, errAbort},
+		{"id change", func(p *account.Partner) error { p.ID = "ptn_c"; return nil }, nil},
+		{"createdAt change", func(p *account.Partner) error { p.CreatedAt = p.CreatedAt.Add(time.Hour); return nil }, nil},
+		{"digest taken", func(p *account.Partner) error { p.KeyDigest = digestOf("key-ptn_b"); return nil }, ErrExists},
+		{"zero digest", func(p *account.Partner) error { p.KeyDigest = [32]byte{}; return nil }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -265,7 +264,7 @@ func TestUpdatePartnerConcurrentNoLostUpdates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.UpdatePartner(ctx, "ptn_c", func(q *Partner) error {
+			if _, err := s.UpdatePartner(ctx, "ptn_c", func(q *account.Partner) error {
 				q.HeavyPerMin++
 				return nil
 			}); err != nil {
@@ -295,7 +294,7 @@ func TestReturnedPartnersDoNotAlias(t *testing.T) {
 	}
 	a.EnabledEcosystems[0] = "mutated"
 	var first string
-	if _, err := s.UpdatePartner(ctx, "ptn_x", func(q *Partner) error {
+	if _, err := s.UpdatePartner(ctx, "ptn_x", func(q *account.Partner) error {
 		first = q.EnabledEcosystems[0]
 		q.EnabledEcosystems = append(q.EnabledEcosystems[:0], "near")
 		return nil
@@ -325,14 +324,12 @@ func TestPartnerRecordGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decode golden record: %v", err)
 	}
-	want := &Partner{
+	want := &account.Partner{
 		ID:                "ptn_0123456789abcdef01234567",
 		Name:              "Acme Wallet",
 		Email:             "ops@acme.example",
-		SwapFeeBps:        25,
-		OnrampFeeBps:      120,
-		HeavyPerMin:       2000,
-		ReadPerMin:        6000,
+		FeeTier:           account.FeeTier{SwapFeeBps: 25, OnrampFeeBps: 120},
+		Limits:            account.Limits{HeavyPerMin: 2000, ReadPerMin: 6000},
 		EnabledEcosystems: []string{"evm", "solana"},
 		KeyDigest:         digestOf("pk_live_00000000000000000000000000000000"),
 		Disabled:          false,

@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"encoding/json"
+	"github.com/swapgate/swapgate/routing/account"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -30,14 +31,14 @@ func randTime(rng *rand.Rand) time.Time {
 func TestActivityEncoderMatchesEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := range 300 {
-		a := Activity{
+		a := account.Activity{
 			PartnerID: "ptn_x", ID: "qt_0123", Kind: randText(rng), Status: randText(rng), Provider: randText(rng),
 			Tool: randText(rng), FromChain: rng.Uint64(), ToChain: rng.Uint64N(1000), FromToken: randText(rng),
 			ToToken: randText(rng), FromAmount: randText(rng), ToAmount: randText(rng),
 			FeeMicroUSD: rng.Int64() - rng.Int64(), VolumeMicroUSD: -rng.Int64(), CreatedAt: randTime(rng),
 		}
 		if i%3 != 0 {
-			a.Earning = &Earning{Ecosystem: randText(rng), FeeToken: randText(rng), FeeAmount: randText(rng), State: randText(rng)}
+			a.Earning = &account.Earning{Ecosystem: randText(rng), FeeToken: randText(rng), FeeAmount: randText(rng), State: randText(rng)}
 		}
 		if i%3 == 2 {
 			a.Earning.SettledBatch, a.Earning.SettledTo, a.Earning.SettledAt = randText(rng), randText(rng), randTime(rng)
@@ -59,10 +60,10 @@ func TestActivityEncoderMatchesEncodingJSON(t *testing.T) {
 
 func TestActivityEncoderRefusesUnencodableTimes(t *testing.T) {
 	far := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := encodeActivity(&Activity{PartnerID: "ptn_1", ID: "qt_1", CreatedAt: far}); err == nil {
+	if _, err := encodeActivity(&account.Activity{PartnerID: "ptn_1", ID: "qt_1", CreatedAt: far}); err == nil {
 		t.Error("encodeActivity accepted year 10000")
 	}
-	if _, err := encodeActivity(&Activity{PartnerID: "ptn_1", ID: "qt_1", CreatedAt: time.Now(), Earning: &Earning{SettledAt: far}}); err == nil {
+	if _, err := encodeActivity(&account.Activity{PartnerID: "ptn_1", ID: "qt_1", CreatedAt: time.Now(), Earning: &account.Earning{SettledAt: far}}); err == nil {
 		t.Error("encodeActivity accepted a settlement in year 10000")
 	}
 }

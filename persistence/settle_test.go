@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"fmt"
+	"github.com/swapgate/swapgate/routing/account"
 	"testing"
 	"time"
 )
@@ -10,25 +11,24 @@ import (
 // appendRows writes n pending rows of fee feeMicro for partner in eco.
 func appendRows(t *testing.T, s *Store, partner, eco string, n int, feeMicro int64, at time.Time) {
 	t.Helper()
-	rows := make([]*LedgerRow, n)
+	rows := make([]*account.Activity, n)
 	for i := range rows {
-		rows[i] = &LedgerRow{
-			PartnerID: partner, QuoteID: fmt.Sprintf("%s-%s-%d-%d", partner, eco, at.UnixNano(), i), Ecosystem: eco,
-			Provider: "aggregator", FeeMicroUSD: feeMicro, VolumeMicroUSD: 100 * feeMicro,
-			CreatedAt: at.Add(time.Duration(i) * time.Second),
-		}
+		rows[i] = feeQuote(partner, fmt.Sprintf("%s-%s-%d-%d", partner, eco, at.UnixNano(), i), eco, feeMicro,
+			at.Add(time.Duration(i)*time.Second))
 	}
-	if _, err := s.AppendLedger(context.Background(), rows); err != nil {
+	if _, err := recordQuotes(context.Background(), s, rows); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// rowsOf returns a partner's rows.
-func rowsOf(t *testing.T, s *Store, partner string) []*LedgerRow {
+// rowsOf returns a partner's records that carry an earning.
+func rowsOf(t *testing.T, s *Store, partner string) []*account.Activity {
 	t.Helper()
-	var out []*LedgerRow
-	if err := s.LedgerRows(context.Background(), partner, time.Time{}, time.Time{}, func(r *LedgerRow) bool {
-		out = append(out, r)
+	var out []*account.Activity
+	if err := s.EachActivity(context.Background(), partner, time.Time{}, time.Time{}, func(a *account.Activity) bool {
+		if a.Earning != nil {
+			out = append(out, a)
+		}
 		return true
 	}); err != nil {
 		t.Fatal(err)
@@ -59,12 +59,12 @@ func TestSettle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dry.ID != "" || !dry.DryRun || len(dry.Payouts) != 1 || dry.Payouts[0] != (Payout{"ptn_a", walletA1, 3, 3_750_000}) ||
-		len(dry.Skipped) != 1 || dry.Skipped[0] != (Unpaid{"ptn_b", 2, 1_000_000}) {
+	if dry.ID != "" || !dry.DryRun || len(dry.Payouts) != 1 || dry.Payouts[0] != (account.Payout{PartnerID: "ptn_a", Wallet: walletA1, RowCount: 3, TotalMicroUSD: 3_750_000}) ||
+		len(dry.Skipped) != 1 || dry.Skipped[0] != (account.Unpaid{PartnerID: "ptn_b", RowCount: 2, TotalMicroUSD: 1_000_000}) {
 		t.Fatalf("dry run %+v", dry)
 	}
 	for _, r := range rowsOf(t, s, "ptn_a") {
-		if r.State != LedgerPending {
+		if r.Earning.State != account.EarningPending {
 			t.Fatalf("dry run settled %+v", r)
 		}
 	}
@@ -78,23 +78,23 @@ func TestSettle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.ID == "" || len(first.Payouts) != 1 || first.Payouts[0] != (Payout{"ptn_a", walletA1, 3, 3_750_000}) {
+	if first.ID == "" || len(first.Payouts) != 1 || first.Payouts[0] != (account.Payout{PartnerID: "ptn_a", Wallet: walletA1, RowCount: 3, TotalMicroUSD: 3_750_000}) {
 		t.Fatalf("first run %+v", first)
 	}
 	for _, r := range rowsOf(t, s, "ptn_a") {
-		switch r.Ecosystem {
+		switch r.Earning.Ecosystem {
 		case "evm":
-			if r.State != LedgerSettled || r.SettledTo != walletA1 || r.SettledBatch != first.ID || !r.SettledAt.Equal(t1) {
+			if r.Earning.State != account.EarningSettled || r.Earning.SettledTo != walletA1 || r.Earning.SettledBatch != first.ID || !r.Earning.SettledAt.Equal(t1) {
 				t.Fatalf("evm row after first run %+v", r)
 			}
 		case "solana":
-			if r.State != LedgerPending {
+			if r.Earning.State != account.EarningPending {
 				t.Fatalf("solana row settled by an evm run: %+v", r)
 			}
 		}
 	}
 	for _, r := range rowsOf(t, s, "ptn_b") {
-		if r.State != LedgerPending {
+		if r.Earning.State != account.EarningPending {
 			t.Fatalf("partner without wallet settled: %+v", r)
 		}
 	}
@@ -118,14 +118,14 @@ func TestSettle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(third.Payouts) != 2 || third.Payouts[0] != (Payout{"ptn_a", walletA2, 1, 2_000_000}) ||
+	if len(third.Payouts) != 2 || third.Payouts[0] != (account.Payout{PartnerID: "ptn_a", Wallet: walletA2, RowCount: 1, TotalMicroUSD: 2_000_000}) ||
 		third.Payouts[1].PartnerID != "ptn_b" || third.Payouts[1].RowCount != 2 || len(third.Skipped) != 0 {
 		t.Fatalf("third run %+v", third)
 	}
 	paidTo := map[string]int{}
 	for _, r := range rowsOf(t, s, "ptn_a") {
-		if r.Ecosystem == "evm" {
-			paidTo[r.SettledTo]++
+		if r.Earning.Ecosystem == "evm" {
+			paidTo[r.Earning.SettledTo]++
 		}
 	}
 	if paidTo[walletA1] != 3 || paidTo[walletA2] != 1 {
@@ -141,13 +141,13 @@ func TestSettle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSettled := []EarningsGroup{{"evm", 4, 5_750_000}}
-	wantPending := []EarningsGroup{{"solana", 1, 9_000_000}}
+	wantSettled := []account.EarningsGroup{{Ecosystem: "evm", RowCount: 4, TotalMicroUSD: 5_750_000}}
+	wantPending := []account.EarningsGroup{{Ecosystem: "solana", RowCount: 1, TotalMicroUSD: 9_000_000}}
 	if fmt.Sprint(e.Settled) != fmt.Sprint(wantSettled) || fmt.Sprint(e.Pending) != fmt.Sprint(wantPending) {
 		t.Fatalf("earnings of A %+v", e)
 	}
 	e, err = s.Earnings(ctx, "ptn_b")
-	if err != nil || len(e.Pending) != 0 || fmt.Sprint(e.Settled) != fmt.Sprint([]EarningsGroup{{"evm", 2, 1_000_000}}) {
+	if err != nil || len(e.Pending) != 0 || fmt.Sprint(e.Settled) != fmt.Sprint([]account.EarningsGroup{{Ecosystem: "evm", RowCount: 2, TotalMicroUSD: 1_000_000}}) {
 		t.Fatalf("earnings of B %+v %v", e, err)
 	}
 }
@@ -172,7 +172,7 @@ func TestSettleDeletedWalletPauses(t *testing.T) {
 		t.Fatalf("settle after delete %+v %v", b, err)
 	}
 	rows := rowsOf(t, s, "ptn_a")
-	if rows[0].State != LedgerSettled || rows[0].SettledTo != "acme.near" || rows[1].State != LedgerPending {
+	if rows[0].Earning.State != account.EarningSettled || rows[0].Earning.SettledTo != "acme.near" || rows[1].Earning.State != account.EarningPending {
 		t.Fatalf("rows %+v %+v", rows[0], rows[1])
 	}
 	if _, err := s.Settle(ctx, "bad/eco", false, t0); err == nil {

@@ -5,35 +5,28 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"math"
-	"math/big"
 	"time"
 
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/quote"
 )
 
-// Fee policy (DESIGN.md §5.13).
-const (
-	AnonymousSwapFeeBps = 30
-	MaxSwapFeeBps       = 500
-	// QuoteTTL is how long a quote stays valid (DESIGN.md §5.12).
-	QuoteTTL = 60 * time.Second
-)
+// QuoteTTL is how long a quote stays valid: 60 seconds.
+const QuoteTTL = 60 * time.Second
 
 // FeeWalletFinder finds a partner's fee wallet in one ecosystem.
 type FeeWalletFinder interface {
 	FeeWallet(ctx context.Context, partnerID, ecosystem string) (addr string, ok bool, err error)
 }
 
-// LedgerRecorder makes a partner quote's records durable.
+// LedgerRecorder makes a partner quote's record durable.
 type LedgerRecorder interface {
-	Record(ctx context.Context, rec persistence.QuoteRecord) error
+	Record(ctx context.Context, a *account.Activity) error
 }
 
 // Issued is a quote handed to a client, kept for its lifetime so later
@@ -96,37 +89,22 @@ func (q *Quoter) feeFree(req *quote.Request) bool {
 		q.contracts.IsBridgeToken(req.To.ID, common.HexToAddress(req.ToToken.Address))
 }
 
-// applyFees sets the request's fee from the caller's tier and checks the
-// partner's settlement set-up.
-func (q *Quoter) applyFees(ctx context.Context, req *quote.Request, p *persistence.Partner) *apierr.Error {
+// applyFees sets the request's fee under the account fee policy and, for
+// a fee-bearing partner quote, its fee wallet.
+func (q *Quoter) applyFees(ctx context.Context, req *quote.Request, p *account.Partner) *apierr.Error {
 	if p != nil {
 		req.PartnerID = p.ID
 	}
-	if q.feeFree(req) {
-		req.FeeBps = 0
-		return nil
-	}
-	if p == nil {
-		req.FeeBps = AnonymousSwapFeeBps
-		return nil
-	}
-	req.FeeBps = p.SwapFeeBps
-	if p.SwapFeeBps > MaxSwapFeeBps {
-		return &apierr.Error{Code: apierr.PartnerFeeExceedsMax,
-			Message: fmt.Sprintf("partner fee of %d bps exceeds the platform maximum of %d bps", p.SwapFeeBps, MaxSwapFeeBps),
-			Details: map[string]any{"feeBps": p.SwapFeeBps, "maxFeeBps": MaxSwapFeeBps}}
-	}
 	eco := req.From.FeeEcosystem
-	enabled := false
-	for _, e := range p.EnabledEcosystems {
-		enabled = enabled || e == eco
+	bps, needsWallet, ferr := account.SwapFee(p, eco, q.feeFree(req))
+	if ferr != nil {
+		if ferr.Code == apierr.EcosystemNotConfigured {
+			ferr = ferr.With("fromChain", req.From.ID)
+		}
+		return ferr
 	}
-	if !enabled {
-		return &apierr.Error{Code: apierr.EcosystemNotConfigured,
-			Message: "the " + eco + " ecosystem is not enabled for this partner",
-			Details: map[string]any{"ecosystem": eco, "fromChain": req.From.ID}}
-	}
-	if req.FeeBps == 0 {
+	req.FeeBps = bps
+	if !needsWallet {
 		return nil
 	}
 	addr, ok, err := q.wallets.FeeWallet(ctx, p.ID, eco)
@@ -134,16 +112,14 @@ func (q *Quoter) applyFees(ctx context.Context, req *quote.Request, p *persisten
 		return apierr.New(apierr.ServiceUnavailable, "fee wallet lookup failed").Wrap(err)
 	}
 	if !ok {
-		return &apierr.Error{Code: apierr.PartnerWalletNotRegistered,
-			Message: "this swap's fee settles in the " + eco + " ecosystem, where the partner has no fee wallet; register one with PUT /v1/partner/me/fee-wallets",
-			Details: map[string]any{"ecosystem": eco}}
+		return account.WalletNotRegistered(eco)
 	}
 	req.FeeRecipient = addr
 	return nil
 }
 
 // Quote answers GET /v1/quote: the best route under the request's order.
-func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *persistence.Partner) (*Issued, error) {
+func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *account.Partner) (*Issued, error) {
 	routes, outcomes, err := q.race(ctx, req, p)
 	if err != nil {
 		return nil, err
@@ -157,7 +133,7 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *persistence.P
 	if p != nil {
 		// Every partner quote is on disk before it is answered: its activity
 		// (stats, transactions) and, with a fee, its earnings row.
-		if err := q.ledger.Record(ctx, persistence.QuoteRecord{Activity: activity(req, best)}); err != nil {
+		if err := q.ledger.Record(ctx, activity(req, best)); err != nil {
 			return nil, apierr.New(apierr.ServiceUnavailable, "could not record the quote; retry").Wrap(err)
 		}
 	}
@@ -167,7 +143,7 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *persistence.P
 
 // Routes answers GET /v1/routes: every route that came back in time,
 // ranked. Routes are comparisons; no earnings are recorded for them.
-func (q *Quoter) Routes(ctx context.Context, req *quote.Request, p *persistence.Partner) ([]*quote.Route, error) {
+func (q *Quoter) Routes(ctx context.Context, req *quote.Request, p *account.Partner) ([]*quote.Route, error) {
 	routes, outcomes, err := q.race(ctx, req, p)
 	if err != nil {
 		return nil, err
@@ -218,7 +194,7 @@ func failBuild(outcomes []quote.LegOutcome, r *quote.Route, err error) {
 	}
 }
 
-func (q *Quoter) race(ctx context.Context, req *quote.Request, p *persistence.Partner) ([]*quote.Route, []quote.LegOutcome, error) {
+func (q *Quoter) race(ctx context.Context, req *quote.Request, p *account.Partner) ([]*quote.Route, []quote.LegOutcome, error) {
 	req.Now = q.now()
 	req.ID = newQuoteID()
 	if err := q.applyFees(ctx, req, p); err != nil {
@@ -241,23 +217,20 @@ func (q *Quoter) race(ctx context.Context, req *quote.Request, p *persistence.Pa
 // activity is the partner's record of a quote, for stats and transactions,
 // and, when the quote carried a partner fee, for earnings: the fee's share
 // of the output, valued at the output's USD value.
-func activity(req *quote.Request, r *quote.Route) *persistence.Activity {
-	a := &persistence.Activity{
-		PartnerID: req.PartnerID, ID: req.ID, Kind: persistence.ActivityQuote, Status: persistence.ActivityQuoted,
+func activity(req *quote.Request, r *quote.Route) *account.Activity {
+	a := &account.Activity{
+		PartnerID: req.PartnerID, ID: req.ID, Kind: account.ActivityQuote, Status: account.ActivityQuoted,
 		Provider: r.Provider, Tool: r.Tool, FromChain: req.From.ID, ToChain: req.To.ID,
 		FromToken: req.FromToken.Address, ToToken: req.ToToken.Address,
 		FromAmount: r.FromAmount.String(), ToAmount: r.ToAmount.String(),
-		VolumeMicroUSD: int64(math.Round(r.FromAmountUSD * 1e6)), CreatedAt: req.Now,
+		VolumeMicroUSD: account.MicroUSD(r.FromAmountUSD), CreatedAt: req.Now,
 	}
 	if r.PartnerFee == nil || r.PartnerFee.Sign() <= 0 {
 		return a
 	}
-	if r.ToAmount.Sign() > 0 {
-		share, _ := new(big.Rat).SetFrac(r.PartnerFee, r.ToAmount).Float64()
-		a.FeeMicroUSD = int64(math.Round(share * r.ToAmountUSD * 1e6))
-	}
-	a.Earning = &persistence.Earning{Ecosystem: req.From.FeeEcosystem, FeeToken: req.ToToken.Address,
-		FeeAmount: r.PartnerFee.String(), State: persistence.LedgerPending}
+	a.FeeMicroUSD = account.FeeMicroUSD(r.PartnerFee, r.ToAmount, r.ToAmountUSD)
+	a.Earning = &account.Earning{Ecosystem: req.From.FeeEcosystem, FeeToken: req.ToToken.Address,
+		FeeAmount: r.PartnerFee.String(), State: account.EarningPending}
 	return a
 }
 

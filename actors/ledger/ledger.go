@@ -1,9 +1,9 @@
-// Package ledger is the actor that makes partner earnings durable. Each
-// partner quote with a fee sends its row here and waits; the actor gathers
-// every row that arrived while the previous commit was syncing and writes
-// them in one synced Pebble batch (group commit), so a burst of concurrent
-// quotes costs one WAL sync, and no quote is answered before its row is on
-// disk.
+// Package ledger is the actor that makes partner quotes durable. Each
+// partner quote sends its record (holding its earning when it carried a
+// fee) here and waits; the actor gathers every record that arrived while
+// the previous commit was syncing and writes them in one synced Pebble
+// batch (group commit), so a burst of concurrent quotes costs one WAL sync,
+// and no quote is answered before its record is on disk.
 //
 // A WAL sync costs far more than a row (on the machines measured, about
 // 170 µs of CPU against some 20 µs for a row's own share), so when the
@@ -24,11 +24,12 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // Appender writes quote records in one durable batch.
 type Appender interface {
-	RecordQuotes(ctx context.Context, recs []persistence.QuoteRecord) ([]bool, error)
+	RecordQuotes(ctx context.Context, recs []persistence.EncodedQuote) ([]bool, error)
 }
 
 var _ Appender = (*persistence.Store)(nil)
@@ -71,7 +72,7 @@ type stats struct {
 }
 
 type appendReq struct {
-	rec   persistence.QuoteRecord
+	rec   persistence.EncodedQuote
 	reply actors.Reply[error]
 }
 
@@ -113,13 +114,15 @@ func Start(sys *actor.ActorSystem, store Appender, o Options, props ...actor.Pro
 	return &Ledger{root: sys.Root, pid: pid, st: st}, nil
 }
 
-// Record makes a quote's records durable, returning once they are synced
-// (or the ledger row was already recorded for that quote id) or ctx ends. A
-// ctx that ends first does not withdraw them: they may still be committed.
-func (l *Ledger) Record(ctx context.Context, rec persistence.QuoteRecord) error {
+// Record makes a partner quote's record (its activity, holding its earning
+// when it carried a fee) durable, returning once it is synced (or was
+// already recorded for that quote) or ctx ends. A ctx that ends first does
+// not withdraw it: it may still be committed.
+func (l *Ledger) Record(ctx context.Context, a *account.Activity) error {
 	// Encoding here spreads it over the callers' goroutines; the actor
 	// only assembles and commits.
-	if err := rec.Encode(); err != nil {
+	rec, err := persistence.EncodeQuote(a)
+	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	req := &appendReq{rec: rec, reply: actors.NewReply[error]()}
@@ -196,7 +199,7 @@ func (a *ledgerActor) commit() {
 	n := min(len(a.pending), a.maxBatch)
 	a.lastBatch = n
 	batch := a.pending[:n]
-	recs := make([]persistence.QuoteRecord, n)
+	recs := make([]persistence.EncodedQuote, n)
 	for i, r := range batch {
 		recs[i] = r.rec
 	}

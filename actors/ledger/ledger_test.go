@@ -12,11 +12,25 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
-func row(partner, quote string, at time.Time) *persistence.LedgerRow {
-	return &persistence.LedgerRow{PartnerID: partner, QuoteID: quote, Ecosystem: "evm", Provider: "aggregator",
-		Tool: "sbx-arcbridge", FromChain: 42161, ToChain: 8453, FeeAmount: "3000", FeeMicroUSD: 3000, CreatedAt: at}
+// row is a partner quote that carried a fee.
+func row(partner, quote string, at time.Time) *account.Activity {
+	return &account.Activity{PartnerID: partner, ID: quote, Kind: account.ActivityQuote, Status: account.ActivityQuoted,
+		Provider: "aggregator", Tool: "sbx-arcbridge", FromChain: 42161, ToChain: 8453,
+		FromAmount: "1000000000", ToAmount: "996000000", FeeMicroUSD: 3000, CreatedAt: at,
+		Earning: &account.Earning{Ecosystem: "evm", FeeAmount: "3000", State: account.EarningPending}}
+}
+
+// eachRow calls fn for each of a partner's records that carry an earning.
+func eachRow(store *persistence.Store, partner string, fn func(*account.Activity)) error {
+	return store.EachActivity(context.Background(), partner, time.Time{}, time.Time{}, func(a *account.Activity) bool {
+		if a.Earning != nil {
+			fn(a)
+		}
+		return true
+	})
 }
 
 func TestGroupCommitDurableAndIdempotent(t *testing.T) {
@@ -40,7 +54,7 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			errs <- l.Record(ctx, persistence.QuoteRecord{Ledger: row("ptn_a", fmt.Sprintf("q%03d", i), at.Add(time.Duration(i)*time.Millisecond))})
+			errs <- l.Record(ctx, row("ptn_a", fmt.Sprintf("q%03d", i), at.Add(time.Duration(i)*time.Millisecond)))
 		}(i)
 	}
 	wg.Wait()
@@ -59,7 +73,7 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 	t.Logf("%d rows in %d commits", l.Rows(), l.Commits())
 	// The same quote again (a retry: same id, issued at the same time) is
 	// not counted twice.
-	if err := l.Record(context.Background(), persistence.QuoteRecord{Ledger: row("ptn_a", "q007", at.Add(7*time.Millisecond))}); err != nil {
+	if err := l.Record(context.Background(), row("ptn_a", "q007", at.Add(7*time.Millisecond))); err != nil {
 		t.Fatal(err)
 	}
 	l.Stop()
@@ -75,12 +89,11 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 	}
 	defer store.Close()
 	seen := map[string]int{}
-	err = store.LedgerRows(context.Background(), "ptn_a", time.Time{}, time.Time{}, func(r *persistence.LedgerRow) bool {
-		seen[r.QuoteID]++
-		if r.State != persistence.LedgerPending {
+	err = eachRow(store, "ptn_a", func(r *account.Activity) {
+		seen[r.ID]++
+		if r.Earning.State != account.EarningPending {
 			t.Errorf("row %+v", r)
 		}
-		return true
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +123,7 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 		}
 	}
 	var other int
-	_ = store.LedgerRows(context.Background(), "ptn_b", time.Time{}, time.Time{}, func(*persistence.LedgerRow) bool { other++; return true })
+	_ = eachRow(store, "ptn_b", func(*account.Activity) { other++ })
 	if other != 0 {
 		t.Fatalf("another partner sees %d rows", other)
 	}
@@ -125,7 +138,7 @@ type commitLog struct {
 	sizes  []int
 }
 
-func (c *commitLog) RecordQuotes(_ context.Context, recs []persistence.QuoteRecord) ([]bool, error) {
+func (c *commitLog) RecordQuotes(_ context.Context, recs []persistence.EncodedQuote) ([]bool, error) {
 	c.mu.Lock()
 	c.starts = append(c.starts, time.Now())
 	c.sizes = append(c.sizes, len(recs))
@@ -150,7 +163,7 @@ func recordAll(t *testing.T, l *Ledger, prefix string, n int) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			if err := l.Record(ctx, persistence.QuoteRecord{Ledger: row("ptn_a", fmt.Sprintf("%s%d", prefix, i), time.Now())}); err != nil {
+			if err := l.Record(ctx, row("ptn_a", fmt.Sprintf("%s%d", prefix, i), time.Now())); err != nil {
 				t.Error(err)
 			}
 		})
@@ -252,10 +265,7 @@ func benchRecordParallel(b *testing.B, interval time.Duration) {
 		for pb.Next() {
 			i := n.Add(1)
 			id := fmt.Sprintf("q%09d", i)
-			r := row("ptn_bench", id, at.Add(time.Duration(i)))
-			act := &persistence.Activity{PartnerID: "ptn_bench", ID: id, Kind: persistence.ActivityQuote, Status: "QUOTED",
-				FromChain: 42161, ToChain: 8453, FromAmount: "1000000000", ToAmount: "996000000", CreatedAt: r.CreatedAt}
-			if err := l.Record(context.Background(), persistence.QuoteRecord{Activity: act, Ledger: r}); err != nil {
+			if err := l.Record(context.Background(), row("ptn_bench", id, at.Add(time.Duration(i)))); err != nil {
 				b.Error(err)
 				return
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // Real fee-wallet addresses, one per ecosystem.
@@ -223,11 +224,17 @@ func TestEarningsAndSettleE2E(t *testing.T) {
 	idB, keyB := createPartnerOffline(t, dir, "Beta")
 	t0 := time.Now().Add(-time.Hour).UTC()
 	seedStore(t, dir, func(st *persistence.Store) {
-		row := func(pid, q, eco string, fee int64, i int) *persistence.LedgerRow {
-			return &persistence.LedgerRow{PartnerID: pid, QuoteID: q, Ecosystem: eco, Provider: "aggregator",
-				FeeMicroUSD: fee, VolumeMicroUSD: fee * 333, CreatedAt: t0.Add(time.Duration(i) * time.Second)}
+		row := func(pid, q, eco string, fee int64, i int) persistence.EncodedQuote {
+			rec, err := persistence.EncodeQuote(&account.Activity{PartnerID: pid, ID: q, Kind: account.ActivityQuote,
+				Status: account.ActivityQuoted, Provider: "aggregator", FeeMicroUSD: fee, VolumeMicroUSD: fee * 333,
+				CreatedAt: t0.Add(time.Duration(i) * time.Second),
+				Earning:   &account.Earning{Ecosystem: eco, State: account.EarningPending}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rec
 		}
-		if _, err := st.AppendLedger(context.Background(), []*persistence.LedgerRow{
+		if _, err := st.RecordQuotes(context.Background(), []persistence.EncodedQuote{
 			row(idA, "qa1", "evm", 1_200_000, 1), row(idA, "qa2", "evm", 2_100_000, 2),
 			row(idA, "qa3", "solana", 5, 3), row(idB, "qb1", "evm", 12_345_678, 4),
 		}); err != nil {
@@ -315,7 +322,7 @@ func TestStatsAndTransactionsE2E(t *testing.T) {
 	seedStore(t, dir, func(st *persistence.Store) {
 		b := st.DB().NewBatch()
 		defer b.Close()
-		put := func(a *persistence.Activity) {
+		put := func(a *account.Activity) {
 			if err := st.PutActivity(b, a); err != nil {
 				t.Fatal(err)
 			}
@@ -323,18 +330,18 @@ func TestStatsAndTransactionsE2E(t *testing.T) {
 		// A: 10 records, 8 hours apart from Mar 1 (Mar 1: 0-2, Mar 2: 3-5,
 		// Mar 3: 6-8, Mar 4: 9), plus one an hour ago.
 		for i := range 10 {
-			put(&persistence.Activity{
-				PartnerID: idA, ID: fmt.Sprintf("qa%02d", i), Kind: persistence.ActivityQuote,
+			put(&account.Activity{
+				PartnerID: idA, ID: fmt.Sprintf("qa%02d", i), Kind: account.ActivityQuote,
 				Status: []string{"QUOTED", "DONE"}[i%2], Provider: []string{"aggregator", "intents"}[i%2], Tool: "sandbox",
 				FromChain: 1, ToChain: []uint64{8453, 1151111081099710}[i%2], FromToken: "native", ToToken: "native",
 				FromAmount: "1000000000000000000", ToAmount: "999", FeeMicroUSD: int64(i%3) * 1_500_000,
 				VolumeMicroUSD: 2_000_000_000, CreatedAt: day.Add(time.Duration(i) * 8 * time.Hour),
 			})
 		}
-		put(&persistence.Activity{PartnerID: idA, ID: "qrecent", Kind: persistence.ActivitySwap, Status: "PENDING",
+		put(&account.Activity{PartnerID: idA, ID: "qrecent", Kind: account.ActivitySwap, Status: "PENDING",
 			Provider: "aggregator", Tool: "sandbox", FromChain: 10, ToChain: 10, FeeMicroUSD: 10_000, VolumeMicroUSD: 1_000_000,
 			CreatedAt: recent})
-		put(&persistence.Activity{PartnerID: idB, ID: "qb", Kind: persistence.ActivityQuote, Status: "DONE",
+		put(&account.Activity{PartnerID: idB, ID: "qb", Kind: account.ActivityQuote, Status: "DONE",
 			Provider: "aggregator", FromChain: 1, ToChain: 8453, FeeMicroUSD: 99_000_000, VolumeMicroUSD: 99_000_000, CreatedAt: day})
 		if err := b.Commit(pebble.Sync); err != nil {
 			t.Fatal(err)

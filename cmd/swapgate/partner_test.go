@@ -13,7 +13,7 @@ import (
 
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/apikey"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // cliResult is one runPartner invocation's outcome.
@@ -57,11 +57,11 @@ type createdOutput struct {
 func exercisePartnerCommands(t *testing.T, dir string, lookup func([32]byte) (string, error)) {
 	var created createdOutput
 	mustOK(t, &created, "create", "--data", dir, "--name", "Acme", "--email", "ops@acme.example", "--swap-fee-bps", "25")
-	if created.ID == "" || !apikey.WellFormed(created.APIKey) || created.Partner.FeeTier.SwapFeeBps != 25 ||
-		created.Partner.FeeTier.OnrampFeeBps != persistence.DefaultOnrampFeeBps {
+	if created.ID == "" || !account.WellFormedKey(created.APIKey) || created.Partner.FeeTier.SwapFeeBps != 25 ||
+		created.Partner.FeeTier.OnrampFeeBps != account.AnonymousOnrampFeeBps {
 		t.Fatalf("create output = %+v", created)
 	}
-	if id, err := lookup(apikey.Digest(created.APIKey)); err != nil || id != created.ID {
+	if id, err := lookup(account.KeyDigest(created.APIKey)); err != nil || id != created.ID {
 		t.Fatalf("created key's digest finds %q, %v; want %q", id, err, created.ID)
 	}
 
@@ -70,7 +70,7 @@ func exercisePartnerCommands(t *testing.T, dir string, lookup func([32]byte) (st
 	if len(list) != 1 || list[0]["id"] != created.ID {
 		t.Fatalf("list = %s", raw)
 	}
-	digest := apikey.Digest(created.APIKey)
+	digest := account.KeyDigest(created.APIKey)
 	for _, secret := range []string{created.APIKey, "apiKey", "keyDigest", "digest"} {
 		if strings.Contains(raw, secret) {
 			t.Fatalf("list output leaks %q: %s", secret, raw)
@@ -82,13 +82,13 @@ func exercisePartnerCommands(t *testing.T, dir string, lookup func([32]byte) (st
 
 	var rotated createdOutput
 	mustOK(t, &rotated, "rotate-key", "--data", dir, "--id", created.ID)
-	if rotated.ID != created.ID || rotated.APIKey == created.APIKey || !apikey.WellFormed(rotated.APIKey) {
+	if rotated.ID != created.ID || rotated.APIKey == created.APIKey || !account.WellFormedKey(rotated.APIKey) {
 		t.Fatalf("rotate-key output = %+v", rotated)
 	}
-	if _, err := lookup(apikey.Digest(created.APIKey)); err == nil {
+	if _, err := lookup(account.KeyDigest(created.APIKey)); err == nil {
 		t.Fatal("old key still resolves after rotate-key")
 	}
-	if id, err := lookup(apikey.Digest(rotated.APIKey)); err != nil || id != created.ID {
+	if id, err := lookup(account.KeyDigest(rotated.APIKey)); err != nil || id != created.ID {
 		t.Fatalf("rotated key resolves to %q, %v", id, err)
 	}
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"math/big"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/sandbox"
 )
@@ -444,7 +446,24 @@ func TestPartnerQuoteFeesAndLedger(t *testing.T) {
 	if q.FeeBps != 25 || env.Meta.RateLimit == nil || env.Meta.RateLimit.Limit != 2000 {
 		t.Fatalf("partner quote: feeBps %d, rate %+v", q.FeeBps, env.Meta.RateLimit)
 	}
-	cli(t, nil, "partner", "set-fees", "--data", dir, "--id", id, "--swap-fee-bps", "600")
+	// The operator CLI refuses a fee above the platform maximum; a partner
+	// stored above it (a record from before the CLI enforced it) has its
+	// fee-bearing quotes refused.
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"partner", "set-fees", "--data", dir, "--id", id, "--swap-fee-bps", "600"}, &stdout, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "platform maximum") {
+		t.Fatalf("set-fees 600: exit %d, %s", code, stderr.String())
+	}
+	ts.stop()
+	seedStore(t, dir, func(st *persistence.Store) {
+		if _, err := st.UpdatePartner(context.Background(), id, func(p *account.Partner) error {
+			p.SwapFeeBps = 600
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ts = startServer(t, func(c *app.Config) { c.DataDir = dir })
 	ts.get(arbToBase(), withKey(key)).wantError(t, 400, "PARTNER_FEE_EXCEEDS_MAX", "")
 	// The fee-free direct outbound bridge is still served.
 	var out struct{ FeeBps int }
@@ -481,14 +500,16 @@ func TestPartnerQuoteFeesAndLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var rows []*persistence.LedgerRow
-	if err := st.LedgerRows(context.Background(), id, time.Time{}, time.Time{}, func(r *persistence.LedgerRow) bool {
-		rows = append(rows, r)
+	var rows []*account.Activity
+	if err := st.EachActivity(context.Background(), id, time.Time{}, time.Time{}, func(a *account.Activity) bool {
+		if a.Earning != nil {
+			rows = append(rows, a)
+		}
 		return true
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].QuoteID != q.Quote.ID || rows[0].Ecosystem != "evm" || rows[0].FeeMicroUSD <= 0 || rows[0].State != "pending" {
+	if len(rows) != 1 || rows[0].ID != q.Quote.ID || rows[0].Earning.Ecosystem != "evm" || rows[0].FeeMicroUSD <= 0 || rows[0].Earning.State != "pending" {
 		t.Fatalf("ledger rows %+v for quote %s", rows, q.Quote.ID)
 	}
 }

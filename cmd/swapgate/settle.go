@@ -13,6 +13,7 @@ import (
 
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // settleTimeout bounds one settlement run, which touches every pending row
@@ -46,9 +47,9 @@ func runSettle(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return usageFailure(stderr, "unexpected arguments: "+strings.Join(fs.Args(), " "))
 	}
-	if !slices.Contains(persistence.AllEcosystems(), *eco) {
+	if !slices.Contains(account.Ecosystems(), *eco) {
 		return usageFailure(stderr, fmt.Sprintf("--ecosystem must be one of %s, got %q",
-			strings.Join(persistence.AllEcosystems(), ", "), *eco))
+			strings.Join(account.Ecosystems(), ", "), *eco))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
@@ -65,7 +66,7 @@ func runSettle(args []string, stdout, stderr io.Writer) int {
 // settle runs the settlement on the store directly or, when a running server
 // holds the data directory, through its admin listener, as the partner
 // commands do.
-func settle(ctx context.Context, dir, eco string, dryRun bool) (*persistence.SettlementBatch, error) {
+func settle(ctx context.Context, dir, eco string, dryRun bool) (*account.SettlementBatch, error) {
 	store, err := persistence.Open(dir, persistence.Options{})
 	if err == nil {
 		b, serr := store.Settle(ctx, eco, dryRun, time.Now())

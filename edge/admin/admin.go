@@ -20,7 +20,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 var (
@@ -56,7 +56,7 @@ type PartnerAdmin interface {
 }
 
 // CreateRequest describes a new partner. Nil or empty optional fields take the
-// defaults documented in package persistence.
+// defaults of the account model (package account).
 type CreateRequest struct {
 	Name              string   `json:"name"`
 	Email             string   `json:"email"`
@@ -106,7 +106,7 @@ type RateLimit struct {
 }
 
 // ViewOf converts a stored partner to its operator view.
-func ViewOf(p *persistence.Partner) PartnerView {
+func ViewOf(p *account.Partner) PartnerView {
 	eco := p.EnabledEcosystems
 	if eco == nil {
 		eco = []string{}

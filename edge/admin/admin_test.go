@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/apikey"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // changeLog records OnChange notifications.
@@ -90,16 +90,16 @@ func TestPartnerAdminContract(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Create: %v", err)
 			}
-			if !apikey.WellFormed(created.APIKey) || created.ID == "" || created.Partner.ID != created.ID {
+			if !account.WellFormedKey(created.APIKey) || created.ID == "" || created.Partner.ID != created.ID {
 				t.Fatalf("Create result = %+v", created)
 			}
 			v := created.Partner
-			if v.Name != "Acme" || v.FeeTier != (FeeTier{25, persistence.DefaultOnrampFeeBps}) ||
+			if v.Name != "Acme" || v.FeeTier != (FeeTier{25, account.AnonymousOnrampFeeBps}) ||
 				v.RateLimit != (RateLimit{2000, 2000, 6000}) || !v.WebhooksEnabled || v.Disabled ||
-				!slices.Equal(v.EnabledEcosystems, persistence.AllEcosystems()) || v.CreatedAt.IsZero() {
+				!slices.Equal(v.EnabledEcosystems, account.Ecosystems()) || v.CreatedAt.IsZero() {
 				t.Fatalf("created view = %+v", v)
 			}
-			stored, err := store.PartnerByKeyDigest(ctx, apikey.Digest(created.APIKey))
+			stored, err := store.PartnerByKeyDigest(ctx, account.KeyDigest(created.APIKey))
 			if err != nil || stored.ID != created.ID {
 				t.Fatalf("created key does not find the partner: %v", err)
 			}
@@ -108,13 +108,13 @@ func TestPartnerAdminContract(t *testing.T) {
 			if err != nil {
 				t.Fatalf("RotateKey: %v", err)
 			}
-			if rotated.APIKey == created.APIKey || !apikey.WellFormed(rotated.APIKey) || rotated.ID != created.ID {
+			if rotated.APIKey == created.APIKey || !account.WellFormedKey(rotated.APIKey) || rotated.ID != created.ID {
 				t.Fatalf("RotateKey result = %+v", rotated)
 			}
-			if _, err := store.PartnerByKeyDigest(ctx, apikey.Digest(created.APIKey)); !errors.Is(err, persistence.ErrNotFound) {
+			if _, err := store.PartnerByKeyDigest(ctx, account.KeyDigest(created.APIKey)); !errors.Is(err, persistence.ErrNotFound) {
 				t.Fatalf("old key still resolves: %v", err)
 			}
-			if _, err := store.PartnerByKeyDigest(ctx, apikey.Digest(rotated.APIKey)); err != nil {
+			if _, err := store.PartnerByKeyDigest(ctx, account.KeyDigest(rotated.APIKey)); err != nil {
 				t.Fatalf("new key does not resolve: %v", err)
 			}
 

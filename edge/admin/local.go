@@ -4,15 +4,23 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/apikey"
+	"github.com/swapgate/swapgate/routing/account"
 )
+
+// PartnerStore is the partner storage Local works on; *persistence.Store is
+// one. UpdatePartner applies fn to a copy of the stored partner and stores
+// the result atomically with respect to other updates.
+type PartnerStore interface {
+	CreatePartner(ctx context.Context, p *account.Partner) error
+	ListPartners(ctx context.Context) ([]*account.Partner, error)
+	UpdatePartner(ctx context.Context, id string, fn func(*account.Partner) error) (*account.Partner, error)
+}
 
 // Local performs partner operations directly on an open store. The CLI uses
 // it when no server holds the data directory; the admin listener uses it to
 // serve requests.
 type Local struct {
-	store    *persistence.Store
+	store    PartnerStore
 	onChange func(partnerID string)
 }
 
@@ -21,7 +29,7 @@ var _ PartnerAdmin = (*Local)(nil)
 // NewLocal returns partner operations over store. onChange, if not nil, is
 // called with the partner's ID after every successful change, so a running
 // server can drop cached authentication for that partner.
-func NewLocal(store *persistence.Store, onChange func(partnerID string)) *Local {
+func NewLocal(store PartnerStore, onChange func(partnerID string)) *Local {
 	return &Local{store: store, onChange: onChange}
 }
 
@@ -56,17 +64,21 @@ func (l *Local) Create(ctx context.Context, req CreateRequest) (CreateResult, er
 	if err != nil {
 		return CreateResult{}, err
 	}
-	key, digest, err := apikey.Generate()
+	key, digest, err := account.NewAPIKey()
 	if err != nil {
 		return CreateResult{}, fmt.Errorf("create partner: %w", err)
 	}
-	p := &persistence.Partner{
-		Name:              name,
-		Email:             email,
-		SwapFeeBps:        valueOr(req.SwapFeeBps, persistence.DefaultSwapFeeBps),
-		OnrampFeeBps:      valueOr(req.OnrampFeeBps, persistence.DefaultOnrampFeeBps),
-		HeavyPerMin:       valueOr(req.HeavyPerMin, persistence.DefaultHeavyPerMin),
-		ReadPerMin:        valueOr(req.ReadPerMin, persistence.DefaultReadPerMin),
+	p := &account.Partner{
+		Name:  name,
+		Email: email,
+		FeeTier: account.FeeTier{
+			SwapFeeBps:   valueOr(req.SwapFeeBps, account.AnonymousSwapFeeBps),
+			OnrampFeeBps: valueOr(req.OnrampFeeBps, account.AnonymousOnrampFeeBps),
+		},
+		Limits: account.Limits{
+			HeavyPerMin: valueOr(req.HeavyPerMin, account.DefaultHeavyPerMin),
+			ReadPerMin:  valueOr(req.ReadPerMin, account.DefaultReadPerMin),
+		},
 		EnabledEcosystems: eco,
 		KeyDigest:         digest,
 		WebhooksEnabled:   true,
@@ -96,11 +108,11 @@ func (l *Local) RotateKey(ctx context.Context, id string) (CreateResult, error) 
 	if err := validateID(id); err != nil {
 		return CreateResult{}, err
 	}
-	key, digest, err := apikey.Generate()
+	key, digest, err := account.NewAPIKey()
 	if err != nil {
 		return CreateResult{}, fmt.Errorf("rotate key: %w", err)
 	}
-	p, err := l.store.UpdatePartner(ctx, id, func(p *persistence.Partner) error {
+	p, err := l.store.UpdatePartner(ctx, id, func(p *account.Partner) error {
 		p.KeyDigest = digest
 		return nil
 	})
@@ -125,7 +137,7 @@ func (l *Local) SetFees(ctx context.Context, id string, swapBps, onrampBps *int)
 	if err := validateFee("onrampFeeBps", onrampBps); err != nil {
 		return PartnerView{}, err
 	}
-	return l.update(ctx, "set fees", id, func(p *persistence.Partner) {
+	return l.update(ctx, "set fees", id, func(p *account.Partner) {
 		p.SwapFeeBps = valueOr(swapBps, p.SwapFeeBps)
 		p.OnrampFeeBps = valueOr(onrampBps, p.OnrampFeeBps)
 	})
@@ -145,7 +157,7 @@ func (l *Local) SetLimits(ctx context.Context, id string, heavy, read *int) (Par
 	if err := validateLimit("readPerMin", read); err != nil {
 		return PartnerView{}, err
 	}
-	return l.update(ctx, "set limits", id, func(p *persistence.Partner) {
+	return l.update(ctx, "set limits", id, func(p *account.Partner) {
 		p.HeavyPerMin = valueOr(heavy, p.HeavyPerMin)
 		p.ReadPerMin = valueOr(read, p.ReadPerMin)
 	})
@@ -156,12 +168,12 @@ func (l *Local) Disable(ctx context.Context, id string) (PartnerView, error) {
 	if err := validateID(id); err != nil {
 		return PartnerView{}, err
 	}
-	return l.update(ctx, "disable", id, func(p *persistence.Partner) { p.Disabled = true })
+	return l.update(ctx, "disable", id, func(p *account.Partner) { p.Disabled = true })
 }
 
 // update applies fn under the store's read-modify-write and notifies.
-func (l *Local) update(ctx context.Context, op, id string, fn func(*persistence.Partner)) (PartnerView, error) {
-	p, err := l.store.UpdatePartner(ctx, id, func(p *persistence.Partner) error {
+func (l *Local) update(ctx context.Context, op, id string, fn func(*account.Partner)) (PartnerView, error) {
+	p, err := l.store.UpdatePartner(ctx, id, func(p *account.Partner) error {
 		fn(p)
 		return nil
 	})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // Error codes of the admin listener, shared by Server and Client.
@@ -40,14 +40,14 @@ func WriteJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 }
 
 // WriteError maps err to a status and code: ErrInvalid is 400,
-// persistence.ErrNotFound 404, persistence.ErrExists 409, anything else 500.
+// account.ErrNotFound 404, account.ErrExists 409, anything else 500.
 func WriteError(ctx *fasthttp.RequestCtx, err error) {
 	switch {
 	case errors.Is(err, ErrInvalid):
 		writeErrorStatus(ctx, fasthttp.StatusBadRequest, codeInvalid, err.Error())
-	case errors.Is(err, persistence.ErrNotFound):
+	case errors.Is(err, account.ErrNotFound):
 		writeErrorStatus(ctx, fasthttp.StatusNotFound, codeNotFound, err.Error())
-	case errors.Is(err, persistence.ErrExists):
+	case errors.Is(err, account.ErrExists):
 		writeErrorStatus(ctx, fasthttp.StatusConflict, codeConflict, err.Error())
 	default:
 		writeErrorStatus(ctx, fasthttp.StatusInternalServerError, codeInternal, err.Error())
@@ -86,9 +86,9 @@ func sentinelFor(code string) error {
 	case codeInvalid:
 		return ErrInvalid
 	case codeNotFound:
-		return persistence.ErrNotFound
+		return account.ErrNotFound
 	case codeConflict:
-		return persistence.ErrExists
+		return account.ErrExists
 	case codeUnauthorized:
 		return ErrUnauthorized
 	}

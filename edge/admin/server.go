@@ -13,8 +13,6 @@ import (
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
-
-	"github.com/swapgate/swapgate/persistence"
 )
 
 // Server limits. Admin requests are small and rare; generous timeouts only
@@ -46,7 +44,7 @@ type Server struct {
 // New prepares an admin server for the store in dataDir with the partner
 // endpoints registered. onChange is called with a partner's ID after each
 // change, so the caller can invalidate caches.
-func New(dataDir string, store *persistence.Store, onChange func(partnerID string)) (*Server, error) {
+func New(dataDir string, store PartnerStore, onChange func(partnerID string)) (*Server, error) {
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return nil, fmt.Errorf("admin: generate token: %w", err)
@@ -73,7 +71,7 @@ func New(dataDir string, store *persistence.Store, onChange func(partnerID strin
 
 // Start creates, starts and advertises an admin server with the partner
 // endpoints.
-func Start(dataDir string, store *persistence.Store, onChange func(partnerID string)) (*Server, error) {
+func Start(dataDir string, store PartnerStore, onChange func(partnerID string)) (*Server, error) {
 	s, err := New(dataDir, store, onChange)
 	if err != nil {
 		return nil, err

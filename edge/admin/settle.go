@@ -8,7 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // pathSettle runs a settlement: POST /admin/settle/{ecosystem}[?dryRun=1].
@@ -20,10 +20,8 @@ const settleTimeout = 4 * time.Minute
 
 // Settler runs settlements; *persistence.Store is one.
 type Settler interface {
-	Settle(ctx context.Context, ecosystem string, dryRun bool, now time.Time) (*persistence.SettlementBatch, error)
+	Settle(ctx context.Context, ecosystem string, dryRun bool, now time.Time) (*account.SettlementBatch, error)
 }
-
-var _ Settler = (*persistence.Store)(nil)
 
 // RegisterSettle adds the settlement endpoint to s, so `swapgate settle` can
 // run while a server holds the data directory. now is the clock stamped on
@@ -34,7 +32,7 @@ func RegisterSettle(s *Server, st Settler, now func() time.Time) error {
 	}
 	return s.Handle(fasthttp.MethodPost, pathSettle, func(ctx *fasthttp.RequestCtx) {
 		eco, _ := ctx.UserValue("ecosystem").(string)
-		if !persistence.ValidID(eco) {
+		if !account.ValidID(eco) {
 			WriteError(ctx, invalidf("ecosystem %q is not valid", eco))
 			return
 		}
@@ -52,15 +50,15 @@ func RegisterSettle(s *Server, st Settler, now func() time.Time) error {
 
 // Settle runs a settlement through the listener of the process that holds
 // the data directory.
-func (c *Client) Settle(ctx context.Context, ecosystem string, dryRun bool) (*persistence.SettlementBatch, error) {
-	if !persistence.ValidID(ecosystem) {
+func (c *Client) Settle(ctx context.Context, ecosystem string, dryRun bool) (*account.SettlementBatch, error) {
+	if !account.ValidID(ecosystem) {
 		return nil, invalidf("ecosystem %q is not valid", ecosystem)
 	}
 	path := "/admin/settle/" + url.PathEscape(ecosystem)
 	if dryRun {
 		path += "?dryRun=1"
 	}
-	var b persistence.SettlementBatch
+	var b account.SettlementBatch
 	if err := c.Call(ctx, fasthttp.MethodPost, path, nil, &b); err != nil {
 		return nil, fmt.Errorf("admin: settle %s: %w", ecosystem, err)
 	}

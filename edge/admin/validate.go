@@ -6,18 +6,14 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
-// Bounds on operator input. The fee bound is the arithmetic one (100%); the
-// platform maximum of 500 bps is enforced at quote time, where a partner
-// configured above it gets PARTNER_FEE_EXCEEDS_MAX, so an operator can still
-// record terms that are pending approval.
+// Bounds on operator input. Fees and limits are bounded by the account
+// model (fees by the platform maximum, account.MaxFeeBps).
 const (
-	maxFeeBps    = 10000
-	maxNameLen   = 200
-	maxEmailLen  = 254
-	maxRateLimit = 1_000_000_000
+	maxNameLen  = 200
+	maxEmailLen = 254
 )
 
 // invalidf returns an error wrapping ErrInvalid.
@@ -70,16 +66,22 @@ func validateEmail(email string) (string, error) {
 
 // validateFee checks an optional fee in basis points.
 func validateFee(field string, bps *int) error {
-	if bps != nil && (*bps < 0 || *bps > maxFeeBps) {
-		return invalidf("%s must be between 0 and %d, got %d", field, maxFeeBps, *bps)
+	if bps == nil {
+		return nil
+	}
+	if err := account.CheckFeeBps(*bps); err != nil {
+		return invalidf("%s %v", field, err)
 	}
 	return nil
 }
 
 // validateLimit checks an optional per-minute limit.
 func validateLimit(field string, n *int) error {
-	if n != nil && (*n <= 0 || *n > maxRateLimit) {
-		return invalidf("%s must be between 1 and %d, got %d", field, maxRateLimit, *n)
+	if n == nil {
+		return nil
+	}
+	if err := account.CheckPerMin(*n); err != nil {
+		return invalidf("%s %v", field, err)
 	}
 	return nil
 }
@@ -87,7 +89,7 @@ func validateLimit(field string, n *int) error {
 // validateEcosystems checks, de-duplicates and orders a list of ecosystems.
 // An empty list means all of them.
 func validateEcosystems(in []string) ([]string, error) {
-	all := persistence.AllEcosystems()
+	all := account.Ecosystems()
 	if len(in) == 0 {
 		return all, nil
 	}
@@ -111,8 +113,8 @@ func validateID(id string) error {
 	if id == "" {
 		return invalidf("id is required")
 	}
-	if !persistence.ValidID(id) {
-		return fmt.Errorf("partner %q: %w", id, persistence.ErrNotFound)
+	if !account.ValidID(id) {
+		return fmt.Errorf("partner %q: %w", id, account.ErrNotFound)
 	}
 	return nil
 }

@@ -68,8 +68,8 @@ func TestValidateNumbers(t *testing.T) {
 	}{
 		{"fee nil", validateFee("f", nil), true},
 		{"fee 0", validateFee("f", n(0)), true},
-		{"fee 10000", validateFee("f", n(10000)), true},
-		{"fee above platform max is stored", validateFee("f", n(600)), true},
+		{"fee at the platform maximum", validateFee("f", n(500)), true},
+		{"fee above the platform maximum", validateFee("f", n(501)), false},
 		{"fee -1", validateFee("f", n(-1)), false},
 		{"fee 10001", validateFee("f", n(10001)), false},
 		{"limit nil", validateLimit("l", nil), true},

@@ -14,10 +14,6 @@ import (
 // failure to INVALID_PARAMS with errors.Is while the message keeps the reason.
 var ErrInvalid = errors.New("invalid address")
 
-// ErrUnknownEcosystem is returned by ValidateFeeWallet for an ecosystem that
-// has no fee wallets (DESIGN.md §5.13 names evm, solana, bitcoin, sui, near).
-var ErrUnknownEcosystem = errors.New("unknown fee ecosystem")
-
 // maxGenericLen bounds addresses of formats without a dedicated codec; no
 // real account address on any chain Swapgate knows is longer.
 const maxGenericLen = 128
@@ -75,27 +71,6 @@ func Validate(format, addr string) error {
 		return validateAleo(addr)
 	default:
 		return validateGeneric(format, addr)
-	}
-}
-
-// ValidateFeeWallet checks a partner fee-wallet address for a fee ecosystem.
-// NEAR fee wallets must be named accounts ending in .near or .testnet: an
-// implicit account or a sub-account of another top-level name is refused,
-// since the fee settles through the NEAR intents contract to a named account.
-func ValidateFeeWallet(ecosystem, addr string) error {
-	switch strings.ToLower(ecosystem) {
-	case "evm", "solana", "bitcoin", "sui":
-		return Validate(ecosystem, addr)
-	case "near":
-		if err := validateNEAR(addr); err != nil {
-			return err
-		}
-		if !strings.HasSuffix(addr, ".near") && !strings.HasSuffix(addr, ".testnet") {
-			return invalid("near", "fee wallet must end in .near or .testnet")
-		}
-		return nil
-	default:
-		return fmt.Errorf("%w: %q", ErrUnknownEcosystem, ecosystem)
 	}
 }
 

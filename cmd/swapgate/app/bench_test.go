@@ -11,8 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/apikey"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // benchApp starts the real service (Pebble, actors, sandbox) and returns it
@@ -29,12 +28,12 @@ func benchApp(b *testing.B) (*App, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = a.Close(context.Background()) })
-	key, digest, err := apikey.Generate()
+	key, digest, err := account.NewAPIKey()
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &persistence.Partner{ID: "ptn_bench", Name: "Bench", Email: "bench@example.com", SwapFeeBps: 25,
-		HeavyPerMin: 1 << 30, ReadPerMin: 1 << 30, EnabledEcosystems: persistence.AllEcosystems(), KeyDigest: digest}
+	p := &account.Partner{ID: "ptn_bench", Name: "Bench", Email: "bench@example.com", FeeTier: account.FeeTier{SwapFeeBps: 25},
+		Limits: account.Limits{HeavyPerMin: 1 << 30, ReadPerMin: 1 << 30}, EnabledEcosystems: account.Ecosystems(), KeyDigest: digest}
 	ctx := context.Background()
 	if err := a.store.CreatePartner(ctx, p); err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package apikey
+package account
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 func TestGenerateShapeAndDigest(t *testing.T) {
 	seen := make(map[string]bool)
 	for i := 0; i < 200; i++ {
-		key, digest, err := Generate()
+		key, digest, err := NewAPIKey()
 		if err != nil {
-			t.Fatalf("Generate: %v", err)
+			t.Fatalf("NewAPIKey: %v", err)
 		}
-		if !WellFormed(key) {
-			t.Fatalf("Generate returned malformed key %q", key)
+		if !WellFormedKey(key) {
+			t.Fatalf("NewAPIKey returned malformed key %q", key)
 		}
 		if digest != sha256.Sum256([]byte(key)) {
 			t.Fatalf("digest does not match SHA-256 of the key")
@@ -39,7 +39,7 @@ func TestGenerateRejectsBiasedBytes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("generate: %v", err)
 	}
-	want := Prefix + strings.Repeat("0z0z", RandomLength/4)
+	want := KeyPrefix + strings.Repeat("0z0z", KeyRandomLength/4)
 	if key != want {
 		t.Fatalf("generate = %q, want %q", key, want)
 	}
@@ -59,7 +59,7 @@ func TestGenerateReadError(t *testing.T) {
 }
 
 func TestWellFormed(t *testing.T) {
-	good := Prefix + strings.Repeat("aZ09", 8)
+	good := KeyPrefix + strings.Repeat("aZ09", 8)
 	tests := []struct {
 		name string
 		key  string
@@ -67,35 +67,35 @@ func TestWellFormed(t *testing.T) {
 	}{
 		{"good", good, true},
 		{"empty", "", false},
-		{"prefix only", Prefix, false},
+		{"prefix only", KeyPrefix, false},
 		{"test prefix", "pk_test_" + strings.Repeat("a", 32), false},
 		{"one short", good[:len(good)-1], false},
 		{"one long", good + "a", false},
-		{"underscore in body", Prefix + strings.Repeat("a", 31) + "_", false},
-		{"non-ascii", Prefix + strings.Repeat("a", 30) + "é", false},
-		{"space", Prefix + strings.Repeat("a", 31) + " ", false},
+		{"underscore in body", KeyPrefix + strings.Repeat("a", 31) + "_", false},
+		{"non-ascii", KeyPrefix + strings.Repeat("a", 30) + "é", false},
+		{"space", KeyPrefix + strings.Repeat("a", 31) + " ", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := WellFormed(tt.key); got != tt.want {
-				t.Fatalf("WellFormed(%q) = %v, want %v", tt.key, got, tt.want)
+			if got := WellFormedKey(tt.key); got != tt.want {
+				t.Fatalf("WellFormedKey(%q) = %v, want %v", tt.key, got, tt.want)
 			}
 		})
 	}
 }
 
 func TestEqual(t *testing.T) {
-	a := Digest("pk_live_a")
-	b := Digest("pk_live_b")
-	if !Equal(a, a) {
-		t.Fatal("Equal(a, a) = false")
+	a := KeyDigest("pk_live_a")
+	b := KeyDigest("pk_live_b")
+	if !DigestsEqual(a, a) {
+		t.Fatal("DigestsEqual(a, a) = false")
 	}
-	if Equal(a, b) {
-		t.Fatal("Equal(a, b) = true")
+	if DigestsEqual(a, b) {
+		t.Fatal("DigestsEqual(a, b) = true")
 	}
 	c := a
 	c[31] ^= 1
-	if Equal(a, c) {
-		t.Fatal("Equal ignored a difference in the last byte")
+	if DigestsEqual(a, c) {
+		t.Fatal("DigestsEqual ignored a difference in the last byte")
 	}
 }
