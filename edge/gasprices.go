@@ -9,7 +9,7 @@ import (
 
 // gasPrices answers GET /v1/gas-prices?chainId=…: one id gives the record
 // as data, several (comma-separated) give data.gasPrices in the order asked
-// (DESIGN.md §5.4). Records are served from bytes encoded once per change.
+// Records are served from bytes encoded once per change.
 func (s *Server) gasPrices(r *Request) error {
 	v, ok := query(r, "chainId")
 	if !ok || v == "" {

@@ -19,7 +19,7 @@ type partnerProfile struct {
 }
 
 // partnerMe answers GET /v1/partner/me with the caller's profile; the rate
-// limit shown is the heavy-bucket figure (DESIGN.md §5.3).
+// limit shown is the heavy-bucket figure.
 func (s *Server) partnerMe(r *Request) error {
 	p := r.Partner
 	var out partnerProfile

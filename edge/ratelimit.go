@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Bucket is the rate-limit class of an endpoint (DESIGN.md §5.3).
+// Bucket is the rate-limit class of an endpoint: heavy (quote, routes,
+// execute, status) or read (reference data, ping, partner endpoints).
 type Bucket uint8
 
 // Buckets. BucketNone endpoints count against nothing.

@@ -50,8 +50,8 @@ type route struct {
 	bucket Bucket
 	auth   authMode
 	name   string
-	// anonFree exempts calls without a key from the bucket (GET /v1/ping,
-	// DESIGN.md §5.3); calls with a key still count.
+	// anonFree exempts calls without a key from the bucket (GET /v1/ping);
+	// calls with a key still count.
 	anonFree bool
 }
 

@@ -21,7 +21,8 @@ import (
 	"github.com/swapgate/swapgate/routing/tools"
 )
 
-// MaxBodySize is the largest request body accepted (DESIGN.md §5.20).
+// MaxBodySize is the largest request body accepted: 64 KiB; a larger one
+// is refused with INVALID_BODY.
 const MaxBodySize = 64 << 10
 
 // Version is the API description version reported by /v1/ping.
@@ -41,8 +42,8 @@ type Config struct {
 	Mode string
 }
 
-// DefaultConfig returns the configuration of DESIGN.md §5.3 and sensible
-// timeouts.
+// DefaultConfig returns the anonymous tier's limits (30 heavy and 240 read
+// requests a minute per client IP) and sensible timeouts.
 func DefaultConfig() Config {
 	return Config{
 		ReadTimeout:     10 * time.Second,

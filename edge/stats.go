@@ -7,12 +7,12 @@ import (
 	"github.com/swapgate/swapgate/routing/apierr"
 )
 
-// defaultStatsRange is the range of GET /v1/partner/stats without from
-// (DESIGN.md §5.22).
+// defaultStatsRange is the range of GET /v1/partner/stats without from:
+// the last 30 days.
 const defaultStatsRange = 30 * 24 * time.Hour
 
-// statFigures are the three figures of DESIGN.md §5.22, USD as exact
-// decimal strings.
+// statFigures are the three figures of the stats endpoint (quotes, volume
+// and fees), USD as exact decimal strings.
 type statFigures struct {
 	Quotes    int64  `json:"quotes"`
 	VolumeUSD string `json:"volumeUsd"`

@@ -11,8 +11,7 @@ import (
 	"github.com/swapgate/swapgate/routing/apierr"
 )
 
-// transactionView is one item of GET /v1/partner/transactions (DESIGN.md
-// §5.21). Chain ids fit JSON numbers exactly (all are below 2^53); USD
+// transactionView is one item of GET /v1/partner/transactions. Chain ids fit JSON numbers exactly (all are below 2^53); USD
 // figures are exact decimal strings.
 type transactionView struct {
 	ID         string `json:"id"`

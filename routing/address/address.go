@@ -1,5 +1,5 @@
 // Package address validates account and token addresses for every chain
-// family Swapgate routes on (DESIGN.md §5.15). Each format has a real codec:
+// family Swapgate routes on. Each format has a real codec:
 // checksums are verified, not just character sets, because a typo in a
 // recipient address that passes a regex loses the user's funds.
 package address

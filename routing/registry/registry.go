@@ -13,10 +13,11 @@ import (
 )
 
 // ChainType is the family of virtual machine a chain runs, as /v1/chains
-// reports it (DESIGN.md §5.8).
+// reports it.
 type ChainType string
 
-// The chain types of DESIGN.md §5.8.
+// The chain types: EVM, SVM (Solana), UTXO (Bitcoin), MVM (Sui), and
+// INTENTS for every chain reached only through the intents provider.
 const (
 	EVM     ChainType = "EVM"
 	SVM     ChainType = "SVM"
@@ -56,7 +57,7 @@ type Chain struct {
 	// evm, solana, bitcoin, sui, near, ton, tron, xrp, doge, stellar, ...
 	AddressFormat string `json:"addressFormat"`
 	// FeeEcosystem is the fee-wallet ecosystem where a partner fee on a swap
-	// from this chain settles (DESIGN.md §5.13): evm, solana, bitcoin, sui or near.
+	// from this chain settles: evm, solana, bitcoin, sui or near.
 	FeeEcosystem string `json:"feeEcosystem"`
 	// IntentsBlockchain is the 1Click blockchain code (eth, arb, ton, ...),
 	// empty where the intents provider does not reach the chain.

@@ -214,7 +214,7 @@ func checkEIP55(t *testing.T, chainID uint64, tok *Token) {
 
 func TestWarpRouteUSDC(t *testing.T) {
 	r := load(t)
-	// REFERENCE.md, Hyperlane USDC warp route: collateral USDC per chain and
+	// The Hyperlane USDC warp route: collateral USDC per chain and
 	// the synthetic USDCh on PulseChain.
 	tests := map[uint64]string{
 		1:     "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",

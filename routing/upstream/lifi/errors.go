@@ -10,7 +10,7 @@ import (
 	"github.com/swapgate/swapgate/routing/upstream/httpjson"
 )
 
-// LI.FI error codes (REFERENCE.md, "Upstream APIs").
+// LI.FI error codes, as its API documents them.
 const (
 	codeFailedToBuildTx = 1001
 	codeNoQuote         = 1002
