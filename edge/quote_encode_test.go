@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/routing/gas"
+	"github.com/swapgate/swapgate/routing/prices"
 	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 )
@@ -16,8 +16,8 @@ import (
 // goldenPrices knows one of the two tokens, so both priceUSD sources show.
 type goldenPrices struct{ addr string }
 
-func (g goldenPrices) Prices(uint64) (refdata.PriceSnapshot, bool) {
-	return refdata.PriceSnapshot{ByAddress: map[string]float64{g.addr: 0.99987}}, true
+func (g goldenPrices) Prices(uint64) (prices.Snapshot, bool) {
+	return prices.Snapshot{ByAddress: map[string]float64{g.addr: 0.99987}}, true
 }
 func (goldenPrices) Gas(uint64) (gas.Record, bool) { return gas.Record{}, false }
 func (goldenPrices) GasVersion(uint64) uint64      { return 0 }

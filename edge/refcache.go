@@ -7,8 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/routing/gas"
+	"github.com/swapgate/swapgate/routing/prices"
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
 )
@@ -17,12 +17,10 @@ import (
 // by the per-chain actors. Versions rise only when a value changed, which is
 // what lets the edge serve pre-encoded bytes in between.
 type RefData interface {
-	Prices(chainID uint64) (refdata.PriceSnapshot, bool)
+	Prices(chainID uint64) (prices.Snapshot, bool)
 	Gas(chainID uint64) (gas.Record, bool)
 	GasVersion(chainID uint64) uint64
 }
-
-var _ RefData = (*refdata.Service)(nil)
 
 // refCache holds the encoded forms of the read endpoints' payloads. Static
 // payloads (tools, the connection list) are encoded once; price- and
@@ -116,7 +114,7 @@ func newRefCache(reg *registry.Registry, cat *tools.Catalog, ref RefData) (*refC
 }
 
 // tokenJSONOf renders one token with its live price.
-func tokenJSONOf(t *registry.Token, snap refdata.PriceSnapshot) tokenJSON {
+func tokenJSONOf(t *registry.Token, snap prices.Snapshot) tokenJSON {
 	tj := tokenJSON{ChainID: t.ChainID, Address: t.Address, Symbol: t.Symbol, Name: t.Name,
 		Decimals: t.Decimals, LogoURI: t.LogoURI, CoinKey: t.CoinKey, PriceUSD: t.PriceUSD}
 	if p, ok := snap.ByAddress[lowerASCII(t.Address)]; ok {

@@ -12,18 +12,18 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/gas"
+	"github.com/swapgate/swapgate/routing/prices"
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
 )
 
 type fixedRefData struct{}
 
-func (fixedRefData) Prices(uint64) (refdata.PriceSnapshot, bool) {
-	return refdata.PriceSnapshot{}, false
+func (fixedRefData) Prices(uint64) (prices.Snapshot, bool) {
+	return prices.Snapshot{}, false
 }
 func (fixedRefData) Gas(uint64) (gas.Record, bool) { return gas.Record{}, false }
 func (fixedRefData) GasVersion(uint64) uint64      { return 0 }

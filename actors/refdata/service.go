@@ -166,14 +166,14 @@ func (s *Service) Price(chainID uint64, tokenAddress string) (float64, bool) {
 
 // Prices returns the current price snapshot of a chain. The map is shared:
 // callers must not modify it.
-func (s *Service) Prices(chainID uint64) (PriceSnapshot, bool) {
+func (s *Service) Prices(chainID uint64) (prices.Snapshot, bool) {
 	st, ok := s.states[chainID]
 	if !ok {
-		return PriceSnapshot{}, false
+		return prices.Snapshot{}, false
 	}
 	snap := st.prices.Load()
 	if snap == nil {
-		return PriceSnapshot{}, false
+		return prices.Snapshot{}, false
 	}
 	return *snap, true
 }

@@ -10,23 +10,11 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 
 	"github.com/swapgate/swapgate/routing/gas"
+	"github.com/swapgate/swapgate/routing/prices"
 )
 
-// PriceSnapshot is every price of one chain at one version. It is immutable
-// once published: readers share it without locks and must not modify the map.
-type PriceSnapshot struct {
-	// Version increases by one each time any price of the chain changes, and
-	// only then, so the edge can keep a response encoded per version.
-	Version uint64
-	// ByAddress maps the lower-case token address to its USD price.
-	ByAddress map[string]float64
-	// UpdatedAt is when these values were first observed: a refresh that
-	// finds nothing changed leaves the snapshot, time included, as it is.
-	UpdatedAt time.Time
-}
-
 // gasEntry is the published gas record of one chain and its version, under
-// the same rules as PriceSnapshot.
+// the same rules as prices.Snapshot.
 type gasEntry struct {
 	Record  gas.Record
 	Version uint64
@@ -39,7 +27,7 @@ type gasEntry struct {
 // dropped, so a cache miss falls back to the pointer and never loses data.
 type chainState struct {
 	id         uint64
-	prices     atomic.Pointer[PriceSnapshot]
+	prices     atomic.Pointer[prices.Snapshot]
 	gas        atomic.Pointer[gasEntry]
 	priceCache *ristretto.Cache[string, float64]
 	gasCache   *ristretto.Cache[uint64, *gasEntry]
@@ -61,7 +49,7 @@ func (st *chainState) publishPrices(fresh map[string]float64, now time.Time) boo
 	if old != nil && maps.Equal(old.ByAddress, byAddress) {
 		return false
 	}
-	next := &PriceSnapshot{Version: 1, ByAddress: byAddress, UpdatedAt: now}
+	next := &prices.Snapshot{Version: 1, ByAddress: byAddress, UpdatedAt: now}
 	if old != nil {
 		next.Version = old.Version + 1
 	}
