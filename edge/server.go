@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
@@ -42,15 +43,15 @@ type Config struct {
 	Mode string
 }
 
-// DefaultConfig returns the anonymous tier's limits (30 heavy and 240 read
-// requests a minute per client IP) and sensible timeouts.
+// DefaultConfig returns the anonymous tier's limits per client IP and
+// sensible timeouts.
 func DefaultConfig() Config {
 	return Config{
 		ReadTimeout:     10 * time.Second,
 		WriteTimeout:    10 * time.Second,
 		IdleTimeout:     60 * time.Second,
-		AnonHeavyPerMin: 30,
-		AnonReadPerMin:  240,
+		AnonHeavyPerMin: account.AnonymousHeavyPerMin,
+		AnonReadPerMin:  account.AnonymousReadPerMin,
 		Mode:            "sandbox",
 	}
 }

@@ -56,7 +56,6 @@ type Options struct {
 type Store struct {
 	db   *pebble.DB
 	lock *pebble.Lock
-	dir  string
 	now  func() time.Time
 
 	// partnerMu serialises read-modify-write of partner records so that two
@@ -116,7 +115,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, lock: lock, dir: dir, now: now}
+	s := &Store{db: db, lock: lock, now: now}
 	if err := s.checkSchema(); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -166,9 +165,6 @@ func (s *Store) stampSchema(v uint32) error {
 // (ledger, webhooks, ...) that add their own key families as documented in the
 // package comment. Callers must not close it.
 func (s *Store) DB() *pebble.DB { return s.db }
-
-// Dir returns the data directory the store was opened on.
-func (s *Store) Dir() string { return s.dir }
 
 // Ping reports whether the store can serve reads, for the /readyz probe.
 func (s *Store) Ping(ctx context.Context) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 )
 
 // partnerTimeout bounds one partner command, including a round trip to a
@@ -110,10 +111,10 @@ func definePartnerOp(sub string, fs *flag.FlagSet) (partnerOp, []string, error) 
 	case "create":
 		name := fs.String("name", "", "partner display name (required)")
 		email := fs.String("email", "", "partner contact email (required)")
-		swap := optionalInt(fs, "swap-fee-bps", "swap fee in basis points (default 30)")
-		onramp := optionalInt(fs, "onramp-fee-bps", "on-ramp fee in basis points (default 150)")
-		heavy := optionalInt(fs, "heavy", "heavy requests per minute (default 2000)")
-		read := optionalInt(fs, "read", "read requests per minute (default 6000)")
+		swap := optionalInt(fs, "swap-fee-bps", fmt.Sprintf("swap fee in basis points, at most %d (default %d)", account.MaxFeeBps, account.AnonymousSwapFeeBps))
+		onramp := optionalInt(fs, "onramp-fee-bps", fmt.Sprintf("on-ramp fee in basis points, at most %d (default %d)", account.MaxFeeBps, account.AnonymousOnrampFeeBps))
+		heavy := optionalInt(fs, "heavy", fmt.Sprintf("heavy requests per minute (default %d)", account.DefaultHeavyPerMin))
+		read := optionalInt(fs, "read", fmt.Sprintf("read requests per minute (default %d)", account.DefaultReadPerMin))
 		return func(ctx context.Context, pa admin.PartnerAdmin) (any, error) {
 			return pa.Create(ctx, admin.CreateRequest{
 				Name: *name, Email: *email,

@@ -21,6 +21,11 @@ const (
 	// refuses fees above it; a partner stored above it (an older record) has
 	// its quotes refused with PARTNER_FEE_EXCEEDS_MAX.
 	MaxFeeBps = 500
+	// AnonymousHeavyPerMin and AnonymousReadPerMin are the anonymous tier's
+	// limits per client IP on heavy and read endpoints per 60-second window
+	// (the operator may change them for a deployment).
+	AnonymousHeavyPerMin = 30
+	AnonymousReadPerMin  = 240
 	// DefaultHeavyPerMin is a partner key's default limit on heavy
 	// endpoints (quote, routes, execute, status) per 60-second window.
 	DefaultHeavyPerMin = 2000
