@@ -16,10 +16,10 @@ import (
 // the URL policy and the test-delivery sender. actors/webhook.Pool is it.
 type WebhookService interface {
 	CheckURL(ctx context.Context, rawURL string) error
-	CreateWebhook(ctx context.Context, w *persistence.Webhook) error
-	Webhooks(ctx context.Context, partnerID string) ([]*persistence.Webhook, error)
+	CreateWebhook(ctx context.Context, w *webhook.Registration) error
+	Webhooks(ctx context.Context, partnerID string) ([]*webhook.Registration, error)
 	DeleteWebhook(ctx context.Context, partnerID, id string) error
-	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*persistence.DeliveryRecord, error)
+	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*webhook.DeliveryRecord, error)
 	SendTest(ctx context.Context, partnerID, webhookID string) (string, error)
 }
 
@@ -65,7 +65,7 @@ type webhookView struct {
 }
 
 // viewWebhook shows a registration without its secret.
-func viewWebhook(w *persistence.Webhook, withUpdated bool) webhookView {
+func viewWebhook(w *webhook.Registration, withUpdated bool) webhookView {
 	v := webhookView{ID: w.ID, URL: w.URL, Events: w.Events, Active: w.Active,
 		CreatedAt: w.CreatedAt.UTC().Format(time.RFC3339)}
 	if withUpdated {
@@ -108,11 +108,11 @@ func (s *Server) createWebhook(r *Request) error {
 	if err := s.deps.Webhooks.CheckURL(ctx, *body.URL); err != nil {
 		return apierr.Param("url", "url refused: "+err.Error()).With("reason", urlReason(err))
 	}
-	w := &persistence.Webhook{PartnerID: r.Partner.ID, URL: *body.URL, Events: events, Secret: *body.Secret, Active: true}
+	w := &webhook.Registration{PartnerID: r.Partner.ID, URL: *body.URL, Events: events, Secret: *body.Secret, Active: true}
 	if err := s.deps.Webhooks.CreateWebhook(r.Context(), w); err != nil {
-		if errors.Is(err, persistence.ErrWebhookLimit) {
-			return apierr.Param("webhooks", fmt.Sprintf("at most %d webhooks per partner; delete one first", persistence.MaxWebhooksPerPartner)).
-				With("limit", persistence.MaxWebhooksPerPartner)
+		if errors.Is(err, webhook.ErrLimit) {
+			return apierr.Param("webhooks", fmt.Sprintf("at most %d webhooks per partner; delete one first", webhook.MaxPerPartner)).
+				With("limit", webhook.MaxPerPartner)
 		}
 		return fmt.Errorf("edge: create webhook: %w", err)
 	}

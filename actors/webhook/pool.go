@@ -33,17 +33,17 @@ import (
 
 // Store is what the pool needs of persistence.
 type Store interface {
-	DueDeliveriesFrom(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*persistence.OutboxEntry) bool) error
-	WebhookByID(ctx context.Context, id string) (*persistence.Webhook, error)
-	FinishAttempts(ctx context.Context, outs []persistence.AttemptOutcome) error
-	DropDelivery(ctx context.Context, e *persistence.OutboxEntry) error
+	DueDeliveriesFrom(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*hook.OutboxEntry) bool) error
+	WebhookByID(ctx context.Context, id string) (*hook.Registration, error)
+	FinishAttempts(ctx context.Context, outs []hook.AttemptOutcome) error
+	DropDelivery(ctx context.Context, e *hook.OutboxEntry) error
 	Publish(ctx context.Context, partnerID string, ev hook.Event) error
-	PublishTo(ctx context.Context, w *persistence.Webhook, ev hook.Event) (string, error)
-	CreateWebhook(ctx context.Context, w *persistence.Webhook) error
-	Webhooks(ctx context.Context, partnerID string) ([]*persistence.Webhook, error)
-	Webhook(ctx context.Context, partnerID, id string) (*persistence.Webhook, error)
+	PublishTo(ctx context.Context, w *hook.Registration, ev hook.Event) (string, error)
+	CreateWebhook(ctx context.Context, w *hook.Registration) error
+	Webhooks(ctx context.Context, partnerID string) ([]*hook.Registration, error)
+	Webhook(ctx context.Context, partnerID, id string) (*hook.Registration, error)
 	DeleteWebhook(ctx context.Context, partnerID, id string) error
-	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*persistence.DeliveryRecord, error)
+	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*hook.DeliveryRecord, error)
 }
 
 var _ Store = (*persistence.Store)(nil)
@@ -180,12 +180,12 @@ func (p *Pool) CheckURL(ctx context.Context, raw string) error { return p.policy
 
 // CreateWebhook, Webhooks, DeleteWebhook and Deliveries pass through to the
 // store, so that the edge has one collaborator for everything webhook.
-func (p *Pool) CreateWebhook(ctx context.Context, w *persistence.Webhook) error {
+func (p *Pool) CreateWebhook(ctx context.Context, w *hook.Registration) error {
 	return p.store.CreateWebhook(ctx, w)
 }
 
 // Webhooks lists a partner's webhooks.
-func (p *Pool) Webhooks(ctx context.Context, partnerID string) ([]*persistence.Webhook, error) {
+func (p *Pool) Webhooks(ctx context.Context, partnerID string) ([]*hook.Registration, error) {
 	return p.store.Webhooks(ctx, partnerID)
 }
 
@@ -196,7 +196,7 @@ func (p *Pool) DeleteWebhook(ctx context.Context, partnerID, id string) error {
 }
 
 // Deliveries lists a webhook's recent deliveries, newest first.
-func (p *Pool) Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*persistence.DeliveryRecord, error) {
+func (p *Pool) Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*hook.DeliveryRecord, error) {
 	return p.store.Deliveries(ctx, partnerID, webhookID, limit)
 }
 
