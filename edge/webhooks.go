@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/webhook"
 )
@@ -160,7 +160,7 @@ func pathID(r *Request) string {
 func (s *Server) deleteWebhook(r *Request) error {
 	id := pathID(r)
 	if err := s.deps.Webhooks.DeleteWebhook(r.Context(), r.Partner.ID, id); err != nil {
-		if errors.Is(err, persistence.ErrNotFound) {
+		if errors.Is(err, account.ErrNotFound) {
 			return webhookNotFound(id)
 		}
 		return fmt.Errorf("edge: delete webhook: %w", err)
@@ -188,7 +188,7 @@ func (s *Server) webhookDeliveries(r *Request) error {
 	id := pathID(r)
 	recs, err := s.deps.Webhooks.Deliveries(r.Context(), r.Partner.ID, id, maxDeliveriesListed)
 	if err != nil {
-		if errors.Is(err, persistence.ErrNotFound) {
+		if errors.Is(err, account.ErrNotFound) {
 			return webhookNotFound(id)
 		}
 		return fmt.Errorf("edge: list deliveries: %w", err)
@@ -220,7 +220,7 @@ func (s *Server) testWebhook(r *Request) error {
 	id := pathID(r)
 	did, err := s.deps.Webhooks.SendTest(r.Context(), r.Partner.ID, id)
 	if err != nil {
-		if errors.Is(err, persistence.ErrNotFound) {
+		if errors.Is(err, account.ErrNotFound) {
 			return webhookNotFound(id)
 		}
 		return fmt.Errorf("edge: send test event: %w", err)

@@ -159,7 +159,7 @@ func (p *Pool) Publish(ctx context.Context, partnerID string, ev hook.Event) err
 // SendTest enqueues a test event (hook.TestEvent with data.test true) for one
 // of the partner's webhooks, through the same outbox and workers as real
 // events, and returns its delivery ID. Another partner's webhook is
-// persistence.ErrNotFound.
+// account.ErrNotFound.
 func (p *Pool) SendTest(ctx context.Context, partnerID, webhookID string) (string, error) {
 	w, err := p.store.Webhook(ctx, partnerID, webhookID)
 	if err != nil {

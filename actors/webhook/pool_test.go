@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -387,8 +389,8 @@ func TestSendTest(t *testing.T) {
 	rc := newReceiver(t, nil)
 	w := register(t, s, "ptn_a", rc.srv.URL, hook.DepositFailed)
 	p := startPool(t, newSystem(t), s, Config{TLSConfig: tlsFor(rc)})
-	if _, err := p.SendTest(context.Background(), "ptn_b", w.ID); err == nil {
-		t.Fatal("test delivery to another partner's webhook")
+	if _, err := p.SendTest(context.Background(), "ptn_b", w.ID); !errors.Is(err, account.ErrNotFound) {
+		t.Fatalf("test delivery to another partner's webhook: %v", err)
 	}
 	id, err := p.SendTest(context.Background(), "ptn_a", w.ID)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -59,7 +59,7 @@ func (p *Pool) deliver(e *hook.OutboxEntry) (hook.AttemptOutcome, bool) {
 	}
 	w, err := p.store.WebhookByID(p.ctx, e.WebhookID)
 	switch {
-	case errors.Is(err, persistence.ErrNotFound) || err == nil && !w.Active:
+	case errors.Is(err, account.ErrNotFound) || err == nil && !w.Active:
 		if err := p.store.DropDelivery(p.ctx, e); err != nil && !p.isShutdown(err) {
 			log().Error("drop delivery of removed webhook", slog.Any("err", err))
 		}
