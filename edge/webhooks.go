@@ -12,14 +12,30 @@ import (
 	"github.com/swapgate/swapgate/routing/webhook"
 )
 
-// WebhookService is what the webhook endpoints need: the registration store,
-// the URL policy and the test-delivery sender. actors/webhook.Pool is it.
-type WebhookService interface {
-	CheckURL(ctx context.Context, rawURL string) error
+// WebhookService is what the webhook endpoints are given. Registrations and
+// their delivery history live in the store; URL checks and test deliveries
+// belong to the delivery pool, so that a URL is accepted at registration by
+// the very policy the pool enforces when it dials. Both are required.
+type WebhookService struct {
+	Registrations WebhookRegistrations
+	Delivery      WebhookDelivery
+}
+
+// WebhookRegistrations keeps partners' webhook registrations and their
+// delivery history. The store satisfies it. Another partner's webhook is
+// account.ErrNotFound, exactly like a missing one, so IDs cannot be probed.
+type WebhookRegistrations interface {
 	CreateWebhook(ctx context.Context, w *webhook.Registration) error
 	Webhooks(ctx context.Context, partnerID string) ([]*webhook.Registration, error)
 	DeleteWebhook(ctx context.Context, partnerID, id string) error
 	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*webhook.DeliveryRecord, error)
+}
+
+// WebhookDelivery is what the endpoints need of the delivery pool: its URL
+// policy, and test deliveries sent through the same outbox and workers as
+// real events. actors/webhook.Pool satisfies it.
+type WebhookDelivery interface {
+	CheckURL(ctx context.Context, rawURL string) error
 	SendTest(ctx context.Context, partnerID, webhookID string) (string, error)
 }
 
@@ -105,11 +121,11 @@ func (s *Server) createWebhook(r *Request) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), urlCheckTimeout)
 	defer cancel()
-	if err := s.deps.Webhooks.CheckURL(ctx, *body.URL); err != nil {
+	if err := s.deps.Webhooks.Delivery.CheckURL(ctx, *body.URL); err != nil {
 		return apierr.Param("url", "url refused: "+err.Error()).With("reason", urlReason(err))
 	}
 	w := &webhook.Registration{PartnerID: r.Partner.ID, URL: *body.URL, Events: events, Secret: *body.Secret, Active: true}
-	if err := s.deps.Webhooks.CreateWebhook(r.Context(), w); err != nil {
+	if err := s.deps.Webhooks.Registrations.CreateWebhook(r.Context(), w); err != nil {
 		if errors.Is(err, webhook.ErrLimit) {
 			return apierr.Param("webhooks", fmt.Sprintf("at most %d webhooks per partner; delete one first", webhook.MaxPerPartner)).
 				With("limit", webhook.MaxPerPartner)
@@ -134,7 +150,7 @@ func urlReason(err error) string {
 }
 
 func (s *Server) listWebhooks(r *Request) error {
-	hooks, err := s.deps.Webhooks.Webhooks(r.Context(), r.Partner.ID)
+	hooks, err := s.deps.Webhooks.Registrations.Webhooks(r.Context(), r.Partner.ID)
 	if err != nil {
 		return fmt.Errorf("edge: list webhooks: %w", err)
 	}
@@ -159,7 +175,7 @@ func pathID(r *Request) string {
 
 func (s *Server) deleteWebhook(r *Request) error {
 	id := pathID(r)
-	if err := s.deps.Webhooks.DeleteWebhook(r.Context(), r.Partner.ID, id); err != nil {
+	if err := s.deps.Webhooks.Registrations.DeleteWebhook(r.Context(), r.Partner.ID, id); err != nil {
 		if errors.Is(err, account.ErrNotFound) {
 			return webhookNotFound(id)
 		}
@@ -186,7 +202,7 @@ type deliveryView struct {
 
 func (s *Server) webhookDeliveries(r *Request) error {
 	id := pathID(r)
-	recs, err := s.deps.Webhooks.Deliveries(r.Context(), r.Partner.ID, id, maxDeliveriesListed)
+	recs, err := s.deps.Webhooks.Registrations.Deliveries(r.Context(), r.Partner.ID, id, maxDeliveriesListed)
 	if err != nil {
 		if errors.Is(err, account.ErrNotFound) {
 			return webhookNotFound(id)
@@ -218,7 +234,7 @@ func (s *Server) webhookDeliveries(r *Request) error {
 
 func (s *Server) testWebhook(r *Request) error {
 	id := pathID(r)
-	did, err := s.deps.Webhooks.SendTest(r.Context(), r.Partner.ID, id)
+	did, err := s.deps.Webhooks.Delivery.SendTest(r.Context(), r.Partner.ID, id)
 	if err != nil {
 		if errors.Is(err, account.ErrNotFound) {
 			return webhookNotFound(id)

@@ -39,11 +39,7 @@ type Store interface {
 	DropDelivery(ctx context.Context, e *hook.OutboxEntry) error
 	Publish(ctx context.Context, partnerID string, ev hook.Event) error
 	PublishTo(ctx context.Context, w *hook.Registration, ev hook.Event) (string, error)
-	CreateWebhook(ctx context.Context, w *hook.Registration) error
-	Webhooks(ctx context.Context, partnerID string) ([]*hook.Registration, error)
 	Webhook(ctx context.Context, partnerID, id string) (*hook.Registration, error)
-	DeleteWebhook(ctx context.Context, partnerID, id string) error
-	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*hook.DeliveryRecord, error)
 }
 
 var _ Store = (*persistence.Store)(nil)
@@ -175,30 +171,10 @@ func (p *Pool) SendTest(ctx context.Context, partnerID, webhookID string) (strin
 	return id, nil
 }
 
-// CheckURL applies the registration URL policy.
+// CheckURL applies the pool's URL policy to a URL being registered: the
+// same policy its dialer enforces at delivery time, so that a URL accepted
+// at registration is refused later only if its host has been re-pointed.
 func (p *Pool) CheckURL(ctx context.Context, raw string) error { return p.policy.CheckURL(ctx, raw) }
-
-// CreateWebhook, Webhooks, DeleteWebhook and Deliveries pass through to the
-// store, so that the edge has one collaborator for everything webhook.
-func (p *Pool) CreateWebhook(ctx context.Context, w *hook.Registration) error {
-	return p.store.CreateWebhook(ctx, w)
-}
-
-// Webhooks lists a partner's webhooks.
-func (p *Pool) Webhooks(ctx context.Context, partnerID string) ([]*hook.Registration, error) {
-	return p.store.Webhooks(ctx, partnerID)
-}
-
-// DeleteWebhook removes a partner's webhook; its queued deliveries are
-// dropped as they come due.
-func (p *Pool) DeleteWebhook(ctx context.Context, partnerID, id string) error {
-	return p.store.DeleteWebhook(ctx, partnerID, id)
-}
-
-// Deliveries lists a webhook's recent deliveries, newest first.
-func (p *Pool) Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*hook.DeliveryRecord, error) {
-	return p.store.Deliveries(ctx, partnerID, webhookID, limit)
-}
 
 // Stats returns the pool's counters.
 func (p *Pool) Stats() *Stats { return &p.stats }

@@ -165,8 +165,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	ec.ReadTimeout, ec.WriteTimeout, ec.IdleTimeout = cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout
 	ec.AnonHeavyPerMin, ec.AnonReadPerMin = cfg.AnonHeavyPerMin, cfg.AnonReadPerMin
 	ec.TrustedProxies = proxies
+	// The store keeps registrations and their history; the pool owns the URL
+	// policy it enforces when it dials, and sends test deliveries.
+	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
 	a.edge, err = edge.New(ec, edge.Deps{
-		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: a.hooks,
+		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: webhooks,
 		Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
