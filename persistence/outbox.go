@@ -178,22 +178,17 @@ func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webho
 	return id, nil
 }
 
-// DueDeliveries calls fn for outbox entries due at or before now, earliest
-// first, until fn returns false. The iterator is bounded above by now, so
-// entries waiting for a later retry are never read. Entries whose delivery
-// ID skip reports true (nil skips none) are passed over without decoding
-// their value: the delivery pool skips those it already holds, which keeps
-// a rescan cheap however many are in flight.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, skip func(deliveryID string) bool, fn func(*webhook.OutboxEntry) bool) error {
-	return s.DueDeliveriesFrom(ctx, time.Time{}, now, skip, fn)
-}
-
-// DueDeliveriesFrom is DueDeliveries reading only entries due at or after
-// from (the zero time reads from the start). Delivered entries leave
-// tombstones at the front of the outbox until compaction, which every scan
-// from the start walks again; a caller that knows nothing it must see lies
-// before from skips them.
-func (s *Store) DueDeliveriesFrom(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*webhook.OutboxEntry) bool) error {
+// DueDeliveries calls fn for outbox entries due at or after from and at or
+// before now, earliest first, until fn returns false. The iterator is
+// bounded above by now, so entries waiting for a later retry are never read.
+// The zero from reads from the start of the outbox. Delivered entries leave
+// tombstones at its front until compaction, which every scan from the start
+// walks again; a caller that knows nothing it must see lies before some time
+// passes that time as from and never reads them. Entries whose delivery ID
+// skip reports true (nil skips none) are passed over without decoding their
+// value: the delivery pool skips those it already holds, which keeps a
+// rescan cheap however many are in flight.
+func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*webhook.OutboxEntry) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -228,19 +223,14 @@ func (s *Store) DueDeliveriesFrom(ctx context.Context, from, now time.Time, skip
 	return it.Error()
 }
 
-// FinishAttempt records the outcome of an attempt of e in one synced batch:
-// the history row rec is written and the outbox entry is removed, or, when
-// retryAt is not zero, moved to retryAt with e.Attempt set to rec.Attempt.
-// e is updated in place. A webhook deleted meanwhile gets no history row.
-func (s *Store) FinishAttempt(ctx context.Context, e *webhook.OutboxEntry, rec *webhook.DeliveryRecord, retryAt time.Time) error {
-	return s.FinishAttempts(ctx, []webhook.AttemptOutcome{{Entry: e, Record: rec, RetryAt: retryAt}})
-}
-
-// FinishAttempts records many outcomes, each as FinishAttempt would, in one
-// synced batch, so that attempts finishing together share one WAL sync. The
-// batch is atomic: after an error none of them is recorded and every entry
-// is still in the outbox at its old key (its delivery will be repeated).
-// Entries are updated in place only after the commit succeeded.
+// FinishAttempts records the outcomes of attempts in one synced batch, so
+// that attempts finishing together share one WAL sync. For each outcome the
+// history row is written and the outbox entry is removed or, when RetryAt is
+// not zero, moved to RetryAt with its Attempt set to the record's; a webhook
+// deleted meanwhile gets no history row. The batch is atomic: after an error
+// none of them is recorded and every entry is still in the outbox at its old
+// key (its delivery will be repeated). Entries are updated in place only
+// after the commit succeeded.
 func (s *Store) FinishAttempts(ctx context.Context, outs []webhook.AttemptOutcome) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err

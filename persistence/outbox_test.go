@@ -9,8 +9,8 @@ import (
 )
 
 // TestFinishAttemptsOneBatch records a delivery, a retry and the outcome of a
-// deleted webhook's delivery together, and checks each as FinishAttempt
-// alone would leave it.
+// deleted webhook's delivery together, and checks each as recording it alone
+// would leave it.
 func TestFinishAttemptsOneBatch(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
@@ -108,7 +108,7 @@ func TestDueDeliveriesFrom(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			if err := s.DueDeliveriesFrom(ctx, tc.from, tc.now, nil, func(e *webhook.OutboxEntry) bool { got = append(got, e.DeliveryID); return true }); err != nil {
+			if err := s.DueDeliveries(ctx, tc.from, tc.now, nil, func(e *webhook.OutboxEntry) bool { got = append(got, e.DeliveryID); return true }); err != nil {
 				t.Fatal(err)
 			}
 			if len(got) != len(tc.want) {

@@ -171,7 +171,7 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 
 	e := due[0]
 	id := e.DeliveryID
-	if err := s.FinishAttempt(ctx, e, &webhook.DeliveryRecord{Attempt: 1, StatusCode: 500, State: webhook.DeliveryRetrying, Error: "status 500"}, clock.Now().Add(time.Minute)); err != nil {
+	if err := finishAttempt(ctx, s, e, &webhook.DeliveryRecord{Attempt: 1, StatusCode: 500, State: webhook.DeliveryRetrying, Error: "status 500"}, clock.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if got := dueEntries(t, s, clock.Now()); len(got) != 0 {
@@ -182,13 +182,13 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 	if len(due) != 1 || due[0].DeliveryID != id || due[0].Attempt != 1 {
 		t.Fatalf("retry entry %+v", due)
 	}
-	if err := s.DueDeliveries(ctx, clock.Now(), func(d string) bool { return d == id }, func(*webhook.OutboxEntry) bool {
+	if err := s.DueDeliveries(ctx, time.Time{}, clock.Now(), func(d string) bool { return d == id }, func(*webhook.OutboxEntry) bool {
 		t.Fatal("skipped entry decoded")
 		return false
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishAttempt(ctx, due[0], &webhook.DeliveryRecord{Attempt: 2, StatusCode: 204, LatencyMs: 3, State: webhook.DeliveryDelivered}, time.Time{}); err != nil {
+	if err := finishAttempt(ctx, s, due[0], &webhook.DeliveryRecord{Attempt: 2, StatusCode: 204, LatencyMs: 3, State: webhook.DeliveryDelivered}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := dueEntries(t, s, clock.Now().Add(time.Hour)); len(got) != 0 {
@@ -200,10 +200,15 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 	}
 }
 
+// finishAttempt records the outcome of one attempt of e, alone in its batch.
+func finishAttempt(ctx context.Context, s *Store, e *webhook.OutboxEntry, rec *webhook.DeliveryRecord, retryAt time.Time) error {
+	return s.FinishAttempts(ctx, []webhook.AttemptOutcome{{Entry: e, Record: rec, RetryAt: retryAt}})
+}
+
 func dueEntries(t *testing.T, s *Store, now time.Time) []*webhook.OutboxEntry {
 	t.Helper()
 	var out []*webhook.OutboxEntry
-	if err := s.DueDeliveries(context.Background(), now, nil, func(e *webhook.OutboxEntry) bool { out = append(out, e); return true }); err != nil {
+	if err := s.DueDeliveries(context.Background(), time.Time{}, now, nil, func(e *webhook.OutboxEntry) bool { out = append(out, e); return true }); err != nil {
 		t.Fatal(err)
 	}
 	return out

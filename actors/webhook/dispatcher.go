@@ -175,7 +175,7 @@ func (d *dispatcher) scan(full bool) {
 		}
 		return false
 	}
-	err := d.p.store.DueDeliveriesFrom(d.p.ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
+	err := d.p.store.DueDeliveries(d.p.ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
 		examined++
 		if d.queuedHook[e.WebhookID] >= maxQueuedPerWebhook {
 			// Left in the outbox for now; a later scan, after this

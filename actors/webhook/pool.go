@@ -33,7 +33,7 @@ import (
 
 // Store is what the pool needs of persistence.
 type Store interface {
-	DueDeliveriesFrom(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*hook.OutboxEntry) bool) error
+	DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*hook.OutboxEntry) bool) error
 	WebhookByID(ctx context.Context, id string) (*hook.Registration, error)
 	FinishAttempts(ctx context.Context, outs []hook.AttemptOutcome) error
 	DropDelivery(ctx context.Context, e *hook.OutboxEntry) error

@@ -270,7 +270,7 @@ func TestHangingReceiverIsDeadLettered(t *testing.T) {
 		t.Fatalf("receiver saw %d attempts, want 3", n)
 	}
 	var left int
-	_ = s.DueDeliveries(context.Background(), time.Now().Add(24*time.Hour), nil, func(*hook.OutboxEntry) bool { left++; return true })
+	_ = s.DueDeliveries(context.Background(), time.Time{}, time.Now().Add(24*time.Hour), nil, func(*hook.OutboxEntry) bool { left++; return true })
 	if left != 0 || p.Stats().Dead.Load() != 1 {
 		t.Fatalf("outbox keeps %d entries, dead counter %d", left, p.Stats().Dead.Load())
 	}

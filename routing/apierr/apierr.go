@@ -91,14 +91,6 @@ func (e *Error) HTTPStatus() int {
 	return http.StatusInternalServerError
 }
 
-// StatusOf returns the HTTP status of a code.
-func StatusOf(code string) int {
-	if s, ok := statusByCode[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
-
 // New builds an error with a code and a message.
 func New(code, message string) *Error { return &Error{Code: code, Message: message} }
 

@@ -27,11 +27,6 @@ type Backoff struct {
 	Rand func() float64
 }
 
-// DefaultBackoff returns the default schedule.
-func DefaultBackoff() Backoff {
-	return Backoff{Base: DefaultRetryBase, MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter}
-}
-
 // Next returns the wait before the attempt after failed attempt n, and false
 // when n was the last attempt allowed (the delivery is dead-lettered).
 func (b Backoff) Next(n int) (time.Duration, bool) {
