@@ -45,8 +45,11 @@ const maxDeliveriesListed = 100
 // urlCheckTimeout bounds the name resolution of a URL at registration.
 const urlCheckTimeout = 5 * time.Second
 
-// webhookRoutes registers the webhook endpoints (DESIGN.md §5.17, §5.23).
-// Choices where the specification is silent:
+// webhookRoutes registers the webhook endpoints. A registered URL must be
+// HTTPS and must not resolve to a loopback, private, link-local or cloud
+// metadata address; the secret is never returned; the delivery history shows
+// each delivery's latest attempt and its state (pending, delivered, retrying
+// or dead). Choices where the specification is silent:
 //   - POST answers 201 Created: it creates a resource with a new id.
 //   - An unknown webhook id, or another partner's, is 404 NOT_FOUND: unlike
 //     fee wallets the specification names no code for it, and NOT_FOUND is

@@ -11,7 +11,8 @@ import (
 )
 
 // Codes of the specification's Errors table, plus NOT_FOUND and
-// METHOD_NOT_ALLOWED for unknown paths and wrong methods (DESIGN.md §5.20).
+// METHOD_NOT_ALLOWED, which it does not list: an unknown path answers 404
+// and a wrong method 405, both in the envelope with these codes.
 const (
 	InvalidParams              = "INVALID_PARAMS"
 	ValidationError            = "VALIDATION_ERROR"

@@ -59,7 +59,7 @@ type Config struct {
 	// Quote configures the quote engine and its upstreams.
 	Quote  QuoteConfig
 	Logger *slog.Logger
-	// Webhook delivery (DESIGN.md §5.18, §5.23); WebhookTLS nil verifies receivers against the system roots.
+	// Webhook delivery; the retry schedule is configurable so that tests run it in seconds. WebhookTLS nil verifies receivers against the system roots (which honour SSL_CERT_FILE).
 	WebhookPoolSize, WebhookMaxAttempts int
 	WebhookRetryBase                    time.Duration
 	AllowLoopbackWebhooks               bool
