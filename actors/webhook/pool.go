@@ -31,7 +31,9 @@ import (
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
-// Store is what the pool needs of persistence.
+// Store is what the pool needs of persistence: the outbox it drains, the
+// registrations it delivers to, and the delivery history it records. A
+// missing webhook, or another partner's, is account.ErrNotFound.
 type Store interface {
 	DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*hook.OutboxEntry) bool) error
 	WebhookByID(ctx context.Context, id string) (*hook.Registration, error)
