@@ -67,7 +67,7 @@ type Deps struct {
 	// Quotes is the quote engine; nil leaves /v1/quote and /v1/routes out.
 	Quotes QuoteService
 	// Webhooks serves the webhook endpoints; nil leaves them out.
-	Webhooks WebhookService
+	Webhooks *WebhookService
 	// Ready reports whether the store is open and the actors are running.
 	Ready  func() error
 	Logger *slog.Logger

@@ -7,19 +7,35 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/webhook"
 )
 
-// WebhookService is what the webhook endpoints need: the registration store,
-// the URL policy and the test-delivery sender. actors/webhook.Pool is it.
-type WebhookService interface {
-	CheckURL(ctx context.Context, rawURL string) error
-	CreateWebhook(ctx context.Context, w *persistence.Webhook) error
-	Webhooks(ctx context.Context, partnerID string) ([]*persistence.Webhook, error)
+// WebhookService is what the webhook endpoints are given. Registrations and
+// their delivery history live in the store; URL checks and test deliveries
+// belong to the delivery pool, so that a URL is accepted at registration by
+// the very policy the pool enforces when it dials. Both are required.
+type WebhookService struct {
+	Registrations WebhookRegistrations
+	Delivery      WebhookDelivery
+}
+
+// WebhookRegistrations keeps partners' webhook registrations and their
+// delivery history. The store satisfies it. Another partner's webhook is
+// account.ErrNotFound, exactly like a missing one, so IDs cannot be probed.
+type WebhookRegistrations interface {
+	CreateWebhook(ctx context.Context, w *webhook.Registration) error
+	Webhooks(ctx context.Context, partnerID string) ([]*webhook.Registration, error)
 	DeleteWebhook(ctx context.Context, partnerID, id string) error
-	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*persistence.DeliveryRecord, error)
+	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*webhook.DeliveryRecord, error)
+}
+
+// WebhookDelivery is what the endpoints need of the delivery pool: its URL
+// policy, and test deliveries sent through the same outbox and workers as
+// real events. actors/webhook.Pool satisfies it.
+type WebhookDelivery interface {
+	CheckURL(ctx context.Context, rawURL string) error
 	SendTest(ctx context.Context, partnerID, webhookID string) (string, error)
 }
 
@@ -29,8 +45,11 @@ const maxDeliveriesListed = 100
 // urlCheckTimeout bounds the name resolution of a URL at registration.
 const urlCheckTimeout = 5 * time.Second
 
-// webhookRoutes registers the webhook endpoints (DESIGN.md §5.17, §5.23).
-// Choices where the specification is silent:
+// webhookRoutes registers the webhook endpoints. A registered URL must be
+// HTTPS and must not resolve to a loopback, private, link-local or cloud
+// metadata address; the secret is never returned; the delivery history shows
+// each delivery's latest attempt and its state (pending, delivered, retrying
+// or dead). Choices where the specification is silent:
 //   - POST answers 201 Created: it creates a resource with a new id.
 //   - An unknown webhook id, or another partner's, is 404 NOT_FOUND: unlike
 //     fee wallets the specification names no code for it, and NOT_FOUND is
@@ -65,7 +84,7 @@ type webhookView struct {
 }
 
 // viewWebhook shows a registration without its secret.
-func viewWebhook(w *persistence.Webhook, withUpdated bool) webhookView {
+func viewWebhook(w *webhook.Registration, withUpdated bool) webhookView {
 	v := webhookView{ID: w.ID, URL: w.URL, Events: w.Events, Active: w.Active,
 		CreatedAt: w.CreatedAt.UTC().Format(time.RFC3339)}
 	if withUpdated {
@@ -105,14 +124,14 @@ func (s *Server) createWebhook(r *Request) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), urlCheckTimeout)
 	defer cancel()
-	if err := s.deps.Webhooks.CheckURL(ctx, *body.URL); err != nil {
+	if err := s.deps.Webhooks.Delivery.CheckURL(ctx, *body.URL); err != nil {
 		return apierr.Param("url", "url refused: "+err.Error()).With("reason", urlReason(err))
 	}
-	w := &persistence.Webhook{PartnerID: r.Partner.ID, URL: *body.URL, Events: events, Secret: *body.Secret, Active: true}
-	if err := s.deps.Webhooks.CreateWebhook(r.Context(), w); err != nil {
-		if errors.Is(err, persistence.ErrWebhookLimit) {
-			return apierr.Param("webhooks", fmt.Sprintf("at most %d webhooks per partner; delete one first", persistence.MaxWebhooksPerPartner)).
-				With("limit", persistence.MaxWebhooksPerPartner)
+	w := &webhook.Registration{PartnerID: r.Partner.ID, URL: *body.URL, Events: events, Secret: *body.Secret, Active: true}
+	if err := s.deps.Webhooks.Registrations.CreateWebhook(r.Context(), w); err != nil {
+		if errors.Is(err, webhook.ErrLimit) {
+			return apierr.Param("webhooks", fmt.Sprintf("at most %d webhooks per partner; delete one first", webhook.MaxPerPartner)).
+				With("limit", webhook.MaxPerPartner)
 		}
 		return fmt.Errorf("edge: create webhook: %w", err)
 	}
@@ -134,7 +153,7 @@ func urlReason(err error) string {
 }
 
 func (s *Server) listWebhooks(r *Request) error {
-	hooks, err := s.deps.Webhooks.Webhooks(r.Context(), r.Partner.ID)
+	hooks, err := s.deps.Webhooks.Registrations.Webhooks(r.Context(), r.Partner.ID)
 	if err != nil {
 		return fmt.Errorf("edge: list webhooks: %w", err)
 	}
@@ -159,8 +178,8 @@ func pathID(r *Request) string {
 
 func (s *Server) deleteWebhook(r *Request) error {
 	id := pathID(r)
-	if err := s.deps.Webhooks.DeleteWebhook(r.Context(), r.Partner.ID, id); err != nil {
-		if errors.Is(err, persistence.ErrNotFound) {
+	if err := s.deps.Webhooks.Registrations.DeleteWebhook(r.Context(), r.Partner.ID, id); err != nil {
+		if errors.Is(err, account.ErrNotFound) {
 			return webhookNotFound(id)
 		}
 		return fmt.Errorf("edge: delete webhook: %w", err)
@@ -186,9 +205,9 @@ type deliveryView struct {
 
 func (s *Server) webhookDeliveries(r *Request) error {
 	id := pathID(r)
-	recs, err := s.deps.Webhooks.Deliveries(r.Context(), r.Partner.ID, id, maxDeliveriesListed)
+	recs, err := s.deps.Webhooks.Registrations.Deliveries(r.Context(), r.Partner.ID, id, maxDeliveriesListed)
 	if err != nil {
-		if errors.Is(err, persistence.ErrNotFound) {
+		if errors.Is(err, account.ErrNotFound) {
 			return webhookNotFound(id)
 		}
 		return fmt.Errorf("edge: list deliveries: %w", err)
@@ -218,9 +237,9 @@ func (s *Server) webhookDeliveries(r *Request) error {
 
 func (s *Server) testWebhook(r *Request) error {
 	id := pathID(r)
-	did, err := s.deps.Webhooks.SendTest(r.Context(), r.Partner.ID, id)
+	did, err := s.deps.Webhooks.Delivery.SendTest(r.Context(), r.Partner.ID, id)
 	if err != nil {
-		if errors.Is(err, persistence.ErrNotFound) {
+		if errors.Is(err, account.ErrNotFound) {
 			return webhookNotFound(id)
 		}
 		return fmt.Errorf("edge: send test event: %w", err)

@@ -2,9 +2,7 @@ package persistence
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -32,54 +30,18 @@ const (
 	prefixDelivery = "delivery/"
 )
 
-// Delivery states shown in GET /v1/partner/webhooks/{id}/deliveries.
-const (
-	DeliveryPending   = "pending"
-	DeliveryDelivered = "delivered"
-	DeliveryRetrying  = "retrying"
-	DeliveryDead      = "dead"
-)
-
-// deliveryIDPrefix starts generated delivery IDs.
-const deliveryIDPrefix = "dlv_"
-
-// OutboxEntry is one delivery owed to one webhook. Body is the exact payload
-// to sign and send, fixed at enqueue time; DeliveryID stays the same across
-// retries (it is the X-Service-Delivery header).
-type OutboxEntry struct {
-	DeliveryID string    `json:"deliveryId"`
-	WebhookID  string    `json:"webhookId"`
-	PartnerID  string    `json:"partnerId"`
-	Event      string    `json:"event"`
-	Body       []byte    `json:"body"`
-	Attempt    int       `json:"attempt"` // attempts already made
-	CreatedAt  time.Time `json:"createdAt"`
-	Due        time.Time `json:"due"`
-}
-
+// outboxRecord is the stored encoding of an outbox entry: the entry's own
+// JSON fields and the record version.
 type outboxRecord struct {
 	V int `json:"v"`
-	OutboxEntry
+	webhook.OutboxEntry
 }
 
-// DeliveryRecord is the history row of one delivery: the outcome of its
-// latest attempt and its state.
-type DeliveryRecord struct {
-	ID         string    `json:"id"`
-	WebhookID  string    `json:"webhookId"`
-	Event      string    `json:"event"`
-	Attempt    int       `json:"attempt"`
-	StatusCode int       `json:"statusCode"`
-	LatencyMs  int64     `json:"latencyMs"`
-	Error      string    `json:"error,omitempty"`
-	State      string    `json:"state"`
-	CreatedAt  time.Time `json:"createdAt"`
-	UpdatedAt  time.Time `json:"updatedAt"`
-}
-
+// deliveryRecord is the stored encoding of a delivery history row: the row's
+// own JSON fields and the record version.
 type deliveryRecord struct {
 	V int `json:"v"`
-	DeliveryRecord
+	webhook.DeliveryRecord
 }
 
 func outboxKey(due time.Time, deliveryID string) []byte {
@@ -97,15 +59,6 @@ func deliveryKey(webhookID string, createdAt time.Time, deliveryID string) []byt
 	k = append(k, p...)
 	k = binary.BigEndian.AppendUint64(k, uint64(createdAt.UnixNano()))
 	return append(k, deliveryID...)
-}
-
-// NewDeliveryID returns a fresh random delivery ID, "dlv_" and 24 hex digits.
-func NewDeliveryID() (string, error) {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("persistence: generate delivery id: %w", err)
-	}
-	return deliveryIDPrefix + hex.EncodeToString(b[:]), nil
 }
 
 // EnqueueEvent adds to b one outbox entry (and a pending history row) for
@@ -142,7 +95,7 @@ func (s *Store) EnqueueEvent(b *pebble.Batch, partnerID string, ev webhook.Event
 
 // EnqueueDelivery adds to b one outbox entry for w alone, whatever its
 // subscriptions, and returns the delivery ID. It serves test deliveries.
-func (s *Store) EnqueueDelivery(b *pebble.Batch, w *Webhook, ev webhook.Event) (string, error) {
+func (s *Store) EnqueueDelivery(b *pebble.Batch, w *webhook.Registration, ev webhook.Event) (string, error) {
 	if s.closed.Load() {
 		return "", ErrClosed
 	}
@@ -153,13 +106,13 @@ func (s *Store) EnqueueDelivery(b *pebble.Batch, w *Webhook, ev webhook.Event) (
 	return s.enqueue(b, w, ev.Name, body)
 }
 
-func (s *Store) enqueue(b *pebble.Batch, w *Webhook, event string, body []byte) (string, error) {
-	id, err := NewDeliveryID()
+func (s *Store) enqueue(b *pebble.Batch, w *webhook.Registration, event string, body []byte) (string, error) {
+	id, err := webhook.NewDeliveryID()
 	if err != nil {
 		return "", err
 	}
 	now := s.now().UTC()
-	e := OutboxEntry{DeliveryID: id, WebhookID: w.ID, PartnerID: w.PartnerID, Event: event,
+	e := webhook.OutboxEntry{DeliveryID: id, WebhookID: w.ID, PartnerID: w.PartnerID, Event: event,
 		Body: body, CreatedAt: now, Due: now}
 	val, err := json.Marshal(outboxRecord{V: 1, OutboxEntry: e})
 	if err != nil {
@@ -168,14 +121,14 @@ func (s *Store) enqueue(b *pebble.Batch, w *Webhook, event string, body []byte) 
 	if err := b.Set(outboxKey(e.Due, id), val, nil); err != nil {
 		return "", fmt.Errorf("persistence: enqueue delivery: %w", err)
 	}
-	rec := DeliveryRecord{ID: id, WebhookID: w.ID, Event: event, State: DeliveryPending, CreatedAt: now, UpdatedAt: now}
+	rec := webhook.DeliveryRecord{ID: id, WebhookID: w.ID, Event: event, State: webhook.DeliveryPending, CreatedAt: now, UpdatedAt: now}
 	if err := setDelivery(b, &rec); err != nil {
 		return "", err
 	}
 	return id, nil
 }
 
-func setDelivery(b *pebble.Batch, rec *DeliveryRecord) error {
+func setDelivery(b *pebble.Batch, rec *webhook.DeliveryRecord) error {
 	val, err := json.Marshal(deliveryRecord{V: 1, DeliveryRecord: *rec})
 	if err != nil {
 		return fmt.Errorf("persistence: encode delivery record: %w", err)
@@ -209,7 +162,7 @@ func (s *Store) Publish(ctx context.Context, partnerID string, ev webhook.Event)
 
 // PublishTo enqueues ev for webhook w alone in a synced batch of its own and
 // returns the delivery ID.
-func (s *Store) PublishTo(ctx context.Context, w *Webhook, ev webhook.Event) (string, error) {
+func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webhook.Event) (string, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return "", err
 	}
@@ -225,22 +178,17 @@ func (s *Store) PublishTo(ctx context.Context, w *Webhook, ev webhook.Event) (st
 	return id, nil
 }
 
-// DueDeliveries calls fn for outbox entries due at or before now, earliest
-// first, until fn returns false. The iterator is bounded above by now, so
-// entries waiting for a later retry are never read. Entries whose delivery
-// ID skip reports true (nil skips none) are passed over without decoding
-// their value: the delivery pool skips those it already holds, which keeps
-// a rescan cheap however many are in flight.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, skip func(deliveryID string) bool, fn func(*OutboxEntry) bool) error {
-	return s.DueDeliveriesFrom(ctx, time.Time{}, now, skip, fn)
-}
-
-// DueDeliveriesFrom is DueDeliveries reading only entries due at or after
-// from (the zero time reads from the start). Delivered entries leave
-// tombstones at the front of the outbox until compaction, which every scan
-// from the start walks again; a caller that knows nothing it must see lies
-// before from skips them.
-func (s *Store) DueDeliveriesFrom(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*OutboxEntry) bool) error {
+// DueDeliveries calls fn for outbox entries due at or after from and at or
+// before now, earliest first, until fn returns false. The iterator is
+// bounded above by now, so entries waiting for a later retry are never read.
+// The zero from reads from the start of the outbox. Delivered entries leave
+// tombstones at its front until compaction, which every scan from the start
+// walks again; a caller that knows nothing it must see lies before some time
+// passes that time as from and never reads them. Entries whose delivery ID
+// skip reports true (nil skips none) are passed over without decoding their
+// value: the delivery pool skips those it already holds, which keeps a
+// rescan cheap however many are in flight.
+func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*webhook.OutboxEntry) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -275,29 +223,15 @@ func (s *Store) DueDeliveriesFrom(ctx context.Context, from, now time.Time, skip
 	return it.Error()
 }
 
-// AttemptOutcome is the result of one attempt, as FinishAttempts records it:
-// Record is the history row, and a non-zero RetryAt moves the entry there
-// instead of removing it.
-type AttemptOutcome struct {
-	Entry   *OutboxEntry
-	Record  *DeliveryRecord
-	RetryAt time.Time
-}
-
-// FinishAttempt records the outcome of an attempt of e in one synced batch:
-// the history row rec is written and the outbox entry is removed, or, when
-// retryAt is not zero, moved to retryAt with e.Attempt set to rec.Attempt.
-// e is updated in place. A webhook deleted meanwhile gets no history row.
-func (s *Store) FinishAttempt(ctx context.Context, e *OutboxEntry, rec *DeliveryRecord, retryAt time.Time) error {
-	return s.FinishAttempts(ctx, []AttemptOutcome{{Entry: e, Record: rec, RetryAt: retryAt}})
-}
-
-// FinishAttempts records many outcomes, each as FinishAttempt would, in one
-// synced batch, so that attempts finishing together share one WAL sync. The
-// batch is atomic: after an error none of them is recorded and every entry
-// is still in the outbox at its old key (its delivery will be repeated).
-// Entries are updated in place only after the commit succeeded.
-func (s *Store) FinishAttempts(ctx context.Context, outs []AttemptOutcome) error {
+// FinishAttempts records the outcomes of attempts in one synced batch, so
+// that attempts finishing together share one WAL sync. For each outcome the
+// history row is written and the outbox entry is removed or, when RetryAt is
+// not zero, moved to RetryAt with its Attempt set to the record's; a webhook
+// deleted meanwhile gets no history row. The batch is atomic: after an error
+// none of them is recorded and every entry is still in the outbox at its old
+// key (its delivery will be repeated). Entries are updated in place only
+// after the commit succeeded.
+func (s *Store) FinishAttempts(ctx context.Context, outs []webhook.AttemptOutcome) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -307,7 +241,7 @@ func (s *Store) FinishAttempts(ctx context.Context, outs []AttemptOutcome) error
 	b := s.db.NewBatch()
 	defer b.Close()
 	alive := make(map[string]bool, 8)
-	next := make([]OutboxEntry, len(outs))
+	next := make([]webhook.OutboxEntry, len(outs))
 	updatedAt := s.now().UTC()
 	for i, o := range outs {
 		e := o.Entry
@@ -354,7 +288,7 @@ func (s *Store) FinishAttempts(ctx context.Context, outs []AttemptOutcome) error
 
 // DropDelivery removes an outbox entry without recording anything, for
 // deliveries whose webhook was deleted or deactivated.
-func (s *Store) DropDelivery(ctx context.Context, e *OutboxEntry) error {
+func (s *Store) DropDelivery(ctx context.Context, e *webhook.OutboxEntry) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -367,7 +301,7 @@ func (s *Store) DropDelivery(ctx context.Context, e *OutboxEntry) error {
 // Deliveries returns up to limit history rows of one of the partner's
 // webhooks, newest first, reading only that webhook's key range. Another
 // partner's webhook is ErrNotFound.
-func (s *Store) Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*DeliveryRecord, error) {
+func (s *Store) Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*webhook.DeliveryRecord, error) {
 	if _, err := s.Webhook(ctx, partnerID, webhookID); err != nil {
 		return nil, err
 	}
@@ -377,7 +311,7 @@ func (s *Store) Deliveries(ctx context.Context, partnerID, webhookID string, lim
 		return nil, fmt.Errorf("persistence: delivery iterator: %w", err)
 	}
 	defer it.Close()
-	out := []*DeliveryRecord{}
+	out := []*webhook.DeliveryRecord{}
 	for ok := it.Last(); ok && len(out) < limit; ok = it.Prev() {
 		var rec deliveryRecord
 		if err := json.Unmarshal(it.Value(), &rec); err != nil {

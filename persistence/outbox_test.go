@@ -9,14 +9,14 @@ import (
 )
 
 // TestFinishAttemptsOneBatch records a delivery, a retry and the outcome of a
-// deleted webhook's delivery together, and checks each as FinishAttempt
-// alone would leave it.
+// deleted webhook's delivery together, and checks each as recording it alone
+// would leave it.
 func TestFinishAttemptsOneBatch(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	s := openWebhookStore(t, t.TempDir(), clock)
 	a, b, gone := newHook("ptn_a", webhook.SwapCompleted), newHook("ptn_a", webhook.SwapCompleted), newHook("ptn_b", webhook.SwapCompleted)
-	for _, w := range []*Webhook{a, b, gone} {
+	for _, w := range []*webhook.Registration{a, b, gone} {
 		if err := s.CreateWebhook(ctx, w); err != nil {
 			t.Fatal(err)
 		}
@@ -34,15 +34,15 @@ func TestFinishAttemptsOneBatch(t *testing.T) {
 	if len(due) != 3 {
 		t.Fatalf("%d entries due, want 3", len(due))
 	}
-	byHook := map[string]*OutboxEntry{}
+	byHook := map[string]*webhook.OutboxEntry{}
 	for _, e := range due {
 		byHook[e.WebhookID] = e
 	}
 	retryAt := clock.Now().Add(time.Minute)
-	outs := []AttemptOutcome{
-		{Entry: byHook[a.ID], Record: &DeliveryRecord{Attempt: 1, StatusCode: 200, State: DeliveryDelivered}},
-		{Entry: byHook[b.ID], Record: &DeliveryRecord{Attempt: 1, StatusCode: 503, State: DeliveryRetrying, Error: "receiver answered HTTP 503"}, RetryAt: retryAt},
-		{Entry: byHook[gone.ID], Record: &DeliveryRecord{Attempt: 1, StatusCode: 200, State: DeliveryDelivered}},
+	outs := []webhook.AttemptOutcome{
+		{Entry: byHook[a.ID], Record: &webhook.DeliveryRecord{Attempt: 1, StatusCode: 200, State: webhook.DeliveryDelivered}},
+		{Entry: byHook[b.ID], Record: &webhook.DeliveryRecord{Attempt: 1, StatusCode: 503, State: webhook.DeliveryRetrying, Error: "receiver answered HTTP 503"}, RetryAt: retryAt},
+		{Entry: byHook[gone.ID], Record: &webhook.DeliveryRecord{Attempt: 1, StatusCode: 200, State: webhook.DeliveryDelivered}},
 	}
 	if err := s.FinishAttempts(ctx, outs); err != nil {
 		t.Fatal(err)
@@ -58,9 +58,9 @@ func TestFinishAttemptsOneBatch(t *testing.T) {
 		t.Fatalf("retried entry not updated in place: %+v", e)
 	}
 	for _, tc := range []struct {
-		hook  *Webhook
+		hook  *webhook.Registration
 		state string
-	}{{a, DeliveryDelivered}, {b, DeliveryRetrying}} {
+	}{{a, webhook.DeliveryDelivered}, {b, webhook.DeliveryRetrying}} {
 		hist, err := s.Deliveries(ctx, "ptn_a", tc.hook.ID, 10)
 		if err != nil || len(hist) != 1 || hist[0].State != tc.state || hist[0].Attempt != 1 || hist[0].ID != byHook[tc.hook.ID].DeliveryID {
 			t.Fatalf("history of %s: %+v %v", tc.hook.ID, hist, err)
@@ -108,7 +108,7 @@ func TestDueDeliveriesFrom(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			if err := s.DueDeliveriesFrom(ctx, tc.from, tc.now, nil, func(e *OutboxEntry) bool { got = append(got, e.DeliveryID); return true }); err != nil {
+			if err := s.DueDeliveries(ctx, tc.from, tc.now, nil, func(e *webhook.OutboxEntry) bool { got = append(got, e.DeliveryID); return true }); err != nil {
 				t.Fatal(err)
 			}
 			if len(got) != len(tc.want) {

@@ -2,15 +2,13 @@ package persistence
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/swapgate/swapgate/routing/webhook"
 )
 
 // Webhook key families (see the package comment):
@@ -23,39 +21,11 @@ const (
 	prefixWebhookID = "webhookid/"
 )
 
-// MaxWebhooksPerPartner bounds registrations per partner: each one multiplies
-// the partner's event fan-out, so the bound is what keeps one partner's
-// events from flooding the delivery pool.
-const MaxWebhooksPerPartner = 10
-
-// ErrWebhookLimit means the partner already has MaxWebhooksPerPartner
-// webhooks.
-var ErrWebhookLimit = errors.New("persistence: webhook limit reached")
-
-// webhookIDPrefix starts generated webhook IDs.
-const webhookIDPrefix = "wh_"
-
-// Webhook is a partner's registration. Secret is the signing key; it is kept
-// because every delivery is signed with it, and no endpoint ever returns it.
-type Webhook struct {
-	ID        string    `json:"id"`
-	PartnerID string    `json:"partnerId"`
-	URL       string    `json:"url"`
-	Events    []string  `json:"events"`
-	Secret    string    `json:"secret"`
-	Active    bool      `json:"active"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-}
-
-// Subscribes reports whether w is active and subscribed to event.
-func (w *Webhook) Subscribes(event string) bool {
-	return w.Active && slices.Contains(w.Events, event)
-}
-
+// webhookRecord is the stored encoding of a registration: the registration's
+// own JSON fields and the record version.
 type webhookRecord struct {
 	V int `json:"v"`
-	Webhook
+	webhook.Registration
 }
 
 func webhookKey(partnerID, id string) []byte {
@@ -66,33 +36,24 @@ func webhookPartnerPrefix(partnerID string) string { return prefixWebhook + part
 
 func webhookIDKey(id string) []byte { return []byte(prefixWebhookID + id) }
 
-func decodeWebhook(b []byte) (*Webhook, error) {
+func decodeWebhook(b []byte) (*webhook.Registration, error) {
 	rec, err := decodeV1[webhookRecord](b, "webhook")
 	if err != nil {
 		return nil, err
 	}
-	return &rec.Webhook, nil
-}
-
-// NewWebhookID returns a fresh random webhook ID, "wh_" and 24 hex digits.
-func NewWebhookID() (string, error) {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("persistence: generate webhook id: %w", err)
-	}
-	return webhookIDPrefix + hex.EncodeToString(b[:]), nil
+	return &rec.Registration, nil
 }
 
 // CreateWebhook stores a new registration and its ID index in one synced
 // batch. An empty w.ID is generated; CreatedAt and UpdatedAt are set to now
 // and w is updated in place. The caller has validated URL, events and
-// secret. It fails with ErrWebhookLimit when the partner already has
-// MaxWebhooksPerPartner webhooks.
+// secret. It fails with webhook.ErrLimit when the partner already has
+// webhook.MaxPerPartner webhooks.
 //
 // The count and the insert run under the store's partner lock: webhooks are
 // part of the partner account, and two concurrent registrations must not both
 // see room for the tenth.
-func (s *Store) CreateWebhook(ctx context.Context, w *Webhook) error {
+func (s *Store) CreateWebhook(ctx context.Context, w *webhook.Registration) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -100,7 +61,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *Webhook) error {
 		return fmt.Errorf("persistence: webhook partner id %q invalid", w.PartnerID)
 	}
 	if w.ID == "" {
-		id, err := NewWebhookID()
+		id, err := webhook.NewID()
 		if err != nil {
 			return err
 		}
@@ -114,8 +75,8 @@ func (s *Store) CreateWebhook(ctx context.Context, w *Webhook) error {
 	if err != nil {
 		return err
 	}
-	if len(existing) >= MaxWebhooksPerPartner {
-		return fmt.Errorf("%w: partner %s has %d", ErrWebhookLimit, w.PartnerID, len(existing))
+	if len(existing) >= webhook.MaxPerPartner {
+		return fmt.Errorf("%w: partner %s has %d", webhook.ErrLimit, w.PartnerID, len(existing))
 	}
 	if dup, err := s.has(webhookIDKey(w.ID)); err != nil {
 		return fmt.Errorf("persistence: webhook id check: %w", err)
@@ -124,7 +85,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *Webhook) error {
 	}
 	now := s.now().UTC()
 	w.CreatedAt, w.UpdatedAt = now, now
-	val, err := json.Marshal(webhookRecord{V: 1, Webhook: *w})
+	val, err := json.Marshal(webhookRecord{V: 1, Registration: *w})
 	if err != nil {
 		return fmt.Errorf("persistence: encode webhook: %w", err)
 	}
@@ -144,7 +105,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *Webhook) error {
 
 // Webhooks returns a partner's webhooks, oldest first. It reads only that
 // partner's key range.
-func (s *Store) Webhooks(ctx context.Context, partnerID string) ([]*Webhook, error) {
+func (s *Store) Webhooks(ctx context.Context, partnerID string) ([]*webhook.Registration, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -154,14 +115,14 @@ func (s *Store) Webhooks(ctx context.Context, partnerID string) ([]*Webhook, err
 	return s.listWebhooks(partnerID)
 }
 
-func (s *Store) listWebhooks(partnerID string) ([]*Webhook, error) {
+func (s *Store) listWebhooks(partnerID string) ([]*webhook.Registration, error) {
 	prefix := webhookPartnerPrefix(partnerID)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: prefixUpperBound(prefix)})
 	if err != nil {
 		return nil, fmt.Errorf("persistence: webhook iterator: %w", err)
 	}
 	defer it.Close()
-	var out []*Webhook
+	var out []*webhook.Registration
 	for ok := it.First(); ok; ok = it.Next() {
 		w, err := decodeWebhook(it.Value())
 		if err != nil {
@@ -172,7 +133,7 @@ func (s *Store) listWebhooks(partnerID string) ([]*Webhook, error) {
 	if err := it.Error(); err != nil {
 		return nil, fmt.Errorf("persistence: list webhooks: %w", err)
 	}
-	slices.SortFunc(out, func(a, b *Webhook) int {
+	slices.SortFunc(out, func(a, b *webhook.Registration) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -193,7 +154,7 @@ func compareStrings(a, b string) int {
 
 // Webhook returns one of a partner's webhooks. Another partner's webhook is
 // ErrNotFound, exactly like a missing one, so IDs cannot be probed.
-func (s *Store) Webhook(ctx context.Context, partnerID, id string) (*Webhook, error) {
+func (s *Store) Webhook(ctx context.Context, partnerID, id string) (*webhook.Registration, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -208,7 +169,7 @@ func (s *Store) Webhook(ctx context.Context, partnerID, id string) (*Webhook, er
 }
 
 // WebhookByID returns a webhook by ID alone, for the delivery pool.
-func (s *Store) WebhookByID(ctx context.Context, id string) (*Webhook, error) {
+func (s *Store) WebhookByID(ctx context.Context, id string) (*webhook.Registration, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}

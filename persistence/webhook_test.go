@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -20,8 +21,8 @@ func openWebhookStore(t *testing.T, dir string, clock *fakeClock) *Store {
 	return s
 }
 
-func newHook(partnerID string, events ...string) *Webhook {
-	return &Webhook{PartnerID: partnerID, URL: "https://example.com/hook", Events: events,
+func newHook(partnerID string, events ...string) *webhook.Registration {
+	return &webhook.Registration{PartnerID: partnerID, URL: "https://example.com/hook", Events: events,
 		Secret: "0123456789abcdef", Active: true}
 }
 
@@ -101,12 +102,12 @@ func countPrefix(t *testing.T, s *Store, prefix string) int {
 func TestWebhookLimit(t *testing.T) {
 	ctx := context.Background()
 	s := openWebhookStore(t, t.TempDir(), &fakeClock{t: time.Now()})
-	for i := range MaxWebhooksPerPartner {
+	for i := range webhook.MaxPerPartner {
 		if err := s.CreateWebhook(ctx, newHook("ptn_a", webhook.SwapPending)); err != nil {
 			t.Fatalf("webhook %d: %v", i, err)
 		}
 	}
-	if err := s.CreateWebhook(ctx, newHook("ptn_a", webhook.SwapPending)); !errors.Is(err, ErrWebhookLimit) {
+	if err := s.CreateWebhook(ctx, newHook("ptn_a", webhook.SwapPending)); !errors.Is(err, webhook.ErrLimit) {
 		t.Fatalf("eleventh webhook: %v", err)
 	}
 	if err := s.CreateWebhook(ctx, newHook("ptn_b", webhook.SwapPending)); err != nil {
@@ -130,7 +131,7 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 	inactive := newHook("ptn_a", webhook.SwapCompleted)
 	inactive.Active = false
 	otherPartner := newHook("ptn_b", webhook.SwapCompleted)
-	for _, w := range []*Webhook{subscribed, unsubscribed, inactive, otherPartner} {
+	for _, w := range []*webhook.Registration{subscribed, unsubscribed, inactive, otherPartner} {
 		if err := s.CreateWebhook(ctx, w); err != nil {
 			t.Fatal(err)
 		}
@@ -164,13 +165,13 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 		t.Fatalf("body %s, want %s", due[0].Body, want)
 	}
 	hist, err := s.Deliveries(ctx, "ptn_a", subscribed.ID, 100)
-	if err != nil || len(hist) != 1 || hist[0].State != DeliveryPending || hist[0].ID != due[0].DeliveryID {
+	if err != nil || len(hist) != 1 || hist[0].State != webhook.DeliveryPending || hist[0].ID != due[0].DeliveryID {
 		t.Fatalf("history %+v %v", hist, err)
 	}
 
 	e := due[0]
 	id := e.DeliveryID
-	if err := s.FinishAttempt(ctx, e, &DeliveryRecord{Attempt: 1, StatusCode: 500, State: DeliveryRetrying, Error: "status 500"}, clock.Now().Add(time.Minute)); err != nil {
+	if err := finishAttempt(ctx, s, e, &webhook.DeliveryRecord{Attempt: 1, StatusCode: 500, State: webhook.DeliveryRetrying, Error: "status 500"}, clock.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if got := dueEntries(t, s, clock.Now()); len(got) != 0 {
@@ -181,28 +182,33 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 	if len(due) != 1 || due[0].DeliveryID != id || due[0].Attempt != 1 {
 		t.Fatalf("retry entry %+v", due)
 	}
-	if err := s.DueDeliveries(ctx, clock.Now(), func(d string) bool { return d == id }, func(*OutboxEntry) bool {
+	if err := s.DueDeliveries(ctx, time.Time{}, clock.Now(), func(d string) bool { return d == id }, func(*webhook.OutboxEntry) bool {
 		t.Fatal("skipped entry decoded")
 		return false
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishAttempt(ctx, due[0], &DeliveryRecord{Attempt: 2, StatusCode: 204, LatencyMs: 3, State: DeliveryDelivered}, time.Time{}); err != nil {
+	if err := finishAttempt(ctx, s, due[0], &webhook.DeliveryRecord{Attempt: 2, StatusCode: 204, LatencyMs: 3, State: webhook.DeliveryDelivered}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := dueEntries(t, s, clock.Now().Add(time.Hour)); len(got) != 0 {
 		t.Fatalf("delivered entry still queued: %+v", got)
 	}
 	hist, _ = s.Deliveries(ctx, "ptn_a", subscribed.ID, 100)
-	if len(hist) != 1 || hist[0].State != DeliveryDelivered || hist[0].Attempt != 2 || hist[0].StatusCode != 204 || hist[0].Event != webhook.SwapCompleted {
+	if len(hist) != 1 || hist[0].State != webhook.DeliveryDelivered || hist[0].Attempt != 2 || hist[0].StatusCode != 204 || hist[0].Event != webhook.SwapCompleted {
 		t.Fatalf("history after delivery %+v", hist[0])
 	}
 }
 
-func dueEntries(t *testing.T, s *Store, now time.Time) []*OutboxEntry {
+// finishAttempt records the outcome of one attempt of e, alone in its batch.
+func finishAttempt(ctx context.Context, s *Store, e *webhook.OutboxEntry, rec *webhook.DeliveryRecord, retryAt time.Time) error {
+	return s.FinishAttempts(ctx, []webhook.AttemptOutcome{{Entry: e, Record: rec, RetryAt: retryAt}})
+}
+
+func dueEntries(t *testing.T, s *Store, now time.Time) []*webhook.OutboxEntry {
 	t.Helper()
-	var out []*OutboxEntry
-	if err := s.DueDeliveries(context.Background(), now, nil, func(e *OutboxEntry) bool { out = append(out, e); return true }); err != nil {
+	var out []*webhook.OutboxEntry
+	if err := s.DueDeliveries(context.Background(), time.Time{}, now, nil, func(e *webhook.OutboxEntry) bool { out = append(out, e); return true }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -234,5 +240,42 @@ func TestDeliveriesNewestFirstAndLimited(t *testing.T) {
 	}
 	if err := s.Publish(ctx, "ptn_nobody", webhook.Event{Name: webhook.SwapPending, Time: clock.Now()}); err != nil {
 		t.Fatalf("publishing with no subscriber: %v", err)
+	}
+}
+
+// TestWebhookRecordEncodings pins the stored bytes of the three webhook
+// record families, so that a change to the model's JSON field names in
+// routing/webhook cannot silently change what is on disk.
+func TestWebhookRecordEncodings(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	reg := webhook.Registration{ID: "wh_1", PartnerID: "ptn_a", URL: "https://example.com/hook",
+		Events: []string{webhook.SwapCompleted}, Secret: "0123456789abcdef", Active: true, CreatedAt: at, UpdatedAt: at}
+	entry := webhook.OutboxEntry{DeliveryID: "dlv_1", WebhookID: "wh_1", PartnerID: "ptn_a", Event: webhook.SwapCompleted,
+		Body: []byte(`{}`), Attempt: 2, CreatedAt: at, Due: at}
+	rec := webhook.DeliveryRecord{ID: "dlv_1", WebhookID: "wh_1", Event: webhook.SwapCompleted, Attempt: 2, StatusCode: 503,
+		LatencyMs: 7, Error: "receiver answered HTTP 503", State: webhook.DeliveryRetrying, CreatedAt: at, UpdatedAt: at}
+	for _, tc := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"webhook", webhookRecord{V: 1, Registration: reg},
+			`{"v":1,"id":"wh_1","partnerId":"ptn_a","url":"https://example.com/hook","events":["swap.completed"],"secret":"0123456789abcdef","active":true,"createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z"}`},
+		{"outbox", outboxRecord{V: 1, OutboxEntry: entry},
+			`{"v":1,"deliveryId":"dlv_1","webhookId":"wh_1","partnerId":"ptn_a","event":"swap.completed","body":"e30=","attempt":2,"createdAt":"2026-03-01T12:00:00Z","due":"2026-03-01T12:00:00Z"}`},
+		{"delivery", deliveryRecord{V: 1, DeliveryRecord: rec},
+			`{"v":1,"id":"dlv_1","webhookId":"wh_1","event":"swap.completed","attempt":2,"statusCode":503,"latencyMs":7,"error":"receiver answered HTTP 503","state":"retrying","createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z"}`},
+	} {
+		got, err := json.Marshal(tc.v)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("%s record\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+	w, err := decodeWebhook([]byte(`{"v":1,"id":"wh_1","partnerId":"ptn_a","url":"https://example.com/hook","events":["swap.completed"],"secret":"0123456789abcdef","active":true,"createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z"}`))
+	if err != nil || w.ID != reg.ID || w.Secret != reg.Secret || !w.Subscribes(webhook.SwapCompleted) || !w.CreatedAt.Equal(at) {
+		t.Fatalf("decoded %+v %v", w, err)
 	}
 }

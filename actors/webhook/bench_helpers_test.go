@@ -42,7 +42,7 @@ const benchWait = 2 * time.Minute
 // so that an outbox can be filled before it runs.
 type benchRig struct {
 	store *persistence.Store
-	hooks []*persistence.Webhook
+	hooks []*hook.Registration
 	cfg   Config
 
 	mu   sync.Mutex
@@ -74,7 +74,7 @@ func newBenchRig(b *testing.B, want int) *benchRig {
 	r.store = s
 	for _, pid := range benchPartners {
 		for range benchHooksPerPartner {
-			w := &persistence.Webhook{PartnerID: pid, URL: srv.URL, Events: []string{hook.SwapCompleted}, Secret: testSecret, Active: true}
+			w := &hook.Registration{PartnerID: pid, URL: srv.URL, Events: []string{hook.SwapCompleted}, Secret: testSecret, Active: true}
 			if err := s.CreateWebhook(context.Background(), w); err != nil {
 				b.Fatal(err)
 			}

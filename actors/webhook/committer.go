@@ -5,14 +5,14 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/swapgate/swapgate/persistence"
+	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
 // maxCommitBatch bounds how many attempt outcomes one synced batch carries.
 const maxCommitBatch = 256
 
 // outcomeMsg hands an attempt's outcome from a worker to the committer.
-type outcomeMsg struct{ out persistence.AttemptOutcome }
+type outcomeMsg struct{ out hook.AttemptOutcome }
 
 // commitMsg asks the committer to write what it has gathered.
 type commitMsg struct{}
@@ -22,7 +22,7 @@ type commitMsg struct{}
 // the outbox at their old keys and a full scan finds them again). Only now
 // may the dispatcher forget them: until then a scan would still find the
 // old key and deliver the entry twice.
-type settledMsg struct{ entries []*persistence.OutboxEntry }
+type settledMsg struct{ entries []*hook.OutboxEntry }
 
 // committer records attempt outcomes by group commit, like actors/ledger
 // does for quotes: every outcome that arrives while a commit is syncing
@@ -31,7 +31,7 @@ type settledMsg struct{ entries []*persistence.OutboxEntry }
 // as its attempt is over instead of waiting for the disk.
 type committer struct {
 	p        *Pool
-	pending  []persistence.AttemptOutcome
+	pending  []hook.AttemptOutcome
 	flushing bool
 }
 
@@ -72,7 +72,7 @@ func (c *committer) commit(ctx actor.Context) {
 			c.p.cfg.Logger.Error("record delivery outcomes", slog.Int("outcomes", n), slog.Any("err", err))
 		}
 	}
-	settled := &settledMsg{entries: make([]*persistence.OutboxEntry, n)}
+	settled := &settledMsg{entries: make([]*hook.OutboxEntry, n)}
 	for i := range batch {
 		settled.entries[i] = batch[i].Entry
 	}

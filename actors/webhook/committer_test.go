@@ -18,7 +18,7 @@ type slowCommits struct {
 	delay time.Duration
 }
 
-func (s slowCommits) FinishAttempts(ctx context.Context, outs []persistence.AttemptOutcome) error {
+func (s slowCommits) FinishAttempts(ctx context.Context, outs []hook.AttemptOutcome) error {
 	time.Sleep(s.delay)
 	return s.Store.FinishAttempts(ctx, outs)
 }
@@ -26,7 +26,7 @@ func (s slowCommits) FinishAttempts(ctx context.Context, outs []persistence.Atte
 func TestOutcomesShareCommits(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	rc := newReceiver(t, nil)
-	var hooks []*persistence.Webhook
+	var hooks []*hook.Registration
 	for _, pid := range []string{"ptn_a", "ptn_b"} {
 		hooks = append(hooks, register(t, s, pid, rc.srv.URL, hook.SwapCompleted))
 	}
@@ -44,7 +44,7 @@ func TestOutcomesShareCommits(t *testing.T) {
 		for _, w := range hooks {
 			recs, _ := s.Deliveries(context.Background(), w.PartnerID, w.ID, 100)
 			for _, r := range recs {
-				if r.State == persistence.DeliveryDelivered {
+				if r.State == hook.DeliveryDelivered {
 					n++
 				}
 			}
@@ -88,8 +88,8 @@ func TestEntryCommittedLateIsDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Wake()
-	eventually(t, 3*time.Second, "late entry delivered", func() bool { return lastState(t, s, w).State == persistence.DeliveryDelivered })
-	if st := lastState(t, s, other).State; st != persistence.DeliveryDelivered {
+	eventually(t, 3*time.Second, "late entry delivered", func() bool { return lastState(t, s, w).State == hook.DeliveryDelivered })
+	if st := lastState(t, s, other).State; st != hook.DeliveryDelivered {
 		t.Fatalf("other partner's delivery %s", st)
 	}
 }

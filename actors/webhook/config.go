@@ -8,7 +8,10 @@ import (
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
-// Defaults of the pool (DESIGN.md §5.18, §5.23).
+// Defaults of the pool. An attempt that gets no answer within 5 seconds has
+// failed (receivers are asked to answer within that time); the outbox is
+// scanned every second for retries coming due and for entries a previous
+// process left behind.
 const (
 	DefaultPoolSize     = 16
 	DefaultTimeout      = 5 * time.Second

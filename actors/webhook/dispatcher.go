@@ -6,7 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/swapgate/swapgate/persistence"
+	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
 // scanMsg asks the dispatcher to read due outbox entries. A full scan reads
@@ -21,13 +21,13 @@ type scanMsg struct{ full bool }
 const floorMargin = 250 * time.Millisecond
 
 // job hands one entry to a worker.
-type job struct{ entry *persistence.OutboxEntry }
+type job struct{ entry *hook.OutboxEntry }
 
 // doneMsg tells the dispatcher a worker finished an attempt of an entry.
 // Unless settled is set, the outcome is on its way to the committer, and the
 // entry stays known until the committer's settledMsg.
 type doneMsg struct {
-	entry   *persistence.OutboxEntry
+	entry   *hook.OutboxEntry
 	worker  *actor.PID
 	settled bool
 }
@@ -46,7 +46,7 @@ type parkedEntry struct {
 type dispatcher struct {
 	p              *Pool
 	idle           []*actor.PID
-	queue          []*persistence.OutboxEntry
+	queue          []*hook.OutboxEntry
 	known          map[string]bool
 	queuedHook     map[string]int
 	inflightHook   map[string]int
@@ -111,7 +111,7 @@ func (d *dispatcher) Receive(ctx actor.Context) {
 // settle forgets an entry whose outcome is in the store. Its webhook's
 // queue already made room for the next entry when the attempt ended: the
 // pending commit keeps the entry known, which is all a scan needs.
-func (d *dispatcher) settle(e *persistence.OutboxEntry) {
+func (d *dispatcher) settle(e *hook.OutboxEntry) {
 	delete(d.known, e.DeliveryID)
 }
 
@@ -175,7 +175,7 @@ func (d *dispatcher) scan(full bool) {
 		}
 		return false
 	}
-	err := d.p.store.DueDeliveriesFrom(d.p.ctx, from, now, skip, func(e *persistence.OutboxEntry) bool {
+	err := d.p.store.DueDeliveries(d.p.ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
 		examined++
 		if d.queuedHook[e.WebhookID] >= maxQueuedPerWebhook {
 			// Left in the outbox for now; a later scan, after this

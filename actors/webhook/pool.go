@@ -31,19 +31,17 @@ import (
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
-// Store is what the pool needs of persistence.
+// Store is what the pool needs of persistence: the outbox it drains, the
+// registrations it delivers to, and the delivery history it records. A
+// missing webhook, or another partner's, is account.ErrNotFound.
 type Store interface {
-	DueDeliveriesFrom(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*persistence.OutboxEntry) bool) error
-	WebhookByID(ctx context.Context, id string) (*persistence.Webhook, error)
-	FinishAttempts(ctx context.Context, outs []persistence.AttemptOutcome) error
-	DropDelivery(ctx context.Context, e *persistence.OutboxEntry) error
+	DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*hook.OutboxEntry) bool) error
+	WebhookByID(ctx context.Context, id string) (*hook.Registration, error)
+	FinishAttempts(ctx context.Context, outs []hook.AttemptOutcome) error
+	DropDelivery(ctx context.Context, e *hook.OutboxEntry) error
 	Publish(ctx context.Context, partnerID string, ev hook.Event) error
-	PublishTo(ctx context.Context, w *persistence.Webhook, ev hook.Event) (string, error)
-	CreateWebhook(ctx context.Context, w *persistence.Webhook) error
-	Webhooks(ctx context.Context, partnerID string) ([]*persistence.Webhook, error)
-	Webhook(ctx context.Context, partnerID, id string) (*persistence.Webhook, error)
-	DeleteWebhook(ctx context.Context, partnerID, id string) error
-	Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*persistence.DeliveryRecord, error)
+	PublishTo(ctx context.Context, w *hook.Registration, ev hook.Event) (string, error)
+	Webhook(ctx context.Context, partnerID, id string) (*hook.Registration, error)
 }
 
 var _ Store = (*persistence.Store)(nil)
@@ -159,7 +157,7 @@ func (p *Pool) Publish(ctx context.Context, partnerID string, ev hook.Event) err
 // SendTest enqueues a test event (hook.TestEvent with data.test true) for one
 // of the partner's webhooks, through the same outbox and workers as real
 // events, and returns its delivery ID. Another partner's webhook is
-// persistence.ErrNotFound.
+// account.ErrNotFound.
 func (p *Pool) SendTest(ctx context.Context, partnerID, webhookID string) (string, error) {
 	w, err := p.store.Webhook(ctx, partnerID, webhookID)
 	if err != nil {
@@ -175,30 +173,10 @@ func (p *Pool) SendTest(ctx context.Context, partnerID, webhookID string) (strin
 	return id, nil
 }
 
-// CheckURL applies the registration URL policy.
+// CheckURL applies the pool's URL policy to a URL being registered: the
+// same policy its dialer enforces at delivery time, so that a URL accepted
+// at registration is refused later only if its host has been re-pointed.
 func (p *Pool) CheckURL(ctx context.Context, raw string) error { return p.policy.CheckURL(ctx, raw) }
-
-// CreateWebhook, Webhooks, DeleteWebhook and Deliveries pass through to the
-// store, so that the edge has one collaborator for everything webhook.
-func (p *Pool) CreateWebhook(ctx context.Context, w *persistence.Webhook) error {
-	return p.store.CreateWebhook(ctx, w)
-}
-
-// Webhooks lists a partner's webhooks.
-func (p *Pool) Webhooks(ctx context.Context, partnerID string) ([]*persistence.Webhook, error) {
-	return p.store.Webhooks(ctx, partnerID)
-}
-
-// DeleteWebhook removes a partner's webhook; its queued deliveries are
-// dropped as they come due.
-func (p *Pool) DeleteWebhook(ctx context.Context, partnerID, id string) error {
-	return p.store.DeleteWebhook(ctx, partnerID, id)
-}
-
-// Deliveries lists a webhook's recent deliveries, newest first.
-func (p *Pool) Deliveries(ctx context.Context, partnerID, webhookID string, limit int) ([]*persistence.DeliveryRecord, error) {
-	return p.store.Deliveries(ctx, partnerID, webhookID, limit)
-}
 
 // Stats returns the pool's counters.
 func (p *Pool) Stats() *Stats { return &p.stats }

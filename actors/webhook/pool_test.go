@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -129,9 +131,9 @@ func startPool(t *testing.T, sys *actor.ActorSystem, s Store, cfg Config) *Pool 
 	return p
 }
 
-func register(t *testing.T, s *persistence.Store, partnerID, url string, events ...string) *persistence.Webhook {
+func register(t *testing.T, s *persistence.Store, partnerID, url string, events ...string) *hook.Registration {
 	t.Helper()
-	w := &persistence.Webhook{PartnerID: partnerID, URL: url, Events: events, Secret: testSecret, Active: true}
+	w := &hook.Registration{PartnerID: partnerID, URL: url, Events: events, Secret: testSecret, Active: true}
 	if err := s.CreateWebhook(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
@@ -153,14 +155,14 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	}
 }
 
-func lastState(t *testing.T, s *persistence.Store, w *persistence.Webhook) *persistence.DeliveryRecord {
+func lastState(t *testing.T, s *persistence.Store, w *hook.Registration) *hook.DeliveryRecord {
 	t.Helper()
 	recs, err := s.Deliveries(context.Background(), w.PartnerID, w.ID, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) == 0 {
-		return &persistence.DeliveryRecord{}
+		return &hook.DeliveryRecord{}
 	}
 	return recs[0]
 }
@@ -186,7 +188,7 @@ func TestDeliverySignedAndRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The scan interval is an hour: only the wake-up can deliver this.
-	eventually(t, 5*time.Second, "delivery", func() bool { return lastState(t, s, w).State == persistence.DeliveryDelivered })
+	eventually(t, 5*time.Second, "delivery", func() bool { return lastState(t, s, w).State == hook.DeliveryDelivered })
 	got := rc.received()
 	if len(got) != 1 {
 		t.Fatalf("receiver got %d requests", len(got))
@@ -231,7 +233,7 @@ func TestRetryUntilSuccessKeepsDeliveryID(t *testing.T) {
 	if err := p.Publish(context.Background(), "ptn_a", swapEvent("tx-r")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "delivery after retries", func() bool { return lastState(t, s, w).State == persistence.DeliveryDelivered })
+	eventually(t, 5*time.Second, "delivery after retries", func() bool { return lastState(t, s, w).State == hook.DeliveryDelivered })
 	got := rc.received()
 	if len(got) != 3 {
 		t.Fatalf("want 3 attempts, got %d", len(got))
@@ -259,7 +261,7 @@ func TestHangingReceiverIsDeadLettered(t *testing.T) {
 	if err := p.Publish(context.Background(), "ptn_a", swapEvent("tx-d")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "dead letter", func() bool { return lastState(t, s, w).State == persistence.DeliveryDead })
+	eventually(t, 5*time.Second, "dead letter", func() bool { return lastState(t, s, w).State == hook.DeliveryDead })
 	rec := lastState(t, s, w)
 	if rec.Attempt != 3 || rec.Error == "" {
 		t.Fatalf("dead letter %+v", rec)
@@ -268,7 +270,7 @@ func TestHangingReceiverIsDeadLettered(t *testing.T) {
 		t.Fatalf("receiver saw %d attempts, want 3", n)
 	}
 	var left int
-	_ = s.DueDeliveries(context.Background(), time.Now().Add(24*time.Hour), nil, func(*persistence.OutboxEntry) bool { left++; return true })
+	_ = s.DueDeliveries(context.Background(), time.Time{}, time.Now().Add(24*time.Hour), nil, func(*hook.OutboxEntry) bool { left++; return true })
 	if left != 0 || p.Stats().Dead.Load() != 1 {
 		t.Fatalf("outbox keeps %d entries, dead counter %d", left, p.Stats().Dead.Load())
 	}
@@ -294,7 +296,7 @@ func TestSlowPartnerDoesNotDelayOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, time.Second, "fast partner's delivery while the slow one hangs", func() bool {
-		return lastState(t, s, wb).State == persistence.DeliveryDelivered
+		return lastState(t, s, wb).State == hook.DeliveryDelivered
 	})
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("fast partner waited %v", d)
@@ -347,7 +349,7 @@ func TestOutboxSurvivesRestartMidDelivery(t *testing.T) {
 		recs, _ := s2.Deliveries(context.Background(), "ptn_a", w.ID, 10)
 		done := 0
 		for _, r := range recs {
-			if r.State == persistence.DeliveryDelivered {
+			if r.State == hook.DeliveryDelivered {
 				done++
 			}
 		}
@@ -376,7 +378,7 @@ func TestDeliveryTimeCheckRefusesForbiddenAddress(t *testing.T) {
 	if err := p.Publish(context.Background(), "ptn_a", swapEvent("tx-f")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Second, "refused attempt", func() bool { return lastState(t, s, w).State == persistence.DeliveryRetrying })
+	eventually(t, 3*time.Second, "refused attempt", func() bool { return lastState(t, s, w).State == hook.DeliveryRetrying })
 	if rec := lastState(t, s, w); !strings.Contains(rec.Error, "forbidden address") || rc.n.Load() != 0 {
 		t.Fatalf("history %+v, receiver saw %d", rec, rc.n.Load())
 	}
@@ -387,14 +389,14 @@ func TestSendTest(t *testing.T) {
 	rc := newReceiver(t, nil)
 	w := register(t, s, "ptn_a", rc.srv.URL, hook.DepositFailed)
 	p := startPool(t, newSystem(t), s, Config{TLSConfig: tlsFor(rc)})
-	if _, err := p.SendTest(context.Background(), "ptn_b", w.ID); err == nil {
-		t.Fatal("test delivery to another partner's webhook")
+	if _, err := p.SendTest(context.Background(), "ptn_b", w.ID); !errors.Is(err, account.ErrNotFound) {
+		t.Fatalf("test delivery to another partner's webhook: %v", err)
 	}
 	id, err := p.SendTest(context.Background(), "ptn_a", w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "test delivery", func() bool { return lastState(t, s, w).State == persistence.DeliveryDelivered })
+	eventually(t, 5*time.Second, "test delivery", func() bool { return lastState(t, s, w).State == hook.DeliveryDelivered })
 	got := rc.received()
 	if len(got) != 1 || got[0].delivery != id || got[0].event != hook.TestEvent || !strings.Contains(string(got[0].body), `"test":true`) {
 		t.Fatalf("test delivery %+v", got)

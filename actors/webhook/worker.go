@@ -13,7 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/account"
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -47,9 +47,9 @@ func (w *worker) Receive(ctx actor.Context) {
 // committer to record, or false when there is nothing to record: the
 // webhook is gone (the entry was dropped), the store failed, or the pool is
 // stopping (the entry stays for the next process).
-func (p *Pool) deliver(e *persistence.OutboxEntry) (persistence.AttemptOutcome, bool) {
+func (p *Pool) deliver(e *hook.OutboxEntry) (hook.AttemptOutcome, bool) {
 	if !p.enter() {
-		return persistence.AttemptOutcome{}, false
+		return hook.AttemptOutcome{}, false
 	}
 	defer p.leave()
 	// Built only when something is logged: Logger.With copies the handler's
@@ -59,16 +59,16 @@ func (p *Pool) deliver(e *persistence.OutboxEntry) (persistence.AttemptOutcome, 
 	}
 	w, err := p.store.WebhookByID(p.ctx, e.WebhookID)
 	switch {
-	case errors.Is(err, persistence.ErrNotFound) || err == nil && !w.Active:
+	case errors.Is(err, account.ErrNotFound) || err == nil && !w.Active:
 		if err := p.store.DropDelivery(p.ctx, e); err != nil && !p.isShutdown(err) {
 			log().Error("drop delivery of removed webhook", slog.Any("err", err))
 		}
-		return persistence.AttemptOutcome{}, false
+		return hook.AttemptOutcome{}, false
 	case err != nil:
 		if !p.isShutdown(err) {
 			log().Error("load webhook for delivery", slog.Any("err", err))
 		}
-		return persistence.AttemptOutcome{}, false
+		return hook.AttemptOutcome{}, false
 	}
 	n := e.Attempt + 1
 	p.stats.Attempts.Add(1)
@@ -77,33 +77,33 @@ func (p *Pool) deliver(e *persistence.OutboxEntry) (persistence.AttemptOutcome, 
 	latency := time.Since(start)
 	if p.ctx.Err() != nil {
 		// Shutting down: the entry stays and the next process retries it.
-		return persistence.AttemptOutcome{}, false
+		return hook.AttemptOutcome{}, false
 	}
-	rec := &persistence.DeliveryRecord{Attempt: n, StatusCode: status, LatencyMs: latency.Milliseconds()}
+	rec := &hook.DeliveryRecord{Attempt: n, StatusCode: status, LatencyMs: latency.Milliseconds()}
 	var retryAt time.Time
 	switch wait, again := p.backoff.Next(n); {
 	case aerr == nil:
-		rec.State = persistence.DeliveryDelivered
+		rec.State = hook.DeliveryDelivered
 		p.stats.Delivered.Add(1)
 	case again:
-		rec.State, rec.Error = persistence.DeliveryRetrying, aerr.Error()
+		rec.State, rec.Error = hook.DeliveryRetrying, aerr.Error()
 		retryAt = p.cfg.Now().Add(wait)
 		p.stats.Retried.Add(1)
 	default:
-		rec.State, rec.Error = persistence.DeliveryDead, aerr.Error()
+		rec.State, rec.Error = hook.DeliveryDead, aerr.Error()
 		p.stats.Dead.Add(1)
 		log().Warn("webhook delivery dead-lettered", slog.Int("attempts", n), slog.String("error", rec.Error))
 	}
 	// The committer gets a copy: recording a retry moves it in place, while
 	// the dispatcher may still be reading the original.
 	mine := *e
-	return persistence.AttemptOutcome{Entry: &mine, Record: rec, RetryAt: retryAt}, true
+	return hook.AttemptOutcome{Entry: &mine, Record: rec, RetryAt: retryAt}, true
 }
 
 // post sends e's body to w once and returns the response status (0 when
 // there was none) and an error describing a failed attempt in words the
 // partner can act on.
-func (p *Pool) post(w *persistence.Webhook, e *persistence.OutboxEntry) (int, error) {
+func (p *Pool) post(w *hook.Registration, e *hook.OutboxEntry) (int, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(e.Body))

@@ -11,7 +11,8 @@ import (
 )
 
 // Codes of the specification's Errors table, plus NOT_FOUND and
-// METHOD_NOT_ALLOWED for unknown paths and wrong methods (DESIGN.md §5.20).
+// METHOD_NOT_ALLOWED, which it does not list: an unknown path answers 404
+// and a wrong method 405, both in the envelope with these codes.
 const (
 	InvalidParams              = "INVALID_PARAMS"
 	ValidationError            = "VALIDATION_ERROR"
@@ -86,14 +87,6 @@ func (e *Error) HTTPStatus() int {
 		return e.Status
 	}
 	if s, ok := statusByCode[e.Code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
-
-// StatusOf returns the HTTP status of a code.
-func StatusOf(code string) int {
-	if s, ok := statusByCode[code]; ok {
 		return s
 	}
 	return http.StatusInternalServerError

@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// Default retry schedule: base 30 s doubling, 8 attempts. The seven waits
-// between attempts add up to 30 s × (2^7 − 1) = 63.5 minutes, the "about an
-// hour" of DESIGN.md §5.18.
+// Default retry schedule: base 30 s doubling, 8 attempts. A failed delivery
+// is retried with exponential backoff and jitter, about 8 attempts over about
+// an hour, before it is dead-lettered: the seven waits between attempts add
+// up to 30 s × (2^7 − 1) = 63.5 minutes.
 const (
 	DefaultRetryBase   = 30 * time.Second
 	DefaultMaxAttempts = 8
@@ -25,11 +26,6 @@ type Backoff struct {
 	Jitter      float64
 	// Rand returns a uniform value in [0, 1); nil means math/rand/v2.
 	Rand func() float64
-}
-
-// DefaultBackoff returns the default schedule.
-func DefaultBackoff() Backoff {
-	return Backoff{Base: DefaultRetryBase, MaxAttempts: DefaultMaxAttempts, Jitter: DefaultJitter}
 }
 
 // Next returns the wait before the attempt after failed attempt n, and false

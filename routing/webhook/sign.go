@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 )
 
-// Delivery headers (DESIGN.md §5.18).
+// Delivery headers. Every attempt carries the signature of its raw body, the
+// event name, the delivery ID (the same on every retry, so receivers can
+// deduplicate) and the time of the attempt in Unix seconds.
 const (
 	HeaderSignature = "X-Service-Signature"
 	HeaderEvent     = "X-Service-Event"

@@ -179,3 +179,30 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
+
+func TestIDs(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		gen    func() (string, error)
+	}{{"wh_", NewID}, {"dlv_", NewDeliveryID}} {
+		a, err := tc.gen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := tc.gen()
+		if len(a) != len(tc.prefix)+24 || a[:len(tc.prefix)] != tc.prefix || a == b {
+			t.Errorf("ids %q, %q: want %s and 24 hex digits, distinct", a, b, tc.prefix)
+		}
+	}
+}
+
+func TestSubscribes(t *testing.T) {
+	r := &Registration{Events: []string{SwapCompleted, DepositFailed}, Active: true}
+	if !r.Subscribes(SwapCompleted) || !r.Subscribes(DepositFailed) || r.Subscribes(SwapFailed) {
+		t.Fatalf("active registration %v", r.Events)
+	}
+	r.Active = false
+	if r.Subscribes(SwapCompleted) {
+		t.Fatal("an inactive registration subscribes")
+	}
+}

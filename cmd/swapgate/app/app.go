@@ -59,7 +59,7 @@ type Config struct {
 	// Quote configures the quote engine and its upstreams.
 	Quote  QuoteConfig
 	Logger *slog.Logger
-	// Webhook delivery (DESIGN.md §5.18, §5.23); WebhookTLS nil verifies receivers against the system roots.
+	// Webhook delivery; the retry schedule is configurable so that tests run it in seconds. WebhookTLS nil verifies receivers against the system roots (which honour SSL_CERT_FILE).
 	WebhookPoolSize, WebhookMaxAttempts int
 	WebhookRetryBase                    time.Duration
 	AllowLoopbackWebhooks               bool
@@ -165,8 +165,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	ec.ReadTimeout, ec.WriteTimeout, ec.IdleTimeout = cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout
 	ec.AnonHeavyPerMin, ec.AnonReadPerMin = cfg.AnonHeavyPerMin, cfg.AnonReadPerMin
 	ec.TrustedProxies = proxies
+	// The store keeps registrations and their history; the pool owns the URL
+	// policy it enforces when it dials, and sends test deliveries.
+	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
 	a.edge, err = edge.New(ec, edge.Deps{
-		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: a.hooks,
+		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: webhooks,
 		Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
