@@ -40,7 +40,7 @@
 //	seq/ledger                                 last ledger/e sequence number (uint64 BE)
 //	feewallet/<partnerID>/<ecosystem>          fee wallet (at most one per ecosystem)
 //	settle/<ecosystem>/<batchID>               settlement batch
-//	webhook/<partnerID>/<webhookID>            webhook registration (secret sealed, never returned)
+//	webhook/<partnerID>/<webhookID>            webhook registration (its signing secret is kept, never returned)
 //	webhookid/<webhookID>                      partnerID, to find a webhook by ID alone
 //	outbox/<due:8><deliveryID>                 pending webhook delivery, ordered by next attempt
 //	delivery/<webhookID>/<ts:8><deliveryID>    delivery attempt history and dead letters

@@ -1,7 +1,5 @@
 package persistence
 
-import "github.com/swapgate/swapgate/routing/account"
-
 // Key prefixes implemented in this package. The full layout, including the
 // prefixes reserved for later record families, is in the package comment.
 const (
@@ -30,6 +28,3 @@ func prefixUpperBound(prefix string) []byte {
 	b[len(b)-1]++
 	return b
 }
-
-// ValidID reports whether id may be a key component (see account.ValidID).
-func ValidID(id string) bool { return account.ValidID(id) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -71,7 +72,7 @@ func (s *Store) EnqueueEvent(b *pebble.Batch, partnerID string, ev webhook.Event
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if !ValidID(partnerID) {
+	if !account.ValidID(partnerID) {
 		return fmt.Errorf("persistence: enqueue event: partner id %q invalid", partnerID)
 	}
 	body, err := ev.Body()

@@ -59,7 +59,7 @@ func TestPartnerLifecycle(t *testing.T) {
 	if err := s.CreatePartner(ctx, p); err != nil {
 		t.Fatalf("CreatePartner: %v", err)
 	}
-	if !ValidID(p.ID) || p.ID[:4] != "ptn_" {
+	if !account.ValidID(p.ID) || p.ID[:4] != "ptn_" {
 		t.Fatalf("generated id %q", p.ID)
 	}
 	if !p.CreatedAt.Equal(clock.Now()) || !p.UpdatedAt.Equal(clock.Now()) {

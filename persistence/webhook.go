@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -57,7 +58,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *webhook.Registration) erro
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
-	if !ValidID(w.PartnerID) {
+	if !account.ValidID(w.PartnerID) {
 		return fmt.Errorf("persistence: webhook partner id %q invalid", w.PartnerID)
 	}
 	if w.ID == "" {
@@ -66,7 +67,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *webhook.Registration) erro
 			return err
 		}
 		w.ID = id
-	} else if !ValidID(w.ID) {
+	} else if !account.ValidID(w.ID) {
 		return fmt.Errorf("persistence: webhook id %q invalid", w.ID)
 	}
 	s.partnerMu.Lock()
@@ -109,7 +110,7 @@ func (s *Store) Webhooks(ctx context.Context, partnerID string) ([]*webhook.Regi
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	if !ValidID(partnerID) {
+	if !account.ValidID(partnerID) {
 		return nil, nil
 	}
 	return s.listWebhooks(partnerID)
@@ -158,7 +159,7 @@ func (s *Store) Webhook(ctx context.Context, partnerID, id string) (*webhook.Reg
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	if !ValidID(partnerID) || !ValidID(id) {
+	if !account.ValidID(partnerID) || !account.ValidID(id) {
 		return nil, ErrNotFound
 	}
 	val, err := s.get(webhookKey(partnerID, id))
@@ -173,7 +174,7 @@ func (s *Store) WebhookByID(ctx context.Context, id string) (*webhook.Registrati
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	if !ValidID(id) {
+	if !account.ValidID(id) {
 		return nil, ErrNotFound
 	}
 	pid, err := s.get(webhookIDKey(id))

@@ -203,7 +203,7 @@ func TestPartnerCommandErrors(t *testing.T) {
 		{"missing id", []string{"disable", "--data", dir}, 2, "--id is required"},
 		{"stray argument", []string{"list", "--data", dir, "extra"}, 2, "unexpected arguments"},
 		{"bad email", []string{"create", "--data", dir, "--name", "n", "--email", "nobody"}, 2, "exactly one @"},
-		{"fee out of range", []string{"create", "--data", dir, "--name", "n", "--email", "a@b.co", "--swap-fee-bps", "10001"}, 2, "between 0 and 10000"},
+		{"fee out of range", []string{"create", "--data", dir, "--name", "n", "--email", "a@b.co", "--swap-fee-bps", "10001"}, 2, "between 0 and 500 bps"},
 		{"nothing to set", []string{"set-limits", "--data", dir, "--id", "ptn_x"}, 2, "give heavyPerMin"},
 		{"unknown partner", []string{"rotate-key", "--data", dir, "--id", "ptn_missing"}, 1, "not found"},
 	}
