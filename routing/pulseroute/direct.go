@@ -121,7 +121,7 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 	}
 	dq, err := NewDirectQuote(DirectInput{
 		ID: req.ID, Tool: t.Key, FromChainID: req.From.ID, ToChainID: req.To.ID,
-		FromToken: TokenRefOf(req.FromToken), ToToken: TokenRefOf(req.ToToken),
+		FromToken: quote.TokenRefOf(req.FromToken), ToToken: quote.TokenRefOf(req.ToToken),
 		FromAmount: amount, Fee: fee, FeeBps: req.FeeBps, DexFeeBps: dexBps,
 		EstimatedOutput: out, MinOutput: minOut, BridgeGasEstimate: payment,
 		EstimatedDuration: r.ExecutionDuration, SenderContract: sender, Tx: tx,
@@ -129,7 +129,7 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the direct quote").Wrap(err)
 	}
-	r.Tx, r.Shape, r.Payload = &tx, quote.ShapeDirect, dq
+	r.Tx, r.Shape, r.Direct = &tx, quote.ShapeDirect, &dq
 	return r, nil
 }
 
@@ -202,7 +202,7 @@ func (p *Provider) directOutbound(ctx context.Context, req *quote.Request, t *to
 	zero := new(big.Int)
 	dq, err := NewDirectQuote(DirectInput{
 		ID: req.ID, Tool: t.Key, FromChainID: req.From.ID, ToChainID: req.To.ID,
-		FromToken: TokenRefOf(req.FromToken), ToToken: TokenRefOf(req.ToToken),
+		FromToken: quote.TokenRefOf(req.FromToken), ToToken: quote.TokenRefOf(req.ToToken),
 		FromAmount: amount, Fee: zero, EstimatedOutput: amount, MinOutput: amount,
 		BridgeGasEstimate: payment, EstimatedDuration: r.ExecutionDuration,
 		SenderContract: synth.Router, Tx: tx,
@@ -210,7 +210,7 @@ func (p *Provider) directOutbound(ctx context.Context, req *quote.Request, t *to
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the direct quote").Wrap(err)
 	}
-	r.Tx, r.Shape, r.Payload = &tx, quote.ShapeDirect, dq
+	r.Tx, r.Shape, r.Direct = &tx, quote.ShapeDirect, &dq
 	return r, nil
 }
 

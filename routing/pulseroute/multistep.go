@@ -117,7 +117,7 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 	}
 	mq, err := NewMultiStepQuote(MultiStepInput{
 		ID: req.ID, FromChainID: req.From.ID,
-		FromToken: TokenRefOf(req.FromToken), ToToken: TokenRefOf(req.ToToken),
+		FromToken: quote.TokenRefOf(req.FromToken), ToToken: quote.TokenRefOf(req.ToToken),
 		FromAddress: common.HexToAddress(req.FromAddress), ToAddress: recipient,
 		IntermediateChainID: req.From.ID, IntermediateToken: w.Token, InboundReceiver: receiver,
 		ApprovalAddress: r.ApprovalAddress, FromAmount: req.FromAmount, ToAmount: out,
@@ -126,6 +126,6 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the multi-step quote").Wrap(err)
 	}
-	r.Tx, r.Shape, r.Payload = &tx, quote.ShapeMultiStep, mq
+	r.Tx, r.Shape, r.MultiStep = &tx, quote.ShapeMultiStep, &mq
 	return r, nil
 }

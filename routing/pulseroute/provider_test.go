@@ -41,9 +41,9 @@ func TestPulserouteDirectInbound(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkAmounts(t, r)
-			dq, ok := r.Payload.(DirectQuote)
-			if r.Shape != quote.ShapeDirect || !ok {
-				t.Fatalf("shape %v payload %T", r.Shape, r.Payload)
+			dq := r.Direct
+			if r.Shape != quote.ShapeDirect || dq == nil || r.MultiStep != nil {
+				t.Fatalf("shape %v direct %v multi-step %v", r.Shape, dq, r.MultiStep)
 			}
 			senderAddr, _ := contracts.SenderContract(42161)
 			if r.ApprovalAddress != senderAddr.Hex() || r.Tx.To != senderAddr.Hex() || dq.SenderContract != senderAddr.Hex() {
@@ -93,9 +93,9 @@ func TestPulserouteMultiStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAmounts(t, r)
-	mq, ok := r.Payload.(MultiStepQuote)
-	if r.Shape != quote.ShapeMultiStep || !ok {
-		t.Fatalf("shape %v payload %T", r.Shape, r.Payload)
+	mq := r.MultiStep
+	if r.Shape != quote.ShapeMultiStep || mq == nil || r.Direct != nil {
+		t.Fatalf("shape %v direct %v multi-step %v", r.Shape, r.Direct, mq)
 	}
 	if mq.Type != "multi-step" || len(mq.Steps) != 2 || mq.Steps[0].Type != "aggregator" || mq.Steps[1].Type != "pulseroute-automatic" || !mq.Steps[1].Automated {
 		t.Errorf("steps %+v", mq.Steps)
@@ -131,7 +131,10 @@ func TestPulserouteDirectOutbound(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkAmounts(t, r)
-		dq := r.Payload.(DirectQuote)
+		dq := r.Direct
+		if r.Shape != quote.ShapeDirect || dq == nil {
+			t.Fatalf("fee %d: shape %v direct %v", feeBps, r.Shape, dq)
+		}
 		if dq.FeeBreakdown.TotalFeeBps != 0 || dq.EstimatedOutput != dq.FromAmount || dq.Fee != "0" || r.PartnerFee.Sign() != 0 ||
 			r.ToAmount.Cmp(req.FromAmount) != 0 || r.ToAmountMin.Cmp(req.FromAmount) != 0 || len(r.FeeCosts) != 0 {
 			t.Errorf("fee %d: quote %+v route fees %v", feeBps, dq, r.FeeCosts)
@@ -187,7 +190,7 @@ func TestPulseXSameChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAmounts(t, r)
-	if r.Shape != quote.ShapeStandard || r.Payload != nil || r.Tx.To != sandbox.RouterAddress(369).Hex() {
+	if r.Shape != quote.ShapeStandard || r.Direct != nil || r.MultiStep != nil || r.Tx.To != sandbox.RouterAddress(369).Hex() {
 		t.Errorf("route %+v", r)
 	}
 	hex, _ := f.reg.TokenBySymbol(369, "HEX")
