@@ -6,19 +6,17 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/swapgate/swapgate/actors/engine"
 	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/quote"
 )
 
 // QuoteService is the quote engine as the edge sees it.
 type QuoteService interface {
-	Quote(ctx context.Context, req *quote.Request, p *account.Partner) (*engine.Issued, error)
+	Quote(ctx context.Context, req *quote.Request, p *account.Partner) (*quote.Issued, error)
 	Routes(ctx context.Context, req *quote.Request, p *account.Partner) ([]*quote.Route, error)
 	Deadline() time.Duration
 }
-
-var _ QuoteService = (*engine.Quoter)(nil)
 
 // ledgerGrace is how long past the race deadline a quote may take to make
 // its partner's ledger row durable.
@@ -53,16 +51,22 @@ func (s *Server) quote(r *Request) error {
 	if err != nil {
 		return err
 	}
-	switch is.Route.Shape {
-	case quote.ShapeDirect, quote.ShapeMultiStep:
-		writeJSON(r, statusOK, quoteResponse{Quote: is.Route.Payload, Provider: is.Provider, FeeBps: is.FeeBps,
-			IsDryQuote: req.Dry, ExpiresAt: is.ExpiresAt.Unix()})
-	default:
-		beginData(r, statusOK)
-		r.buf = s.appendQuoteResponse(r.buf, req, is.Route, is.Provider, is.FeeBps, is.ExpiresAt.Unix())
-		endData(r)
+	beginData(r, statusOK)
+	b, err := quote.AppendResponse(r.buf, s.livePrices, req, is)
+	if err != nil {
+		writeError(r, apierr.From(err))
+		return nil
 	}
+	r.buf = b
+	endData(r)
 	return nil
+}
+
+// livePrices is the refdata price snapshot of a chain in the form quote
+// responses read it.
+func (s *Server) livePrices(chainID uint64) (map[string]float64, bool) {
+	snap, ok := s.deps.RefData.Prices(chainID)
+	return snap.ByAddress, ok
 }
 
 // quoteRequest parses the quote parameters shared by /v1/quote and
@@ -75,12 +79,4 @@ func (s *Server) quoteRequest(r *Request) (*quote.Request, context.Context, cont
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.deps.Quotes.Deadline()+ledgerGrace)
 	return req, ctx, cancel, nil
-}
-
-type quoteResponse struct {
-	Quote      any    `json:"quote"`
-	Provider   string `json:"provider"`
-	FeeBps     int    `json:"feeBps"`
-	IsDryQuote bool   `json:"isDryQuote"`
-	ExpiresAt  int64  `json:"expiresAt"`
 }

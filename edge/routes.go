@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/swapgate/swapgate/actors/engine"
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/jsonenc"
 	"github.com/swapgate/swapgate/routing/quote"
@@ -61,14 +60,14 @@ func (s *Server) routesEndpoint(r *Request) error {
 	case "gas":
 		sort.SliceStable(routes, func(i, j int) bool { return routes[i].GasUSD() < routes[j].GasUSD() })
 	}
-	expires := req.Now.Add(engine.QuoteTTL).Unix()
+	expires := req.Now.Add(quote.TTL).Unix()
 	beginData(r, statusOK)
 	r.buf = append(r.buf, `{"routes":[`...)
 	for i, rt := range routes {
 		if i > 0 {
 			r.buf = append(r.buf, ',')
 		}
-		r.buf = s.appendShapeA(r.buf, req, rt, expires)
+		r.buf = quote.AppendShapeA(r.buf, s.livePrices, req, rt, expires)
 		if tg := tags[rt]; len(tg) > 0 {
 			// Tags join the Shape A object as its last field.
 			r.buf = append(r.buf[:len(r.buf)-1], `,"tags":[`...)

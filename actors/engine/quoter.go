@@ -16,8 +16,6 @@ import (
 	"github.com/swapgate/swapgate/routing/quote"
 )
 
-// QuoteTTL is how long a quote stays valid: 60 seconds.
-const QuoteTTL = 60 * time.Second
 
 // FeeWalletFinder finds a partner's fee wallet in one ecosystem.
 type FeeWalletFinder interface {
@@ -29,17 +27,6 @@ type LedgerRecorder interface {
 	Record(ctx context.Context, a *account.Activity) error
 }
 
-// Issued is a quote handed to a client, kept for its lifetime so later
-// calls can refer to it by id.
-type Issued struct {
-	ID        string
-	Request   *quote.Request
-	Route     *quote.Route
-	Provider  string
-	FeeBps    int
-	ExpiresAt time.Time
-}
-
 // Quoter is the quote service: it applies the fee policy, races the
 // eligible providers, ranks what came back, records partner earnings
 // durably, and remembers issued quotes.
@@ -48,13 +35,13 @@ type Quoter struct {
 	ledger    LedgerRecorder
 	wallets   FeeWalletFinder
 	contracts *pulseroute.Contracts
-	issued    *ristretto.Cache[string, *Issued]
+	issued    *ristretto.Cache[string, *quote.Issued]
 	now       func() time.Time
 }
 
 // NewQuoter builds the service.
 func NewQuoter(e *Engine, ledger LedgerRecorder, wallets FeeWalletFinder, contracts *pulseroute.Contracts, now func() time.Time) (*Quoter, error) {
-	cache, err := ristretto.NewCache(&ristretto.Config[string, *Issued]{
+	cache, err := ristretto.NewCache(&ristretto.Config[string, *quote.Issued]{
 		NumCounters: 1 << 20, MaxCost: 1 << 17, BufferItems: 64, IgnoreInternalCost: true,
 	})
 	if err != nil {
@@ -70,7 +57,7 @@ func NewQuoter(e *Engine, ledger LedgerRecorder, wallets FeeWalletFinder, contra
 func (q *Quoter) Close() { q.issued.Close() }
 
 // Lookup returns an issued quote that has not expired.
-func (q *Quoter) Lookup(id string) (*Issued, bool) {
+func (q *Quoter) Lookup(id string) (*quote.Issued, bool) {
 	is, ok := q.issued.Get(id)
 	if !ok || q.now().After(is.ExpiresAt) {
 		return nil, false
@@ -119,7 +106,7 @@ func (q *Quoter) applyFees(ctx context.Context, req *quote.Request, p *account.P
 }
 
 // Quote answers GET /v1/quote: the best route under the request's order.
-func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *account.Partner) (*Issued, error) {
+func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *account.Partner) (*quote.Issued, error) {
 	routes, outcomes, err := q.race(ctx, req, p)
 	if err != nil {
 		return nil, err
@@ -128,8 +115,8 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *account.Partn
 	if err != nil {
 		return nil, err
 	}
-	is := &Issued{ID: req.ID, Request: req, Route: best, Provider: best.Provider, FeeBps: req.FeeBps,
-		ExpiresAt: req.Now.Add(QuoteTTL)}
+	is := &quote.Issued{ID: req.ID, Request: req, Route: best, Provider: best.Provider, FeeBps: req.FeeBps,
+		ExpiresAt: req.Now.Add(quote.TTL)}
 	if p != nil {
 		// Every partner quote is on disk before it is answered: its activity
 		// (stats, transactions) and, with a fee, its earnings row.
@@ -137,7 +124,7 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *account.Partn
 			return nil, apierr.New(apierr.ServiceUnavailable, "could not record the quote; retry").Wrap(err)
 		}
 	}
-	q.issued.SetWithTTL(is.ID, is, 1, QuoteTTL+10*time.Second)
+	q.issued.SetWithTTL(is.ID, is, 1, quote.TTL+10*time.Second)
 	return is, nil
 }
 

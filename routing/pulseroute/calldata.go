@@ -8,7 +8,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // Method names as they appear in the ABIs and in Decode's answer.
@@ -34,7 +33,7 @@ const (
 // rest over the warp route with msg.value as the messaging payment, and on
 // PulseChain swaps it into outputToken for recipient, refunding USDCh to the
 // recipient if the swap cannot deliver minOutput. quoteRef ties the
-// transaction to the quote id (see QuoteRef).
+// transaction to the quote id (see sandbox.QuoteRef).
 const abiJSON = `[
  {"type":"function","name":"transferRemote","stateMutability":"payable",
   "inputs":[{"name":"destination","type":"uint32"},{"name":"recipient","type":"bytes32"},{"name":"amount","type":"uint256"}],
@@ -112,21 +111,6 @@ func AddressToBytes32(a common.Address) [32]byte {
 	return b
 }
 
-// Bytes32ToAddress reads an address back from a left-padded bytes32,
-// refusing words whose upper 12 bytes are not zero (a non-EVM recipient).
-func Bytes32ToAddress(b [32]byte) (common.Address, error) {
-	for _, x := range b[:12] {
-		if x != 0 {
-			return common.Address{}, fmt.Errorf("bytes32 %x is not a left-padded address", b)
-		}
-	}
-	return common.BytesToAddress(b[12:]), nil
-}
-
-// QuoteRef is the bytes32 under which a quote id travels in calldata:
-// keccak256 of the id, so any id format fits and can be matched back.
-func QuoteRef(quoteID string) [32]byte { return crypto.Keccak256Hash([]byte(quoteID)) }
-
 // TransferRemote encodes the Hyperlane TokenRouter call that bridges amount
 // to recipient on the destination domain; msg.value must be the router's
 // quoteGasPayment for that domain.
@@ -153,47 +137,6 @@ func GetAmountsOutCall(amountIn *big.Int, path []common.Address) ([]byte, error)
 		return nil, fmt.Errorf("getAmountsOut: path has %d tokens, need at least 2", len(path))
 	}
 	return pack(MethodGetAmountsOut, amountIn, path)
-}
-
-// SwapExactTokensForTokens encodes the PulseX swap of exactly amountIn along
-// path, reverting below amountOutMin or after deadline (Unix seconds).
-func SwapExactTokensForTokens(amountIn, amountOutMin *big.Int, path []common.Address, to common.Address, deadline *big.Int) ([]byte, error) {
-	for _, a := range []struct {
-		name string
-		v    *big.Int
-	}{{"amountIn", amountIn}, {"amountOutMin", amountOutMin}, {"deadline", deadline}} {
-		if err := requireAmount(a.name, a.v); err != nil {
-			return nil, fmt.Errorf("swapExactTokensForTokens: %w", err)
-		}
-	}
-	if len(path) < 2 {
-		return nil, fmt.Errorf("swapExactTokensForTokens: path has %d tokens, need at least 2", len(path))
-	}
-	return pack(MethodSwapExactTokensForTokens, amountIn, amountOutMin, path, to, deadline)
-}
-
-// Approve encodes ERC-20 approve(spender, amount).
-func Approve(spender common.Address, amount *big.Int) ([]byte, error) {
-	if err := requireAmount("amount", amount); err != nil {
-		return nil, fmt.Errorf("approve: %w", err)
-	}
-	return pack(MethodApprove, spender, amount)
-}
-
-// Transfer encodes ERC-20 transfer(to, amount).
-func Transfer(to common.Address, amount *big.Int) ([]byte, error) {
-	if err := requireAmount("amount", amount); err != nil {
-		return nil, fmt.Errorf("transfer: %w", err)
-	}
-	return pack(MethodTransfer, to, amount)
-}
-
-// BalanceOfCall encodes ERC-20 balanceOf(owner).
-func BalanceOfCall(owner common.Address) ([]byte, error) { return pack(MethodBalanceOf, owner) }
-
-// AllowanceCall encodes ERC-20 allowance(owner, spender).
-func AllowanceCall(owner, spender common.Address) ([]byte, error) {
-	return pack(MethodAllowance, owner, spender)
 }
 
 // SenderCall is the argument list of the sender contract's bridgeAndSwap.
@@ -242,15 +185,6 @@ func Decode(data []byte) (method string, args []any, err error) {
 		return "", nil, fmt.Errorf("decode %s arguments: %w", m.Name, err)
 	}
 	return m.Name, args, nil
-}
-
-// Selector returns the 4-byte selector of a method of the known ABIs.
-func Selector(method string) ([4]byte, error) {
-	m, ok := contractABI.Methods[method]
-	if !ok {
-		return [4]byte{}, fmt.Errorf("unknown method %q", method)
-	}
-	return [4]byte(m.ID), nil
 }
 
 // unpackOutputs decodes the return data of a call to method.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/swapgate/swapgate/routing/sandbox"
 )
 
 func mustHex(t *testing.T, s string) []byte {
@@ -33,7 +35,7 @@ func TestCalldataSelectorsAndRoundTrip(t *testing.T) {
 	amt := big.NewInt(1_500_000)
 	deadline := big.NewInt(1_800_000_000)
 	path := []common.Address{tokenA, tokenB, bob}
-	ref := QuoteRef("q-123")
+	ref := sandbox.QuoteRef("q-123")
 	must := func(b []byte, err error) []byte {
 		t.Helper()
 		if err != nil {

@@ -1,11 +1,3 @@
-// Package pulseroute holds the chain-level building blocks of the pulseroute
-// provider, which routes every swap to or from PulseChain (chain 369): the
-// contract facts it relies on (the Hyperlane USDC warp route, PulseX v2,
-// Swapgate's own sender and inbound-receiver contracts), calldata for those
-// contracts, the RegisterDeposit EIP-712 message of the multi-step flow,
-// reads of chain state over JSON-RPC, and the JSON shapes B and C of
-// GET /v1/quote. Everything here is deterministic and free of actors and
-// HTTP, so the provider and the sandbox chain can share it.
 package pulseroute
 
 import (

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/quote"
 )
 
 // The EIP-712 domain and primary type of the deposit registration, as the
@@ -41,28 +42,22 @@ var (
 	ErrSignerMismatch  = errors.New("signature was not made by the expected address")
 )
 
-// EIP712Field is one member of an EIP-712 struct type.
-type EIP712Field struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-}
-
 // domainFields and registerFields are the type lists, in signing order. They
 // are functions so the lists cannot be altered by a caller.
-func domainFields() []EIP712Field {
-	return []EIP712Field{{"name", "string"}, {"version", "string"}, {"chainId", "uint256"}}
+func domainFields() []quote.EIP712Field {
+	return []quote.EIP712Field{{Name: "name", Type: "string"}, {Name: "version", Type: "string"}, {Name: "chainId", Type: "uint256"}}
 }
 
-func registerFields() []EIP712Field {
-	return []EIP712Field{
-		{"txHash", "bytes32"},
-		{"toAddress", "address"},
-		{"outputToken", "address"},
-		{"destinationDomain", "uint32"},
+func registerFields() []quote.EIP712Field {
+	return []quote.EIP712Field{
+		{Name: "txHash", Type: "bytes32"},
+		{Name: "toAddress", Type: "address"},
+		{Name: "outputToken", Type: "address"},
+		{Name: "destinationDomain", Type: "uint32"},
 	}
 }
 
-func apiTypes(fs []EIP712Field) []apitypes.Type {
+func apiTypes(fs []quote.EIP712Field) []apitypes.Type {
 	out := make([]apitypes.Type, len(fs))
 	for i, f := range fs {
 		out[i] = apitypes.Type{Name: f.Name, Type: f.Type}
@@ -152,32 +147,11 @@ func Verify(chainID uint64, msg RegisterMessage, sig []byte, expected common.Add
 	return nil
 }
 
-// EIP712Domain is the domain as Shape C shows it.
-type EIP712Domain struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	ChainID uint64 `json:"chainId"`
-}
-
-// EIP712Types is the types object of Shape C: only RegisterDeposit, as the
-// specification shows it (wallets add EIP712Domain themselves).
-type EIP712Types struct {
-	RegisterDeposit []EIP712Field `json:"RegisterDeposit"`
-}
-
-// EIP712Spec is afterStep1.eip712 of Shape C: what a client needs to have
-// the user sign the registration.
-type EIP712Spec struct {
-	Domain      EIP712Domain `json:"domain"`
-	Types       EIP712Types  `json:"types"`
-	PrimaryType string       `json:"primaryType"`
-}
-
-// RegisterSpec is the EIP712Spec for a source chain.
-func RegisterSpec(chainID uint64) EIP712Spec {
-	return EIP712Spec{
-		Domain:      EIP712Domain{Name: EIP712DomainName, Version: EIP712DomainVersion, ChainID: chainID},
-		Types:       EIP712Types{RegisterDeposit: registerFields()},
+// RegisterSpec is afterStep1.eip712 of Shape C for a source chain.
+func RegisterSpec(chainID uint64) quote.EIP712Spec {
+	return quote.EIP712Spec{
+		Domain:      quote.EIP712Domain{Name: EIP712DomainName, Version: EIP712DomainVersion, ChainID: chainID},
+		Types:       quote.EIP712Types{RegisterDeposit: registerFields()},
 		PrimaryType: RegisterPrimaryType,
 	}
 }
@@ -191,20 +165,9 @@ const (
 	PlaceholderSignature = "{{signature}}"
 )
 
-// RegisterBody is the body of POST /v1/inbound-receiver/register; Shape C's
-// afterStep1.body is one with the placeholders above.
-type RegisterBody struct {
-	TxHash            string `json:"txHash"`
-	FromAddress       string `json:"fromAddress"`
-	ToAddress         string `json:"toAddress"`
-	OutputToken       string `json:"outputToken"`
-	DestinationDomain uint32 `json:"destinationDomain"`
-	Signature         string `json:"signature"`
-}
-
 // RegisterBodyTemplate is afterStep1.body for a quote.
-func RegisterBodyTemplate(from, to, outputToken common.Address, destinationDomain uint32) RegisterBody {
-	return RegisterBody{
+func RegisterBodyTemplate(from, to, outputToken common.Address, destinationDomain uint32) quote.RegisterBody {
+	return quote.RegisterBody{
 		TxHash:            PlaceholderTxHash,
 		FromAddress:       from.Hex(),
 		ToAddress:         to.Hex(),

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/quote"
 )
 
 const referenceTypeHash = "0058a8bf26f978e291c1ead4ec728a6db8b5f0c5b58c2039f92cb5ce8bdbc6b2"
@@ -153,7 +154,7 @@ func TestRecoverAndVerify(t *testing.T) {
 
 func TestRegisterSpecAndBody(t *testing.T) {
 	spec := RegisterSpec(10)
-	if spec.Domain != (EIP712Domain{Name: "ServiceInboundReceiver", Version: "1", ChainID: 10}) || spec.PrimaryType != "RegisterDeposit" {
+	if spec.Domain != (quote.EIP712Domain{Name: "ServiceInboundReceiver", Version: "1", ChainID: 10}) || spec.PrimaryType != "RegisterDeposit" {
 		t.Errorf("spec %+v", spec)
 	}
 	td := TypedData(10, sampleMessage())

@@ -13,68 +13,17 @@ import (
 	"github.com/swapgate/swapgate/routing/registry"
 )
 
-// Values fixed by the specification for the pulseroute shapes.
+// The types of Shapes B and C are declared in package quote, which renders
+// every response shape; this file builds them from the provider's figures
+// and refuses figures that contradict each other, so that no shape leaves
+// the provider inconsistent.
+
+// Fixed values of Shape C: its type, and the type of each of its steps.
 const (
 	ShapeCType       = "multi-step"
 	StepTypeSwap     = "aggregator"
 	StepTypeAutomate = "pulseroute-automatic"
 )
-
-// TokenRef is a token as shapes B and C show it.
-type TokenRef struct {
-	Address  string `json:"address"`
-	Symbol   string `json:"symbol"`
-	Decimals uint8  `json:"decimals"`
-}
-
-// TokenRefOf is the TokenRef of a registry token.
-func TokenRefOf(t *registry.Token) TokenRef {
-	return TokenRef{Address: t.Address, Symbol: t.Symbol, Decimals: t.Decimals}
-}
-
-// DirectTx is Shape B's transactionRequest; numbers are hex strings as the
-// standard shape renders them, chainId an integer.
-type DirectTx struct {
-	To       string `json:"to"`
-	Data     string `json:"data"`
-	Value    string `json:"value"`
-	ChainID  uint64 `json:"chainId"`
-	GasLimit string `json:"gasLimit"`
-}
-
-// FeeBreakdown splits a direct quote's cost. TotalFeeBps is ServiceFeeBps
-// plus DexFeeBps, so the fee-free outbound bridge (no service fee, no DEX
-// leg) reports 0 as the specification requires. MessagingFee is the warp
-// route's gas payment in the source chain's native coin (wei, decimal).
-type FeeBreakdown struct {
-	TotalFeeBps   int    `json:"totalFeeBps"`
-	ServiceFeeBps int    `json:"serviceFeeBps"`
-	DexFeeBps     int    `json:"dexFeeBps"`
-	MessagingFee  string `json:"messagingFee"`
-}
-
-// DirectQuote is Shape B, data.quote of a pulseroute direct quote (inbound
-// via the sender contract, or outbound via transferRemote on USDCh).
-type DirectQuote struct {
-	ID                 string       `json:"id"`
-	Provider           string       `json:"provider"`
-	Tool               string       `json:"tool"`
-	FromChainID        uint64       `json:"fromChainId"`
-	ToChainID          uint64       `json:"toChainId"`
-	FromToken          TokenRef     `json:"fromToken"`
-	ToToken            TokenRef     `json:"toToken"`
-	FromAmount         string       `json:"fromAmount"`
-	Fee                string       `json:"fee"`
-	FeePercentage      string       `json:"feePercentage"`
-	BridgeAmount       string       `json:"bridgeAmount"`
-	EstimatedOutput    string       `json:"estimatedOutput"`
-	MinOutput          string       `json:"minOutput"`
-	BridgeGasEstimate  string       `json:"bridgeGasEstimate"`
-	EstimatedDuration  int          `json:"estimatedDuration"`
-	SenderContract     string       `json:"senderContract"`
-	TransactionRequest DirectTx     `json:"transactionRequest"`
-	FeeBreakdown       FeeBreakdown `json:"feeBreakdown"`
-}
 
 // DirectInput is what NewDirectQuote needs. Fee is the service fee taken
 // from FromAmount (in source-token units) at FeeBps; what is left is
@@ -84,8 +33,8 @@ type DirectInput struct {
 	Tool              string
 	FromChainID       uint64
 	ToChainID         uint64
-	FromToken         TokenRef
-	ToToken           TokenRef
+	FromToken         quote.TokenRef
+	ToToken           quote.TokenRef
 	FromAmount        *big.Int
 	Fee               *big.Int
 	FeeBps            int
@@ -137,27 +86,27 @@ func hexValue(v *big.Int) string {
 // NewDirectQuote builds Shape B. It checks that the inputs agree: fee
 // within fromAmount, minOutput within estimatedOutput, the transaction on
 // the source chain and addressed to the sender contract.
-func NewDirectQuote(in DirectInput) (DirectQuote, error) {
+func NewDirectQuote(in DirectInput) (quote.DirectQuote, error) {
 	if err := nonNegative(
 		namedAmount{"fromAmount", in.FromAmount}, namedAmount{"fee", in.Fee},
 		namedAmount{"estimatedOutput", in.EstimatedOutput}, namedAmount{"minOutput", in.MinOutput},
 		namedAmount{"bridgeGasEstimate", in.BridgeGasEstimate},
 	); err != nil {
-		return DirectQuote{}, err
+		return quote.DirectQuote{}, err
 	}
 	if in.Fee.Cmp(in.FromAmount) > 0 {
-		return DirectQuote{}, fmt.Errorf("%w: fee %s exceeds fromAmount %s", ErrInconsistentQuote, in.Fee, in.FromAmount)
+		return quote.DirectQuote{}, fmt.Errorf("%w: fee %s exceeds fromAmount %s", ErrInconsistentQuote, in.Fee, in.FromAmount)
 	}
 	if in.MinOutput.Cmp(in.EstimatedOutput) > 0 {
-		return DirectQuote{}, fmt.Errorf("%w: minOutput %s exceeds estimatedOutput %s", ErrInconsistentQuote, in.MinOutput, in.EstimatedOutput)
+		return quote.DirectQuote{}, fmt.Errorf("%w: minOutput %s exceeds estimatedOutput %s", ErrInconsistentQuote, in.MinOutput, in.EstimatedOutput)
 	}
 	if in.Tx.ChainID != in.FromChainID {
-		return DirectQuote{}, fmt.Errorf("%w: transaction on chain %d, quote from chain %d", ErrInconsistentQuote, in.Tx.ChainID, in.FromChainID)
+		return quote.DirectQuote{}, fmt.Errorf("%w: transaction on chain %d, quote from chain %d", ErrInconsistentQuote, in.Tx.ChainID, in.FromChainID)
 	}
 	if !strings.EqualFold(in.Tx.To, in.SenderContract.Hex()) {
-		return DirectQuote{}, fmt.Errorf("%w: transaction to %s, sender contract %s", ErrInconsistentQuote, in.Tx.To, in.SenderContract.Hex())
+		return quote.DirectQuote{}, fmt.Errorf("%w: transaction to %s, sender contract %s", ErrInconsistentQuote, in.Tx.To, in.SenderContract.Hex())
 	}
-	return DirectQuote{
+	return quote.DirectQuote{
 		ID:                in.ID,
 		Provider:          registry.ProviderPulseroute,
 		Tool:              in.Tool,
@@ -174,78 +123,20 @@ func NewDirectQuote(in DirectInput) (DirectQuote, error) {
 		BridgeGasEstimate: in.BridgeGasEstimate.String(),
 		EstimatedDuration: in.EstimatedDuration,
 		SenderContract:    in.SenderContract.Hex(),
-		TransactionRequest: DirectTx{
+		TransactionRequest: quote.DirectTx{
 			To:       in.SenderContract.Hex(),
 			Data:     hexutil.Encode(in.Tx.Data),
 			Value:    hexValue(in.Tx.Value),
 			ChainID:  in.Tx.ChainID,
 			GasLimit: hexutil.EncodeUint64(in.Tx.GasLimit),
 		},
-		FeeBreakdown: FeeBreakdown{
+		FeeBreakdown: quote.FeeBreakdown{
 			TotalFeeBps:   in.FeeBps + in.DexFeeBps,
 			ServiceFeeBps: in.FeeBps,
 			DexFeeBps:     in.DexFeeBps,
 			MessagingFee:  in.BridgeGasEstimate.String(),
 		},
 	}, nil
-}
-
-// StepTx is a step's transactionRequest in Shape C: {to, data, value,
-// chainId}, value in hex.
-type StepTx struct {
-	To      string `json:"to"`
-	Data    string `json:"data"`
-	Value   string `json:"value"`
-	ChainID uint64 `json:"chainId"`
-}
-
-// Step is one entry of Shape C's steps. Step 1 carries the transaction the
-// user signs; step 2 is done by the service and is marked automated.
-type Step struct {
-	Step               int     `json:"step"`
-	Type               string  `json:"type"`
-	Description        string  `json:"description"`
-	TransactionRequest *StepTx `json:"transactionRequest,omitempty"`
-	Automated          bool    `json:"automated,omitempty"`
-}
-
-// MultiStepEstimate is Shape C's estimate; amounts are decimal strings.
-type MultiStepEstimate struct {
-	FromAmount        string `json:"fromAmount"`
-	ToAmount          string `json:"toAmount"`
-	ToAmountMin       string `json:"toAmountMin"`
-	ExecutionDuration int    `json:"executionDuration"`
-}
-
-// Instructions are Shape C's human-readable steps; Step3 is the fallback.
-type Instructions struct {
-	Step1 string `json:"step1"`
-	Step2 string `json:"step2"`
-	Step3 string `json:"step3"`
-}
-
-// AfterStep1 tells the client how to register the step-1 deposit.
-type AfterStep1 struct {
-	Action            string       `json:"action"`
-	SignatureRequired bool         `json:"signatureRequired"`
-	EIP712            EIP712Spec   `json:"eip712"`
-	Body              RegisterBody `json:"body"`
-}
-
-// MultiStepQuote is Shape C, data.quote of a pulseroute multi-step inbound
-// quote.
-type MultiStepQuote struct {
-	ID                  string            `json:"id"`
-	Provider            string            `json:"provider"`
-	Type                string            `json:"type"`
-	TotalSteps          int               `json:"totalSteps"`
-	SingleSignature     bool              `json:"singleSignature"`
-	IntermediateChainID uint64            `json:"intermediateChainId"`
-	IntermediateToken   string            `json:"intermediateToken"`
-	Estimate            MultiStepEstimate `json:"estimate"`
-	Steps               []Step            `json:"steps"`
-	Instructions        Instructions      `json:"instructions"`
-	AfterStep1          AfterStep1        `json:"afterStep1"`
 }
 
 // MultiStepInput is what NewMultiStepQuote needs. Step1Tx is the
@@ -257,8 +148,8 @@ type MultiStepQuote struct {
 type MultiStepInput struct {
 	ID                  string
 	FromChainID         uint64
-	FromToken           TokenRef
-	ToToken             TokenRef
+	FromToken           quote.TokenRef
+	ToToken             quote.TokenRef
 	FromAddress         common.Address
 	ToAddress           common.Address
 	IntermediateChainID uint64
@@ -299,32 +190,32 @@ func FormatUnits(amount *big.Int, decimals uint8) string {
 
 // NewMultiStepQuote builds Shape C: two steps, one user signature, the
 // registration to post after step 1, and the fallback of step 3.
-func NewMultiStepQuote(in MultiStepInput) (MultiStepQuote, error) {
+func NewMultiStepQuote(in MultiStepInput) (quote.MultiStepQuote, error) {
 	if err := nonNegative(
 		namedAmount{"fromAmount", in.FromAmount}, namedAmount{"toAmount", in.ToAmount},
 		namedAmount{"toAmountMin", in.ToAmountMin},
 	); err != nil {
-		return MultiStepQuote{}, err
+		return quote.MultiStepQuote{}, err
 	}
 	if in.ToAmountMin.Cmp(in.ToAmount) > 0 {
-		return MultiStepQuote{}, fmt.Errorf("%w: toAmountMin %s exceeds toAmount %s", ErrInconsistentQuote, in.ToAmountMin, in.ToAmount)
+		return quote.MultiStepQuote{}, fmt.Errorf("%w: toAmountMin %s exceeds toAmount %s", ErrInconsistentQuote, in.ToAmountMin, in.ToAmount)
 	}
 	if in.Step1Tx.ChainID != in.FromChainID {
-		return MultiStepQuote{}, fmt.Errorf("%w: step 1 on chain %d, quote from chain %d", ErrInconsistentQuote, in.Step1Tx.ChainID, in.FromChainID)
+		return quote.MultiStepQuote{}, fmt.Errorf("%w: step 1 on chain %d, quote from chain %d", ErrInconsistentQuote, in.Step1Tx.ChainID, in.FromChainID)
 	}
 	if in.Step1Tx.To == "" {
-		return MultiStepQuote{}, fmt.Errorf("%w: step 1 transaction has no recipient", ErrInconsistentQuote)
+		return quote.MultiStepQuote{}, fmt.Errorf("%w: step 1 transaction has no recipient", ErrInconsistentQuote)
 	}
 	domain, err := Domain(PulseChainID)
 	if err != nil {
-		return MultiStepQuote{}, err
+		return quote.MultiStepQuote{}, err
 	}
 	amount := FormatUnits(in.FromAmount, in.FromToken.Decimals) + " " + in.FromToken.Symbol
 	approval := ""
 	if in.ApprovalAddress != "" {
 		approval = fmt.Sprintf(" Approve %s to spend %s first.", in.ApprovalAddress, amount)
 	}
-	return MultiStepQuote{
+	return quote.MultiStepQuote{
 		ID:                  in.ID,
 		Provider:            registry.ProviderPulseroute,
 		Type:                ShapeCType,
@@ -332,17 +223,17 @@ func NewMultiStepQuote(in MultiStepInput) (MultiStepQuote, error) {
 		SingleSignature:     true,
 		IntermediateChainID: in.IntermediateChainID,
 		IntermediateToken:   in.IntermediateToken.Hex(),
-		Estimate: MultiStepEstimate{
+		Estimate: quote.MultiStepEstimate{
 			FromAmount:        in.FromAmount.String(),
 			ToAmount:          in.ToAmount.String(),
 			ToAmountMin:       in.ToAmountMin.String(),
 			ExecutionDuration: in.ExecutionDuration,
 		},
-		Steps: []Step{
+		Steps: []quote.Step{
 			{
 				Step: 1, Type: StepTypeSwap,
 				Description: fmt.Sprintf("Swap %s into USDC on chain %d, delivered to the inbound receiver %s.", amount, in.FromChainID, in.InboundReceiver.Hex()),
-				TransactionRequest: &StepTx{
+				TransactionRequest: &quote.StepTx{
 					To:      in.Step1Tx.To,
 					Data:    hexutil.Encode(in.Step1Tx.Data),
 					Value:   hexValue(in.Step1Tx.Value),
@@ -354,12 +245,12 @@ func NewMultiStepQuote(in MultiStepInput) (MultiStepQuote, error) {
 				Description: fmt.Sprintf("Bridge the USDC to chain %d as USDCh and swap it into %s for %s.", PulseChainID, in.ToToken.Symbol, in.ToAddress.Hex()),
 			},
 		},
-		Instructions: Instructions{
+		Instructions: quote.Instructions{
 			Step1: fmt.Sprintf("Sign and send the step 1 transaction on chain %d.%s", in.FromChainID, approval),
 			Step2: fmt.Sprintf("After step 1 confirms, sign the %s message of afterStep1.eip712 and send it with afterStep1.body to %s; the service then bridges and swaps on chain %d automatically.", RegisterPrimaryType, RegisterAction, PulseChainID),
 			Step3: fmt.Sprintf("If the final DEX swap on chain %d fails, the bridged USDCh is returned automatically to %s on chain %d, so you end with spendable funds.", PulseChainID, in.ToAddress.Hex(), PulseChainID),
 		},
-		AfterStep1: AfterStep1{
+		AfterStep1: quote.AfterStep1{
 			Action:            RegisterAction,
 			SignatureRequired: true,
 			EIP712:            RegisterSpec(in.FromChainID),

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/sandbox"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -53,14 +54,14 @@ func bigInt(t *testing.T, s string) *big.Int {
 
 var (
 	user    = common.HexToAddress("0x5B38Da6a701c568545dCfcB03FcB875f56beddC4")
-	plsRef  = TokenRef{Address: "0x0000000000000000000000000000000000000000", Symbol: "PLS", Decimals: 18}
-	usdcRef = func(c *Contracts, chain uint64) TokenRef {
+	plsRef  = quote.TokenRef{Address: "0x0000000000000000000000000000000000000000", Symbol: "PLS", Decimals: 18}
+	usdcRef = func(c *Contracts, chain uint64) quote.TokenRef {
 		w, _ := c.WarpRoute(chain)
 		sym := "USDC"
 		if w.Synthetic {
 			sym = "USDCh"
 		}
-		return TokenRef{Address: w.Token.Hex(), Symbol: sym, Decimals: w.Decimals}
+		return quote.TokenRef{Address: w.Token.Hex(), Symbol: sym, Decimals: w.Decimals}
 	}
 )
 
@@ -72,7 +73,7 @@ func directInbound(t *testing.T) DirectInput {
 	gas := bigInt(t, "369000000000000")
 	out := bigInt(t, "3321776045130812004081937")
 	minOut := quote.MinOut(out, 0.005)
-	data, err := BridgeAndSwap(SenderCall{QuoteRef: QuoteRef("q-direct-in"), DestinationDomain: 369, Recipient: user,
+	data, err := BridgeAndSwap(SenderCall{QuoteRef: sandbox.QuoteRef("q-direct-in"), DestinationDomain: 369, Recipient: user,
 		Amount: from, Fee: fee, OutputToken: common.HexToAddress(plsRef.Address), MinOutput: minOut})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func multiStep(t *testing.T) MultiStepInput {
 	to := bigInt(t, "4012345678901234567890123")
 	return MultiStepInput{
 		ID: "q-multi", FromChainID: 42161,
-		FromToken:   TokenRef{Address: "0x82aF49447D8a07e3bd95BD0d56f35241523fBab1", Symbol: "WETH", Decimals: 18},
+		FromToken:   quote.TokenRef{Address: "0x82aF49447D8a07e3bd95BD0d56f35241523fBab1", Symbol: "WETH", Decimals: 18},
 		ToToken:     plsRef,
 		FromAddress: user, ToAddress: user,
 		IntermediateChainID: 42161, IntermediateToken: w.Token, InboundReceiver: receiver,

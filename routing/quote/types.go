@@ -1,8 +1,10 @@
 // Package quote is the domain of GET /v1/quote and /v1/routes: the typed,
 // validated request; the candidate routes providers answer with; the rules
 // that pick providers for a pair; scoring by order; partner fees and
-// slippage. It is plain Go: the actor topology that races providers lives in
-// actors/quote, and HTTP in edge.
+// slippage; the issued quote and the response shapes (A, B and C) it is
+// rendered in, with their encoding. It is plain Go: the actor topology that
+// races providers lives in actors/engine, and HTTP in edge, which writes
+// what AppendResponse and AppendShapeA make.
 package quote
 
 import (
@@ -136,10 +138,12 @@ type Route struct {
 	// DepositAddress and DepositMemo are set on intents routes.
 	DepositAddress string
 	DepositMemo    string
-	// Shape and Payload carry the pulseroute shapes: Payload is the value
-	// rendered as data.quote for ShapeDirect and ShapeMultiStep.
-	Shape   Shape
-	Payload any
+	// Shape says how the route is rendered. Shapes B and C carry their
+	// data.quote, built by the provider: Direct for ShapeDirect, MultiStep
+	// for ShapeMultiStep; Shape A is rendered from the fields above.
+	Shape     Shape
+	Direct    *DirectQuote
+	MultiStep *MultiStepQuote
 	// Pending, when set, marks a route priced but not yet built: the
 	// amounts in big.Int, the cost lists, the approval address and the
 	// transaction are filled in by Complete. Until then PricedGasUSD and

@@ -104,7 +104,6 @@ var dataFS embed.FS
 type Registry struct {
 	chains   []*Chain
 	byID     map[uint64]*Chain
-	byKey    map[string]*Chain
 	tokens   map[uint64][]*Token
 	tokenIdx map[uint64]map[string]*Token // lower-case address → token
 	// tokenExact holds addresses as written, so that the common lookup of
@@ -148,17 +147,19 @@ func readJSON(name string, v any) error {
 func build(chains []*Chain, tokens map[string][]*Token) (*Registry, error) {
 	r := &Registry{
 		byID:       make(map[uint64]*Chain, len(chains)),
-		byKey:      make(map[string]*Chain, len(chains)),
 		tokens:     make(map[uint64][]*Token, len(chains)),
 		tokenIdx:   make(map[uint64]map[string]*Token, len(chains)),
 		tokenExact: make(map[uint64]map[string]*Token, len(chains)),
 		byIntents:  make(map[string]*Chain, len(chains)),
 	}
+	// A chain key is shown to clients (/v1/chains) and in messages, so it
+	// must name one chain.
+	keys := make(map[string]bool, len(chains))
 	for _, c := range chains {
 		if _, dup := r.byID[c.ID]; dup {
 			return nil, fmt.Errorf("registry: duplicate chain id %d", c.ID)
 		}
-		if _, dup := r.byKey[c.Key]; dup {
+		if keys[c.Key] {
 			return nil, fmt.Errorf("registry: duplicate chain key %q", c.Key)
 		}
 		if c.IntentsBlockchain != "" {
@@ -169,7 +170,7 @@ func build(chains []*Chain, tokens map[string][]*Token) (*Registry, error) {
 		}
 		c.NativeToken.ChainID = c.ID
 		r.byID[c.ID] = c
-		r.byKey[c.Key] = c
+		keys[c.Key] = true
 		r.chains = append(r.chains, c)
 		nt := c.NativeToken
 		r.tokens[c.ID] = []*Token{&nt}
@@ -205,12 +206,6 @@ func (r *Registry) Chains() []*Chain { return r.chains }
 // Chain returns the chain with the given id.
 func (r *Registry) Chain(id uint64) (*Chain, bool) {
 	c, ok := r.byID[id]
-	return c, ok
-}
-
-// ChainByKey returns the chain with the given key (eth, arb, pls, ...).
-func (r *Registry) ChainByKey(key string) (*Chain, bool) {
-	c, ok := r.byKey[strings.ToLower(key)]
 	return c, ok
 }
 

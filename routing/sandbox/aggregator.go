@@ -41,10 +41,10 @@ func (m *Market) aggregatorPriced(req *quote.Request, t *tools.Tool) (*quote.Rou
 	switch {
 	case t.Type == tools.TypeDEX:
 		r.StepType = "swap"
-		r.ExecutionDuration = blockSeconds(req.From)
+		r.ExecutionDuration = BlockSeconds(req.From)
 	case hop:
 		fees += hopFeeUSD(p.inUSD)
-		r.ExecutionDuration = t.DurationSec + blockSeconds(req.To)
+		r.ExecutionDuration = t.DurationSec + BlockSeconds(req.To)
 	default:
 		r.ExecutionDuration = t.DurationSec
 	}
@@ -52,7 +52,7 @@ func (m *Market) aggregatorPriced(req *quote.Request, t *tools.Tool) (*quote.Rou
 		fees += p.feeUSD
 	}
 	r.PricedFeeUSD = fees
-	if err := checkGas(provider, t.Key, r); err != nil {
+	if err := CheckGas(provider, t.Key, r); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -62,9 +62,9 @@ func (m *Market) aggregatorPriced(req *quote.Request, t *tools.Tool) (*quote.Rou
 func (b *pendingLeg) buildAggregator(req *quote.Request, r *quote.Route) error {
 	m, t := b.m, b.tool
 	g := b.g.quote()
-	r.GasCosts = g.costs
+	r.GasCosts = g.Costs
 	r.FeeCosts = make([]quote.FeeCost, 0, 3)
-	r.FeeCosts = append(r.FeeCosts, m.toolFeeCost(t, req, b.p.inUSD))
+	r.FeeCosts = append(r.FeeCosts, m.ToolFeeCost(t, req, b.p.inUSD))
 	if b.p.hop {
 		r.FeeCosts = append(r.FeeCosts, hopFeeCost(req, b.p.inUSD))
 	}
@@ -86,19 +86,19 @@ func (b *pendingLeg) buildAggregator(req *quote.Request, r *quote.Route) error {
 // routerTx builds the sandbox router call of an aggregator route: swap
 // within a chain, bridge across chains. The minimum out is the route's
 // ToAmountMin, so the router enforces the quoted slippage.
-func (m *Market) routerTx(req *quote.Request, r *quote.Route, g gasQuote) (*quote.TxRequest, error) {
-	from, err := evmAddress(req.FromToken.Address)
+func (m *Market) routerTx(req *quote.Request, r *quote.Route, g GasQuote) (*quote.TxRequest, error) {
+	from, err := EVMAddress(req.FromToken.Address)
 	if err != nil {
 		return nil, err
 	}
 	feeTo := feeRecipient(req.FeeRecipient)
 	var data []byte
 	if req.From.ID == req.To.ID {
-		to, err := evmAddress(req.ToToken.Address)
+		to, err := EVMAddress(req.ToToken.Address)
 		if err != nil {
 			return nil, err
 		}
-		receiver, err := evmAddress(req.ToAddress)
+		receiver, err := EVMAddress(req.ToAddress)
 		if err != nil {
 			return nil, err
 		}
@@ -120,16 +120,16 @@ func (m *Market) routerTx(req *quote.Request, r *quote.Route, g gasQuote) (*quot
 		To:       m.routerHex(req.From.ID),
 		From:     req.FromAddress,
 		Data:     data,
-		Value:    nativeValue(req),
+		Value:    NativeValue(req),
 		ChainID:  req.From.ID,
-		GasLimit: g.sendLimit,
-		GasPrice: g.price,
+		GasLimit: g.SendLimit,
+		GasPrice: g.Price,
 	}, nil
 }
 
-// nativeValue is the value a transaction carries: the input for native
+// NativeValue is the value a transaction carries: the input for native
 // sources, nothing for tokens.
-func nativeValue(req *quote.Request) *big.Int {
+func NativeValue(req *quote.Request) *big.Int {
 	if req.FromToken.IsNative() {
 		return new(big.Int).Set(req.FromAmount)
 	}

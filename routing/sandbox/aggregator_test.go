@@ -155,7 +155,6 @@ func TestDeterministic(t *testing.T) {
 	}{
 		{m1.Aggregator(), "sbx-arcbridge", f.req(t, 1, "WETH", 10, "USDC", "3")},
 		{m1.Intents(), "sbx-intents", f.req(t, 1, "USDC", 900000001, "wNEAR", "500")},
-		{m1.Pulseroute(), "sbx-warp", f.req(t, 1, "WETH", 369, "HEX", "1")},
 	} {
 		a, err := p.prov.QuoteLeg(context.Background(), p.req, p.leg)
 		if err != nil {
@@ -165,10 +164,8 @@ func TestDeterministic(t *testing.T) {
 		switch p.prov.Name() {
 		case "aggregator":
 			other = m2.Aggregator()
-		case "intents":
-			other = m2.Intents()
 		default:
-			other = m2.Pulseroute()
+			other = m2.Intents()
 		}
 		b, err := other.QuoteLeg(context.Background(), p.req, p.leg)
 		if err != nil {

@@ -79,8 +79,8 @@ func TestBpsOf(t *testing.T) {
 	for _, tt := range tests {
 		want := new(big.Int).Mul(tt.amount, big.NewInt(int64(tt.bps)))
 		want.Quo(want, big.NewInt(10_000))
-		if got := bpsOf(tt.amount, tt.bps); got.Cmp(want) != 0 {
-			t.Errorf("bpsOf(%s, %d) = %s, want %s", tt.amount, tt.bps, got, want)
+		if got := BpsOf(tt.amount, tt.bps); got.Cmp(want) != 0 {
+			t.Errorf("BpsOf(%s, %d) = %s, want %s", tt.amount, tt.bps, got, want)
 		}
 	}
 }

@@ -54,7 +54,7 @@ func TestPricedRoutesRankAsBuilt(t *testing.T) {
 			if r.GasUSD() != gas || r.FeeUSD() != fee || r.ToAmountUSD != out {
 				t.Errorf("%s: built gas/fee/out %v/%v/%v, priced %v/%v/%v", tool, r.GasUSD(), r.FeeUSD(), r.ToAmountUSD, gas, fee, out)
 			}
-			if usd := usdOf(r.ToAmount, req.ToToken, mustPrice(t, m, req)); usd != r.ToAmountUSD {
+			if usd := USDOf(r.ToAmount, req.ToToken, mustPrice(t, m, req)); usd != r.ToAmountUSD {
 				t.Errorf("%s: ToAmountUSD %v, value of ToAmount %v", tool, r.ToAmountUSD, usd)
 			}
 			if (r.Tx != nil) != c.wantTx || (r.DepositAddress != "") != c.wantDepo {
@@ -75,7 +75,7 @@ func TestPricedRoutesRankAsBuilt(t *testing.T) {
 
 func mustPrice(t *testing.T, m *Market, req *quote.Request) float64 {
 	t.Helper()
-	p, ok := m.tokenPrice(req.ToToken)
+	p, ok := m.TokenPrice(req.ToToken)
 	if !ok {
 		t.Fatalf("no price for %s", req.ToToken.Symbol)
 	}

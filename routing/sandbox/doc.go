@@ -1,20 +1,24 @@
 // Package sandbox is Swapgate's embedded upstream: a deterministic,
-// in-process market that backs the three providers (aggregator, intents,
-// pulseroute) when no real upstream is configured (DESIGN.md §4). Every
-// figure it answers with is a pure function of the request, the tool
-// catalog, the injected price and gas functions and the configuration, so
-// that the same request always gets the same route and tests can predict it.
+// in-process market that backs the aggregator and intents providers when no
+// real upstream is configured, and on which the pulseroute provider (package
+// pulseroute) prices its legs. Every figure it answers with is a pure
+// function of the request, the tool catalog, the injected price and gas
+// functions and the configuration, so that the same request always gets the
+// same route and tests can predict it.
 //
 // # Market
 //
 // A Market holds the registry, the sandbox tool catalog (keys sbx-*), a price
 // function (the live price cache; tests pass a fixed one), a gas-price
 // function (standard tier, wei) and a Config of per-tool behaviour. It hands
-// out three quote.Provider values: Aggregator ("aggregator"), Intents
-// ("intents") and Pulseroute ("pulseroute"). Legs lists the catalog tools of
-// the provider that connect the request's chains, that the request's tool
-// filters admit, and, for stable-only tools, only when both tokens are USD
-// stablecoins; QuoteLeg prices one tool.
+// out two quote.Provider values: Aggregator ("aggregator") and Intents
+// ("intents"). Legs lists the catalog tools of the provider that connect the
+// request's chains, that the request's tool filters admit, and, for
+// stable-only tools, only when both tokens are USD stablecoins; QuoteLeg
+// prices one tool. The pulseroute provider is built on the market's exported
+// facilities (Tool, Inject, TokenPrice, CheckFloor, PriceSwap, GasCosts,
+// ToolFeeCost, SwapCall), so its sbx-* tools take the same prices, gas,
+// floors and injected behaviour as every other tool.
 //
 // # Behaviour injection
 //
@@ -77,29 +81,4 @@
 // source chain's format (EVM, Solana, Sui, NEAR implicit accounts); the
 // transaction is a native transfer or an ERC-20 transfer(deposit, amount) on
 // EVM sources, and nil elsewhere. Other chains get no deposit address.
-//
-// # Pulseroute
-//
-// Routes touching chain 369 come in the specification's four variants: direct
-// inbound (warp-route USDC to 369, Shape B), multi-step inbound (any other
-// source token, Shape C), the fallback (described in the multi-step
-// instructions) and direct outbound (USDCh to canonical USDC, fee free,
-// Shape B); same-chain swaps on 369 go through sbx-pulsex in Shape A.
-//
-// Direct inbound calls bridgeAndSwap on Swapgate's sender contract (from
-// routing/pulseroute), not transferRemote on the warp router: the sender
-// contract must take the partner fee and have the PulseX swap done on
-// arrival, which a bare transferRemote to the user cannot. It pulls the USDC,
-// so it is the approval address; msg.value is quoteGasPayment. The partner
-// fee is taken in USDC from the input, and PartnerFee reports its cost in the
-// destination token. Routes with no PulseX leg (USDC → USDCh, and the
-// outbound bridge) are 1:1, so their ToAmountMin equals ToAmount. Multi-step
-// step 1 is a sandbox router swap priced on sbx-uniflow; the interchain gas
-// of step 2 is paid by the inbound receiver. Pairs across 369 that no
-// variant serves are refused with UNSUPPORTED_ROUTE and the reason, and
-// chain-state failures are RPC_FAILURE. Indicative requests get the figures
-// in Shape A without a transaction or payload. Chain
-// state (Hyperlane gas payments, PulseX amounts) is read through ChainState,
-// which the sandbox implements with deterministic PulseX-like pools and which
-// an RPC-backed reader can implement as well.
 package sandbox

@@ -24,12 +24,12 @@ const (
 // WithMargin is a gas limit with the sandbox's 25% margin over an estimate.
 func WithMargin(estimate uint64) uint64 { return estimate * gasMarginNum / gasMarginDen }
 
-// gasQuote is the gas side of a route: its costs and, for EVM sources, the
+// GasQuote is the gas side of a route: its costs and, for EVM sources, the
 // price and send limit a transaction request carries.
-type gasQuote struct {
-	costs     []quote.GasCost
-	price     *big.Int // nil where the chain has no gas price
-	sendLimit uint64
+type GasQuote struct {
+	Costs     []quote.GasCost
+	Price     *big.Int // nil where the chain has no gas price
+	SendLimit uint64
 }
 
 // gasPlan is the gas side of a route before it is built: the USD figures
@@ -78,9 +78,9 @@ func (g *gasPlan) costs() []quote.GasCost {
 	return append(out, cost("SEND", g.sendGas, g.sendUSD))
 }
 
-// quote is the plan built into a gasQuote.
-func (g *gasPlan) quote() gasQuote {
-	return gasQuote{costs: g.costs(), price: g.price, sendLimit: g.sendLimit}
+// quote is the plan built into a GasQuote.
+func (g *gasPlan) quote() GasQuote {
+	return GasQuote{Costs: g.costs(), Price: g.price, SendLimit: g.sendLimit}
 }
 
 // chainGasPrice is the price per gas unit on a chain: the gas function's
@@ -124,7 +124,7 @@ func (m *Market) planGas(provider, tool string, c *registry.Chain, sendGas uint6
 	if !ok {
 		return gasPlan{}, noRoute(provider, tool, ReasonNoPossibleRoute, "chain %d has no native token", c.ID)
 	}
-	np, ok := m.tokenPrice(native)
+	np, ok := m.TokenPrice(native)
 	if !ok {
 		return gasPlan{}, noRoute(provider, tool, ReasonNoPossibleRoute, "no USD price for %s, the gas token of chain %d", native.Symbol, c.ID)
 	}
@@ -135,7 +135,7 @@ func (m *Market) planGas(provider, tool string, c *registry.Chain, sendGas uint6
 		var amount, l uint256.Int
 		l.SetUint64(limit)
 		if _, overflow := amount.MulOverflow(&p256, &l); wide || overflow {
-			return usdOf(new(big.Int).Mul(price, new(big.Int).SetUint64(limit)), native, np)
+			return USDOf(new(big.Int).Mul(price, new(big.Int).SetUint64(limit)), native, np)
 		}
 		return usdOf256(&amount, native, np)
 	}
@@ -147,12 +147,12 @@ func (m *Market) planGas(provider, tool string, c *registry.Chain, sendGas uint6
 	return g, nil
 }
 
-// gasCosts is planGas with the cost list built, for routes priced and built
+// GasCosts is planGas with the cost list built, for routes priced and built
 // in one go.
-func (m *Market) gasCosts(provider, tool string, c *registry.Chain, sendGas uint64, approve bool) (gasQuote, error) {
+func (m *Market) GasCosts(provider, tool string, c *registry.Chain, sendGas uint64, approve bool) (GasQuote, error) {
 	g, err := m.planGas(provider, tool, c, sendGas, approve)
 	if err != nil {
-		return gasQuote{}, err
+		return GasQuote{}, err
 	}
 	return g.quote(), nil
 }

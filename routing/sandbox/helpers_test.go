@@ -66,9 +66,9 @@ func loadFixture(t *testing.T) fixture {
 	return fixture{reg: reg, cat: cat}
 }
 
-func (f fixture) market(t *testing.T, cfg Config, opts ...Option) *Market {
+func (f fixture) market(t *testing.T, cfg Config) *Market {
 	t.Helper()
-	m, err := New(f.reg, f.cat, fixedPrices(f.reg), fixedGas, cfg, opts...)
+	m, err := New(f.reg, f.cat, fixedPrices(f.reg), fixedGas, cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

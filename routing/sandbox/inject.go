@@ -12,10 +12,10 @@ import (
 	"github.com/swapgate/swapgate/routing/tools"
 )
 
-// inject plays the tool's configured misbehaviour before it prices a route:
+// Inject plays the tool's configured misbehaviour before it prices a route:
 // latency (cut short by ctx), a hang until ctx is done, a panic, or a
 // deterministic failure. A nil return means the tool answers.
-func (m *Market) inject(ctx context.Context, quoteID string, t *tools.Tool) error {
+func (m *Market) Inject(ctx context.Context, quoteID string, t *tools.Tool) error {
 	tc := m.cfg.Tools[t.Key]
 	if tc.LatencyMs > 0 {
 		timer := time.NewTimer(time.Duration(tc.LatencyMs) * time.Millisecond)

@@ -71,7 +71,7 @@ func (m *Market) intentsPriced(req *quote.Request, t *tools.Tool) (*quote.Route,
 		fees += p.feeUSD
 	}
 	r.PricedFeeUSD = fees
-	if err := checkGas(provider, t.Key, r); err != nil {
+	if err := CheckGas(provider, t.Key, r); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -81,9 +81,9 @@ func (m *Market) intentsPriced(req *quote.Request, t *tools.Tool) (*quote.Route,
 // the deposit address and, on EVM sources, the deposit transaction.
 func (b *pendingLeg) buildIntents(req *quote.Request, r *quote.Route) error {
 	g := b.g.quote()
-	r.GasCosts = g.costs
+	r.GasCosts = g.Costs
 	r.FeeCosts = make([]quote.FeeCost, 0, 2)
-	r.FeeCosts = append(r.FeeCosts, b.m.toolFeeCost(b.tool, req, b.p.inUSD))
+	r.FeeCosts = append(r.FeeCosts, b.m.ToolFeeCost(b.tool, req, b.p.inUSD))
 	fillAmounts(r, req, &b.p)
 	if req.Indicative {
 		return nil
@@ -102,8 +102,8 @@ func (b *pendingLeg) buildIntents(req *quote.Request, r *quote.Route) error {
 
 // depositTx is the EVM transfer of the input to the deposit address: a
 // native transfer, or ERC-20 transfer(deposit, amount) on the token.
-func (m *Market) depositTx(req *quote.Request, deposit string, g gasQuote) (*quote.TxRequest, error) {
-	tx := &quote.TxRequest{From: req.FromAddress, ChainID: req.From.ID, GasLimit: g.sendLimit, GasPrice: g.price}
+func (m *Market) depositTx(req *quote.Request, deposit string, g GasQuote) (*quote.TxRequest, error) {
+	tx := &quote.TxRequest{From: req.FromAddress, ChainID: req.From.ID, GasLimit: g.SendLimit, GasPrice: g.Price}
 	if req.FromToken.IsNative() {
 		tx.To = deposit
 		tx.Value = new(big.Int).Set(req.FromAmount)
@@ -113,7 +113,7 @@ func (m *Market) depositTx(req *quote.Request, deposit string, g gasQuote) (*quo
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: pack transfer: %w", err)
 	}
-	token, err := evmAddress(req.FromToken.Address)
+	token, err := EVMAddress(req.FromToken.Address)
 	if err != nil {
 		return nil, err
 	}

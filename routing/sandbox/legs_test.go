@@ -43,7 +43,7 @@ func TestLegs(t *testing.T) {
 	}
 	f := loadFixture(t)
 	m := f.market(t, Config{})
-	providers := map[string]quote.Provider{"aggregator": m.Aggregator(), "intents": m.Intents(), "pulseroute": m.Pulseroute()}
+	providers := map[string]quote.Provider{"aggregator": m.Aggregator(), "intents": m.Intents()}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			r := f.req(t, c.From, c.FromToken, c.To, c.ToToken, "100")

@@ -9,7 +9,6 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
 )
@@ -62,8 +61,6 @@ type Market struct {
 	price    PriceFunc
 	gasPrice GasPriceFunc
 	cfg      Config
-	chain    ChainState
-	pulse    *pulseroute.Contracts
 	router   routerCalls
 	erc20    abi.ABI
 	// Per-chain and per-token values that never change, worked out once
@@ -82,21 +79,9 @@ type routerAddr struct {
 	hex  string
 }
 
-// Option adjusts a Market at construction.
-type Option func(*Market)
-
-// WithChainState replaces the sandbox chain state the pulseroute provider
-// reads (Hyperlane gas payments, PulseX amounts), for instance with an
-// RPC-backed reader.
-func WithChainState(cs ChainState) Option { return func(m *Market) { m.chain = cs } }
-
-// WithContracts replaces the pulseroute contract facts (Swapgate's own
-// sender and inbound-receiver addresses are configuration).
-func WithContracts(c *pulseroute.Contracts) Option { return func(m *Market) { m.pulse = c } }
-
 // New builds a market. price and gasPrice are consulted on every quote, so
 // they must be cheap and safe for concurrent use (cache reads).
-func New(reg *registry.Registry, cat *tools.Catalog, price PriceFunc, gasPrice GasPriceFunc, cfg Config, opts ...Option) (*Market, error) {
+func New(reg *registry.Registry, cat *tools.Catalog, price PriceFunc, gasPrice GasPriceFunc, cfg Config) (*Market, error) {
 	if reg == nil || cat == nil || price == nil || gasPrice == nil {
 		return nil, errors.New("sandbox: registry, catalog, price and gas price are all required")
 	}
@@ -132,21 +117,12 @@ func New(reg *registry.Registry, cat *tools.Catalog, price PriceFunc, gasPrice G
 		a := RouterAddress(c.ID)
 		m.routers[c.ID] = routerAddr{addr: a, hex: a.Hex()}
 	}
-	for _, o := range opts {
-		o(m)
-	}
-	if m.pulse == nil {
-		m.pulse = pulseroute.DefaultContracts()
-	}
-	if m.chain == nil {
-		cs, err := NewSandboxChain(reg)
-		if err != nil {
-			return nil, err
-		}
-		m.chain = cs
-	}
 	return m, nil
 }
+
+// Tool looks a tool up in the market's catalog, so that a provider built on
+// the market (pulseroute) sees the same tools the market prices.
+func (m *Market) Tool(key string) (*tools.Tool, bool) { return m.cat.Tool(key) }
 
 // lowerAddress is a token's address in lower case.
 func (m *Market) lowerAddress(t *registry.Token) string {

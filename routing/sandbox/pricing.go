@@ -48,9 +48,9 @@ func noRoute(provider, tool, reason, format string, args ...any) *quote.NoRoute 
 	return &quote.NoRoute{Provider: provider, Tool: tool, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-// tokenPrice looks a token up in the price function by its lower-case
+// TokenPrice looks a token up in the price function by its lower-case
 // address.
-func (m *Market) tokenPrice(t *registry.Token) (float64, bool) {
+func (m *Market) TokenPrice(t *registry.Token) (float64, bool) {
 	p, ok := m.price(t.ChainID, m.lowerAddress(t))
 	if !ok || !(p > 0) || math.IsInf(p, 0) {
 		return 0, false
@@ -65,9 +65,9 @@ func afterPool(inUSD float64, feeBps int, liquidity float64) float64 {
 	return inUSD * (1 - float64(feeBps)/1e4) * liquidity / (liquidity + inUSD)
 }
 
-// blockSeconds is a chain's block time in whole seconds, at least one: the
+// BlockSeconds is a chain's block time in whole seconds, at least one: the
 // duration of a same-chain swap.
-func blockSeconds(c *registry.Chain) int {
+func BlockSeconds(c *registry.Chain) int {
 	s := (c.BlockTimeMs + 999) / 1000
 	if s < 1 {
 		return 1
@@ -75,22 +75,22 @@ func blockSeconds(c *registry.Chain) int {
 	return s
 }
 
-// usdOf values an amount of token units.
-func usdOf(amount *big.Int, t *registry.Token, price float64) float64 {
+// USDOf values an amount of token units.
+func USDOf(amount *big.Int, t *registry.Token, price float64) float64 {
 	return quote.FromUnits(amount, t.Decimals) * price
 }
 
 // usdOf256 values an amount of token units held in a uint256; it equals
-// usdOf of the same amount.
+// USDOf of the same amount.
 func usdOf256(amount *uint256.Int, t *registry.Token, price float64) float64 {
 	return quote.FromUnits256(amount, t.Decimals) * price
 }
 
-// bpsOf takes bps basis points of an amount, rounded down. Amounts and
+// BpsOf takes bps basis points of an amount, rounded down. Amounts and
 // rates that fit uint256 are worked out there, with a 512-bit product, so
 // that the result is the only allocation; anything else, negatives
 // included, takes big.Int arithmetic.
-func bpsOf(amount *big.Int, bps int) *big.Int {
+func BpsOf(amount *big.Int, bps int) *big.Int {
 	var a uint256.Int
 	if amount.Sign() >= 0 && bps >= 0 && !a.SetFromBig(amount) {
 		var out uint256.Int
@@ -124,19 +124,17 @@ func (p *pricing) preFeeBig() *big.Int { return p.preFee.ToBig() }
 // tool's pool and converts the output into the destination token's units.
 func (m *Market) priceLeg(provider string, req *quote.Request, t *tools.Tool, hop bool) (pricing, error) {
 	tc := m.toolConfig(t)
-	pin, ok := m.tokenPrice(req.FromToken)
+	pin, ok := m.TokenPrice(req.FromToken)
 	if !ok {
 		return pricing{}, noRoute(provider, t.Key, ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.FromToken.Symbol, req.From.ID)
 	}
-	pout, ok := m.tokenPrice(req.ToToken)
+	pout, ok := m.TokenPrice(req.ToToken)
 	if !ok {
 		return pricing{}, noRoute(provider, t.Key, ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.ToToken.Symbol, req.To.ID)
 	}
-	inUSD := usdOf(req.FromAmount, req.FromToken, pin)
+	inUSD := USDOf(req.FromAmount, req.FromToken, pin)
 	if inUSD < tc.MinAmountUSD {
-		return pricing{}, noRoute(provider, t.Key, ReasonAmountTooLow,
-			"%s quotes inputs worth at least $%.2f; %s %s is worth $%.2f",
-			t.Name, tc.MinAmountUSD, formatUnits(req.FromAmount, req.FromToken.Decimals), req.FromToken.Symbol, inUSD)
+		return pricing{}, amountTooLow(provider, req, t, tc.MinAmountUSD, inUSD)
 	}
 	outUSD := afterPool(inUSD, t.FeeBps, tc.LiquidityUSD)
 	if hop {
@@ -158,6 +156,37 @@ func (m *Market) priceLeg(provider string, req *quote.Request, t *tools.Tool, ho
 	return p, nil
 }
 
+// PriceSwap prices the request on one tool as the aggregator does, without
+// the destination hop, and answers with the input's USD value and the
+// pre-fee output in destination-token units. pulseroute prices its
+// multi-step step 1 (a swap into USDC on the source chain) with it, so that
+// step agrees with what the aggregator would quote for the same swap.
+func (m *Market) PriceSwap(provider string, req *quote.Request, t *tools.Tool) (inUSD float64, preFee *big.Int, err error) {
+	p, err := m.priceLeg(provider, req, t, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	return p.inUSD, p.preFeeBig(), nil
+}
+
+// CheckFloor refuses, with AMOUNT_TOO_LOW, an input worth less than the
+// tool's MinAmountUSD, the floor every sandbox tool keeps whichever provider
+// prices on it.
+func (m *Market) CheckFloor(provider string, req *quote.Request, t *tools.Tool, inUSD float64) error {
+	if tc := m.toolConfig(t); inUSD < tc.MinAmountUSD {
+		return amountTooLow(provider, req, t, tc.MinAmountUSD, inUSD)
+	}
+	return nil
+}
+
+// amountTooLow is the refusal of an input below a tool's floor; it names
+// the floor and what the input is worth, so a client can fix the amount.
+func amountTooLow(provider string, req *quote.Request, t *tools.Tool, minUSD, inUSD float64) error {
+	return noRoute(provider, t.Key, ReasonAmountTooLow,
+		"%s quotes inputs worth at least $%.2f; %s %s is worth $%.2f",
+		t.Name, minUSD, formatUnits(req.FromAmount, req.FromToken.Decimals), req.FromToken.Symbol, inUSD)
+}
+
 // formatUnits renders base units as a decimal amount of whole tokens.
 func formatUnits(units *big.Int, decimals uint8) string {
 	f := new(big.Float).SetPrec(256).SetInt(units)
@@ -166,7 +195,7 @@ func formatUnits(units *big.Int, decimals uint8) string {
 }
 
 // fillAmounts sets a built route's amounts from its pricing: the same
-// figures applyPartnerFee computes, from the split pricing already made.
+// figures ApplyPartnerFee computes, from the split pricing already made.
 func fillAmounts(r *quote.Route, req *quote.Request, p *pricing) {
 	a := new(routeAmounts)
 	r.PreFeeToAmount = a.set(0, &p.preFee)
@@ -175,27 +204,27 @@ func fillAmounts(r *quote.Route, req *quote.Request, p *pricing) {
 	r.ToAmountMin = quote.MinOut(r.ToAmount, req.Slippage)
 	r.ToAmountUSD = p.toUSD
 	if req.FeeBps > 0 {
-		r.FeeCosts = append(r.FeeCosts, partnerFeeCost(req, r.PartnerFee, p.feeUSD))
+		r.FeeCosts = append(r.FeeCosts, PartnerFeeCost(req, r.PartnerFee, p.feeUSD))
 	}
 }
 
-// applyPartnerFee fills the route's amounts from the pre-fee output: the
+// ApplyPartnerFee fills the route's amounts from the pre-fee output: the
 // partner fee is split off with quote.SplitFee, the minimum follows slippage,
 // and a "Partner fee" cost is listed when there is one.
-func applyPartnerFee(r *quote.Route, req *quote.Request, preFee *big.Int, outPrice float64) {
+func ApplyPartnerFee(r *quote.Route, req *quote.Request, preFee *big.Int, outPrice float64) {
 	net, fee := quote.SplitFee(preFee, req.FeeBps)
 	r.PreFeeToAmount = preFee
 	r.ToAmount = net
 	r.PartnerFee = fee
 	r.ToAmountMin = quote.MinOut(net, req.Slippage)
-	r.ToAmountUSD = usdOf(net, req.ToToken, outPrice)
+	r.ToAmountUSD = USDOf(net, req.ToToken, outPrice)
 	if req.FeeBps > 0 {
-		r.FeeCosts = append(r.FeeCosts, partnerFeeCost(req, fee, usdOf(fee, req.ToToken, outPrice)))
+		r.FeeCosts = append(r.FeeCosts, PartnerFeeCost(req, fee, USDOf(fee, req.ToToken, outPrice)))
 	}
 }
 
-// partnerFeeCost lists the partner fee, in destination-token units.
-func partnerFeeCost(req *quote.Request, fee *big.Int, usd float64) quote.FeeCost {
+// PartnerFeeCost lists the partner fee, in destination-token units.
+func PartnerFeeCost(req *quote.Request, fee *big.Int, usd float64) quote.FeeCost {
 	return quote.FeeCost{
 		Name:        "Partner fee",
 		Description: "Integrator fee, taken from the output",
@@ -213,13 +242,13 @@ func toolFeeUSD(t *tools.Tool, inUSD float64) float64 { return inUSD * float64(t
 // hopFeeUSD is the USD value of the destination hop's fee.
 func hopFeeUSD(inUSD float64) float64 { return inUSD * HopFeeBps / 1e4 }
 
-// toolFeeCost is the tool's own fee, in source-token units.
-func (m *Market) toolFeeCost(t *tools.Tool, req *quote.Request, inUSD float64) quote.FeeCost {
+// ToolFeeCost is the tool's own fee, in source-token units.
+func (m *Market) ToolFeeCost(t *tools.Tool, req *quote.Request, inUSD float64) quote.FeeCost {
 	ft := m.toolFeeText(t)
 	return quote.FeeCost{
 		Name:        ft.name,
 		Description: ft.description,
-		Amount:      bpsOf(req.FromAmount, t.FeeBps),
+		Amount:      BpsOf(req.FromAmount, t.FeeBps),
 		AmountUSD:   toolFeeUSD(t, inUSD),
 		Percentage:  float64(t.FeeBps) / 1e4,
 		Token:       req.FromToken,
@@ -233,7 +262,7 @@ func hopFeeCost(req *quote.Request, inUSD float64) quote.FeeCost {
 	return quote.FeeCost{
 		Name:        "Destination swap fee",
 		Description: fmt.Sprintf("DEX hop after the bridge, %d bps", HopFeeBps),
-		Amount:      bpsOf(req.FromAmount, HopFeeBps),
+		Amount:      BpsOf(req.FromAmount, HopFeeBps),
 		AmountUSD:   hopFeeUSD(inUSD),
 		Percentage:  HopFeeBps / 1e4,
 		Token:       req.FromToken,
@@ -241,8 +270,8 @@ func hopFeeCost(req *quote.Request, inUSD float64) quote.FeeCost {
 	}
 }
 
-// checkGas refuses a route whose gas costs more than it delivers.
-func checkGas(provider, tool string, r *quote.Route) error {
+// CheckGas refuses a route whose gas costs more than it delivers.
+func CheckGas(provider, tool string, r *quote.Route) error {
 	if g := r.GasUSD(); g > r.ToAmountUSD {
 		return noRoute(provider, tool, ReasonFeesHigher, "gas costs $%.2f, more than the $%.2f the route delivers", g, r.ToAmountUSD)
 	}

@@ -13,7 +13,6 @@ import (
 var (
 	_ quote.Provider = (*Aggregator)(nil)
 	_ quote.Provider = (*Intents)(nil)
-	_ quote.Provider = (*Pulseroute)(nil)
 	_ quote.Pricer   = (*Aggregator)(nil)
 	_ quote.Pricer   = (*Intents)(nil)
 )
@@ -72,7 +71,7 @@ func (a *Aggregator) QuoteLeg(ctx context.Context, req *quote.Request, leg strin
 	if err != nil {
 		return nil, err
 	}
-	if err := a.m.inject(ctx, req.ID, t); err != nil {
+	if err := a.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
 	r, err := a.m.aggregatorPriced(req, t)
@@ -86,7 +85,7 @@ func (a *Aggregator) PriceLeg(ctx context.Context, req *quote.Request, leg strin
 	if err != nil {
 		return nil, err
 	}
-	if err := a.m.inject(ctx, req.ID, t); err != nil {
+	if err := a.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
 	return a.m.aggregatorPriced(req, t)
@@ -113,7 +112,7 @@ func (i *Intents) QuoteLeg(ctx context.Context, req *quote.Request, leg string) 
 	if err != nil {
 		return nil, err
 	}
-	if err := i.m.inject(ctx, req.ID, t); err != nil {
+	if err := i.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
 	r, err := i.m.intentsPriced(req, t)
@@ -127,7 +126,7 @@ func (i *Intents) PriceLeg(ctx context.Context, req *quote.Request, leg string) 
 	if err != nil {
 		return nil, err
 	}
-	if err := i.m.inject(ctx, req.ID, t); err != nil {
+	if err := i.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
 	return i.m.intentsPriced(req, t)

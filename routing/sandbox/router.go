@@ -12,7 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/mr-tron/base58"
 
-	"github.com/swapgate/swapgate/routing/pulseroute"
+	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 )
 
@@ -80,13 +80,14 @@ func RouterAddress(chainID uint64) common.Address {
 	return common.BytesToAddress(crypto.Keccak256([]byte("swapgate-sandbox-router:" + strconv.FormatUint(chainID, 10)))[12:])
 }
 
-// QuoteRef is the bytes32 form of a quote id that calldata carries:
-// keccak256 of the id.
-// It is pulseroute.QuoteRef, so every sandbox contract names a quote alike.
-func QuoteRef(quoteID string) [32]byte { return pulseroute.QuoteRef(quoteID) }
+// QuoteRef is the bytes32 under which a quote id travels in calldata:
+// keccak256 of the id, so that any id format fits and an executed
+// transaction can be matched back to its quote. It is the one definition:
+// the sandbox router and pulseroute's sender contract name a quote alike.
+func QuoteRef(quoteID string) [32]byte { return crypto.Keccak256Hash([]byte(quoteID)) }
 
-// evmAddress parses an EVM address or the word native (the zero address).
-func evmAddress(s string) (common.Address, error) {
+// EVMAddress parses an EVM address or the word native (the zero address).
+func EVMAddress(s string) (common.Address, error) {
 	if strings.EqualFold(s, "native") {
 		return common.Address{}, nil
 	}
@@ -102,7 +103,7 @@ func evmAddress(s string) (common.Address, error) {
 func receiverBytes(c *registry.Chain, addr string) ([]byte, error) {
 	switch c.AddressFormat {
 	case "evm":
-		a, err := evmAddress(addr)
+		a, err := EVMAddress(addr)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +140,7 @@ func tokenBytes32(c *registry.Chain, t *registry.Token) [32]byte {
 	var out [32]byte
 	switch c.AddressFormat {
 	case "evm":
-		if a, err := evmAddress(t.Address); err == nil {
+		if a, err := EVMAddress(t.Address); err == nil {
 			copy(out[12:], a.Bytes())
 			return out
 		}
@@ -169,6 +170,14 @@ func packSwap(c routerCalls, quoteID string, fromToken common.Address, fromAmoun
 		return nil, fmt.Errorf("sandbox: pack swap: %w", err)
 	}
 	return data, nil
+}
+
+// SwapCall builds the router's swap(...) calldata for a request: its quote
+// id, input amount and fee, with the fee paid to the request's fee wallet.
+// It is exported for pulseroute, whose multi-step step 1 and same-chain
+// swaps on 369 call the sandbox router like any aggregator route.
+func (m *Market) SwapCall(req *quote.Request, fromToken, toToken common.Address, minOut *big.Int, receiver common.Address) ([]byte, error) {
+	return packSwap(m.router, req.ID, fromToken, req.FromAmount, toToken, minOut, receiver, req.FeeBps, feeRecipient(req.FeeRecipient))
 }
 
 // packBridge builds bridge(...) calldata.

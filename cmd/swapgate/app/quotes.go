@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/swapgate/swapgate/actors"
@@ -92,20 +90,23 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 		}
 	}()
 	contracts := pulseroute.DefaultContracts()
-	var opts []sandbox.Option
-	opts = append(opts, sandbox.WithContracts(contracts))
+	pulseOpts := []pulseroute.Option{pulseroute.WithContracts(contracts)}
 	if len(cfg.PulseRPC) > 0 {
-		st, err := dialPulseState(ctx, reg, contracts, cfg.PulseRPC)
+		rpc, err := pulseroute.DialRPC(ctx, reg, contracts, cfg.PulseRPC)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("app: %w", err)
 		}
-		opts = append(opts, sandbox.WithChainState(st))
+		pulseOpts = append(pulseOpts, pulseroute.WithChainState(rpc))
 	}
-	market, err := sandbox.New(reg, cat, ref.Price, newGasPrices(ref, reg).price, sandbox.Config{Tools: cfg.SandboxTools}, opts...)
+	market, err := sandbox.New(reg, cat, ref.Price, newGasPrices(ref, reg).price, sandbox.Config{Tools: cfg.SandboxTools})
 	if err != nil {
 		return nil, fmt.Errorf("app: sandbox market: %w", err)
 	}
-	providers := []quote.Provider{market.Aggregator(), market.Intents(), market.Pulseroute()}
+	pulse, err := pulseroute.New(reg, market, pulseOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("app: sandbox market: %w", err)
+	}
+	providers := []quote.Provider{market.Aggregator(), market.Intents(), pulse}
 	if cfg.AggregatorURL != "" {
 		c, err := lifi.New(lifi.Config{BaseURL: cfg.AggregatorURL, APIKey: cfg.AggregatorKey, Timeout: cfg.UpstreamTimeout, Integrator: "swapgate"}, reg)
 		if err != nil {
@@ -198,47 +199,4 @@ func (g *gasPrices) price(chainID uint64) (*big.Int, bool) {
 		slot.Store(&parsedGasPrice{version: version, price: v, ok: ok})
 	}
 	return v, ok
-}
-
-// pulseState reads pulseroute's chain state over JSON-RPC where a URL is
-// configured, and from the sandbox chain elsewhere.
-type pulseState struct {
-	clients   map[uint64]*ethclient.Client
-	contracts *pulseroute.Contracts
-	fallback  sandbox.ChainState
-}
-
-var _ sandbox.ChainState = (*pulseState)(nil)
-
-func dialPulseState(ctx context.Context, reg *registry.Registry, contracts *pulseroute.Contracts, urls map[uint64]string) (*pulseState, error) {
-	fb, err := sandbox.NewSandboxChain(reg)
-	if err != nil {
-		return nil, err
-	}
-	st := &pulseState{clients: map[uint64]*ethclient.Client{}, contracts: contracts, fallback: fb}
-	for id, url := range urls {
-		c, err := ethclient.DialContext(ctx, url)
-		if err != nil {
-			return nil, fmt.Errorf("app: pulseroute RPC for chain %d: %w", id, err)
-		}
-		st.clients[id] = c
-	}
-	return st, nil
-}
-
-func (p *pulseState) QuoteGasPayment(ctx context.Context, chainID uint64, destination uint32) (*big.Int, error) {
-	c, ok := p.clients[chainID]
-	w, okw := p.contracts.WarpRoute(chainID)
-	if !ok || !okw {
-		return p.fallback.QuoteGasPayment(ctx, chainID, destination)
-	}
-	return pulseroute.QuoteGasPayment(ctx, c, w.Router, destination)
-}
-
-func (p *pulseState) AmountsOut(ctx context.Context, amountIn *big.Int, path []common.Address) ([]*big.Int, error) {
-	c, ok := p.clients[pulseroute.PulseChainID]
-	if !ok {
-		return p.fallback.AmountsOut(ctx, amountIn, path)
-	}
-	return pulseroute.GetAmountsOut(ctx, c, p.contracts.PulseX().Router, amountIn, path)
 }

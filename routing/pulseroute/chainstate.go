@@ -1,4 +1,4 @@
-package sandbox
+package pulseroute
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 )
@@ -17,8 +16,9 @@ import (
 // ChainState is the chain state the pulseroute provider reads: the native
 // payment a Hyperlane warp-route transfer from a chain to a destination
 // domain needs (quoteGasPayment), and what a PulseX swap along a path yields
-// (getAmountsOut). The sandbox answers from SandboxChain; an RPC-backed
-// reader answers from the chains.
+// (getAmountsOut). It is the one way the provider reads chain 369 and the
+// warp routes: SandboxChain answers deterministically, and RPCChain reads
+// the chains over JSON-RPC.
 type ChainState interface {
 	QuoteGasPayment(ctx context.Context, chainID uint64, destination uint32) (*big.Int, error)
 	AmountsOut(ctx context.Context, amountIn *big.Int, path []common.Address) ([]*big.Int, error)
@@ -67,17 +67,17 @@ func NewSandboxChain(reg *registry.Registry) (*SandboxChain, error) {
 	s := &SandboxChain{
 		reserves: make(map[common.Address]pool),
 		gasPay:   make(map[uint64]*big.Int),
-		usdch:    common.HexToAddress(pulseroute.USDChAddress),
+		usdch:    common.HexToAddress(USDChAddress),
 	}
-	usdch, ok := reg.Token(pulseroute.PulseChainID, pulseroute.USDChAddress)
+	usdch, ok := reg.Token(PulseChainID, USDChAddress)
 	if !ok {
-		return nil, fmt.Errorf("sandbox chain: registry has no USDCh on chain %d", pulseroute.PulseChainID)
+		return nil, fmt.Errorf("sandbox chain: registry has no USDCh on chain %d", PulseChainID)
 	}
 	usdchPrice, err := refPrice(usdch)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range reg.Tokens(pulseroute.PulseChainID) {
+	for _, t := range reg.Tokens(PulseChainID) {
 		if t.IsNative() || !common.IsHexAddress(t.Address) || common.HexToAddress(t.Address) == s.usdch {
 			continue
 		}

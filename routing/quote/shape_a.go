@@ -1,4 +1,4 @@
-package edge
+package quote
 
 import (
 	"encoding/hex"
@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/swapgate/swapgate/routing/jsonenc"
-	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 )
 
@@ -15,25 +14,27 @@ import (
 // straight into the response buffer; the bytes are exactly those
 // json.Marshal makes of the struct form of Shape A kept in the tests (same
 // field order, omitempty rules, string escaping and float format), which a
-// golden test checks. /v1/routes appends the same objects.
+// golden test checks.
 
-// appendQuoteResponse appends the quoteResponse of a Shape A route.
-func (s *Server) appendQuoteResponse(b []byte, req *quote.Request, rt *quote.Route, provider string, feeBps int, expiresAt int64) []byte {
-	b = append(b, `{"quote":`...)
-	b = s.appendShapeA(b, req, rt, expiresAt)
-	b = append(b, `,"provider":`...)
-	b = jsonenc.AppendString(b, provider)
-	b = append(b, `,"feeBps":`...)
-	b = strconv.AppendInt(b, int64(feeBps), 10)
-	b = append(b, `,"isDryQuote":`...)
-	b = strconv.AppendBool(b, req.Dry)
-	b = append(b, `,"expiresAt":`...)
-	b = strconv.AppendInt(b, expiresAt, 10)
-	return append(b, '}')
+// LivePrices gives the live USD prices of a chain's tokens, keyed by
+// lower-case address, as the price cache holds them; ok is false while the
+// chain has none. Responses show a live price where there is one, so that
+// clients see the figure the quote was priced with.
+type LivePrices func(chainID uint64) (byAddress map[string]float64, ok bool)
+
+// of is prices for a chain; a nil LivePrices has none.
+func (p LivePrices) of(chainID uint64) (map[string]float64, bool) {
+	if p == nil {
+		return nil, false
+	}
+	return p(chainID)
 }
 
-// appendShapeA appends a route in Shape A.
-func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, expiresAt int64) []byte {
+// AppendShapeA appends a route in Shape A, the object GET /v1/quote
+// answers aggregator and intents routes with and GET /v1/routes lists every
+// route in. prices gives the live USD prices of the action's tokens; a
+// token without one shows the registry's reference price.
+func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresAt int64) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonenc.AppendString(b, req.ID)
 	b = append(b, `,"type":`...)
@@ -49,9 +50,9 @@ func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, exp
 	b = append(b, `,"toChainId":`...)
 	b = strconv.AppendUint(b, req.To.ID, 10)
 	b = append(b, `,"fromToken":`...)
-	b = s.appendActionToken(b, req.FromToken)
+	b = appendActionToken(b, prices, req.FromToken)
 	b = append(b, `,"toToken":`...)
-	b = s.appendActionToken(b, req.ToToken)
+	b = appendActionToken(b, prices, req.ToToken)
 	b = append(b, `,"fromAmount":`...)
 	b = appendDecString(b, req.FromAmount)
 	b = append(b, `,"fromAddress":`...)
@@ -171,9 +172,9 @@ func (s *Server) appendShapeA(b []byte, req *quote.Request, rt *quote.Route, exp
 	return append(b, '}')
 }
 
-// appendActionToken appends an actionToken: the live price when the
-// refdata snapshot has one, the registry's reference price otherwise.
-func (s *Server) appendActionToken(b []byte, t *registry.Token) []byte {
+// appendActionToken appends an actionToken: the live price when prices has
+// one, the registry's reference price otherwise.
+func appendActionToken(b []byte, prices LivePrices, t *registry.Token) []byte {
 	b = append(b, `{"address":`...)
 	b = jsonenc.AppendString(b, t.Address)
 	b = append(b, `,"symbol":`...)
@@ -181,10 +182,10 @@ func (s *Server) appendActionToken(b []byte, t *registry.Token) []byte {
 	b = append(b, `,"decimals":`...)
 	b = strconv.AppendUint(b, uint64(t.Decimals), 10)
 	b = append(b, `,"priceUSD":`...)
-	if snap, ok := s.deps.RefData.Prices(t.ChainID); ok {
+	if byAddress, ok := prices.of(t.ChainID); ok {
 		var buf [96]byte
 		key := appendLowerASCII(buf[:0], t.Address)
-		if p, ok := snap.ByAddress[string(key)]; ok {
+		if p, ok := byAddress[string(key)]; ok {
 			b = append(b, '"')
 			b = strconv.AppendFloat(b, p, 'f', -1, 64)
 			return append(b, `"}`...)

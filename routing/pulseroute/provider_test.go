@@ -1,23 +1,27 @@
-package sandbox
+package pulseroute
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/big"
+	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/sandbox"
 )
 
 func TestPulserouteDirectInbound(t *testing.T) {
 	f := loadFixture(t)
-	m := f.market(t, Config{})
-	contracts := pulseroute.DefaultContracts()
+	p := f.provider(t, sandbox.Config{})
+	contracts := DefaultContracts()
 	for _, c := range []struct {
 		name   string
 		toTok  string
@@ -32,20 +36,20 @@ func TestPulserouteDirectInbound(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			req := f.req(t, 42161, "USDC", 369, c.toTok, "1000")
 			req.FeeBps = c.feeBps
-			r, err := m.Pulseroute().QuoteLeg(context.Background(), req, ToolWarp)
+			r, err := p.QuoteLeg(context.Background(), req, ToolWarp)
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkAmounts(t, r)
-			dq, ok := r.Payload.(pulseroute.DirectQuote)
-			if r.Shape != quote.ShapeDirect || !ok {
-				t.Fatalf("shape %v payload %T", r.Shape, r.Payload)
+			dq := r.Direct
+			if r.Shape != quote.ShapeDirect || dq == nil || r.MultiStep != nil {
+				t.Fatalf("shape %v direct %v multi-step %v", r.Shape, dq, r.MultiStep)
 			}
 			senderAddr, _ := contracts.SenderContract(42161)
 			if r.ApprovalAddress != senderAddr.Hex() || r.Tx.To != senderAddr.Hex() || dq.SenderContract != senderAddr.Hex() {
 				t.Errorf("sender %s, approval %s, tx to %s", senderAddr.Hex(), r.ApprovalAddress, r.Tx.To)
 			}
-			payment, _ := m.chain.QuoteGasPayment(context.Background(), 42161, 369)
+			payment, _ := p.chain.QuoteGasPayment(context.Background(), 42161, 369)
 			if r.Tx.Value.Cmp(payment) != 0 || dq.BridgeGasEstimate != payment.String() {
 				t.Errorf("value %s, payment %s", r.Tx.Value, payment)
 			}
@@ -56,19 +60,19 @@ func TestPulserouteDirectInbound(t *testing.T) {
 			if !c.swap && (r.ToAmount.Cmp(new(big.Int).Sub(req.FromAmount, fee)) != 0 || r.ToAmountMin.Cmp(r.ToAmount) != 0) {
 				t.Errorf("1:1 bridge: to %s min %s", r.ToAmount, r.ToAmountMin)
 			}
-			if c.swap && (dq.FeeBreakdown.DexFeeBps != pulseroute.PulseXFeeBps || r.ToAmountMin.Cmp(quote.MinOut(r.ToAmount, req.Slippage)) != 0) {
+			if c.swap && (dq.FeeBreakdown.DexFeeBps != PulseXFeeBps || r.ToAmountMin.Cmp(quote.MinOut(r.ToAmount, req.Slippage)) != 0) {
 				t.Errorf("swap: breakdown %+v min %s", dq.FeeBreakdown, r.ToAmountMin)
 			}
-			method, args, err := pulseroute.Decode(r.Tx.Data)
-			if err != nil || method != pulseroute.MethodBridgeAndSwap {
+			method, args, err := Decode(r.Tx.Data)
+			if err != nil || method != MethodBridgeAndSwap {
 				t.Fatalf("decode: %s %v", method, err)
 			}
 			wantOut := common.Address{}
 			if c.toTok != "" {
 				wantOut = common.HexToAddress(req.ToToken.Address)
 			}
-			if args[0].([32]byte) != QuoteRef(req.ID) || args[1].(uint32) != 369 ||
-				args[2].([32]byte) != pulseroute.AddressToBytes32(common.HexToAddress(recipient)) ||
+			if args[0].([32]byte) != sandbox.QuoteRef(req.ID) || args[1].(uint32) != 369 ||
+				args[2].([32]byte) != AddressToBytes32(common.HexToAddress(recipient)) ||
 				args[3].(*big.Int).Cmp(req.FromAmount) != 0 || args[4].(*big.Int).Cmp(fee) != 0 ||
 				args[5].(common.Address) != wantOut || args[6].(*big.Int).Cmp(r.ToAmountMin) != 0 {
 				t.Errorf("bridgeAndSwap args %v", args)
@@ -79,19 +83,19 @@ func TestPulserouteDirectInbound(t *testing.T) {
 
 func TestPulserouteMultiStep(t *testing.T) {
 	f := loadFixture(t)
-	m := f.market(t, Config{})
-	router, _ := RouterABI()
-	contracts := pulseroute.DefaultContracts()
+	p := f.provider(t, sandbox.Config{})
+	router, _ := sandbox.RouterABI()
+	contracts := DefaultContracts()
 	req := f.req(t, 1, "WETH", 369, "HEX", "2")
 	req.FeeBps, req.FeeRecipient = 30, feeWallet
-	r, err := m.Pulseroute().QuoteLeg(context.Background(), req, ToolWarp)
+	r, err := p.QuoteLeg(context.Background(), req, ToolWarp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkAmounts(t, r)
-	mq, ok := r.Payload.(pulseroute.MultiStepQuote)
-	if r.Shape != quote.ShapeMultiStep || !ok {
-		t.Fatalf("shape %v payload %T", r.Shape, r.Payload)
+	mq := r.MultiStep
+	if r.Shape != quote.ShapeMultiStep || mq == nil || r.Direct != nil {
+		t.Fatalf("shape %v direct %v multi-step %v", r.Shape, r.Direct, mq)
 	}
 	if mq.Type != "multi-step" || len(mq.Steps) != 2 || mq.Steps[0].Type != "aggregator" || mq.Steps[1].Type != "pulseroute-automatic" || !mq.Steps[1].Automated {
 		t.Errorf("steps %+v", mq.Steps)
@@ -102,7 +106,7 @@ func TestPulserouteMultiStep(t *testing.T) {
 	if mq.Estimate.ToAmount != r.ToAmount.String() || mq.Estimate.ToAmountMin != r.ToAmountMin.String() {
 		t.Errorf("estimate %+v", mq.Estimate)
 	}
-	if r.ApprovalAddress != RouterAddress(1).Hex() || r.Tx.To != RouterAddress(1).Hex() || mq.Steps[0].TransactionRequest.To != r.Tx.To {
+	if r.ApprovalAddress != sandbox.RouterAddress(1).Hex() || r.Tx.To != sandbox.RouterAddress(1).Hex() || mq.Steps[0].TransactionRequest.To != r.Tx.To {
 		t.Errorf("approval %s tx %s", r.ApprovalAddress, r.Tx.To)
 	}
 	args := map[string]any{}
@@ -118,32 +122,35 @@ func TestPulserouteMultiStep(t *testing.T) {
 
 func TestPulserouteDirectOutbound(t *testing.T) {
 	f := loadFixture(t)
-	m := f.market(t, Config{})
+	p := f.provider(t, sandbox.Config{})
 	for _, feeBps := range []int{0, 30} {
 		req := f.req(t, 369, "USDCh", 8453, "USDC", "250")
 		req.FeeBps = feeBps
-		r, err := m.Pulseroute().QuoteLeg(context.Background(), req, ToolWarp)
+		r, err := p.QuoteLeg(context.Background(), req, ToolWarp)
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkAmounts(t, r)
-		dq := r.Payload.(pulseroute.DirectQuote)
+		dq := r.Direct
+		if r.Shape != quote.ShapeDirect || dq == nil {
+			t.Fatalf("fee %d: shape %v direct %v", feeBps, r.Shape, dq)
+		}
 		if dq.FeeBreakdown.TotalFeeBps != 0 || dq.EstimatedOutput != dq.FromAmount || dq.Fee != "0" || r.PartnerFee.Sign() != 0 ||
 			r.ToAmount.Cmp(req.FromAmount) != 0 || r.ToAmountMin.Cmp(req.FromAmount) != 0 || len(r.FeeCosts) != 0 {
 			t.Errorf("fee %d: quote %+v route fees %v", feeBps, dq, r.FeeCosts)
 		}
-		if r.ApprovalAddress != "" || !strings.EqualFold(r.Tx.To, pulseroute.USDChAddress) {
+		if r.ApprovalAddress != "" || !strings.EqualFold(r.Tx.To, USDChAddress) {
 			t.Errorf("approval %q to %s", r.ApprovalAddress, r.Tx.To)
 		}
-		payment, _ := m.chain.QuoteGasPayment(context.Background(), 369, 8453)
+		payment, _ := p.chain.QuoteGasPayment(context.Background(), 369, 8453)
 		if r.Tx.Value.Cmp(payment) != 0 {
 			t.Errorf("value %s want %s", r.Tx.Value, payment)
 		}
-		method, args, err := pulseroute.Decode(r.Tx.Data)
-		if err != nil || method != pulseroute.MethodTransferRemote {
+		method, args, err := Decode(r.Tx.Data)
+		if err != nil || method != MethodTransferRemote {
 			t.Fatalf("decode %s %v", method, err)
 		}
-		if args[0].(uint32) != 8453 || args[1].([32]byte) != pulseroute.AddressToBytes32(common.HexToAddress(recipient)) || args[2].(*big.Int).Cmp(req.FromAmount) != 0 {
+		if args[0].(uint32) != 8453 || args[1].([32]byte) != AddressToBytes32(common.HexToAddress(recipient)) || args[2].(*big.Int).Cmp(req.FromAmount) != 0 {
 			t.Errorf("transferRemote args %v", args)
 		}
 	}
@@ -151,21 +158,21 @@ func TestPulserouteDirectOutbound(t *testing.T) {
 
 func TestPulserouteRefusals(t *testing.T) {
 	f := loadFixture(t)
-	m := f.market(t, Config{})
+	p := f.provider(t, sandbox.Config{})
 	for _, c := range []struct {
 		name   string
 		req    *quote.Request
 		reason string
 		msg    string
 	}{
-		{"369 PLSX to Base USDC", f.req(t, 369, "PLSX", 8453, "USDC", "100000000"), ReasonUnsupportedRoute, "only USDCh"},
-		{"369 USDCh to BSC", f.req(t, 369, "USDCh", 56, "USDC", "100"), ReasonUnsupportedRoute, "no USDC warp route"},
-		{"369 USDCh to Base WETH", f.req(t, 369, "USDCh", 8453, "WETH", "100"), ReasonUnsupportedRoute, "canonical USDC"},
-		{"BSC to 369", f.req(t, 56, "USDT", 369, "USDCh", "100"), ReasonUnsupportedRoute, "no USDC warp route"},
-		{"inbound below floor", f.req(t, 1, "USDC", 369, "USDCh", "5"), ReasonAmountTooLow, "$10.00"},
+		{"369 PLSX to Base USDC", f.req(t, 369, "PLSX", 8453, "USDC", "100000000"), sandbox.ReasonUnsupportedRoute, "only USDCh"},
+		{"369 USDCh to BSC", f.req(t, 369, "USDCh", 56, "USDC", "100"), sandbox.ReasonUnsupportedRoute, "no USDC warp route"},
+		{"369 USDCh to Base WETH", f.req(t, 369, "USDCh", 8453, "WETH", "100"), sandbox.ReasonUnsupportedRoute, "canonical USDC"},
+		{"BSC to 369", f.req(t, 56, "USDT", 369, "USDCh", "100"), sandbox.ReasonUnsupportedRoute, "no USDC warp route"},
+		{"inbound below floor", f.req(t, 1, "USDC", 369, "USDCh", "5"), sandbox.ReasonAmountTooLow, "$10.00"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := m.Pulseroute().QuoteLeg(context.Background(), c.req, ToolWarp)
+			_, err := p.QuoteLeg(context.Background(), c.req, ToolWarp)
 			if noRouteReason(err) != c.reason || !strings.Contains(err.Error(), c.msg) {
 				t.Errorf("err %v, want %s with %q", err, c.reason, c.msg)
 			}
@@ -175,21 +182,21 @@ func TestPulserouteRefusals(t *testing.T) {
 
 func TestPulseXSameChain(t *testing.T) {
 	f := loadFixture(t)
-	m := f.market(t, Config{})
+	p := f.provider(t, sandbox.Config{})
 	req := f.req(t, 369, "HEX", 369, "PLSX", "100000")
 	req.FeeBps = 50
-	r, err := m.Pulseroute().QuoteLeg(context.Background(), req, ToolPulseX)
+	r, err := p.QuoteLeg(context.Background(), req, ToolPulseX)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkAmounts(t, r)
-	if r.Shape != quote.ShapeStandard || r.Payload != nil || r.Tx.To != RouterAddress(369).Hex() {
+	if r.Shape != quote.ShapeStandard || r.Direct != nil || r.MultiStep != nil || r.Tx.To != sandbox.RouterAddress(369).Hex() {
 		t.Errorf("route %+v", r)
 	}
 	hex, _ := f.reg.TokenBySymbol(369, "HEX")
 	plsx, _ := f.reg.TokenBySymbol(369, "PLSX")
-	amounts, err := m.chain.AmountsOut(context.Background(), req.FromAmount,
-		[]common.Address{common.HexToAddress(hex.Address), common.HexToAddress(pulseroute.USDChAddress), common.HexToAddress(plsx.Address)})
+	amounts, err := p.chain.AmountsOut(context.Background(), req.FromAmount,
+		[]common.Address{common.HexToAddress(hex.Address), common.HexToAddress(USDChAddress), common.HexToAddress(plsx.Address)})
 	if err != nil || amounts[2].Cmp(r.PreFeeToAmount) != 0 {
 		t.Errorf("pre-fee %s, PulseX %v (%v)", r.PreFeeToAmount, amounts, err)
 	}
@@ -201,8 +208,8 @@ func TestSandboxChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	usdch := common.HexToAddress(pulseroute.USDChAddress)
-	wpls := common.HexToAddress(pulseroute.WPLSAddress)
+	usdch := common.HexToAddress(USDChAddress)
+	wpls := common.HexToAddress(WPLSAddress)
 	small, err := cs.AmountsOut(context.Background(), big.NewInt(1_000_000), []common.Address{usdch, wpls})
 	if err != nil {
 		t.Fatal(err)
@@ -238,10 +245,78 @@ func (brokenChain) AmountsOut(context.Context, *big.Int, []common.Address) ([]*b
 
 func TestChainStateFailureIsRPCFailure(t *testing.T) {
 	f := loadFixture(t)
-	m := f.market(t, Config{}, WithChainState(brokenChain{}))
-	_, err := m.Pulseroute().QuoteLeg(context.Background(), f.req(t, 1, "USDC", 369, "USDCh", "100"), ToolWarp)
+	p := f.provider(t, sandbox.Config{}, WithChainState(brokenChain{}))
+	_, err := p.QuoteLeg(context.Background(), f.req(t, 1, "USDC", 369, "USDCh", "100"), ToolWarp)
 	var ae *apierr.Error
 	if !errors.As(err, &ae) || ae.Code != apierr.RPCFailure || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err %v, want RPC_FAILURE wrapping the cause", err)
+	}
+}
+
+// legsCase is one row of testdata/legs.json: which legs the provider
+// offers for a pair, under the request's tool filters.
+type legsCase struct {
+	Name      string   `json:"name"`
+	Provider  string   `json:"provider"`
+	From      uint64   `json:"from"`
+	FromToken string   `json:"fromToken"`
+	To        uint64   `json:"to"`
+	ToToken   string   `json:"toToken"`
+	Allow     []string `json:"allow"`
+	Deny      []string `json:"deny"`
+	Want      []string `json:"want"`
+}
+
+func toolSet(keys []string) map[string]bool {
+	if keys == nil {
+		return nil
+	}
+	m := map[string]bool{}
+	for _, k := range keys {
+		m[k] = true
+	}
+	return m
+}
+
+func TestLegs(t *testing.T) {
+	raw, err := os.ReadFile("testdata/legs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []legsCase
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	f := loadFixture(t)
+	p := f.provider(t, sandbox.Config{})
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			r := f.req(t, c.From, c.FromToken, c.To, c.ToToken, "100")
+			r.AllowTools, r.DenyTools = toolSet(c.Allow), toolSet(c.Deny)
+			if p.Name() != c.Provider {
+				t.Fatalf("Name() = %q", p.Name())
+			}
+			got := p.Legs(r)
+			if !slices.Equal(got, c.Want) && !(len(got) == 0 && len(c.Want) == 0) {
+				t.Errorf("Legs = %v, want %v", got, c.Want)
+			}
+		})
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	f := loadFixture(t)
+	p1, p2 := f.provider(t, sandbox.Config{}), f.provider(t, sandbox.Config{})
+	req := f.req(t, 1, "WETH", 369, "HEX", "1")
+	a, err := p1.QuoteLeg(context.Background(), req, ToolWarp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p2.QuoteLeg(context.Background(), req, ToolWarp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("%s: two quotes of one request differ:\n%+v\n%+v", p1.Name(), a, b)
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package pulseroute
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/sandbox"
 	"github.com/swapgate/swapgate/routing/tools"
 )
 
@@ -21,43 +21,42 @@ import (
 // deposit is registered with the RegisterDeposit signature: the receiver
 // bridges the USDC to 369 (paying the interchain gas itself) and swaps on
 // PulseX; should that swap fail, the USDCh goes to the recipient on 369.
-func (m *Market) multiStepInbound(ctx context.Context, req *quote.Request, t *tools.Tool, w pulseroute.WarpRoute) (*quote.Route, error) {
+func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *tools.Tool, w WarpRoute) (*quote.Route, error) {
 	const provider = registry.ProviderPulseroute
-	dex, ok := m.cat.Tool(ToolStep1)
+	dex, ok := p.m.Tool(ToolStep1)
 	if !ok || !dex.Supports(req.From.ID) {
-		return nil, noRoute(provider, t.Key, ReasonNoPossibleRoute, "no sandbox DEX on chain %d for step 1", req.From.ID)
+		return nil, noRoute(t.Key, sandbox.ReasonNoPossibleRoute, "no sandbox DEX on chain %d for step 1", req.From.ID)
 	}
-	usdc, ok := m.reg.Token(req.From.ID, w.Token.Hex())
+	usdc, ok := p.reg.Token(req.From.ID, w.Token.Hex())
 	if !ok {
-		return nil, noRoute(provider, t.Key, ReasonNoPossibleRoute, "the registry does not list USDC %s on chain %d", w.Token.Hex(), req.From.ID)
+		return nil, noRoute(t.Key, sandbox.ReasonNoPossibleRoute, "the registry does not list USDC %s on chain %d", w.Token.Hex(), req.From.ID)
 	}
 	step1 := *req
 	step1.To, step1.ToToken = req.From, usdc
-	p, err := m.priceLeg(provider, &step1, dex, false)
+	inUSD, usdcPreFee, err := p.m.PriceSwap(provider, &step1, dex)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.checkFloor(req, t.Key, p.inUSD); err != nil {
+	if err := p.m.CheckFloor(provider, req, t, inUSD); err != nil {
 		return nil, err
 	}
-	usdcPreFee := p.preFeeBig()
 	usdcNet, _ := quote.SplitFee(usdcPreFee, req.FeeBps)
-	usdch := m.pulse.USDCh().Token
+	usdch := p.contracts.USDCh().Token
 	swap := !isToken(req.ToToken, usdch)
 	preFee, out := usdcPreFee, usdcNet
 	dexBps := 0
 	if swap {
-		path := m.pulsePath(usdch, m.pulseToken(req.ToToken))
-		if preFee, err = m.amountsOut(ctx, t.Key, usdcPreFee, path); err != nil {
+		path := p.pulsePath(usdch, p.pulseToken(req.ToToken))
+		if preFee, err = p.amountsOut(ctx, t.Key, usdcPreFee, path); err != nil {
 			return nil, err
 		}
-		if out, err = m.amountsOut(ctx, t.Key, usdcNet, path); err != nil {
+		if out, err = p.amountsOut(ctx, t.Key, usdcNet, path); err != nil {
 			return nil, err
 		}
-		dexBps = pulseroute.PulseXFeeBps * (len(path) - 1)
+		dexBps = PulseXFeeBps * (len(path) - 1)
 	}
 	erc20Source := !req.FromToken.IsNative()
-	g, err := m.gasCosts(provider, t.Key, req.From, dex.GasUnits, erc20Source)
+	g, err := p.m.GasCosts(provider, t.Key, req.From, dex.GasUnits, erc20Source)
 	if err != nil {
 		return nil, err
 	}
@@ -72,24 +71,24 @@ func (m *Market) multiStepInbound(ctx context.Context, req *quote.Request, t *to
 		ToAmountMin:       quote.MinOut(out, req.Slippage),
 		PreFeeToAmount:    preFee,
 		PartnerFee:        partnerFee,
-		FromAmountUSD:     p.inUSD,
-		ToAmountUSD:       m.usdOrZero(out, req.ToToken),
-		GasCosts:          g.costs,
-		FeeCosts:          []quote.FeeCost{m.toolFeeCost(dex, req, p.inUSD), m.toolFeeCost(t, req, p.inUSD)},
-		ExecutionDuration: blockSeconds(req.From) + t.DurationSec,
+		FromAmountUSD:     inUSD,
+		ToAmountUSD:       p.usdOrZero(out, req.ToToken),
+		GasCosts:          g.Costs,
+		FeeCosts:          []quote.FeeCost{p.m.ToolFeeCost(dex, req, inUSD), p.m.ToolFeeCost(t, req, inUSD)},
+		ExecutionDuration: sandbox.BlockSeconds(req.From) + t.DurationSec,
 	}
 	if swap {
-		r.FeeCosts = append(r.FeeCosts, m.pulseXFeeCost(usdcNet, dexBps))
-		r.ExecutionDuration += blockSeconds(req.To)
+		r.FeeCosts = append(r.FeeCosts, p.pulseXFeeCost(usdcNet, dexBps))
+		r.ExecutionDuration += sandbox.BlockSeconds(req.To)
 	}
 	if req.FeeBps > 0 {
-		r.FeeCosts = append(r.FeeCosts, partnerFeeCost(req, partnerFee, m.usdOrZero(partnerFee, req.ToToken)))
+		r.FeeCosts = append(r.FeeCosts, sandbox.PartnerFeeCost(req, partnerFee, p.usdOrZero(partnerFee, req.ToToken)))
 	}
 	if erc20Source {
-		r.ApprovalAddress = RouterAddress(req.From.ID).Hex()
+		r.ApprovalAddress = sandbox.RouterAddress(req.From.ID).Hex()
 	}
 	if r.ToAmountUSD > 0 {
-		if err := checkGas(provider, t.Key, r); err != nil {
+		if err := sandbox.CheckGas(provider, t.Key, r); err != nil {
 			return nil, err
 		}
 	}
@@ -100,26 +99,25 @@ func (m *Market) multiStepInbound(ctx context.Context, req *quote.Request, t *to
 	if err != nil {
 		return nil, err
 	}
-	receiver, ok := m.pulse.InboundReceiver(req.From.ID)
+	receiver, ok := p.contracts.InboundReceiver(req.From.ID)
 	if !ok {
-		return nil, noRoute(provider, t.Key, ReasonUnsupportedRoute, "no inbound receiver on chain %d", req.From.ID)
+		return nil, noRoute(t.Key, sandbox.ReasonUnsupportedRoute, "no inbound receiver on chain %d", req.From.ID)
 	}
-	from, err := evmAddress(req.FromToken.Address)
+	from, err := sandbox.EVMAddress(req.FromToken.Address)
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build step 1").Wrap(err)
 	}
-	data, err := packSwap(m.router, req.ID, from, req.FromAmount, w.Token, quote.MinOut(usdcNet, req.Slippage),
-		receiver, req.FeeBps, feeRecipient(req.FeeRecipient))
+	data, err := p.m.SwapCall(req, from, w.Token, quote.MinOut(usdcNet, req.Slippage), receiver)
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build step 1").Wrap(err)
 	}
 	tx := quote.TxRequest{
-		To: RouterAddress(req.From.ID).Hex(), From: req.FromAddress, Data: data, Value: nativeValue(req),
-		ChainID: req.From.ID, GasLimit: g.sendLimit, GasPrice: g.price,
+		To: sandbox.RouterAddress(req.From.ID).Hex(), From: req.FromAddress, Data: data, Value: sandbox.NativeValue(req),
+		ChainID: req.From.ID, GasLimit: g.SendLimit, GasPrice: g.Price,
 	}
-	mq, err := pulseroute.NewMultiStepQuote(pulseroute.MultiStepInput{
+	mq, err := NewMultiStepQuote(MultiStepInput{
 		ID: req.ID, FromChainID: req.From.ID,
-		FromToken: pulseroute.TokenRefOf(req.FromToken), ToToken: pulseroute.TokenRefOf(req.ToToken),
+		FromToken: quote.TokenRefOf(req.FromToken), ToToken: quote.TokenRefOf(req.ToToken),
 		FromAddress: common.HexToAddress(req.FromAddress), ToAddress: recipient,
 		IntermediateChainID: req.From.ID, IntermediateToken: w.Token, InboundReceiver: receiver,
 		ApprovalAddress: r.ApprovalAddress, FromAmount: req.FromAmount, ToAmount: out,
@@ -128,6 +126,6 @@ func (m *Market) multiStepInbound(ctx context.Context, req *quote.Request, t *to
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the multi-step quote").Wrap(err)
 	}
-	r.Tx, r.Shape, r.Payload = &tx, quote.ShapeMultiStep, mq
+	r.Tx, r.Shape, r.MultiStep = &tx, quote.ShapeMultiStep, &mq
 	return r, nil
 }

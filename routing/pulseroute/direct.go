@@ -1,4 +1,4 @@
-package sandbox
+package pulseroute
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/sandbox"
 	"github.com/swapgate/swapgate/routing/tools"
 )
 
@@ -26,46 +26,46 @@ import (
 // the whole input less that of the bridged amount, so ToAmount + PartnerFee
 // == PreFeeToAmount still holds. Without a PulseX leg the bridge is 1:1 and
 // ToAmountMin equals ToAmount.
-func (m *Market) directInbound(ctx context.Context, req *quote.Request, t *tools.Tool, w pulseroute.WarpRoute) (*quote.Route, error) {
+func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *tools.Tool, w WarpRoute) (*quote.Route, error) {
 	const provider = registry.ProviderPulseroute
-	pin, ok := m.tokenPrice(req.FromToken)
+	pin, ok := p.m.TokenPrice(req.FromToken)
 	if !ok {
-		return nil, noRoute(provider, t.Key, ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.FromToken.Symbol, req.From.ID)
+		return nil, noRoute(t.Key, sandbox.ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.FromToken.Symbol, req.From.ID)
 	}
-	inUSD := usdOf(req.FromAmount, req.FromToken, pin)
-	if err := m.checkFloor(req, t.Key, inUSD); err != nil {
+	inUSD := sandbox.USDOf(req.FromAmount, req.FromToken, pin)
+	if err := p.m.CheckFloor(provider, req, t, inUSD); err != nil {
 		return nil, err
 	}
 	amount := req.FromAmount
 	bridged, fee := quote.SplitFee(amount, req.FeeBps)
-	usdch := m.pulse.USDCh().Token
+	usdch := p.contracts.USDCh().Token
 	swap := !isToken(req.ToToken, usdch)
 	preFee, out := amount, bridged
 	minOut := bridged
 	dexBps := 0
 	if swap {
-		path := m.pulsePath(usdch, m.pulseToken(req.ToToken))
+		path := p.pulsePath(usdch, p.pulseToken(req.ToToken))
 		var err error
-		if preFee, err = m.amountsOut(ctx, t.Key, amount, path); err != nil {
+		if preFee, err = p.amountsOut(ctx, t.Key, amount, path); err != nil {
 			return nil, err
 		}
-		if out, err = m.amountsOut(ctx, t.Key, bridged, path); err != nil {
+		if out, err = p.amountsOut(ctx, t.Key, bridged, path); err != nil {
 			return nil, err
 		}
 		minOut = quote.MinOut(out, req.Slippage)
-		dexBps = pulseroute.PulseXFeeBps * (len(path) - 1)
+		dexBps = PulseXFeeBps * (len(path) - 1)
 	}
-	payment, err := m.gasPayment(ctx, req.From.ID, pulseDomain)
+	payment, err := p.gasPayment(ctx, req.From.ID, pulseDomain)
 	if err != nil {
 		return nil, err
 	}
-	g, err := m.gasCosts(provider, t.Key, req.From, t.GasUnits, true)
+	g, err := p.m.GasCosts(provider, t.Key, req.From, t.GasUnits, true)
 	if err != nil {
 		return nil, err
 	}
-	sender, ok := m.pulse.SenderContract(req.From.ID)
+	sender, ok := p.contracts.SenderContract(req.From.ID)
 	if !ok {
-		return nil, noRoute(provider, t.Key, ReasonUnsupportedRoute, "no sender contract on chain %d", req.From.ID)
+		return nil, noRoute(t.Key, sandbox.ReasonUnsupportedRoute, "no sender contract on chain %d", req.From.ID)
 	}
 	partnerFee := new(big.Int).Sub(preFee, out)
 	r := &quote.Route{
@@ -79,21 +79,21 @@ func (m *Market) directInbound(ctx context.Context, req *quote.Request, t *tools
 		PreFeeToAmount:    preFee,
 		PartnerFee:        partnerFee,
 		FromAmountUSD:     inUSD,
-		ToAmountUSD:       m.usdOrZero(out, req.ToToken),
-		GasCosts:          append(g.costs, m.messagingCost(req.From, payment)),
-		FeeCosts:          []quote.FeeCost{m.toolFeeCost(t, req, inUSD)},
+		ToAmountUSD:       p.usdOrZero(out, req.ToToken),
+		GasCosts:          append(g.Costs, p.messagingCost(req.From, payment)),
+		FeeCosts:          []quote.FeeCost{p.m.ToolFeeCost(t, req, inUSD)},
 		ExecutionDuration: t.DurationSec,
 		ApprovalAddress:   sender.Hex(),
 	}
 	if swap {
-		r.FeeCosts = append(r.FeeCosts, m.pulseXFeeCost(bridged, dexBps))
-		r.ExecutionDuration += blockSeconds(req.To)
+		r.FeeCosts = append(r.FeeCosts, p.pulseXFeeCost(bridged, dexBps))
+		r.ExecutionDuration += sandbox.BlockSeconds(req.To)
 	}
 	if req.FeeBps > 0 {
-		r.FeeCosts = append(r.FeeCosts, partnerFeeCost(req, partnerFee, m.usdOrZero(partnerFee, req.ToToken)))
+		r.FeeCosts = append(r.FeeCosts, sandbox.PartnerFeeCost(req, partnerFee, p.usdOrZero(partnerFee, req.ToToken)))
 	}
 	if r.ToAmountUSD > 0 {
-		if err := checkGas(provider, t.Key, r); err != nil {
+		if err := sandbox.CheckGas(provider, t.Key, r); err != nil {
 			return nil, err
 		}
 	}
@@ -108,8 +108,8 @@ func (m *Market) directInbound(ctx context.Context, req *quote.Request, t *tools
 	if !req.ToToken.IsNative() {
 		output = common.HexToAddress(req.ToToken.Address)
 	}
-	data, err := pulseroute.BridgeAndSwap(pulseroute.SenderCall{
-		QuoteRef: QuoteRef(req.ID), DestinationDomain: pulseDomain, Recipient: recipient,
+	data, err := BridgeAndSwap(SenderCall{
+		QuoteRef: sandbox.QuoteRef(req.ID), DestinationDomain: pulseDomain, Recipient: recipient,
 		Amount: amount, Fee: fee, OutputToken: output, MinOutput: minOut,
 	})
 	if err != nil {
@@ -117,11 +117,11 @@ func (m *Market) directInbound(ctx context.Context, req *quote.Request, t *tools
 	}
 	tx := quote.TxRequest{
 		To: sender.Hex(), From: req.FromAddress, Data: data, Value: payment,
-		ChainID: req.From.ID, GasLimit: g.sendLimit, GasPrice: g.price,
+		ChainID: req.From.ID, GasLimit: g.SendLimit, GasPrice: g.Price,
 	}
-	dq, err := pulseroute.NewDirectQuote(pulseroute.DirectInput{
+	dq, err := NewDirectQuote(DirectInput{
 		ID: req.ID, Tool: t.Key, FromChainID: req.From.ID, ToChainID: req.To.ID,
-		FromToken: pulseroute.TokenRefOf(req.FromToken), ToToken: pulseroute.TokenRefOf(req.ToToken),
+		FromToken: quote.TokenRefOf(req.FromToken), ToToken: quote.TokenRefOf(req.ToToken),
 		FromAmount: amount, Fee: fee, FeeBps: req.FeeBps, DexFeeBps: dexBps,
 		EstimatedOutput: out, MinOutput: minOut, BridgeGasEstimate: payment,
 		EstimatedDuration: r.ExecutionDuration, SenderContract: sender, Tx: tx,
@@ -129,43 +129,43 @@ func (m *Market) directInbound(ctx context.Context, req *quote.Request, t *tools
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the direct quote").Wrap(err)
 	}
-	r.Tx, r.Shape, r.Payload = &tx, quote.ShapeDirect, dq
+	r.Tx, r.Shape, r.Direct = &tx, quote.ShapeDirect, &dq
 	return r, nil
 }
 
 // directOutbound is variant (d): USDCh on chain 369 to canonical USDC on a
 // warp-route chain, transferRemote on the USDCh synthetic router, which burns
-// from the sender (no approval). It is fee free by product decision
-// (DESIGN.md §5.13): no service or partner fee, no DEX, output equal to input;
-// the only cost is the interchain gas payment in PLS. Anything else leaving
-// chain 369 is refused with the reason.
-func (m *Market) directOutbound(ctx context.Context, req *quote.Request, t *tools.Tool) (*quote.Route, error) {
+// from the sender (no approval). It is fee free by product decision: no
+// service or partner fee (so no fee wallet is needed either), no DEX, output
+// equal to input; the only cost is the interchain gas payment in PLS.
+// Anything else leaving chain 369 is refused with the reason.
+func (p *Provider) directOutbound(ctx context.Context, req *quote.Request, t *tools.Tool) (*quote.Route, error) {
 	const provider = registry.ProviderPulseroute
-	synth := m.pulse.USDCh()
+	synth := p.contracts.USDCh()
 	if !isToken(req.FromToken, synth.Token) {
-		return nil, noRoute(provider, t.Key, ReasonUnsupportedRoute,
+		return nil, noRoute(t.Key, sandbox.ReasonUnsupportedRoute,
 			"out of chain 369 only USDCh (%s) is bridged, to canonical USDC on chains %s; swap into USDCh on chain 369 first",
-			synth.Token.Hex(), m.senderChainList())
+			synth.Token.Hex(), p.senderChainList())
 	}
-	w, ok := m.pulse.WarpRoute(req.To.ID)
+	w, ok := p.contracts.WarpRoute(req.To.ID)
 	if !ok || w.Synthetic {
-		return nil, noRoute(provider, t.Key, ReasonUnsupportedRoute,
-			"chain %d has no USDC warp route from chain 369; outbound routes reach chains %s", req.To.ID, m.senderChainList())
+		return nil, noRoute(t.Key, sandbox.ReasonUnsupportedRoute,
+			"chain %d has no USDC warp route from chain 369; outbound routes reach chains %s", req.To.ID, p.senderChainList())
 	}
 	if !isToken(req.ToToken, w.Token) {
-		return nil, noRoute(provider, t.Key, ReasonUnsupportedRoute,
+		return nil, noRoute(t.Key, sandbox.ReasonUnsupportedRoute,
 			"the outbound bridge delivers only canonical USDC (%s) on chain %d", w.Token.Hex(), req.To.ID)
 	}
 	amount := req.FromAmount
-	inUSD := m.usdOrZero(amount, req.FromToken)
-	if err := m.checkFloor(req, t.Key, inUSD); err != nil {
+	inUSD := p.usdOrZero(amount, req.FromToken)
+	if err := p.m.CheckFloor(provider, req, t, inUSD); err != nil {
 		return nil, err
 	}
-	payment, err := m.gasPayment(ctx, req.From.ID, w.Domain())
+	payment, err := p.gasPayment(ctx, req.From.ID, w.Domain())
 	if err != nil {
 		return nil, err
 	}
-	g, err := m.gasCosts(provider, t.Key, req.From, t.GasUnits, false)
+	g, err := p.m.GasCosts(provider, t.Key, req.From, t.GasUnits, false)
 	if err != nil {
 		return nil, err
 	}
@@ -180,8 +180,8 @@ func (m *Market) directOutbound(ctx context.Context, req *quote.Request, t *tool
 		PreFeeToAmount:    new(big.Int).Set(amount),
 		PartnerFee:        new(big.Int),
 		FromAmountUSD:     inUSD,
-		ToAmountUSD:       m.usdOrZero(amount, req.ToToken),
-		GasCosts:          append(g.costs, m.messagingCost(req.From, payment)),
+		ToAmountUSD:       p.usdOrZero(amount, req.ToToken),
+		GasCosts:          append(g.Costs, p.messagingCost(req.From, payment)),
 		ExecutionDuration: t.DurationSec,
 	}
 	if req.Indicative {
@@ -191,18 +191,18 @@ func (m *Market) directOutbound(ctx context.Context, req *quote.Request, t *tool
 	if err != nil {
 		return nil, err
 	}
-	data, err := pulseroute.TransferRemote(w.Domain(), recipient, amount)
+	data, err := TransferRemote(w.Domain(), recipient, amount)
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build transferRemote").Wrap(err)
 	}
 	tx := quote.TxRequest{
 		To: synth.Router.Hex(), From: req.FromAddress, Data: data, Value: payment,
-		ChainID: req.From.ID, GasLimit: g.sendLimit, GasPrice: g.price,
+		ChainID: req.From.ID, GasLimit: g.SendLimit, GasPrice: g.Price,
 	}
 	zero := new(big.Int)
-	dq, err := pulseroute.NewDirectQuote(pulseroute.DirectInput{
+	dq, err := NewDirectQuote(DirectInput{
 		ID: req.ID, Tool: t.Key, FromChainID: req.From.ID, ToChainID: req.To.ID,
-		FromToken: pulseroute.TokenRefOf(req.FromToken), ToToken: pulseroute.TokenRefOf(req.ToToken),
+		FromToken: quote.TokenRefOf(req.FromToken), ToToken: quote.TokenRefOf(req.ToToken),
 		FromAmount: amount, Fee: zero, EstimatedOutput: amount, MinOutput: amount,
 		BridgeGasEstimate: payment, EstimatedDuration: r.ExecutionDuration,
 		SenderContract: synth.Router, Tx: tx,
@@ -210,14 +210,14 @@ func (m *Market) directOutbound(ctx context.Context, req *quote.Request, t *tool
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the direct quote").Wrap(err)
 	}
-	r.Tx, r.Shape, r.Payload = &tx, quote.ShapeDirect, dq
+	r.Tx, r.Shape, r.Direct = &tx, quote.ShapeDirect, &dq
 	return r, nil
 }
 
 // pulseXFeeCost is the PulseX pool fee of the swap on 369, in USDCh units.
-func (m *Market) pulseXFeeCost(bridged *big.Int, bps int) quote.FeeCost {
-	usdch, _ := m.reg.Token(pulseroute.PulseChainID, pulseroute.USDChAddress)
-	amount := bpsOf(bridged, bps)
+func (p *Provider) pulseXFeeCost(bridged *big.Int, bps int) quote.FeeCost {
+	usdch, _ := p.reg.Token(PulseChainID, USDChAddress)
+	amount := sandbox.BpsOf(bridged, bps)
 	fc := quote.FeeCost{
 		Name:        "Sandbox PulseX v2 DEX fee",
 		Description: "PulseX pool fee of the swap on chain 369 after the bridge",
@@ -227,7 +227,7 @@ func (m *Market) pulseXFeeCost(bridged *big.Int, bps int) quote.FeeCost {
 		Included:    true,
 	}
 	if usdch != nil {
-		fc.AmountUSD = m.usdOrZero(amount, usdch)
+		fc.AmountUSD = p.usdOrZero(amount, usdch)
 	}
 	return fc
 }

@@ -1,26 +1,31 @@
-package edge
+package quote
 
 import (
 	"encoding/hex"
 	"encoding/json"
 	"math/big"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
-	"github.com/swapgate/swapgate/routing/gas"
-	"github.com/swapgate/swapgate/routing/prices"
-	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 )
 
 // goldenPrices knows one of the two tokens, so both priceUSD sources show.
-type goldenPrices struct{ addr string }
-
-func (g goldenPrices) Prices(uint64) (prices.Snapshot, bool) {
-	return prices.Snapshot{ByAddress: map[string]float64{g.addr: 0.99987}}, true
+func goldenPrices(addr string) LivePrices {
+	return func(uint64) (map[string]float64, bool) { return map[string]float64{addr: 0.99987}, true }
 }
-func (goldenPrices) Gas(uint64) (gas.Record, bool) { return gas.Record{}, false }
-func (goldenPrices) GasVersion(uint64) uint64      { return 0 }
+
+// quoteResponse is the data object of GET /v1/quote as encoding/json makes
+// it, the form AppendResponse must match byte for byte.
+type quoteResponse struct {
+	Quote      any    `json:"quote"`
+	Provider   string `json:"provider"`
+	FeeBps     int    `json:"feeBps"`
+	IsDryQuote bool   `json:"isDryQuote"`
+	ExpiresAt  int64  `json:"expiresAt"`
+}
 
 // TestShapeAEncodingMatchesEncodingJSON compares the appended Shape A with
 // json.Marshal of the struct form, byte for byte.
@@ -29,39 +34,43 @@ func TestShapeAEncodingMatchesEncodingJSON(t *testing.T) {
 	to := &registry.Chain{ID: 8453}
 	usdcA := &registry.Token{ChainID: 42161, Address: "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", Symbol: "USDC", Decimals: 6, PriceUSD: "1.00"}
 	usdcB := &registry.Token{ChainID: 8453, Address: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", Symbol: "U<S>&\"\\\n\x01\u2028é\xff", Decimals: 18, PriceUSD: "0.5"}
-	s := &Server{deps: Deps{RefData: goldenPrices{addr: "0xaf88d065e77c8cc2239327c5edb3a432268e5831"}}}
+	prices := goldenPrices("0xaf88d065e77c8cc2239327c5edb3a432268e5831")
 	huge, _ := new(big.Int).SetString("123456789012345678901234567890123456789", 10)
-	full := &quote.Route{Provider: "aggregator", Tool: "sbx-canal", ToolName: "Canal", StepType: "cross",
+	full := &Route{Provider: "aggregator", Tool: "sbx-canal", ToolName: "Canal", StepType: "cross",
 		FromAmount: big.NewInt(1_000_000_000), ToAmount: huge, ToAmountMin: big.NewInt(0),
 		FromAmountUSD: 1000, ToAmountUSD: 0.004321, ApprovalAddress: "0x1111111111111111111111111111111111111111",
-		GasCosts: []quote.GasCost{
+		GasCosts: []GasCost{
 			{Type: "APPROVE", Price: big.NewInt(10_000_000), Estimate: 46000, Limit: 57500, Amount: big.NewInt(575_000_000_000), AmountUSD: 0.0019, Token: usdcA},
 			{Type: "SEND", Amount: big.NewInt(1), AmountUSD: -3.5},
 		},
-		FeeCosts: []quote.FeeCost{
+		FeeCosts: []FeeCost{
 			{Name: "Canal fee", Description: "Canal charges 5 bps", Amount: big.NewInt(500000), AmountUSD: 0.5, Percentage: 0.0005, Token: usdcA, Included: true},
 			{Name: "Partner fee", Amount: huge, AmountUSD: 12345.678, Percentage: 0.0025},
 		},
 		ExecutionDuration: 120,
-		Tx: &quote.TxRequest{To: "0xRouter", From: "0x8ba1f109551bD432803012645Ac136ddd64DBA72", Data: []byte{0xde, 0xad, 0xbe, 0xef},
+		Tx: &TxRequest{To: "0xRouter", From: "0x8ba1f109551bD432803012645Ac136ddd64DBA72", Data: []byte{0xde, 0xad, 0xbe, 0xef},
 			Value: huge, ChainID: 42161, GasLimit: 312500, GasPrice: big.NewInt(10_000_000)},
 	}
-	bare := &quote.Route{Provider: "intents", Tool: "sbx-intents", StepType: "intents", DepositAddress: "dep<&>", DepositMemo: "memo 7",
-		Tx: &quote.TxRequest{To: "0xabc", Value: new(big.Int), ChainID: 1}}
-	empty := &quote.Route{Provider: "aggregator", Tool: "x"}
+	bare := &Route{Provider: "intents", Tool: "sbx-intents", StepType: "intents", DepositAddress: "dep<&>", DepositMemo: "memo 7",
+		Tx: &TxRequest{To: "0xabc", Value: new(big.Int), ChainID: 1}}
+	empty := &Route{Provider: "aggregator", Tool: "x"}
 	for i, c := range []struct {
-		rt       *quote.Route
+		rt       *Route
 		slippage float64
 		dry      bool
 	}{{full, 0.005, false}, {bare, 1e-7, true}, {empty, 0, false}, {full, 0.5, true}} {
-		req := &quote.Request{ID: "qt_0123", From: from, To: to, FromToken: usdcA, ToToken: usdcB, FromAmount: big.NewInt(1_000_000_000),
+		req := &Request{ID: "qt_0123", From: from, To: to, FromToken: usdcA, ToToken: usdcB, FromAmount: big.NewInt(1_000_000_000),
 			FromAddress: "0x8ba1f109551bD432803012645Ac136ddd64DBA72", ToAddress: "Recipient\t\"x\"", Slippage: c.slippage, Dry: c.dry}
-		want, err := json.Marshal(quoteResponse{Quote: s.shapeA(req, c.rt, 1_700_000_060), Provider: c.rt.Provider, FeeBps: 25,
+		want, err := json.Marshal(quoteResponse{Quote: shapeA(prices, req, c.rt, 1_700_000_060), Provider: c.rt.Provider, FeeBps: 25,
 			IsDryQuote: req.Dry, ExpiresAt: 1_700_000_060})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := s.appendQuoteResponse(nil, req, c.rt, c.rt.Provider, 25, 1_700_000_060)
+		is := &Issued{ID: req.ID, Request: req, Route: c.rt, Provider: c.rt.Provider, FeeBps: 25, ExpiresAt: time.Unix(1_700_000_060, 0)}
+		got, err := AppendResponse(nil, prices, req, is)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if string(got) != string(want) {
 			t.Errorf("case %d:\n got %s\nwant %s", i, got, want)
 		}
@@ -155,14 +164,14 @@ type standardQuote struct {
 }
 
 // shapeA renders a route in Shape A.
-func (s *Server) shapeA(req *quote.Request, rt *quote.Route, expiresAt int64) *standardQuote {
+func shapeA(prices LivePrices, req *Request, rt *Route, expiresAt int64) *standardQuote {
 	q := &standardQuote{ID: req.ID, Type: rt.StepType, Tool: rt.Tool, ExpiresAt: expiresAt,
 		DepositAddress: rt.DepositAddress, DepositMemo: rt.DepositMemo}
 	q.ToolDetails.Key, q.ToolDetails.Name = rt.Tool, rt.ToolName
 	a := &q.Action
 	a.FromChainID, a.ToChainID = req.From.ID, req.To.ID
-	a.FromToken = s.actionToken(req.FromToken)
-	a.ToToken = s.actionToken(req.ToToken)
+	a.FromToken = oracleActionToken(prices, req.FromToken)
+	a.ToToken = oracleActionToken(prices, req.ToToken)
 	a.FromAmount, a.FromAddress, a.ToAddress, a.Slippage = req.FromAmount.String(), req.FromAddress, req.ToAddress, req.Slippage
 	e := &q.Estimate
 	e.Tool = rt.Tool
@@ -207,11 +216,11 @@ func (s *Server) shapeA(req *quote.Request, rt *quote.Route, expiresAt int64) *s
 	return q
 }
 
-func (s *Server) actionToken(t *registry.Token) actionToken {
+func oracleActionToken(prices LivePrices, t *registry.Token) actionToken {
 	at := actionToken{Address: t.Address, Symbol: t.Symbol, Decimals: t.Decimals, PriceUSD: t.PriceUSD}
-	if snap, ok := s.deps.RefData.Prices(t.ChainID); ok {
-		if p, ok := snap.ByAddress[lowerASCII(t.Address)]; ok {
-			at.PriceUSD = formatUSD(p)
+	if byAddress, ok := prices(t.ChainID); ok {
+		if p, ok := byAddress[strings.ToLower(t.Address)]; ok {
+			at.PriceUSD = strconv.FormatFloat(p, 'f', -1, 64)
 		}
 	}
 	return at
