@@ -16,7 +16,6 @@ import (
 	"github.com/swapgate/swapgate/routing/quote"
 )
 
-
 // FeeWalletFinder finds a partner's fee wallet in one ecosystem.
 type FeeWalletFinder interface {
 	FeeWallet(ctx context.Context, partnerID, ecosystem string) (addr string, ok bool, err error)

@@ -46,7 +46,7 @@ func TestCalldataSelectorsAndRoundTrip(t *testing.T) {
 	cases := []struct {
 		name     string
 		data     []byte
-		selector string // as REFERENCE.md lists it, or keccak of the signature
+		selector string // as the contract facts list it, or keccak of the signature
 		method   string
 		args     []any
 	}{

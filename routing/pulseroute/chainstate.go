@@ -69,15 +69,15 @@ func NewSandboxChain(reg *registry.Registry) (*SandboxChain, error) {
 		gasPay:   make(map[uint64]*big.Int),
 		usdch:    common.HexToAddress(USDChAddress),
 	}
-	usdch, ok := reg.Token(PulseChainID, USDChAddress)
+	usdch, ok := reg.Token(quote.PulseChainID, USDChAddress)
 	if !ok {
-		return nil, fmt.Errorf("sandbox chain: registry has no USDCh on chain %d", PulseChainID)
+		return nil, fmt.Errorf("sandbox chain: registry has no USDCh on chain %d", quote.PulseChainID)
 	}
 	usdchPrice, err := refPrice(usdch)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range reg.Tokens(PulseChainID) {
+	for _, t := range reg.Tokens(quote.PulseChainID) {
 		if t.IsNative() || !common.IsHexAddress(t.Address) || common.HexToAddress(t.Address) == s.usdch {
 			continue
 		}

@@ -8,10 +8,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
-)
 
-// PulseChainID is the chain every pulseroute route starts or ends on.
-const PulseChainID uint64 = 369
+	"github.com/swapgate/swapgate/routing/quote"
+)
 
 // USDCDecimals is the precision of USDC on every warp-route chain and of the
 // synthetic USDCh on PulseChain; the warp route moves amounts 1:1.
@@ -164,7 +163,7 @@ func NewContracts(cfg Config) (*Contracts, error) {
 	}
 	sort.Slice(c.chains, func(i, j int) bool { return c.chains[i] < c.chains[j] })
 	usdch := common.HexToAddress(USDChAddress)
-	c.warp[PulseChainID] = WarpRoute{ChainID: PulseChainID, Router: usdch, Token: usdch, Decimals: USDCDecimals, Synthetic: true}
+	c.warp[quote.PulseChainID] = WarpRoute{ChainID: quote.PulseChainID, Router: usdch, Token: usdch, Decimals: USDCDecimals, Synthetic: true}
 
 	apply := func(kind string, from map[uint64]common.Address, into map[uint64]common.Address) error {
 		for id, addr := range from {
@@ -195,7 +194,7 @@ func (c *Contracts) WarpRoute(chainID uint64) (WarpRoute, bool) {
 }
 
 // USDCh is the synthetic side of the warp route on PulseChain.
-func (c *Contracts) USDCh() WarpRoute { return c.warp[PulseChainID] }
+func (c *Contracts) USDCh() WarpRoute { return c.warp[quote.PulseChainID] }
 
 // SenderChains lists, ascending, the chains with a collateral warp route:
 // the sources of inbound quotes and the destinations of outbound ones.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 )
 
@@ -28,7 +29,7 @@ func TestWarpRouteFacts(t *testing.T) {
 		}
 	}
 	u := c.USDCh()
-	if u.ChainID != PulseChainID || !u.Synthetic || u.NeedsApproval() || u.Router != u.Token ||
+	if u.ChainID != quote.PulseChainID || !u.Synthetic || u.NeedsApproval() || u.Router != u.Token ||
 		u.Token.Hex() != USDChAddress || u.Decimals != 6 || u.Domain() != 369 {
 		t.Errorf("USDCh %+v", u)
 	}
@@ -56,7 +57,7 @@ func TestWarpRouteTokensMatchRegistry(t *testing.T) {
 		t.Fatalf("load registry: %v", err)
 	}
 	c := DefaultContracts()
-	for _, id := range append(c.SenderChains(), PulseChainID) {
+	for _, id := range append(c.SenderChains(), quote.PulseChainID) {
 		w, _ := c.WarpRoute(id)
 		tok, ok := reg.Token(id, w.Token.Hex())
 		if !ok {
@@ -97,7 +98,7 @@ func TestSandboxAddresses(t *testing.T) {
 	if SandboxAddress(LabelInboundReceiver, 1) != SandboxAddress(LabelInboundReceiver, 1) {
 		t.Error("SandboxAddress is not deterministic")
 	}
-	if _, ok := c.InboundReceiver(PulseChainID); ok {
+	if _, ok := c.InboundReceiver(quote.PulseChainID); ok {
 		t.Error("PulseChain has no inbound receiver")
 	}
 }
@@ -122,7 +123,7 @@ func TestNewContractsConfig(t *testing.T) {
 	}
 	bad := []Config{
 		{InboundReceivers: map[uint64]common.Address{56: custom}},
-		{SenderContracts: map[uint64]common.Address{PulseChainID: custom}},
+		{SenderContracts: map[uint64]common.Address{quote.PulseChainID: custom}},
 		{SenderContracts: map[uint64]common.Address{1: {}}},
 	}
 	for i, cfg := range bad {

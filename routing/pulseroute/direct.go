@@ -216,7 +216,7 @@ func (p *Provider) directOutbound(ctx context.Context, req *quote.Request, t *to
 
 // pulseXFeeCost is the PulseX pool fee of the swap on 369, in USDCh units.
 func (p *Provider) pulseXFeeCost(bridged *big.Int, bps int) quote.FeeCost {
-	usdch, _ := p.reg.Token(PulseChainID, USDChAddress)
+	usdch, _ := p.reg.Token(quote.PulseChainID, USDChAddress)
 	amount := sandbox.BpsOf(bridged, bps)
 	fc := quote.FeeCost{
 		Name:        "Sandbox PulseX v2 DEX fee",

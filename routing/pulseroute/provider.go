@@ -21,7 +21,7 @@ const (
 	ToolWarp    = "sbx-warp"
 	ToolPulseX  = "sbx-pulsex"
 	ToolStep1   = "sbx-uniflow"
-	pulseDomain = uint32(PulseChainID)
+	pulseDomain = uint32(quote.PulseChainID)
 )
 
 // Provider is the "pulseroute" provider: every route to or from chain 369.
@@ -84,7 +84,7 @@ func (p *Provider) Name() string { return registry.ProviderPulseroute }
 // answers with a reasoned no-route instead of a silent empty list.
 func (p *Provider) Legs(req *quote.Request) []string {
 	from, to := req.From.ID, req.To.ID
-	if from != PulseChainID && to != PulseChainID {
+	if from != quote.PulseChainID && to != quote.PulseChainID {
 		return nil
 	}
 	key := ToolWarp
@@ -112,14 +112,14 @@ func (p *Provider) QuoteLeg(ctx context.Context, req *quote.Request, leg string)
 	}
 	from, to := req.From.ID, req.To.ID
 	switch {
-	case from == PulseChainID && to == PulseChainID:
+	case from == quote.PulseChainID && to == quote.PulseChainID:
 		if leg != ToolPulseX {
 			return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute, "swaps within chain 369 go through %s", ToolPulseX)
 		}
 		return p.swapRoute(ctx, req, t)
 	case leg != ToolWarp:
 		return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute, "routes across chain 369 go through %s", ToolWarp)
-	case to == PulseChainID:
+	case to == quote.PulseChainID:
 		w, ok := p.contracts.WarpRoute(from)
 		if !ok || w.Synthetic {
 			return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute,

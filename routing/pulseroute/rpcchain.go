@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 )
 
@@ -64,7 +65,7 @@ func (r *RPCChain) QuoteGasPayment(ctx context.Context, chainID uint64, destinat
 // AmountsOut reads getAmountsOut on PulseX when chain 369 has a node, and
 // asks the sandbox chain otherwise.
 func (r *RPCChain) AmountsOut(ctx context.Context, amountIn *big.Int, path []common.Address) ([]*big.Int, error) {
-	c, ok := r.callers[PulseChainID]
+	c, ok := r.callers[quote.PulseChainID]
 	if !ok {
 		return r.fallback.AmountsOut(ctx, amountIn, path)
 	}

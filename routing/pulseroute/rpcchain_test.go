@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
+	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 )
 
@@ -57,7 +58,7 @@ func TestRPCChainReadsConfiguredChainsOnly(t *testing.T) {
 	if err != nil || len(amounts) != 2 || amounts[1].Cmp(want[1]) != 0 {
 		t.Errorf("no 369 node: %v, %v; want the sandbox's %v", amounts, err, want)
 	}
-	rc = newRPCChain(map[uint64]Caller{PulseChainID: pls}, contracts, sb)
+	rc = newRPCChain(map[uint64]Caller{quote.PulseChainID: pls}, contracts, sb)
 	amounts, err = rc.AmountsOut(ctx, big.NewInt(1_000_000), path)
 	if err != nil || len(amounts) != 2 || amounts[1].Int64() != 9 || pls.last.To == nil || *pls.last.To != contracts.PulseX().Router {
 		t.Errorf("369 node: %v, %v, sent to %v", amounts, err, pls.last.To)

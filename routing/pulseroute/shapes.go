@@ -206,7 +206,7 @@ func NewMultiStepQuote(in MultiStepInput) (quote.MultiStepQuote, error) {
 	if in.Step1Tx.To == "" {
 		return quote.MultiStepQuote{}, fmt.Errorf("%w: step 1 transaction has no recipient", ErrInconsistentQuote)
 	}
-	domain, err := Domain(PulseChainID)
+	domain, err := Domain(quote.PulseChainID)
 	if err != nil {
 		return quote.MultiStepQuote{}, err
 	}
@@ -242,13 +242,13 @@ func NewMultiStepQuote(in MultiStepInput) (quote.MultiStepQuote, error) {
 			},
 			{
 				Step: 2, Type: StepTypeAutomate, Automated: true,
-				Description: fmt.Sprintf("Bridge the USDC to chain %d as USDCh and swap it into %s for %s.", PulseChainID, in.ToToken.Symbol, in.ToAddress.Hex()),
+				Description: fmt.Sprintf("Bridge the USDC to chain %d as USDCh and swap it into %s for %s.", quote.PulseChainID, in.ToToken.Symbol, in.ToAddress.Hex()),
 			},
 		},
 		Instructions: quote.Instructions{
 			Step1: fmt.Sprintf("Sign and send the step 1 transaction on chain %d.%s", in.FromChainID, approval),
-			Step2: fmt.Sprintf("After step 1 confirms, sign the %s message of afterStep1.eip712 and send it with afterStep1.body to %s; the service then bridges and swaps on chain %d automatically.", RegisterPrimaryType, RegisterAction, PulseChainID),
-			Step3: fmt.Sprintf("If the final DEX swap on chain %d fails, the bridged USDCh is returned automatically to %s on chain %d, so you end with spendable funds.", PulseChainID, in.ToAddress.Hex(), PulseChainID),
+			Step2: fmt.Sprintf("After step 1 confirms, sign the %s message of afterStep1.eip712 and send it with afterStep1.body to %s; the service then bridges and swaps on chain %d automatically.", RegisterPrimaryType, RegisterAction, quote.PulseChainID),
+			Step3: fmt.Sprintf("If the final DEX swap on chain %d fails, the bridged USDCh is returned automatically to %s on chain %d, so you end with spendable funds.", quote.PulseChainID, in.ToAddress.Hex(), quote.PulseChainID),
 		},
 		AfterStep1: quote.AfterStep1{
 			Action:            RegisterAction,

@@ -12,7 +12,7 @@ import (
 const PulseChainID = 369
 
 // Providers returns the providers eligible for a request, following the
-// specification's table and DESIGN.md §5.7: anything touching chain 369 goes
+// specification's table: anything touching chain 369 goes
 // to pulseroute; EVM to EVM to the aggregator; otherwise every provider both
 // chains list (the aggregator and intents race for EVM↔Solana, for example;
 // Bitcoin and the intents-only chains leave intents alone).

@@ -39,7 +39,8 @@ type Request struct {
 	FromAddress string
 	// ToAddress is the recipient; it equals FromAddress on a dry quote.
 	ToAddress string
-	// Dry is set when the client gave no toAddress (DESIGN.md §5.1).
+	// Dry is set when the client gave no toAddress: the route is computed
+	// with fromAddress as recipient and the answer says isDryQuote.
 	Dry bool
 	// Indicative is set when the recipient cannot receive on the destination
 	// chain (a dry quote across ecosystems): routes carry no transaction.

@@ -13,7 +13,7 @@ import (
 	"github.com/swapgate/swapgate/routing/tools"
 )
 
-// DefaultSlippage is 0.5% (DESIGN.md §5.2).
+// DefaultSlippage is 0.5%, the slippage of a request that gives none.
 const DefaultSlippage = 0.005
 
 // MaxSlippageBps is the largest slippage accepted: 50%.
@@ -66,7 +66,7 @@ func Parse(reg *registry.Registry, cat *tools.Catalog, p Params) (*Request, *api
 			return nil, apierr.Param("toAddress", "toAddress is not a valid "+req.To.Name+" address: "+e.Error()).With("value", req.ToAddress)
 		}
 	} else {
-		// DESIGN.md §5.1: a dry quote to fromAddress; indicative only when
+		// No toAddress: a dry quote to fromAddress; indicative only when
 		// fromAddress cannot receive on the destination chain.
 		req.Dry = true
 		req.ToAddress = req.FromAddress
@@ -191,7 +191,8 @@ func parseUint64(v []byte) (uint64, bool) {
 	return n, true
 }
 
-// slippage parses DESIGN.md §5.2: below 1 a fraction, 1 or more basis points.
+// slippage parses a slippage: below 1 a fraction, 1 or more basis points;
+// negative, NaN or above 5000 bps is refused.
 func slippage(v string) (float64, *apierr.Error) {
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {

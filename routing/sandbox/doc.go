@@ -23,7 +23,7 @@
 // # Behaviour injection
 //
 // Each tool may be given latency, a failure rate, a hang or a panic
-// (ToolConfig). Latency and failure are zero by default (DESIGN.md §5.25).
+// (ToolConfig). Latency and failure are zero by default.
 // Whether a leg fails is decided by hashing the quote id with the tool key
 // and comparing the hash, mapped to [0,1), with FailureRate: a test that
 // repeats a quote id sees the same failures, and a failure rate of 0.3 fails
@@ -55,7 +55,7 @@
 // # Gas
 //
 // Integrators complain that quoted gas limits are too low and transactions
-// revert (REFERENCE.md), so every limit the sandbox quotes is the tool's gas
+// revert, so every limit the sandbox quotes is the tool's gas
 // units times GasMargin (1.25), and the SEND cost is that limit times the
 // standard gas price, in the source chain's native coin. ERC-20 sources of
 // router routes add an APPROVE cost of ApproveGas (46,000) with the same
