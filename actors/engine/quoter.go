@@ -2,12 +2,9 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
+	"errors"
 	"time"
 
-	"github.com/dgraph-io/ristretto/v2"
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/account"
@@ -26,42 +23,59 @@ type LedgerRecorder interface {
 	Record(ctx context.Context, a *account.Activity) error
 }
 
+// TicketKeeper keeps the compact record of every issued quote for its
+// lifetime (see package tickets).
+type TicketKeeper interface {
+	Keep(ctx context.Context, is *quote.Issued) error
+	Ticket(ctx context.Context, id string) (*quote.Ticket, error)
+}
+
+// ErrQuoteExpired and ErrQuoteUnknown are what Lookup reports for a quote
+// that cannot be executed: one past its expiry (kept a while after it, see
+// package tickets), and one never issued.
+var (
+	ErrQuoteExpired = errors.New("quote expired")
+	ErrQuoteUnknown = errors.New("quote unknown")
+)
+
 // Quoter is the quote service: it applies the fee policy, races the
 // eligible providers, ranks what came back, records partner earnings
-// durably, and remembers issued quotes.
+// durably, and keeps a ticket of every issued quote.
 type Quoter struct {
 	engine    *Engine
 	ledger    LedgerRecorder
 	wallets   FeeWalletFinder
+	tickets   TicketKeeper
 	contracts *pulseroute.Contracts
-	issued    *ristretto.Cache[string, *quote.Issued]
 	now       func() time.Time
 }
 
 // NewQuoter builds the service.
-func NewQuoter(e *Engine, ledger LedgerRecorder, wallets FeeWalletFinder, contracts *pulseroute.Contracts, now func() time.Time) (*Quoter, error) {
-	cache, err := ristretto.NewCache(&ristretto.Config[string, *quote.Issued]{
-		NumCounters: 1 << 20, MaxCost: 1 << 17, BufferItems: 64, IgnoreInternalCost: true,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("engine: issued-quote cache: %w", err)
-	}
+func NewQuoter(e *Engine, ledger LedgerRecorder, wallets FeeWalletFinder, tickets TicketKeeper, contracts *pulseroute.Contracts, now func() time.Time) *Quoter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Quoter{engine: e, ledger: ledger, wallets: wallets, contracts: contracts, issued: cache, now: now}, nil
+	return &Quoter{engine: e, ledger: ledger, wallets: wallets, tickets: tickets, contracts: contracts, now: now}
 }
 
-// Close releases the issued-quote cache.
-func (q *Quoter) Close() { q.issued.Close() }
-
-// Lookup returns an issued quote that has not expired.
-func (q *Quoter) Lookup(id string) (*quote.Issued, bool) {
-	is, ok := q.issued.Get(id)
-	if !ok || q.now().After(is.ExpiresAt) {
-		return nil, false
+// Lookup returns the ticket of an issued quote that has not expired: a
+// quote id never issued (or swept long after expiry) is ErrQuoteUnknown,
+// one past its expiresAt ErrQuoteExpired.
+func (q *Quoter) Lookup(ctx context.Context, id string) (*quote.Ticket, error) {
+	t, err := q.tickets.Ticket(ctx, id)
+	if errors.Is(err, account.ErrNotFound) {
+		if at, ok := quote.IssuedAt(id); ok && q.now().After(at.Add(quote.TTL)) {
+			return nil, ErrQuoteExpired
+		}
+		return nil, ErrQuoteUnknown
 	}
-	return is, true
+	if err != nil {
+		return nil, err
+	}
+	if q.now().After(t.ExpiresAt) {
+		return nil, ErrQuoteExpired
+	}
+	return t, nil
 }
 
 // feeFree reports the direct outbound USDCh → USDC bridge, which carries no
@@ -123,7 +137,11 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *account.Partn
 			return nil, apierr.New(apierr.ServiceUnavailable, "could not record the quote; retry").Wrap(err)
 		}
 	}
-	q.issued.SetWithTTL(is.ID, is, 1, quote.TTL+10*time.Second)
+	// The ticket is what execute and status find the quote by; a quote
+	// whose ticket could not be kept is not handed out.
+	if err := q.tickets.Keep(ctx, is); err != nil {
+		return nil, apierr.New(apierr.ServiceUnavailable, "could not keep the quote; retry").Wrap(err)
+	}
 	return is, nil
 }
 
@@ -182,7 +200,7 @@ func failBuild(outcomes []quote.LegOutcome, r *quote.Route, err error) {
 
 func (q *Quoter) race(ctx context.Context, req *quote.Request, p *account.Partner) ([]*quote.Route, []quote.LegOutcome, error) {
 	req.Now = q.now()
-	req.ID = newQuoteID()
+	req.ID = quote.NewID(req.Now)
 	if err := q.applyFees(ctx, req, p); err != nil {
 		return nil, nil, err
 	}
@@ -218,13 +236,6 @@ func activity(req *quote.Request, r *quote.Route) *account.Activity {
 	a.Earning = &account.Earning{Ecosystem: req.From.FeeEcosystem, FeeToken: req.ToToken.Address,
 		FeeAmount: r.PartnerFee.String(), State: account.EarningPending}
 	return a
-}
-
-// newQuoteID returns "qt_" and 24 random hex digits.
-func newQuoteID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "qt_" + hex.EncodeToString(b[:])
 }
 
 // Deadline is the race deadline of the engine behind the quoter.

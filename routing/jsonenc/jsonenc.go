@@ -7,6 +7,7 @@ package jsonenc
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -176,4 +177,26 @@ func (o *Object) End() ([]byte, error) {
 		return nil, o.err
 	}
 	return append(o.b, '}'), nil
+}
+
+// TrueOmitFalse adds a boolean member that is true, and nothing for false
+// (a bool with omitempty).
+func (o *Object) TrueOmitFalse(k string, v bool) {
+	if v {
+		o.key(k)
+		o.b = append(o.b, "true"...)
+	}
+}
+
+// Decimal adds an integer as a decimal string, "0" for nil, as amounts in
+// base units are written.
+func (o *Object) Decimal(k string, v *big.Int) {
+	o.key(k)
+	o.b = append(o.b, '"')
+	if v == nil {
+		o.b = append(o.b, '0')
+	} else {
+		o.b = v.Append(o.b, 10)
+	}
+	o.b = append(o.b, '"')
 }

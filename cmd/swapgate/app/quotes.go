@@ -16,6 +16,7 @@ import (
 	"github.com/swapgate/swapgate/actors/engine"
 	"github.com/swapgate/swapgate/actors/ledger"
 	"github.com/swapgate/swapgate/actors/refdata"
+	"github.com/swapgate/swapgate/actors/tickets"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/quote"
@@ -63,18 +64,19 @@ type quoteStack struct {
 	dispatcher *actors.WarmDispatcher
 	engine     *engine.Engine
 	ledger     *ledger.Ledger
+	tickets    *tickets.Keeper
 	quoter     *engine.Quoter
 }
 
 func (q *quoteStack) stop() {
-	if q.quoter != nil {
-		q.quoter.Close()
-	}
 	if q.engine != nil {
 		q.engine.Stop()
 	}
 	if q.ledger != nil {
 		q.ledger.Stop()
+	}
+	if q.tickets != nil {
+		q.tickets.Close()
 	}
 	if q.dispatcher != nil {
 		q.dispatcher.Close()
@@ -149,9 +151,8 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 	if qs.ledger, err = ledger.Start(sys, store, ledger.Options{SyncInterval: cfg.LedgerSyncInterval}, actor.WithDispatcher(qs.dispatcher)); err != nil {
 		return nil, err
 	}
-	if qs.quoter, err = engine.NewQuoter(qs.engine, qs.ledger, store, contracts, nil); err != nil {
-		return nil, err
-	}
+	qs.tickets = tickets.Start(store, tickets.Options{})
+	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, contracts, nil)
 	return qs, nil
 }
 

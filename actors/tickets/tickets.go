@@ -1,0 +1,194 @@
+// Package tickets keeps the compact record (quote.Ticket) of every issued
+// quote for its lifetime, so that execute and status find a quote by id at
+// any quote rate within a fixed memory bound.
+//
+// A quote's ticket is encoded on the quote path (by the caller's goroutine)
+// and handed to the keeper, which commits what has gathered in one Pebble
+// batch without waiting for a WAL sync, while the next tickets gather: the
+// quote never waits for disk. Until its batch is committed a ticket is
+// served from memory; the bytes held so are bounded, and a quote that would
+// exceed the bound waits for the commit in flight rather than a ticket
+// being dropped. Committed tickets live in Pebble (its memtable and files,
+// not the Go heap) and are swept by range once expired and past a grace
+// period, during which a late execute is told the quote expired rather
+// than that it never existed.
+package tickets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/quote"
+)
+
+// Store keeps committed tickets; *persistence.Store is one.
+type Store interface {
+	PutTickets(ctx context.Context, ts []persistence.EncodedTicket) error
+	Ticket(ctx context.Context, id string) (*quote.Ticket, error)
+	SweepTickets(ctx context.Context, before time.Time) error
+}
+
+// Options tunes a Keeper. The zero value is ready to use.
+type Options struct {
+	// MaxPendingBytes bounds the encoded tickets held in memory awaiting
+	// their commit (default 8 MiB, some 15,000 tickets).
+	MaxPendingBytes int
+	// Grace is how long past its expiry a ticket is kept (default 10 min).
+	Grace time.Duration
+	// SweepEvery is how often expired tickets are dropped (default 10 s).
+	SweepEvery time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Keeper is the ticket keeper. It is safe for concurrent use.
+type Keeper struct {
+	store Store
+	opts  Options
+
+	mu      sync.Mutex
+	drained *sync.Cond // signalled after each commit
+	pending map[string]persistence.EncodedTicket
+	queue   []persistence.EncodedTicket
+	bytes   int
+	err     error // the last commit's failure, reported to the next Keep
+	closed  bool
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Start returns a running keeper over store.
+func Start(store Store, o Options) *Keeper {
+	if o.MaxPendingBytes <= 0 {
+		o.MaxPendingBytes = 8 << 20
+	}
+	if o.Grace <= 0 {
+		o.Grace = 10 * time.Minute
+	}
+	if o.SweepEvery <= 0 {
+		o.SweepEvery = 10 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	k := &Keeper{store: store, opts: o, pending: map[string]persistence.EncodedTicket{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	k.drained = sync.NewCond(&k.mu)
+	go k.run()
+	return k
+}
+
+// ErrClosed is returned by Keep after Close.
+var ErrClosed = errors.New("tickets: keeper closed")
+
+// Keep takes an issued quote's ticket. It returns once the ticket is held
+// (in memory until its commit), or with the error of a failed commit, in
+// which case the caller should not hand the quote out.
+func (k *Keeper) Keep(ctx context.Context, is *quote.Issued) error {
+	t, err := persistence.EncodeTicket(is)
+	if err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for k.bytes+t.Size() > k.opts.MaxPendingBytes && k.bytes > 0 && !k.closed && k.err == nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		k.drained.Wait()
+	}
+	switch {
+	case k.closed:
+		return ErrClosed
+	case k.err != nil:
+		err, k.err = k.err, nil
+		return fmt.Errorf("tickets: %w", err)
+	}
+	k.pending[t.ID] = t
+	k.queue = append(k.queue, t)
+	k.bytes += t.Size()
+	select {
+	case k.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Ticket returns the ticket of quote id, from memory while its commit is
+// pending and from the store after; a quote never issued, or swept, is
+// persistence.ErrNotFound.
+func (k *Keeper) Ticket(ctx context.Context, id string) (*quote.Ticket, error) {
+	k.mu.Lock()
+	t, ok := k.pending[id]
+	k.mu.Unlock()
+	if ok {
+		return persistence.DecodeTicket(t)
+	}
+	return k.store.Ticket(ctx, id)
+}
+
+// run commits gathered tickets and sweeps expired ones until Close.
+func (k *Keeper) run() {
+	defer close(k.done)
+	sweep := time.NewTicker(k.opts.SweepEvery)
+	defer sweep.Stop()
+	for {
+		select {
+		case <-k.wake:
+			k.commit()
+		case <-sweep.C:
+			// A failure (the store closing) is retried at the next tick.
+			_ = k.store.SweepTickets(context.Background(), k.opts.Now().Add(-quote.TTL-k.opts.Grace))
+		case <-k.stop:
+			k.commit()
+			return
+		}
+	}
+}
+
+// commit writes every queued ticket in one batch and releases their bytes.
+func (k *Keeper) commit() {
+	k.mu.Lock()
+	batch := k.queue
+	k.queue = nil
+	k.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	err := k.store.PutTickets(context.Background(), batch)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	defer k.drained.Broadcast()
+	if err != nil {
+		// The tickets stay held and are retried with the next batch; the
+		// next Keep reports the failure, so no further quote is handed out
+		// on the strength of a store that does not take tickets.
+		k.queue = append(batch, k.queue...)
+		k.err = err
+		return
+	}
+	for _, t := range batch {
+		delete(k.pending, t.ID)
+		k.bytes -= t.Size()
+	}
+}
+
+// Close commits what is pending and stops the keeper. It is safe to call
+// more than once.
+func (k *Keeper) Close() {
+	k.mu.Lock()
+	already := k.closed
+	k.closed = true
+	k.drained.Broadcast()
+	k.mu.Unlock()
+	if !already {
+		close(k.stop)
+	}
+	<-k.done
+}

@@ -1,0 +1,139 @@
+package tickets
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/registry"
+)
+
+// gatedStore is a real store whose PutTickets waits for the gate, so that
+// tests can hold tickets pending.
+type gatedStore struct {
+	*persistence.Store
+	gate  chan struct{}
+	mu    sync.Mutex
+	sizes []int
+	fail  error
+}
+
+func (g *gatedStore) PutTickets(ctx context.Context, ts []persistence.EncodedTicket) error {
+	<-g.gate
+	g.mu.Lock()
+	g.sizes = append(g.sizes, len(ts))
+	fail := g.fail
+	g.mu.Unlock()
+	if fail != nil {
+		return fail
+	}
+	return g.Store.PutTickets(ctx, ts)
+}
+
+func openStore(t *testing.T) *persistence.Store {
+	t.Helper()
+	s, err := persistence.Open(t.TempDir(), persistence.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func issue(now time.Time) *quote.Issued {
+	req := &quote.Request{ID: quote.NewID(now), From: &registry.Chain{ID: 1}, To: &registry.Chain{ID: 10},
+		FromToken: &registry.Token{Address: "0xa"}, ToToken: &registry.Token{Address: "0xb"},
+		FromAmount: big.NewInt(1), FromAddress: "0xf", ToAddress: "0xf", Now: now}
+	return &quote.Issued{ID: req.ID, Request: req, Route: &quote.Route{Tool: "t", DepositAddress: "0xdep"},
+		Provider: "intents", ExpiresAt: now.Add(quote.TTL)}
+}
+
+func TestPendingTicketsAreServedAndBounded(t *testing.T) {
+	ctx := context.Background()
+	g := &gatedStore{Store: openStore(t), gate: make(chan struct{})}
+	one, err := persistence.EncodeTicket(issue(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := Start(g, Options{MaxPendingBytes: 3 * one.Size()})
+	defer k.Close()
+
+	// Three tickets fit; the first commit is held at the gate.
+	var ids []string
+	for range 3 {
+		is := issue(time.Now())
+		if err := k.Keep(ctx, is); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, is.ID)
+	}
+	for _, id := range ids {
+		if tk, err := k.Ticket(ctx, id); err != nil || tk.ID != id || tk.DepositAddress != "0xdep" {
+			t.Fatalf("pending ticket %s: %+v %v", id, tk, err)
+		}
+	}
+	// A fourth waits for room rather than a ticket being dropped.
+	fourth := issue(time.Now())
+	kept := make(chan error, 1)
+	go func() { kept <- k.Keep(ctx, fourth) }()
+	select {
+	case err := <-kept:
+		t.Fatalf("Keep beyond the bound returned at once: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(g.gate)
+	if err := <-kept; err != nil {
+		t.Fatal(err)
+	}
+	k.Close()
+	for _, id := range append(ids, fourth.ID) {
+		if tk, err := g.Store.Ticket(ctx, id); err != nil || tk.ID != id {
+			t.Fatalf("committed ticket %s: %+v %v", id, tk, err)
+		}
+	}
+	if err := k.Keep(ctx, issue(time.Now())); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Keep after Close = %v", err)
+	}
+}
+
+func TestFailedCommitIsReportedAndRetried(t *testing.T) {
+	ctx := context.Background()
+	gate := make(chan struct{})
+	close(gate)
+	g := &gatedStore{Store: openStore(t), gate: gate, fail: errors.New("disk full")}
+	k := Start(g, Options{})
+	defer k.Close()
+	first := issue(time.Now())
+	if err := k.Keep(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	// The failed commit is reported to the next quote, which is refused;
+	// the ticket already handed out stays served and is retried.
+	deadline := time.Now().Add(5 * time.Second)
+	var err error
+	for err == nil && time.Now().Before(deadline) {
+		err = k.Keep(ctx, issue(time.Now()))
+		time.Sleep(time.Millisecond)
+	}
+	if err == nil {
+		t.Fatal("a failed commit was never reported")
+	}
+	if tk, err := k.Ticket(ctx, first.ID); err != nil || tk.ID != first.ID {
+		t.Fatalf("ticket of a failed commit: %+v %v", tk, err)
+	}
+	g.mu.Lock()
+	g.fail = nil
+	g.mu.Unlock()
+	if err := k.Keep(ctx, issue(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	k.Close()
+	if _, err := g.Store.Ticket(ctx, first.ID); err != nil {
+		t.Fatalf("retried ticket: %v", err)
+	}
+}

@@ -1,0 +1,227 @@
+package persistence
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/swapgate/swapgate/routing/jsonenc"
+	"github.com/swapgate/swapgate/routing/quote"
+)
+
+// prefixQuote starts quote/<issued:8><quoteID>: the compact record
+// (quote.Ticket) of every issued quote, ordered by issue second, so that
+// expired ones are dropped with one range deletion.
+const prefixQuote = "quote/"
+
+// ticketRecord is the on-disk form of a ticket; EncodeTicket appends the
+// same JSON without reflection.
+type ticketRecord struct {
+	V int `json:"v"`
+	quote.Ticket
+}
+
+// ticketKey is the key of the quote with id issued at the given second.
+func ticketKey(issued time.Time, id string) []byte {
+	k := make([]byte, 0, len(prefixQuote)+8+len(id))
+	k = append(k, prefixQuote...)
+	k = binary.BigEndian.AppendUint64(k, uint64(issued.Unix()))
+	return append(k, id...)
+}
+
+// EncodedTicket is an issued quote's ticket encoded for PutTickets.
+type EncodedTicket struct {
+	ID       string
+	key, val []byte
+}
+
+// Size is the ticket's encoded size, for callers that bound what they
+// hold in memory.
+func (t EncodedTicket) Size() int { return len(t.key) + len(t.val) }
+
+// EncodeTicket encodes the compact record of an issued quote (see
+// quote.Ticket): its identity, amounts, parties and the transactions the
+// wallet signs, as the quote showed them. It runs on the quote path, so it
+// appends field by field rather than building a Ticket and marshalling it.
+func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
+	issued, ok := quote.IssuedAt(is.ID)
+	if !ok {
+		return EncodedTicket{}, fmt.Errorf("persistence: ticket: malformed quote id %q", is.ID)
+	}
+	req, r := is.Request, is.Route
+	o := jsonenc.Begin(make([]byte, 0, 640))
+	o.Int("v", 1)
+	o.String("id", is.ID)
+	o.StringOmitEmpty("partnerId", req.PartnerID)
+	o.String("provider", is.Provider)
+	o.String("tool", r.Tool)
+	o.Uint("shape", uint64(r.Shape))
+	o.Time("issuedAt", req.Now.UTC())
+	o.Time("expiresAt", is.ExpiresAt.UTC())
+	o.Uint("fromChain", req.From.ID)
+	o.Uint("toChain", req.To.ID)
+	o.String("fromToken", req.FromToken.Address)
+	o.String("toToken", req.ToToken.Address)
+	o.Decimal("fromAmount", r.FromAmount)
+	o.Decimal("toAmount", r.ToAmount)
+	o.Decimal("toAmountMin", r.ToAmountMin)
+	o.String("fromAddress", req.FromAddress)
+	o.String("toAddress", req.ToAddress)
+	o.Int("feeBps", int64(is.FeeBps))
+	o.TrueOmitFalse("dry", req.Dry)
+	o.TrueOmitFalse("indicative", req.Indicative)
+	o.Int("executionDuration", int64(r.ExecutionDuration))
+	o.StringOmitEmpty("approvalAddress", r.ApprovalAddress)
+	b, err := o.End()
+	if err != nil {
+		return EncodedTicket{}, fmt.Errorf("persistence: encode ticket %s: %w", is.ID, err)
+	}
+	// The transactions and the deposit target follow as members appended to
+	// the closed object.
+	b = b[:len(b)-1]
+	switch {
+	case r.Shape == quote.ShapeDirect && r.Direct != nil:
+		tx := r.Direct.TransactionRequest
+		b = appendTx(append(b, `,"txs":[`...), tx.To, "", tx.Data, nil, tx.Value, tx.ChainID, tx.GasLimit, "")
+		b = append(b, ']')
+	case r.Shape == quote.ShapeMultiStep && r.MultiStep != nil:
+		b = append(b, `,"txs":[`...)
+		n := 0
+		for _, s := range r.MultiStep.Steps {
+			if tx := s.TransactionRequest; tx != nil {
+				if n > 0 {
+					b = append(b, ',')
+				}
+				b = appendTx(b, tx.To, "", tx.Data, nil, tx.Value, tx.ChainID, "", "")
+				n++
+			}
+		}
+		b = append(b, ']')
+	case r.Tx != nil:
+		tx := r.Tx
+		gasPrice := ""
+		if tx.GasPrice != nil {
+			gasPrice = hexBig(tx.GasPrice)
+		}
+		b = appendTx(append(b, `,"txs":[`...), tx.To, tx.From, "", tx.Data, hexBig(tx.Value), tx.ChainID,
+			"0x"+strconv.FormatUint(tx.GasLimit, 16), gasPrice)
+		b = append(b, ']')
+	}
+	if r.DepositAddress != "" {
+		b = jsonenc.AppendString(append(b, `,"depositAddress":`...), r.DepositAddress)
+	}
+	if r.DepositMemo != "" {
+		b = jsonenc.AppendString(append(b, `,"depositMemo":`...), r.DepositMemo)
+	}
+	b = append(b, '}')
+	return EncodedTicket{ID: is.ID, key: ticketKey(issued, is.ID), val: b}, nil
+}
+
+// appendTx appends one TicketTx object; calldata comes as a hex string
+// (hexData) or as raw bytes (rawData).
+func appendTx(b []byte, to, from, hexData string, rawData []byte, value string, chainID uint64, gasLimit, gasPrice string) []byte {
+	b = jsonenc.AppendString(append(b, `{"to":`...), to)
+	if from != "" {
+		b = jsonenc.AppendString(append(b, `,"from":`...), from)
+	}
+	b = append(b, `,"data":`...)
+	if rawData != nil || hexData == "" {
+		b = append(b, `"0x`...)
+		b = hex.AppendEncode(b, rawData)
+		b = append(b, '"')
+	} else {
+		b = jsonenc.AppendString(b, hexData)
+	}
+	b = jsonenc.AppendString(append(b, `,"value":`...), value)
+	b = strconv.AppendUint(append(b, `,"chainId":`...), chainID, 10)
+	if gasLimit != "" {
+		b = jsonenc.AppendString(append(b, `,"gasLimit":`...), gasLimit)
+	}
+	if gasPrice != "" {
+		b = jsonenc.AppendString(append(b, `,"gasPrice":`...), gasPrice)
+	}
+	return append(b, '}')
+}
+
+// hexBig renders a quantity as the quote shows it: 0x-prefixed hex, "0x0"
+// for zero or none.
+func hexBig(v *big.Int) string {
+	if v == nil || v.Sign() == 0 {
+		return "0x0"
+	}
+	return "0x" + v.Text(16)
+}
+
+// PutTickets stores issued quotes' tickets in one batch without waiting for
+// a WAL sync: a crash can lose the tickets of the last moments, which makes
+// those quotes unknown to execute (the client quotes again), never wrong.
+// Pebble's memtable and files, not the heap, hold them, so memory stays
+// bounded whatever the quote rate.
+func (s *Store) PutTickets(ctx context.Context, ts []EncodedTicket) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, t := range ts {
+		if err := b.Set(t.key, t.val, nil); err != nil {
+			return fmt.Errorf("persistence: batch ticket %s: %w", t.ID, err)
+		}
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("persistence: commit %d tickets: %w", len(ts), err)
+	}
+	return nil
+}
+
+// DecodeTicket decodes an encoded ticket, for a reader that holds one not
+// yet stored.
+func DecodeTicket(t EncodedTicket) (*quote.Ticket, error) { return decodeTicket(t.ID, t.val) }
+
+func decodeTicket(id string, val []byte) (*quote.Ticket, error) {
+	var rec ticketRecord
+	if err := json.Unmarshal(val, &rec); err != nil {
+		return nil, fmt.Errorf("persistence: decode ticket %s: %w", id, err)
+	}
+	if rec.V != 1 {
+		return nil, fmt.Errorf("persistence: ticket %s: record version %d unknown", id, rec.V)
+	}
+	return &rec.Ticket, nil
+}
+
+// Ticket returns the ticket of quote id, or ErrNotFound when the id is
+// malformed, was never issued, or its ticket was swept.
+func (s *Store) Ticket(ctx context.Context, id string) (*quote.Ticket, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	issued, ok := quote.IssuedAt(id)
+	if !ok {
+		return nil, fmt.Errorf("persistence: ticket %q: %w", id, ErrNotFound)
+	}
+	val, err := s.get(ticketKey(issued, id))
+	if err != nil {
+		return nil, fmt.Errorf("persistence: ticket %s: %w", id, err)
+	}
+	return decodeTicket(id, val)
+}
+
+// SweepTickets deletes the tickets of quotes issued before the given time,
+// in one range deletion that compaction later reclaims.
+func (s *Store) SweepTickets(ctx context.Context, before time.Time) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	upper := binary.BigEndian.AppendUint64([]byte(prefixQuote), uint64(max(before.Unix(), 0)))
+	if err := s.db.DeleteRange([]byte(prefixQuote), upper, pebble.NoSync); err != nil {
+		return fmt.Errorf("persistence: sweep tickets: %w", err)
+	}
+	return nil
+}

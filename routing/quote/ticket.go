@@ -1,0 +1,105 @@
+package quote
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"strconv"
+	"time"
+)
+
+// A quote id is "qt_", the issue time in Unix seconds as 10 hex digits, and
+// 20 random hex digits (80 bits). Carrying its issue time lets a store key
+// issued quotes by time, find one by id alone and drop expired ones by
+// range, and lets anyone tell at a glance whether an id can still be live.
+const (
+	idPrefix    = "qt_"
+	idTimeHex   = 10
+	idRandomHex = 20
+	// IDLength is the length of a quote id.
+	IDLength = len(idPrefix) + idTimeHex + idRandomHex
+)
+
+// NewID returns a fresh quote id issued at now.
+func NewID(now time.Time) string {
+	var b [IDLength]byte
+	n := copy(b[:], idPrefix)
+	var t [8]byte
+	binary.BigEndian.PutUint64(t[:], uint64(now.Unix()))
+	hex.Encode(b[n:], t[3:]) // 5 bytes: 10 hex digits, good until the year 36812
+	var r [idRandomHex / 2]byte
+	_, _ = rand.Read(r[:])
+	hex.Encode(b[n+idTimeHex:], r[:])
+	return string(b[:])
+}
+
+// IssuedAt returns the issue time a quote id carries, or false when id is
+// not a well-formed quote id.
+func IssuedAt(id string) (time.Time, bool) {
+	if len(id) != IDLength || id[:len(idPrefix)] != idPrefix {
+		return time.Time{}, false
+	}
+	for i := len(idPrefix); i < len(id); i++ {
+		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return time.Time{}, false
+		}
+	}
+	sec, err := strconv.ParseUint(id[len(idPrefix):len(idPrefix)+idTimeHex], 16, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(sec), 0).UTC(), true
+}
+
+// Ticket is the compact record of an issued quote: what executing it and
+// following its swap need, a few hundred bytes, not the whole route. The
+// engine keeps one per quote for the quote's lifetime, off the heap (see
+// the store that keeps them), so that quotes stay resolvable by id at any
+// quote rate within a fixed memory bound.
+type Ticket struct {
+	ID        string    `json:"id"`
+	PartnerID string    `json:"partnerId,omitempty"`
+	Provider  string    `json:"provider"`
+	Tool      string    `json:"tool"`
+	Shape     Shape     `json:"shape"`
+	IssuedAt  time.Time `json:"issuedAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	FromChain   uint64 `json:"fromChain"`
+	ToChain     uint64 `json:"toChain"`
+	FromToken   string `json:"fromToken"`
+	ToToken     string `json:"toToken"`
+	FromAmount  string `json:"fromAmount"`
+	ToAmount    string `json:"toAmount"`
+	ToAmountMin string `json:"toAmountMin"`
+	FromAddress string `json:"fromAddress"`
+	ToAddress   string `json:"toAddress"`
+	FeeBps      int    `json:"feeBps"`
+	Dry         bool   `json:"dry,omitempty"`
+	// Indicative quotes carry no transaction: nothing can execute them.
+	Indicative        bool `json:"indicative,omitempty"`
+	ExecutionDuration int  `json:"executionDuration"`
+
+	// ApprovalAddress is the ERC-20 spender of the source token ("" for
+	// native inputs and routes without one).
+	ApprovalAddress string `json:"approvalAddress,omitempty"`
+	// Txs are the transactions the wallet signs, in order, exactly as the
+	// quote showed them: Shape A's and B's transactionRequest, or step 1 of
+	// a multi-step quote.
+	Txs []TicketTx `json:"txs,omitempty"`
+	// DepositAddress and DepositMemo are an intents route's deposit target.
+	DepositAddress string `json:"depositAddress,omitempty"`
+	DepositMemo    string `json:"depositMemo,omitempty"`
+}
+
+// TicketTx is a transaction request in its wire form: numbers as the
+// quote rendered them (hex strings), calldata 0x-prefixed hex.
+type TicketTx struct {
+	To       string `json:"to"`
+	From     string `json:"from,omitempty"`
+	Data     string `json:"data"`
+	Value    string `json:"value"`
+	ChainID  uint64 `json:"chainId"`
+	GasLimit string `json:"gasLimit,omitempty"`
+	GasPrice string `json:"gasPrice,omitempty"`
+}
