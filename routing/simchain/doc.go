@@ -17,16 +17,18 @@
 // and the first write (a transfer in or out, gas) stores the real balance
 // from then on, so "every address" needs no entry per address and reads
 // stay consistent. Contracts, the zero address and the faucet start with
-// nothing.
+// nothing. Faucet tops an address up with any amount of any asset of the
+// chain, in a faucet transaction mined like any other: an ERC-20 top-up is
+// a mint that emits Transfer from the zero address.
 //
 // # Transactions, blocks and hashes
 //
 // Send executes a TxRequest (to, data, value, gas limit) from an account
 // and mines it in a block of its own, as a development chain mining on
-// arrival does. A request that cannot be a transaction at all (no key for
-// the sender, a contract as sender, a gas limit under the intrinsic gas or
-// over BlockGasLimit, a sender who cannot pay gas limit × gas price) is
-// refused with an error and leaves no trace.
+// arrival does; Faucet does the same for a top-up. A request that cannot be
+// a transaction at all (no key for the sender, a contract as sender, a gas
+// limit under the intrinsic gas or over BlockGasLimit, a sender who cannot
+// pay gas limit × gas price) is refused with an error and leaves no trace.
 // Everything else is mined: a failure (too little native coin for the
 // value, an ERC-20 balance or allowance too small, an unknown selector, a
 // contract that reverts, gas running out) gives a receipt with Status 0 and

@@ -147,11 +147,13 @@ func (c *Chain) Send(from common.Address, req TxRequest) (*Receipt, error) {
 	if have := c.balance(common.Address{}, from); have.Cmp(prepay) < 0 {
 		return nil, fmt.Errorf("%w: have %s wei, need %s", ErrInsufficientFundsForGas, have, prepay)
 	}
-	return c.apply(from, req.To, value, req.Data, limit, c.gasPrice), nil
+	return c.apply(from, req.To, value, req.Data, limit, c.gasPrice, nil), nil
 }
 
-// apply executes and mines a transaction that has passed Send's checks.
-func (c *Chain) apply(from, to common.Address, value *big.Int, data []byte, limit uint64, price *big.Int) *Receipt {
+// apply executes and mines a transaction that has passed Send's checks (or
+// a faucet transaction, with a zero gas price and mint crediting the
+// sender with the value before it moves).
+func (c *Chain) apply(from, to common.Address, value *big.Int, data []byte, limit uint64, price, mint *big.Int) *Receipt {
 	head := c.Head()
 	c.exec = blockContext{number: head.Number + 1, time: c.nextTime(head)}
 	tx := &Transaction{
@@ -173,6 +175,9 @@ func (c *Chain) apply(from, to common.Address, value *big.Int, data []byte, limi
 	gas := &meter{limit: limit}
 	_ = gas.use(IntrinsicGas(data)) // Send checked the limit covers it
 	snap := c.snapshot()
+	if mint != nil {
+		c.setBalance(common.Address{}, from, new(big.Int).Add(c.balance(common.Address{}, from), mint))
+	}
 	_, err := c.call(from, to, value, data, from, gas, 0)
 	if err == nil && gas.out {
 		err = ErrOutOfGas // a contract swallowed running out of gas
