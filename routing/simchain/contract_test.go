@@ -226,6 +226,49 @@ func TestMisbehavingContracts(t *testing.T) {
 	}
 }
 
+func TestLogFilter(t *testing.T) {
+	c := newChain(t, ethereum)
+	usdcAddr, weth := token(t, ethereum, "USDC"), token(t, ethereum, "WETH")
+	mustSucceed(t, c, alice, simchain.TxRequest{To: usdcAddr, Data: pack(t, "transfer", bob, usdc(1))}) // block 1
+	mustSucceed(t, c, alice, simchain.TxRequest{To: weth, Data: pack(t, "transfer", bob, eth(1))})      // block 2
+	mustSucceed(t, c, alice, simchain.TxRequest{To: usdcAddr, Data: pack(t, "approve", bob, usdc(1))})  // block 3
+	send(t, c, alice, simchain.TxRequest{To: usdcAddr, Data: pack(t, "transfer", bob, usdc(5000))})     // block 4, reverted
+	mustSucceed(t, c, bob, simchain.TxRequest{To: usdcAddr, Data: pack(t, "transfer", carol, usdc(1))}) // block 5
+
+	transfer := standardERC20.Events["Transfer"].ID
+	toBob := common.BytesToHash(bob.Bytes())
+	cases := []struct {
+		name   string
+		f      simchain.LogFilter
+		blocks []uint64
+	}{
+		{"everything", simchain.LogFilter{}, []uint64{1, 2, 3, 5}},
+		{"USDC", simchain.LogFilter{Addresses: []common.Address{usdcAddr}}, []uint64{1, 3, 5}},
+		{"transfers", simchain.LogFilter{Topics: [][]common.Hash{{transfer}}}, []uint64{1, 2, 5}},
+		{"transfers to bob", simchain.LogFilter{Topics: [][]common.Hash{{transfer}, nil, {toBob}}}, []uint64{1, 2}},
+		{"USDC transfers to bob from block 2", simchain.LogFilter{FromBlock: 2, Addresses: []common.Address{usdcAddr}, Topics: [][]common.Hash{{transfer}, nil, {toBob}}}, nil},
+		{"blocks 2 to 3", simchain.LogFilter{FromBlock: 2, ToBlock: 3}, []uint64{2, 3}},
+		{"past the head", simchain.LogFilter{FromBlock: 9}, nil},
+		{"more topics than logs have", simchain.LogFilter{Topics: [][]common.Hash{nil, nil, nil, nil}}, nil},
+	}
+	for _, tc := range cases {
+		var got []uint64
+		for _, l := range c.Logs(tc.f) {
+			got = append(got, l.BlockNumber)
+		}
+		if len(got) != len(tc.blocks) {
+			t.Errorf("%s: logs in blocks %v, want %v", tc.name, got, tc.blocks)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.blocks[i] {
+				t.Errorf("%s: logs in blocks %v, want %v", tc.name, got, tc.blocks)
+				break
+			}
+		}
+	}
+}
+
 func TestEnvReportsTheBlock(t *testing.T) {
 	c := newChain(t, ethereum)
 	var seen struct {

@@ -68,8 +68,8 @@
 //
 // # Reads
 //
-// Balance, Allowance, Nonce, Head, BlockByNumber, Transaction and Receipt
-// read the state and the mined history; Call runs a read-only call
+// Balance, Allowance, Nonce, Head, BlockByNumber, Transaction, Receipt and
+// Logs read the state and the mined history; Call runs a read-only call
 // (balanceOf, allowance, decimals, symbol, ...) against the head block as
 // eth_call does, changing nothing.
 package simchain
