@@ -213,6 +213,12 @@ func (c *Chain) Allowance(token, owner, spender common.Address) *big.Int {
 // its next one.
 func (c *Chain) Nonce(addr common.Address) uint64 { return c.nonce(addr) }
 
+// Storage is the value of a contract's storage slot, as eth_getStorageAt
+// reads it: zero if never written.
+func (c *Chain) Storage(addr common.Address, key common.Hash) common.Hash {
+	return c.storageAt(addr, key)
+}
+
 // Code is the contract deployed at addr, nil for an account without code.
 func (c *Chain) Code(addr common.Address) Contract { return c.codeAt(addr) }
 

@@ -349,3 +349,52 @@ func TestChainsRunIndependently(t *testing.T) {
 		}
 	}
 }
+
+// counter increments storage slot 0 on every call and then reverts when the
+// calldata is "fail", so that a test sees storage rolled back.
+var counter = contractFunc(func(env *simchain.Env, from common.Address, value *big.Int, data []byte) ([]byte, error) {
+	v, err := env.Load(common.Hash{})
+	if err != nil {
+		return nil, err
+	}
+	next := common.BigToHash(new(big.Int).Add(v.Big(), big.NewInt(1)))
+	if err := env.Store(common.Hash{}, next); err != nil {
+		return nil, err
+	}
+	if string(data) == "fail" {
+		return nil, simchain.Revert("counter: failing on purpose")
+	}
+	return next.Bytes(), nil
+})
+
+func TestContractStorage(t *testing.T) {
+	c := newChain(t, ethereum)
+	if err := c.Deploy(holdAddr, counter); err != nil {
+		t.Fatal(err)
+	}
+	slot := func() int64 { return c.Storage(holdAddr, common.Hash{}).Big().Int64() }
+	r := mustSucceed(t, c, alice, simchain.TxRequest{To: holdAddr})
+	if slot() != 1 {
+		t.Fatalf("slot after one call = %d", slot())
+	}
+	if want := uint64(21_000 + simchain.ContractCallGas + simchain.StorageReadGas + simchain.StorageWriteGas); r.GasUsed != want {
+		t.Errorf("gas used %d, want %d", r.GasUsed, want)
+	}
+	if r := send(t, c, alice, simchain.TxRequest{To: holdAddr, Data: []byte("fail")}); r.Succeeded() {
+		t.Fatal("the failing call succeeded")
+	}
+	if slot() != 1 {
+		t.Errorf("a reverted write stayed: slot = %d", slot())
+	}
+	out, err := c.Call(alice, holdAddr, nil)
+	if err != nil || new(big.Int).SetBytes(out).Int64() != 2 || slot() != 1 {
+		t.Errorf("call answered %x, %v; slot %d", out, err, slot())
+	}
+	mustSucceed(t, c, alice, simchain.TxRequest{To: holdAddr})
+	if slot() != 2 {
+		t.Errorf("slot after two calls = %d", slot())
+	}
+	if c.Storage(bob, common.Hash{}) != (common.Hash{}) {
+		t.Error("an account without code has storage")
+	}
+}

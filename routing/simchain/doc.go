@@ -59,9 +59,9 @@
 // that moves assets under the chain's rules, with the contract as
 // msg.sender: transfers from its own balance, transferFrom against an
 // allowance given to it, approvals, mint and burn for the tokens it is a
-// minter of (GrantMinter), calls to other contracts, and logs. A contract
-// that returns an error reverts, and everything it and its callees changed
-// is rolled back. ERC20 is itself such a contract, the code of every token,
+// minter of (GrantMinter), calls to other contracts, storage slots of its
+// own, and logs. A contract that returns an error reverts, and everything
+// it and its callees changed is rolled back. ERC20 is itself such a contract, the code of every token,
 // so application contracts (a router, a bridge sender, a warp route) are
 // written against the same interface and see the same rules a Solidity
 // contract would.

@@ -21,9 +21,10 @@ import (
 // rolled back when it reverts.
 //
 // A contract keeps its state in the chain, through env: balances,
-// allowances and logs. A Go value may also hold state of its own, but then
-// that state is not rolled back on revert and Call does not protect it;
-// contracts that need it must change it only once nothing can fail.
+// allowances, logs and its own storage slots (Load, Store), all of which
+// are rolled back on revert and left untouched by Chain.Call. A Go value
+// may hold state of its own too, but nothing rolls that back: contracts
+// should keep their state in storage.
 type Contract interface {
 	Execute(env *Env, from common.Address, value *big.Int, data []byte) ([]byte, error)
 }
@@ -128,6 +129,24 @@ func (e *Env) Allowance(token, owner, spender common.Address) (*big.Int, error) 
 		return nil, err
 	}
 	return new(big.Int).Set(e.chain.allowance(token, owner, spender)), nil
+}
+
+// Load reads one of this contract's storage slots (zero if never written),
+// as one storage read.
+func (e *Env) Load(key common.Hash) (common.Hash, error) {
+	if err := e.gas.use(StorageReadGas); err != nil {
+		return common.Hash{}, err
+	}
+	return e.chain.storageAt(e.self, key), nil
+}
+
+// Store writes one of this contract's storage slots, as one storage write.
+func (e *Env) Store(key, value common.Hash) error {
+	if err := e.gas.use(StorageWriteGas); err != nil {
+		return err
+	}
+	e.chain.setStorage(e.self, key, value)
+	return nil
 }
 
 // Call calls another account as this contract (msg.sender is Self), with

@@ -12,8 +12,8 @@ import "errors"
 //   - entering a contract's code, at the top level or from another
 //     contract, costs ContractCallGas; a call between contracts that carries
 //     native value costs CallValueGas more;
-//   - every read of a balance or an allowance costs StorageReadGas and every
-//     write StorageWriteGas;
+//   - every read of a balance, an allowance or a contract's storage slot
+//     costs StorageReadGas and every write StorageWriteGas;
 //   - a log costs LogGas, plus LogTopicGas per topic and LogDataGas per byte
 //     of data;
 //   - a contract may charge more for its own work with Env.UseGas.
@@ -39,7 +39,7 @@ const (
 	// carries native value.
 	CallValueGas = 9_000
 	// StorageReadGas and StorageWriteGas are the cost of reading and of
-	// writing one balance or allowance.
+	// writing one balance, allowance or storage slot.
 	StorageReadGas  = 2_100
 	StorageWriteGas = 5_000
 	// LogGas, LogTopicGas and LogDataGas price a log: a base, a cost per

@@ -17,6 +17,9 @@ type account struct {
 	// address for the native coin). A token missing here still reads as
 	// the genesis amount for an account without code.
 	balances map[common.Address]*big.Int
+	// storage is a contract's own storage (Env.Load, Env.Store); a slot
+	// never written reads as zero.
+	storage map[common.Hash]common.Hash
 }
 
 // allowanceKey names what owner lets spender move of token.
@@ -140,6 +143,33 @@ func (c *Chain) codeAt(addr common.Address) Contract {
 		return a.code
 	}
 	return nil
+}
+
+func (c *Chain) storageAt(addr common.Address, key common.Hash) common.Hash {
+	if a := c.accounts[addr]; a != nil {
+		return a.storage[key]
+	}
+	return common.Hash{}
+}
+
+func (c *Chain) setStorage(addr common.Address, key, v common.Hash) {
+	a := c.account(addr)
+	if a.storage == nil {
+		a.storage = make(map[common.Hash]common.Hash)
+	}
+	prev, had := a.storage[key]
+	c.journal = append(c.journal, func() {
+		if had {
+			a.storage[key] = prev
+		} else {
+			delete(a.storage, key)
+		}
+	})
+	if v == (common.Hash{}) {
+		delete(a.storage, key)
+	} else {
+		a.storage[key] = v
+	}
 }
 
 // addLog appends a log to the transaction being executed.
