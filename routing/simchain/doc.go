@@ -34,6 +34,8 @@
 // contract that reverts, gas running out) gives a receipt with Status 0 and
 // a RevertReason, the nonce consumed and the gas paid, and every other
 // change of the transaction rolled back through the state's journal.
+// ParseTxRequest reads a request as wallets and quotes write it, every
+// field a string.
 //
 // A transaction's hash is keccak256 of the RLP list [chainId, from, nonce,
 // to, value, data, gasLimit, gasPrice], unique per chain, sender and nonce;
@@ -45,13 +47,14 @@
 //
 // # Gas
 //
-// Gas follows a small fixed schedule (gas.go): 21,000 per transaction plus
-// its data bytes, ContractCallGas per contract entered, StorageReadGas and
-// StorageWriteGas per balance or allowance read and written, the EVM's log
-// costs, and whatever a contract charges itself. The sender pays gas used ×
-// the chain's fixed gas price in native coin (the fee is burned); a receipt's
-// GasUsed never exceeds the gas limit, and a transaction that runs out uses
-// all of it and fails with "out of gas".
+// Gas follows a small fixed schedule (TxGas and the constants after it):
+// 21,000 per transaction plus its data bytes, ContractCallGas per contract
+// entered, StorageReadGas and StorageWriteGas per balance, allowance or
+// storage slot read and written, the EVM's log costs, and whatever a
+// contract charges itself. The sender pays gas used × the chain's fixed gas
+// price in native coin (the fee is burned); a receipt's GasUsed never
+// exceeds the gas limit, and a transaction that runs out uses all of it and
+// fails with "out of gas".
 //
 // # Contracts
 //

@@ -117,6 +117,12 @@ var (
 // code, if any, runs; afterwards the gas not used is refunded. The fee paid
 // (gas used × gas price) is burned. Data sent to an account without code is
 // accepted and does nothing, as on a chain.
+//
+// One departure from a node: a node refuses a transaction whose sender
+// cannot pay gas and value together, while Send refuses only one whose
+// sender cannot buy its gas, and mines the rest as failed. A client that
+// sends more than it holds thus gets a hash and a failed receipt, as for
+// every other failure, and the service sees the failure as it sees others.
 func (c *Chain) Send(from common.Address, req TxRequest) (*Receipt, error) {
 	switch {
 	case from == (common.Address{}):
