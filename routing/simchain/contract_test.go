@@ -398,3 +398,37 @@ func TestContractStorage(t *testing.T) {
 		t.Error("an account without code has storage")
 	}
 }
+
+func TestEnvRefusesBadAmounts(t *testing.T) {
+	usdcAddr := common.HexToAddress("0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48")
+	cases := []struct {
+		name string
+		op   func(env *simchain.Env) error
+	}{
+		{"nil transfer", func(env *simchain.Env) error { return env.Transfer(usdcAddr, bob, nil) }},
+		{"negative transfer", func(env *simchain.Env) error { return env.Transfer(usdcAddr, bob, big.NewInt(-1)) }},
+		{"negative native transfer", func(env *simchain.Env) error { return env.Transfer(native, bob, big.NewInt(-1)) }},
+		{"nil approve", func(env *simchain.Env) error { return env.Approve(usdcAddr, bob, nil) }},
+		{"oversized transferFrom", func(env *simchain.Env) error {
+			return env.TransferFrom(usdcAddr, alice, bob, new(big.Int).Lsh(big.NewInt(1), 256))
+		}},
+		{"transfer of a token without code", func(env *simchain.Env) error { return env.Transfer(carol, bob, big.NewInt(1)) }},
+		{"transferFrom of the native coin", func(env *simchain.Env) error { return env.TransferFrom(native, alice, bob, big.NewInt(1)) }},
+		{"too many topics", func(env *simchain.Env) error { return env.Emit(make([]common.Hash, 5), nil) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newChain(t, ethereum)
+			op := contractFunc(func(env *simchain.Env, from common.Address, value *big.Int, data []byte) ([]byte, error) {
+				return nil, tc.op(env)
+			})
+			if err := c.Deploy(holdAddr, op); err != nil {
+				t.Fatal(err)
+			}
+			r := send(t, c, alice, simchain.TxRequest{To: holdAddr})
+			if r.Succeeded() || strings.Contains(r.RevertReason, "panicked") {
+				t.Errorf("status %d reason %q, want a plain revert", r.Status, r.RevertReason)
+			}
+		})
+	}
+}

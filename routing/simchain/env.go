@@ -221,8 +221,11 @@ func (e *Env) Burn(token, from common.Address, amount *big.Int) error {
 
 // callToken calls an ERC-20 function on token the way OpenZeppelin's
 // SafeERC20 does: the token must have code, and a call that returns data
-// must return true.
+// must return true. The last argument is the amount.
 func (e *Env) callToken(token common.Address, method string, args ...any) error {
+	if amount, _ := args[len(args)-1].(*big.Int); amount == nil || amount.Sign() < 0 || amount.Cmp(maxUint256) > 0 {
+		return Revertf("%s: the amount must be between 0 and 2^256-1", method)
+	}
 	if e.chain.codeAt(token) == nil {
 		return Revertf("SafeERC20: %s on %s, which has no code", method, token.Hex())
 	}
