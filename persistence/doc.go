@@ -44,12 +44,14 @@
 //	webhookid/<webhookID>                      partnerID, to find a webhook by ID alone
 //	outbox/<due:8><deliveryID>                 pending webhook delivery, ordered by next attempt
 //	delivery/<webhookID>/<ts:8><deliveryID>    delivery attempt history and dead letters
+//	quote/<issued:8><quoteID>                  an issued quote's ticket (quote.Ticket),
+//	                                           written unsynced, swept by range
+//	                                           (issued = Unix seconds, which the
+//	                                           quote id also carries)
 //
 // Reserved for later issues (the shape is binding so that families do not
 // collide; the value encodings are decided when they are implemented):
 //
-//	quote/<quoteID>                             issued quote, kept until expiry plus grace
-//	quoteexp/<expiresAt:8><quoteID>             expiry index for the quote sweeper
 //	swap/<chainID:8><txHash>                    tracked swap and its status
 //	deposit/<depositAddress>                    intents deposit and its status
 //	onramp/<orderID>                            on-ramp order and its status
