@@ -44,6 +44,13 @@
 //	webhookid/<webhookID>                      partnerID, to find a webhook by ID alone
 //	outbox/<due:8><deliveryID>                 pending webhook delivery, ordered by next attempt
 //	delivery/<webhookID>/<ts:8><deliveryID>    delivery attempt history and dead letters
+//	idem/<scope>/<key>                         answer remembered for an Idempotency-Key, with the
+//	                                           request's fingerprint (idempotency.go); scope is
+//	                                           "partner.<partnerID>" or "ip.<address>" and holds
+//	                                           no '/', the client's key (visible ASCII, '/'
+//	                                           allowed) is the rest of the key
+//	idemx/<expiresAt:8><scope>/<key>           expiry index of idem/, one entry per record, read
+//	                                           by the sweep of expired answers
 //
 // Reserved for later issues (the shape is binding so that families do not
 // collide; the value encodings are decided when they are implemented):
