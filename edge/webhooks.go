@@ -59,13 +59,17 @@ const urlCheckTimeout = 5 * time.Second
 //     account limit, which is about parameters, not the body's schema.
 //   - The test event is swap.completed with data.test = true (see
 //     routing/webhook.TestEvent), sent through the same outbox and pool.
+//   - Both POSTs create something (a registration; a test delivery) and
+//     honour Idempotency-Key: a repeated test with the same key sends no
+//     second delivery.
 func (s *Server) webhookRoutes() {
 	rt := func(name string) route { return route{bucket: BucketRead, auth: authRequired, name: name} }
-	s.Handle("POST", "/v1/partner/webhooks", rt("webhooks-create"), s.createWebhook)
+	creates := func(name string) route { r := rt(name); r.idempotent = true; return r }
+	s.Handle("POST", "/v1/partner/webhooks", creates("webhooks-create"), s.createWebhook)
 	s.Handle("GET", "/v1/partner/webhooks", rt("webhooks-list"), s.listWebhooks)
 	s.Handle("DELETE", "/v1/partner/webhooks/{id}", rt("webhooks-delete"), s.deleteWebhook)
 	s.Handle("GET", "/v1/partner/webhooks/{id}/deliveries", rt("webhooks-deliveries"), s.webhookDeliveries)
-	s.Handle("POST", "/v1/partner/webhooks/{id}/test", rt("webhooks-test"), s.testWebhook)
+	s.Handle("POST", "/v1/partner/webhooks/{id}/test", creates("webhooks-test"), s.testWebhook)
 }
 
 type webhookBody struct {

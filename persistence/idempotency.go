@@ -43,19 +43,21 @@ const (
 
 // idemRecord is the stored encoding of a remembered answer: the request's
 // fingerprint in hex, the answer's status and body (base64, as
-// encoding/json writes bytes), and its lifetime.
+// encoding/json writes bytes), the id of the request that acted, and the
+// record's lifetime.
 type idemRecord struct {
 	V           int       `json:"v"`
 	Fingerprint string    `json:"fingerprint"`
 	Status      int       `json:"status"`
 	Body        []byte    `json:"body"`
+	RequestID   string    `json:"requestId"`
 	CreatedAt   time.Time `json:"createdAt"`
 	ExpiresAt   time.Time `json:"expiresAt"`
 }
 
 func encodeIdem(rec *idempotency.Record) ([]byte, error) {
 	val, err := json.Marshal(idemRecord{V: 1, Fingerprint: hex.EncodeToString(rec.Fingerprint[:]), Status: rec.Status,
-		Body: rec.Body, CreatedAt: rec.CreatedAt.UTC(), ExpiresAt: rec.ExpiresAt.UTC()})
+		Body: rec.Body, RequestID: rec.RequestID, CreatedAt: rec.CreatedAt.UTC(), ExpiresAt: rec.ExpiresAt.UTC()})
 	if err != nil {
 		return nil, fmt.Errorf("persistence: encode idempotency record: %w", err)
 	}
@@ -67,7 +69,7 @@ func decodeIdem(b []byte) (*idempotency.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &idempotency.Record{Status: rec.Status, Body: rec.Body, CreatedAt: rec.CreatedAt, ExpiresAt: rec.ExpiresAt}
+	out := &idempotency.Record{Status: rec.Status, Body: rec.Body, RequestID: rec.RequestID, CreatedAt: rec.CreatedAt, ExpiresAt: rec.ExpiresAt}
 	if n, err := hex.Decode(out.Fingerprint[:], []byte(rec.Fingerprint)); err != nil || n != len(out.Fingerprint) || len(rec.Fingerprint) != 2*n {
 		return nil, fmt.Errorf("persistence: decode idempotency record: fingerprint %q is not a hex SHA-256", rec.Fingerprint)
 	}

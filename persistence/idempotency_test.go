@@ -15,7 +15,7 @@ import (
 )
 
 func sameRecord(a, b *idempotency.Record) bool {
-	return a.Fingerprint == b.Fingerprint && a.Status == b.Status && bytes.Equal(a.Body, b.Body) &&
+	return a.Fingerprint == b.Fingerprint && a.Status == b.Status && bytes.Equal(a.Body, b.Body) && a.RequestID == b.RequestID &&
 		a.CreatedAt.Equal(b.CreatedAt) && a.ExpiresAt.Equal(b.ExpiresAt)
 }
 
@@ -35,6 +35,7 @@ func TestRememberAnswerRoundTripAndScopes(t *testing.T) {
 		t.Fatalf("before any write: %v, want ErrNotFound", err)
 	}
 	want := idempotency.NewRecord(idempotency.Fingerprint{1, 2, 3}, 201, []byte(`{"data":{"id":"wh_1"},"error":null}`), clock.Now())
+	want.RequestID = "req-1"
 	if err := s.RememberAnswer(ctx, partner, want); err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +57,12 @@ func TestRememberAnswerRoundTripAndScopes(t *testing.T) {
 func TestIdempotencyRecordEncoding(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	rec := idempotency.NewRecord(idempotency.Fingerprint{0xab, 0x01}, 201, []byte(`{}`), at)
+	rec.RequestID = "5f0c7a52-9e4b-4d6e-9d0f-3c1b2a7e8f61"
 	got, err := encodeIdem(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"v":1,"fingerprint":"ab01000000000000000000000000000000000000000000000000000000000000","status":201,"body":"e30=","createdAt":"2026-03-01T12:00:00Z","expiresAt":"2026-03-02T12:00:00Z"}`
+	const want = `{"v":1,"fingerprint":"ab01000000000000000000000000000000000000000000000000000000000000","status":201,"body":"e30=","requestId":"5f0c7a52-9e4b-4d6e-9d0f-3c1b2a7e8f61","createdAt":"2026-03-01T12:00:00Z","expiresAt":"2026-03-02T12:00:00Z"}`
 	if string(got) != want {
 		t.Fatalf("encoding\n got %s\nwant %s", got, want)
 	}

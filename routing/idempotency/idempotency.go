@@ -106,11 +106,13 @@ func FingerprintOf(method, path, body []byte) Fingerprint {
 }
 
 // Record is a remembered answer: the fingerprint of the request that
-// produced it, its HTTP status and its body, byte for byte.
+// produced it, its HTTP status and its body, byte for byte, and that
+// request's id, which a replay carries as its own.
 type Record struct {
 	Fingerprint Fingerprint
 	Status      int
 	Body        []byte
+	RequestID   string
 	CreatedAt   time.Time
 	// ExpiresAt is CreatedAt plus Lifetime; from then on the record is as
 	// good as absent.
