@@ -115,7 +115,7 @@ func (s *Server) serveIdempotent(r *Request, h handlerFunc) error {
 	}
 	key := string(vals[0]) // before anything else reads a header
 	k := idempotency.Key{Scope: s.idempotencyScope(r), Value: key}
-	fp := idempotency.FingerprintOf(r.Ctx.Method(), r.Ctx.Path(), r.Ctx.PostBody())
+	fp := idempotency.FingerprintOf(r.Ctx.Method(), requestTarget(r), r.Ctx.PostBody())
 	var timer *time.Timer
 	for {
 		release, busy := s.flights.acquire(k)
@@ -183,4 +183,17 @@ func (s *Server) idempotencyScope(r *Request) string {
 		return idempotency.PartnerScope(r.Partner.ID)
 	}
 	return idempotency.ClientScope(s.clientIP(r.Ctx))
+}
+
+// requestTarget is the request's path and, if it has one, its query
+// string: what the fingerprint counts as the request's address.
+func requestTarget(r *Request) []byte {
+	path, q := r.Ctx.Path(), r.Ctx.URI().QueryString()
+	if len(q) == 0 {
+		return path
+	}
+	t := make([]byte, 0, len(path)+1+len(q))
+	t = append(t, path...)
+	t = append(t, '?')
+	return append(t, q...)
 }

@@ -219,6 +219,7 @@ func TestIdempotentRoutes(t *testing.T) {
 		{name: "key acts", call: call{path: "/v1/make", body: `{"a":1}`, hdr: [][2]string{key("k1")}}, status: 201, actions: 3},
 		{name: "same key and body replays", call: call{path: "/v1/make", body: `{"a":1}`, hdr: [][2]string{key("k1")}}, status: 201, replay: "key acts", actions: 3},
 		{name: "same key, other body", call: call{path: "/v1/make", body: `{"a":2}`, hdr: [][2]string{key("k1")}}, status: 400, code: apierr.InvalidParams, reason: "conflict", actions: 3},
+		{name: "same key and body, a query string", call: call{path: "/v1/make?x=1", body: `{"a":1}`, hdr: [][2]string{key("k1")}}, status: 400, code: apierr.InvalidParams, reason: "conflict", actions: 3},
 		{name: "same key and body, other path", call: call{path: "/v1/other", body: `{"a":1}`, hdr: [][2]string{key("k1")}}, status: 400, code: apierr.InvalidParams, reason: "conflict", actions: 3},
 		{name: "same key from another client IP is another key", call: call{path: "/v1/make", body: `{"a":2}`, peer: "198.51.100.2:4000", hdr: [][2]string{key("k1")}}, status: 201, actions: 4},
 		{name: "same key with a partner key is the partner's", call: call{path: "/v1/make", body: `{"a":2}`, hdr: [][2]string{key("k1"), {"X-API-Key", testPartnerKey}}}, status: 201, actions: 5},

@@ -49,7 +49,8 @@ const urlCheckTimeout = 5 * time.Second
 // HTTPS and must not resolve to a loopback, private, link-local or cloud
 // metadata address; the secret is never returned; the delivery history shows
 // each delivery's state (pending, delivered, retrying or dead), its latest
-// attempt and the log of its attempts (see webhookDeliveries). Choices where the specification is silent:
+// attempt and the log of its attempts (see webhookDeliveries). Choices where
+// the specification is silent:
 //   - POST answers 201 Created: it creates a resource with a new id.
 //   - An unknown webhook id, or another partner's, is 404 NOT_FOUND: unlike
 //     fee wallets the specification names no code for it, and NOT_FOUND is

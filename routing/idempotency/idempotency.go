@@ -12,7 +12,8 @@
 //     client IP address for anonymous calls (see PartnerScope, ClientScope).
 //     Two scopes never see each other's keys.
 //   - A request is identified by its fingerprint: the SHA-256 of its method,
-//     path and raw body, the body compared byte for byte (see FingerprintOf).
+//     path (with its query string, if any) and raw body, the body compared
+//     byte for byte (see FingerprintOf).
 //   - An answer is remembered for 24 hours from the request that produced it
 //     (Lifetime); after that the key is free again.
 //   - Only success answers (2xx) are remembered (see Remembered): a refusal
@@ -88,9 +89,10 @@ func ClientScope(ip netip.Addr) string { return "ip." + ip.Unmap().WithZone("").
 // Fingerprint identifies a request's content.
 type Fingerprint [sha256.Size]byte
 
-// FingerprintOf is the SHA-256 of method, path and body, each but the last
-// preceded by its length so that no two different requests run together
-// into the same input.
+// FingerprintOf is the SHA-256 of method, path (the request target: the
+// path and, if there is one, '?' and the query string) and body, each but
+// the last preceded by its length so that no two different requests run
+// together into the same input.
 func FingerprintOf(method, path, body []byte) Fingerprint {
 	h := sha256.New()
 	var n [8]byte
