@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/idempotency"
 )
 
 // The envelope writer is the only place that writes a response body, so every
@@ -48,6 +49,24 @@ func setHeaders(r *Request, status int) {
 	r.Ctx.Response.Header.SetContentTypeBytes(contentTypeJSON)
 	r.Ctx.Response.Header.SetBytesKV(headerRequestID, r.ID[:])
 }
+
+// writeReplay answers with an answer remembered for an Idempotency-Key:
+// its status and body byte for byte, meta included, and the X-Request-Id
+// of the request that acted, which is its meta.requestId (see
+// idempotency.go), marked Idempotent-Replayed: true.
+func writeReplay(r *Request, rec *idempotency.Record) {
+	r.Ctx.SetStatusCode(rec.Status)
+	r.Ctx.Response.Header.SetContentTypeBytes(contentTypeJSON)
+	if rec.RequestID != "" {
+		r.Ctx.Response.Header.SetBytesK(headerRequestID, rec.RequestID)
+	} else {
+		r.Ctx.Response.Header.SetBytesKV(headerRequestID, r.ID[:])
+	}
+	r.Ctx.Response.Header.SetBytesKV(headerReplayed, strTrue)
+	r.Ctx.Response.SetBody(rec.Body)
+}
+
+var strTrue = []byte("true")
 
 // writeJSON answers with status and a value encoded with encoding/json.
 func writeJSON(r *Request, status int, v any) {

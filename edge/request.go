@@ -53,6 +53,9 @@ type route struct {
 	// anonFree exempts calls without a key from the bucket (GET /v1/ping);
 	// calls with a key still count.
 	anonFree bool
+	// idempotent makes the endpoint honour the Idempotency-Key header (see
+	// idempotency.go): every POST that creates something declares it.
+	idempotent bool
 }
 
 var requestPool = sync.Pool{New: func() any { return new(Request) }}
@@ -84,7 +87,13 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 			writeError(r, err)
 			return
 		}
-		if err := h(r); err != nil {
+		var err error
+		if rt.idempotent {
+			err = s.serveIdempotent(r, h)
+		} else {
+			err = h(r)
+		}
+		if err != nil {
 			ae := apierr.From(err)
 			if ae.HTTPStatus() >= 500 {
 				s.log.Error("request failed", slog.String("requestId", string(r.ID[:])),

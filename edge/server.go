@@ -41,6 +41,9 @@ type Config struct {
 	TrustedProxies  []netip.Prefix
 	// Mode is reported by /v1/ping: "sandbox" or "live".
 	Mode string
+	// IdempotencyWait is how long a request waits for another one with the
+	// same Idempotency-Key before it is refused as in progress.
+	IdempotencyWait time.Duration
 }
 
 // DefaultConfig returns the anonymous tier's limits per client IP and
@@ -53,6 +56,7 @@ func DefaultConfig() Config {
 		AnonHeavyPerMin: account.AnonymousHeavyPerMin,
 		AnonReadPerMin:  account.AnonymousReadPerMin,
 		Mode:            "sandbox",
+		IdempotencyWait: DefaultIdempotencyWait,
 	}
 }
 
@@ -68,6 +72,9 @@ type Deps struct {
 	Quotes QuoteService
 	// Webhooks serves the webhook endpoints; nil leaves them out.
 	Webhooks *WebhookService
+	// Idempotency remembers the answers of the routes declared idempotent;
+	// it is required as soon as one of them is served.
+	Idempotency IdempotencyStore
 	// Ready reports whether the store is open and the actors are running.
 	Ready  func() error
 	Logger *slog.Logger
@@ -89,6 +96,9 @@ type Server struct {
 	srv     *fasthttp.Server
 	router  *router.Router
 	ref     *refCache
+	flights flights
+	// routeErr is the first route registered without what it needs.
+	routeErr error
 }
 
 // New builds the server and its routes.
@@ -121,8 +131,14 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.ref, err = newRefCache(deps.Registry, deps.Tools, deps.RefData); err != nil {
 		return nil, err
 	}
+	if s.cfg.IdempotencyWait <= 0 {
+		s.cfg.IdempotencyWait = DefaultIdempotencyWait
+	}
 	s.router = router.New()
 	s.routes()
+	if s.routeErr != nil {
+		return nil, s.routeErr
+	}
 	s.router.NotFound = s.wrap(route{name: "not_found"}, func(r *Request) error {
 		return apierr.New(apierr.NotFound, "no such path: "+string(r.Ctx.Path()))
 	})
@@ -170,8 +186,13 @@ func (s *Server) routes() {
 	}
 }
 
-// Handle registers an endpoint with its bucket and auth mode.
+// Handle registers an endpoint with its bucket and auth mode. An
+// idempotent route needs Deps.Idempotency; without it New fails rather than
+// serve a route whose Idempotency-Key would be ignored.
 func (s *Server) Handle(method, path string, rt route, h handlerFunc) {
+	if rt.idempotent && s.deps.Idempotency == nil && s.routeErr == nil {
+		s.routeErr = fmt.Errorf("edge: %s %s is idempotent but no idempotency store was given", method, path)
+	}
 	s.router.Handle(method, path, s.wrap(rt, h))
 }
 

@@ -48,8 +48,9 @@ const urlCheckTimeout = 5 * time.Second
 // webhookRoutes registers the webhook endpoints. A registered URL must be
 // HTTPS and must not resolve to a loopback, private, link-local or cloud
 // metadata address; the secret is never returned; the delivery history shows
-// each delivery's latest attempt and its state (pending, delivered, retrying
-// or dead). Choices where the specification is silent:
+// each delivery's state (pending, delivered, retrying or dead), its latest
+// attempt and the log of its attempts (see webhookDeliveries). Choices where
+// the specification is silent:
 //   - POST answers 201 Created: it creates a resource with a new id.
 //   - An unknown webhook id, or another partner's, is 404 NOT_FOUND: unlike
 //     fee wallets the specification names no code for it, and NOT_FOUND is
@@ -59,13 +60,17 @@ const urlCheckTimeout = 5 * time.Second
 //     account limit, which is about parameters, not the body's schema.
 //   - The test event is swap.completed with data.test = true (see
 //     routing/webhook.TestEvent), sent through the same outbox and pool.
+//   - Both POSTs create something (a registration; a test delivery) and
+//     honour Idempotency-Key: a repeated test with the same key sends no
+//     second delivery.
 func (s *Server) webhookRoutes() {
 	rt := func(name string) route { return route{bucket: BucketRead, auth: authRequired, name: name} }
-	s.Handle("POST", "/v1/partner/webhooks", rt("webhooks-create"), s.createWebhook)
+	creates := func(name string) route { r := rt(name); r.idempotent = true; return r }
+	s.Handle("POST", "/v1/partner/webhooks", creates("webhooks-create"), s.createWebhook)
 	s.Handle("GET", "/v1/partner/webhooks", rt("webhooks-list"), s.listWebhooks)
 	s.Handle("DELETE", "/v1/partner/webhooks/{id}", rt("webhooks-delete"), s.deleteWebhook)
 	s.Handle("GET", "/v1/partner/webhooks/{id}/deliveries", rt("webhooks-deliveries"), s.webhookDeliveries)
-	s.Handle("POST", "/v1/partner/webhooks/{id}/test", rt("webhooks-test"), s.testWebhook)
+	s.Handle("POST", "/v1/partner/webhooks/{id}/test", creates("webhooks-test"), s.testWebhook)
 }
 
 type webhookBody struct {
@@ -192,17 +197,42 @@ func (s *Server) deleteWebhook(r *Request) error {
 }
 
 type deliveryView struct {
-	ID         string  `json:"id"`
-	Event      string  `json:"event"`
-	Attempt    int     `json:"attempt"`
-	StatusCode *int    `json:"statusCode"`
-	LatencyMs  *int64  `json:"latencyMs"`
-	Error      *string `json:"error"`
-	State      string  `json:"state"`
-	CreatedAt  string  `json:"createdAt"`
-	UpdatedAt  string  `json:"updatedAt"`
+	ID         string        `json:"id"`
+	Event      string        `json:"event"`
+	Attempt    int           `json:"attempt"`
+	StatusCode *int          `json:"statusCode"`
+	LatencyMs  *int64        `json:"latencyMs"`
+	Error      *string       `json:"error"`
+	State      string        `json:"state"`
+	CreatedAt  string        `json:"createdAt"`
+	UpdatedAt  string        `json:"updatedAt"`
+	Attempts   []attemptView `json:"attempts"`
 }
 
+type attemptView struct {
+	Attempt    int     `json:"attempt"`
+	StatusCode *int    `json:"statusCode"`
+	LatencyMs  int64   `json:"latencyMs"`
+	Error      *string `json:"error"`
+	At         string  `json:"at"`
+}
+
+// attemptTimeFormat is RFC 3339 with milliseconds: retries of a short
+// schedule can be less than a second apart.
+const attemptTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// webhookDeliveries answers GET /v1/partner/webhooks/{id}/deliveries: the
+// webhook's newest 100 deliveries, newest first, one item per delivery (its
+// id is the X-Service-Delivery header every attempt carried). Each item
+// keeps its summary fields with their meaning — attempt (how many were
+// made), statusCode, latencyMs and error of the latest attempt (null before
+// the first; statusCode null when no HTTP answer came), state, createdAt,
+// updatedAt — and adds attempts[], the log of its attempts oldest first:
+// {attempt, statusCode (null without an answer), latencyMs, error (null on
+// success), at (when it was sent, RFC 3339 with milliseconds)}. The log
+// holds every attempt of the default schedule; a schedule longer than
+// webhook.MaxAttemptsKept (16) attempts shows its newest 16. A delivery recorded before attempts were
+// logged lists its latest attempt alone, timed by its updatedAt.
 func (s *Server) webhookDeliveries(r *Request) error {
 	id := pathID(r)
 	recs, err := s.deps.Webhooks.Registrations.Deliveries(r.Context(), r.Partner.ID, id, maxDeliveriesListed)
@@ -228,6 +258,18 @@ func (s *Server) webhookDeliveries(r *Request) error {
 		}
 		if d.Error != "" {
 			v.Error = &d.Error
+		}
+		v.Attempts = make([]attemptView, len(d.Attempts))
+		for i := range d.Attempts {
+			a := &d.Attempts[i]
+			av := attemptView{Attempt: a.Attempt, LatencyMs: a.LatencyMs, At: a.At.UTC().Format(attemptTimeFormat)}
+			if a.StatusCode != 0 {
+				av.StatusCode = &a.StatusCode
+			}
+			if a.Error != "" {
+				av.Error = &a.Error
+			}
+			v.Attempts[i] = av
 		}
 		out.Deliveries = append(out.Deliveries, v)
 	}

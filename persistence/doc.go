@@ -43,7 +43,16 @@
 //	webhook/<partnerID>/<webhookID>            webhook registration (its signing secret is kept, never returned)
 //	webhookid/<webhookID>                      partnerID, to find a webhook by ID alone
 //	outbox/<due:8><deliveryID>                 pending webhook delivery, ordered by next attempt
-//	delivery/<webhookID>/<ts:8><deliveryID>    delivery attempt history and dead letters
+//	delivery/<webhookID>/<ts:8><deliveryID>    delivery history row with its attempt log (record
+//	                                           version 2; version 1 rows, without the log, are
+//	                                           still read), dead letters included
+//	idem/<scope>/<key>                         answer remembered for an Idempotency-Key, with the
+//	                                           request's fingerprint (idempotency.go); scope is
+//	                                           "partner.<partnerID>" or "ip.<address>" and holds
+//	                                           no '/', the client's key (visible ASCII, '/'
+//	                                           allowed) is the rest of the key
+//	idemx/<expiresAt:8><scope>/<key>           expiry index of idem/, one entry per record, read
+//	                                           by the sweep of expired answers
 //	quote/<issued:8><quoteID>                  an issued quote's ticket (quote.Ticket),
 //	                                           written unsynced, swept by range
 //	                                           (issued = Unix seconds, which the

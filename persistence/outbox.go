@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,7 +20,8 @@ import (
 //	                                           time its next attempt is due
 //	delivery/<webhookID>/<ts:8><deliveryID>    the delivery's history row, ts being
 //	                                           its creation time; updated after
-//	                                           every attempt
+//	                                           every attempt, whose outcome joins
+//	                                           the row's attempt log
 //
 // An event enters the outbox in the same batch as the state change that
 // caused it, so a crash can lose neither one without the other. The delivery
@@ -39,10 +41,34 @@ type outboxRecord struct {
 }
 
 // deliveryRecord is the stored encoding of a delivery history row: the row's
-// own JSON fields and the record version.
+// own JSON fields and the record version. Version 2 adds the attempt log
+// ("attempts"); a version 1 row, written before attempts were logged, is
+// read with a log of its latest attempt alone, sent at its updatedAt, since
+// the earlier ones were never kept.
 type deliveryRecord struct {
 	V int `json:"v"`
 	webhook.DeliveryRecord
+}
+
+// deliveryVersion is the version of the delivery rows this build writes.
+const deliveryVersion = 2
+
+func decodeDelivery(b []byte) (*webhook.DeliveryRecord, error) {
+	var rec deliveryRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("persistence: decode delivery record: %w", err)
+	}
+	switch rec.V {
+	case 1:
+		rec.Attempts = nil
+		if rec.Attempt > 0 {
+			rec.Attempts = []webhook.Attempt{rec.LatestAttempt(rec.UpdatedAt)}
+		}
+	case deliveryVersion:
+	default:
+		return nil, fmt.Errorf("persistence: delivery record version %d unknown", rec.V)
+	}
+	return &rec.DeliveryRecord, nil
 }
 
 func outboxKey(due time.Time, deliveryID string) []byte {
@@ -130,7 +156,7 @@ func (s *Store) enqueue(b *pebble.Batch, w *webhook.Registration, event string, 
 }
 
 func setDelivery(b *pebble.Batch, rec *webhook.DeliveryRecord) error {
-	val, err := json.Marshal(deliveryRecord{V: 1, DeliveryRecord: *rec})
+	val, err := json.Marshal(deliveryRecord{V: deliveryVersion, DeliveryRecord: *rec})
 	if err != nil {
 		return fmt.Errorf("persistence: encode delivery record: %w", err)
 	}
@@ -226,12 +252,18 @@ func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip fun
 
 // FinishAttempts records the outcomes of attempts in one synced batch, so
 // that attempts finishing together share one WAL sync. For each outcome the
-// history row is written and the outbox entry is removed or, when RetryAt is
-// not zero, moved to RetryAt with its Attempt set to the record's; a webhook
-// deleted meanwhile gets no history row. The batch is atomic: after an error
-// none of them is recorded and every entry is still in the outbox at its old
-// key (its delivery will be repeated). Entries are updated in place only
-// after the commit succeeded.
+// history row is written, its attempt log being the stored row's with this
+// attempt appended (webhook.AppendAttempt, sent at the outcome's At, or now
+// when that is zero; the outcome's own Attempts are ignored), and the
+// outbox entry is removed or, when RetryAt is not zero, moved to RetryAt
+// with its Attempt set to the record's; a webhook deleted meanwhile gets no
+// history row. The log is read from the committed row, so outs holds at
+// most one attempt of a delivery, which the pool guarantees: it makes a
+// delivery's next attempt only after the previous one was recorded. The
+// batch is atomic: after an error none of them is recorded and every entry
+// is still in the outbox at its old key (its delivery will be repeated).
+// Entries are updated in place only after the commit succeeded; the
+// outcomes' records are not modified.
 func (s *Store) FinishAttempts(ctx context.Context, outs []webhook.AttemptOutcome) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
@@ -270,10 +302,26 @@ func (s *Store) FinishAttempts(ctx context.Context, outs []webhook.AttemptOutcom
 			alive[e.WebhookID] = ok
 		}
 		if ok {
-			rec := o.Record
+			rec := *o.Record
 			rec.ID, rec.WebhookID, rec.Event, rec.CreatedAt = e.DeliveryID, e.WebhookID, e.Event, e.CreatedAt
 			rec.UpdatedAt = updatedAt
-			if err := setDelivery(b, rec); err != nil {
+			var log []webhook.Attempt
+			switch val, err := s.get(deliveryKey(e.WebhookID, e.CreatedAt, e.DeliveryID)); {
+			case err == nil:
+				prev, err := decodeDelivery(val)
+				if err != nil {
+					return err
+				}
+				log = prev.Attempts
+			case !errors.Is(err, ErrNotFound):
+				return fmt.Errorf("persistence: read delivery record: %w", err)
+			}
+			at := o.At
+			if at.IsZero() {
+				at = updatedAt
+			}
+			rec.Attempts = webhook.AppendAttempt(log, rec.LatestAttempt(at.UTC()))
+			if err := setDelivery(b, &rec); err != nil {
 				return err
 			}
 		}
@@ -314,11 +362,11 @@ func (s *Store) Deliveries(ctx context.Context, partnerID, webhookID string, lim
 	defer it.Close()
 	out := []*webhook.DeliveryRecord{}
 	for ok := it.Last(); ok && len(out) < limit; ok = it.Prev() {
-		var rec deliveryRecord
-		if err := json.Unmarshal(it.Value(), &rec); err != nil {
-			return nil, fmt.Errorf("persistence: decode delivery record: %w", err)
+		rec, err := decodeDelivery(it.Value())
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, &rec.DeliveryRecord)
+		out = append(out, rec)
 	}
 	if err := it.Error(); err != nil {
 		return nil, fmt.Errorf("persistence: list deliveries: %w", err)

@@ -122,3 +122,102 @@ func TestDueDeliveriesFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestFinishAttemptsLogsEveryAttempt records a delivery's attempts one by
+// one and checks the attempt log after each, including the bound on its
+// length and a row written before attempts were logged.
+func TestFinishAttemptsLogsEveryAttempt(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	clock := &fakeClock{t: start}
+	s := openWebhookStore(t, t.TempDir(), clock)
+	w := newHook("ptn_a", webhook.SwapCompleted)
+	if err := s.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PublishTo(ctx, w, webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	due := dueEntries(t, s, clock.Now())
+	if len(due) != 1 {
+		t.Fatalf("%d entries due", len(due))
+	}
+	e := due[0]
+	history := func() *webhook.DeliveryRecord {
+		t.Helper()
+		hist, err := s.Deliveries(ctx, "ptn_a", w.ID, 10)
+		if err != nil || len(hist) != 1 {
+			t.Fatalf("history %+v, %v", hist, err)
+		}
+		return hist[0]
+	}
+	if rec := history(); rec.State != webhook.DeliveryPending || len(rec.Attempts) != 0 {
+		t.Fatalf("pending row %+v", rec)
+	}
+	attempt := func(n, status int, errText string, retry bool) {
+		t.Helper()
+		sent := start.Add(time.Duration(n) * time.Minute)
+		clock.t = sent.Add(time.Second)
+		rec := &webhook.DeliveryRecord{Attempt: n, StatusCode: status, LatencyMs: int64(n), Error: errText, State: webhook.DeliveryDelivered}
+		out := webhook.AttemptOutcome{Entry: e, Record: rec, At: sent}
+		if retry {
+			rec.State, out.RetryAt = webhook.DeliveryRetrying, sent.Add(time.Minute)
+		}
+		if err := s.FinishAttempts(ctx, []webhook.AttemptOutcome{out}); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Attempts != nil || rec.ID != "" {
+			t.Fatalf("FinishAttempts modified the outcome's record: %+v", rec)
+		}
+	}
+	attempt(1, 500, "receiver answered HTTP 500", true)
+	attempt(2, 0, "timeout: no answer within 5s", true)
+	attempt(3, 200, "", false)
+	got := history()
+	want := []webhook.Attempt{
+		{Attempt: 1, StatusCode: 500, LatencyMs: 1, Error: "receiver answered HTTP 500", At: start.Add(time.Minute)},
+		{Attempt: 2, StatusCode: 0, LatencyMs: 2, Error: "timeout: no answer within 5s", At: start.Add(2 * time.Minute)},
+		{Attempt: 3, StatusCode: 200, LatencyMs: 3, At: start.Add(3 * time.Minute)},
+	}
+	if got.Attempt != 3 || got.StatusCode != 200 || got.State != webhook.DeliveryDelivered || !sameAttempts(got.Attempts, want) {
+		t.Fatalf("row %+v\nwant attempts %+v", got, want)
+	}
+
+	// A longer schedule keeps the newest MaxAttemptsKept.
+	for n := 4; n <= webhook.MaxAttemptsKept+5; n++ {
+		attempt(n, 503, "receiver answered HTTP 503", true)
+	}
+	got = history()
+	if len(got.Attempts) != webhook.MaxAttemptsKept || got.Attempts[0].Attempt != 6 || got.Attempts[len(got.Attempts)-1].Attempt != webhook.MaxAttemptsKept+5 || got.Attempt != webhook.MaxAttemptsKept+5 {
+		t.Fatalf("%d attempts kept, %d to %d (row attempt %d)", len(got.Attempts), got.Attempts[0].Attempt, got.Attempts[len(got.Attempts)-1].Attempt, got.Attempt)
+	}
+
+	// A row written before attempts were logged (version 1) starts its log
+	// with its latest attempt.
+	key := deliveryKey(w.ID, e.CreatedAt, e.DeliveryID)
+	legacy := `{"v":1,"id":"` + e.DeliveryID + `","webhookId":"` + w.ID + `","event":"swap.completed","attempt":2,"statusCode":503,"latencyMs":7,"error":"receiver answered HTTP 503","state":"retrying","createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:05:00Z"}`
+	if err := s.db.Set(key, []byte(legacy), nil); err != nil {
+		t.Fatal(err)
+	}
+	legacyAttempt := webhook.Attempt{Attempt: 2, StatusCode: 503, LatencyMs: 7, Error: "receiver answered HTTP 503", At: start.Add(5 * time.Minute)}
+	if got := history(); !sameAttempts(got.Attempts, []webhook.Attempt{legacyAttempt}) {
+		t.Fatalf("legacy row read with attempts %+v", got.Attempts)
+	}
+	attempt(3, 200, "", false)
+	if got := history(); !sameAttempts(got.Attempts, []webhook.Attempt{legacyAttempt, {Attempt: 3, StatusCode: 200, LatencyMs: 3, At: start.Add(3 * time.Minute)}}) {
+		t.Fatalf("legacy row after an attempt: %+v", got.Attempts)
+	}
+}
+
+func sameAttempts(a, b []webhook.Attempt) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Attempt != y.Attempt || x.StatusCode != y.StatusCode || x.LatencyMs != y.LatencyMs || x.Error != y.Error || !x.At.Equal(y.At) {
+			return false
+		}
+	}
+	return true
+}

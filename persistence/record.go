@@ -11,6 +11,7 @@ type versioned interface{ version() int }
 
 func (r activityRecord) version() int { return r.V }
 func (r webhookRecord) version() int  { return r.V }
+func (r idemRecord) version() int     { return r.V }
 
 // decodeV1 decodes a version-1 record of the named kind. A later encoding
 // version gets its own case here, migrating as it reads.

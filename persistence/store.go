@@ -71,6 +71,15 @@ type Store struct {
 	// walletMu orders cache fills after the writes they could miss.
 	walletMu sync.Mutex
 
+	// idemMu lets remembered answers be written concurrently (read-locked)
+	// and swept alone (locked), so a sweep never deletes a record that a
+	// write is replacing. idemNextSweep is the earliest Unix nanosecond the
+	// next sweep may start; idemSweptTo, guarded by idemMu, is where the
+	// last sweep stopped (see idempotency.go).
+	idemMu        sync.RWMutex
+	idemNextSweep atomic.Int64
+	idemSweptTo   []byte
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error

@@ -253,7 +253,11 @@ func TestWebhookRecordEncodings(t *testing.T) {
 	entry := webhook.OutboxEntry{DeliveryID: "dlv_1", WebhookID: "wh_1", PartnerID: "ptn_a", Event: webhook.SwapCompleted,
 		Body: []byte(`{}`), Attempt: 2, CreatedAt: at, Due: at}
 	rec := webhook.DeliveryRecord{ID: "dlv_1", WebhookID: "wh_1", Event: webhook.SwapCompleted, Attempt: 2, StatusCode: 503,
-		LatencyMs: 7, Error: "receiver answered HTTP 503", State: webhook.DeliveryRetrying, CreatedAt: at, UpdatedAt: at}
+		LatencyMs: 7, Error: "receiver answered HTTP 503", State: webhook.DeliveryRetrying, CreatedAt: at, UpdatedAt: at,
+		Attempts: []webhook.Attempt{
+			{Attempt: 1, StatusCode: 0, LatencyMs: 5000, Error: "timeout: no answer within 5s", At: at.Add(-time.Minute)},
+			{Attempt: 2, StatusCode: 503, LatencyMs: 7, Error: "receiver answered HTTP 503", At: at},
+		}}
 	for _, tc := range []struct {
 		name string
 		v    any
@@ -263,8 +267,9 @@ func TestWebhookRecordEncodings(t *testing.T) {
 			`{"v":1,"id":"wh_1","partnerId":"ptn_a","url":"https://example.com/hook","events":["swap.completed"],"secret":"0123456789abcdef","active":true,"createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z"}`},
 		{"outbox", outboxRecord{V: 1, OutboxEntry: entry},
 			`{"v":1,"deliveryId":"dlv_1","webhookId":"wh_1","partnerId":"ptn_a","event":"swap.completed","body":"e30=","attempt":2,"createdAt":"2026-03-01T12:00:00Z","due":"2026-03-01T12:00:00Z"}`},
-		{"delivery", deliveryRecord{V: 1, DeliveryRecord: rec},
-			`{"v":1,"id":"dlv_1","webhookId":"wh_1","event":"swap.completed","attempt":2,"statusCode":503,"latencyMs":7,"error":"receiver answered HTTP 503","state":"retrying","createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z"}`},
+		{"delivery", deliveryRecord{V: deliveryVersion, DeliveryRecord: rec},
+			`{"v":2,"id":"dlv_1","webhookId":"wh_1","event":"swap.completed","attempt":2,"statusCode":503,"latencyMs":7,"error":"receiver answered HTTP 503","state":"retrying","createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z",` +
+				`"attempts":[{"attempt":1,"statusCode":0,"latencyMs":5000,"error":"timeout: no answer within 5s","at":"2026-03-01T11:59:00Z"},{"attempt":2,"statusCode":503,"latencyMs":7,"error":"receiver answered HTTP 503","at":"2026-03-01T12:00:00Z"}]}`},
 	} {
 		got, err := json.Marshal(tc.v)
 		if err != nil {
@@ -273,6 +278,25 @@ func TestWebhookRecordEncodings(t *testing.T) {
 		if string(got) != tc.want {
 			t.Errorf("%s record\n got %s\nwant %s", tc.name, got, tc.want)
 		}
+	}
+	// Both delivery versions read: version 1, from before the attempt log,
+	// with its latest attempt as the log; a version it does not know, not.
+	for _, tc := range []struct {
+		raw      string
+		attempts int
+	}{
+		{`{"v":2,"id":"dlv_1","attempt":2,"statusCode":503,"attempts":[{"attempt":1},{"attempt":2,"statusCode":503}]}`, 2},
+		{`{"v":2,"id":"dlv_1","state":"pending"}`, 0},
+		{`{"v":1,"id":"dlv_1","attempt":2,"statusCode":503,"updatedAt":"2026-03-01T12:00:00Z"}`, 1},
+		{`{"v":1,"id":"dlv_1","state":"pending"}`, 0},
+	} {
+		d, err := decodeDelivery([]byte(tc.raw))
+		if err != nil || len(d.Attempts) != tc.attempts || (tc.attempts > 0 && d.Attempts[len(d.Attempts)-1].StatusCode != 503) {
+			t.Fatalf("decodeDelivery(%s) = %+v, %v", tc.raw, d, err)
+		}
+	}
+	if _, err := decodeDelivery([]byte(`{"v":3,"id":"dlv_1"}`)); err == nil {
+		t.Fatal("a delivery record of an unknown version was read")
 	}
 	w, err := decodeWebhook([]byte(`{"v":1,"id":"wh_1","partnerId":"ptn_a","url":"https://example.com/hook","events":["swap.completed"],"secret":"0123456789abcdef","active":true,"createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z"}`))
 	if err != nil || w.ID != reg.ID || w.Secret != reg.Secret || !w.Subscribes(webhook.SwapCompleted) || !w.CreatedAt.Equal(at) {

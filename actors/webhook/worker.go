@@ -72,6 +72,7 @@ func (p *Pool) deliver(e *hook.OutboxEntry) (hook.AttemptOutcome, bool) {
 	}
 	n := e.Attempt + 1
 	p.stats.Attempts.Add(1)
+	sentAt := p.cfg.Now()
 	start := time.Now()
 	status, aerr := p.post(w, e)
 	latency := time.Since(start)
@@ -97,7 +98,7 @@ func (p *Pool) deliver(e *hook.OutboxEntry) (hook.AttemptOutcome, bool) {
 	// The committer gets a copy: recording a retry moves it in place, while
 	// the dispatcher may still be reading the original.
 	mine := *e
-	return hook.AttemptOutcome{Entry: &mine, Record: rec, RetryAt: retryAt}, true
+	return hook.AttemptOutcome{Entry: &mine, Record: rec, At: sentAt, RetryAt: retryAt}, true
 }
 
 // post sends e's body to w once and returns the response status (0 when

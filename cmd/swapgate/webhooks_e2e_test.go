@@ -193,3 +193,100 @@ func TestServeWebhookFlags(t *testing.T) {
 		t.Fatalf("defaults %+v", def)
 	}
 }
+
+// TestWebhookDeliveryLogsEveryAttempt: a receiver that fails twice and then
+// accepts shows, in the deliveries list, one delivery with its three
+// attempts in order, each with its status code.
+func TestWebhookDeliveryLogsEveryAttempt(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string // X-Service-Delivery of each request
+	rc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if !webhook.Verify([]byte(e2eSecret), b, r.Header.Get(webhook.HeaderSignature)) {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		seen = append(seen, r.Header.Get(webhook.HeaderDelivery))
+		n := len(seen)
+		mu.Unlock()
+		if n <= 2 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(rc.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(rc.Certificate())
+	ts := startServer(t, func(c *app.Config) {
+		c.AllowLoopbackWebhooks = true
+		c.WebhookTLS = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+		c.WebhookRetryBase = 20 * time.Millisecond
+	})
+	_, key := ts.createPartner("Flaky")
+	var created struct {
+		ID string `json:"id"`
+	}
+	ts.do(http.MethodPost, "/v1/partner/webhooks", hookBody(t, rc.URL+"/hook", []string{webhook.SwapCompleted}, e2eSecret), withKey(key)).decode(t, &created)
+	var sent struct {
+		DeliveryID string `json:"deliveryId"`
+	}
+	ts.do(http.MethodPost, "/v1/partner/webhooks/"+created.ID+"/test", nil, withKey(key)).decode(t, &sent)
+
+	type attempt struct {
+		Attempt    int     `json:"attempt"`
+		StatusCode *int    `json:"statusCode"`
+		LatencyMs  *int64  `json:"latencyMs"`
+		Error      *string `json:"error"`
+		At         string  `json:"at"`
+	}
+	var list struct {
+		Deliveries []struct {
+			ID         string    `json:"id"`
+			Attempt    int       `json:"attempt"`
+			StatusCode *int      `json:"statusCode"`
+			Error      *string   `json:"error"`
+			State      string    `json:"state"`
+			Attempts   []attempt `json:"attempts"`
+		} `json:"deliveries"`
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ts.get("/v1/partner/webhooks/"+created.ID+"/deliveries", withKey(key)).decode(t, &list)
+		if len(list.Deliveries) == 1 && list.Deliveries[0].State == webhook.DeliveryDelivered {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not delivered in time: %+v", list.Deliveries)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d := list.Deliveries[0]
+	if d.ID != sent.DeliveryID || d.Attempt != 3 || d.StatusCode == nil || *d.StatusCode != 200 || d.Error != nil {
+		t.Fatalf("delivery summary %+v", d)
+	}
+	wantStatus := []int{500, 500, 200}
+	if len(d.Attempts) != len(wantStatus) {
+		t.Fatalf("%d attempts listed, want %d: %+v", len(d.Attempts), len(wantStatus), d.Attempts)
+	}
+	var prev time.Time
+	for i, a := range d.Attempts {
+		at, err := time.Parse(time.RFC3339Nano, a.At)
+		if err != nil || a.Attempt != i+1 || a.StatusCode == nil || *a.StatusCode != wantStatus[i] || a.LatencyMs == nil || at.Before(prev) {
+			t.Fatalf("attempt %d: %+v (at %v)", i+1, a, err)
+		}
+		if failed := wantStatus[i] != 200; failed != (a.Error != nil) {
+			t.Fatalf("attempt %d: error %v for status %d", i+1, a.Error, wantStatus[i])
+		}
+		prev = at
+	}
+	if *d.Attempts[0].Error != "receiver answered HTTP 500" {
+		t.Fatalf("first attempt's error %q", *d.Attempts[0].Error)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 || seen[0] != sent.DeliveryID || seen[2] != sent.DeliveryID {
+		t.Fatalf("receiver saw %v", seen)
+	}
+}

@@ -41,8 +41,9 @@ type OutboxEntry struct {
 	Due        time.Time `json:"due"`
 }
 
-// DeliveryRecord is the history row of one delivery: the outcome of its
-// latest attempt and its state, which is what the partner is shown.
+// DeliveryRecord is the history row of one delivery, which is what the
+// partner is shown: its state, the outcome of its latest attempt (Attempt,
+// StatusCode, LatencyMs, Error), and the log of its attempts.
 //
 // The JSON field names are the stored encoding, as for Registration.
 type DeliveryRecord struct {
@@ -56,14 +57,55 @@ type DeliveryRecord struct {
 	State      string    `json:"state"`
 	CreatedAt  time.Time `json:"createdAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
+	// Attempts lists the delivery's attempts, oldest first: every one, or
+	// the newest MaxAttemptsKept of a longer schedule (see AppendAttempt).
+	Attempts []Attempt `json:"attempts,omitempty"`
+}
+
+// Attempt is one try of a delivery: its number (1-based), the receiver's
+// HTTP status (0 when no answer came), how long it took, why it failed
+// (empty when it succeeded) and when it was sent.
+//
+// The JSON field names are the stored encoding, as for Registration.
+type Attempt struct {
+	Attempt    int       `json:"attempt"`
+	StatusCode int       `json:"statusCode"`
+	LatencyMs  int64     `json:"latencyMs"`
+	Error      string    `json:"error,omitempty"`
+	At         time.Time `json:"at"`
+}
+
+// MaxAttemptsKept bounds the attempts a delivery record keeps: twice the
+// default schedule's attempts, so that every attempt of the default
+// schedule, and of any schedule up to twice as long, is kept. A longer
+// schedule keeps its newest ones; the record's Attempt still counts all.
+const MaxAttemptsKept = 2 * DefaultMaxAttempts
+
+// AppendAttempt returns the attempt log with a added, keeping the newest
+// MaxAttemptsKept. It never modifies log's backing array, which may be
+// shared with a record already handed out.
+func AppendAttempt(log []Attempt, a Attempt) []Attempt {
+	keep := log[max(0, len(log)-(MaxAttemptsKept-1)):]
+	out := make([]Attempt, 0, len(keep)+1)
+	out = append(out, keep...)
+	return append(out, a)
+}
+
+// LatestAttempt is the attempt a record's latest-attempt fields describe,
+// sent at at. It is how the log of a record kept before attempts were
+// logged starts.
+func (d *DeliveryRecord) LatestAttempt(at time.Time) Attempt {
+	return Attempt{Attempt: d.Attempt, StatusCode: d.StatusCode, LatencyMs: d.LatencyMs, Error: d.Error, At: at}
 }
 
 // AttemptOutcome is the result of one attempt of Entry: Record is its new
-// history row, and a non-zero RetryAt is when the next attempt is due. A
-// zero RetryAt means the delivery is over (delivered or dead), and the entry
-// leaves the outbox.
+// history row (its Attempts are filled in when it is recorded), At is when
+// the attempt was sent, and a non-zero RetryAt is when the next attempt is
+// due. A zero RetryAt means the delivery is over (delivered or dead), and
+// the entry leaves the outbox.
 type AttemptOutcome struct {
 	Entry   *OutboxEntry
 	Record  *DeliveryRecord
+	At      time.Time
 	RetryAt time.Time
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 )
@@ -204,5 +205,68 @@ func TestSubscribes(t *testing.T) {
 	r.Active = false
 	if r.Subscribes(SwapCompleted) {
 		t.Fatal("an inactive registration subscribes")
+	}
+}
+
+func TestAppendAttempt(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	log := func(from, to int) []Attempt {
+		var out []Attempt
+		for n := from; n <= to; n++ {
+			out = append(out, Attempt{Attempt: n, StatusCode: 500, At: at.Add(time.Duration(n) * time.Second)})
+		}
+		return out
+	}
+	numbers := func(l []Attempt) []int {
+		var out []int
+		for _, a := range l {
+			out = append(out, a.Attempt)
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		log       []Attempt
+		next      int
+		wantFirst int
+		wantLen   int
+	}{
+		{"first attempt", nil, 1, 1, 1},
+		{"third attempt", log(1, 2), 3, 1, 3},
+		{"the last one kept whole", log(1, MaxAttemptsKept-1), MaxAttemptsKept, 1, MaxAttemptsKept},
+		{"one more drops the oldest", log(1, MaxAttemptsKept), MaxAttemptsKept + 1, 2, MaxAttemptsKept},
+		{"a long schedule keeps the newest", log(5, MaxAttemptsKept+4), MaxAttemptsKept + 5, 6, MaxAttemptsKept},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Spare capacity: an append in place would show in the original.
+			in := append(make([]Attempt, 0, len(tt.log)+4), tt.log...)
+			before := numbers(in)
+			got := AppendAttempt(in, Attempt{Attempt: tt.next, StatusCode: 200})
+			if len(got) != tt.wantLen || got[0].Attempt != tt.wantFirst || got[len(got)-1].Attempt != tt.next {
+				t.Fatalf("AppendAttempt gave attempts %v", numbers(got))
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i].Attempt != got[i-1].Attempt+1 {
+					t.Fatalf("attempts out of order: %v", numbers(got))
+				}
+			}
+			got[0].Attempt = -1
+			if after := numbers(in); !slices.Equal(before, after) {
+				t.Fatalf("the input log changed: %v, was %v", after, before)
+			}
+			if cap(in) > len(in) && in[:len(in)+1][len(in)].Attempt != 0 {
+				t.Fatal("AppendAttempt wrote into the input's spare capacity")
+			}
+		})
+	}
+}
+
+func TestLatestAttempt(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	d := DeliveryRecord{Attempt: 3, StatusCode: 503, LatencyMs: 12, Error: "receiver answered HTTP 503", State: DeliveryRetrying}
+	want := Attempt{Attempt: 3, StatusCode: 503, LatencyMs: 12, Error: "receiver answered HTTP 503", At: at}
+	if got := d.LatestAttempt(at); got != want {
+		t.Fatalf("LatestAttempt = %+v, want %+v", got, want)
 	}
 }

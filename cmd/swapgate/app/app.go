@@ -170,7 +170,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
 	a.edge, err = edge.New(ec, edge.Deps{
 		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: webhooks,
-		Ready: a.ready, Logger: a.log, Metrics: metrics,
+		Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
 		return nil, err
