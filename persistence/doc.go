@@ -57,11 +57,12 @@
 //	                                           written unsynced, swept by range
 //	                                           (issued = Unix seconds, which the
 //	                                           quote id also carries)
+//	swap/<txHash>                              a tracked swap (swap.Swap), by its source
+//	                                           transaction hash in lower case
 //
 // Reserved for later issues (the shape is binding so that families do not
 // collide; the value encodings are decided when they are implemented):
 //
-//	swap/<chainID:8><txHash>                    tracked swap and its status
 //	deposit/<depositAddress>                    intents deposit and its status
 //	onramp/<orderID>                            on-ramp order and its status
 //	onrampx/<partnerID>/<externalID>            partner's own reference, to refuse duplicates
