@@ -1,0 +1,258 @@
+// Package tracker follows swaps after their quote until they reach a
+// terminal status. Each tracked swap is polled at its provider (LI.FI's
+// status API, the sandbox's simulated bridging, ...) on the schedule of
+// package swap: quickly at first, then backing off, up to a give-up
+// horizon. Every transition is persisted with the webhook event it
+// publishes and the partner's activity record in one synced batch, so
+// tracking survives a restart: a started tracker resumes every open swap.
+//
+// Concurrency: one scheduler goroutine owns the queue of due polls (a heap
+// by due time); polls run on a bounded set of goroutines; a swap is in the
+// queue at most once and polled by one goroutine at a time, so its
+// transitions never race.
+package tracker
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/swap"
+	"github.com/swapgate/swapgate/routing/webhook"
+)
+
+// Store keeps tracked swaps; *persistence.Store is one.
+type Store interface {
+	CreateSwap(ctx context.Context, t *persistence.TrackedSwap) (*persistence.TrackedSwap, bool, error)
+	SaveSwap(ctx context.Context, t *persistence.TrackedSwap, events []webhook.Event) error
+	Swap(ctx context.Context, hash string) (*persistence.TrackedSwap, error)
+	EachOpenSwap(ctx context.Context, fn func(*persistence.TrackedSwap) bool) error
+}
+
+// Source observes a swap at its provider.
+type Source interface {
+	SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observation, error)
+}
+
+// Options tunes a Tracker.
+type Options struct {
+	// Sources observe swaps by provider name; a swap whose provider has no
+	// source is observed by Fallback.
+	Sources  map[string]Source
+	Fallback Source
+	// Schedule is the polling schedule; zero means swap.DefaultSchedule.
+	Schedule swap.Schedule
+	// Workers bounds concurrent polls (default 8).
+	Workers int
+	// PollTimeout bounds one poll (default 10 s).
+	PollTimeout time.Duration
+	// Published is called after a transition published events, so that
+	// delivery need not wait for its periodic scan; nil does nothing.
+	Published func()
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Tracker is the running tracker.
+type Tracker struct {
+	store Store
+	opts  Options
+
+	mu     sync.Mutex
+	queue  dueQueue
+	queued map[string]bool
+	wake   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+	sem    chan struct{}
+	polls  sync.WaitGroup
+}
+
+// Start resumes every open swap of store and starts polling.
+func Start(ctx context.Context, store Store, o Options) (*Tracker, error) {
+	if o.Schedule == (swap.Schedule{}) {
+		o.Schedule = swap.DefaultSchedule()
+	}
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
+	if o.PollTimeout <= 0 {
+		o.PollTimeout = 10 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	t := &Tracker{store: store, opts: o, queued: map[string]bool{}, wake: make(chan struct{}, 1),
+		stop: make(chan struct{}), done: make(chan struct{}), sem: make(chan struct{}, o.Workers)}
+	err := store.EachOpenSwap(ctx, func(s *persistence.TrackedSwap) bool {
+		t.enqueue(s.ID, s.NextPoll)
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tracker: resume open swaps: %w", err)
+	}
+	go t.run()
+	return t, nil
+}
+
+// Track starts following a swap (or returns the one already followed
+// under its source hash) and polls it at once.
+func (t *Tracker) Track(ctx context.Context, s *persistence.TrackedSwap) (*persistence.TrackedSwap, error) {
+	now := t.opts.Now()
+	s.ID = swap.NormalizeHash(s.ID)
+	if s.CreatedAt.IsZero() {
+		s.CreatedAt = now
+	}
+	s.UpdatedAt, s.NextPoll = now, now
+	stored, created, err := t.store.CreateSwap(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("tracker: track %s: %w", s.ID, err)
+	}
+	if created {
+		t.enqueue(stored.ID, now)
+	}
+	return stored, nil
+}
+
+// Swap returns a tracked swap by its source hash, or persistence.ErrNotFound.
+func (t *Tracker) Swap(ctx context.Context, hash string) (*persistence.TrackedSwap, error) {
+	return t.store.Swap(ctx, hash)
+}
+
+// Stop stops polling and waits for polls in flight.
+func (t *Tracker) Stop() {
+	close(t.stop)
+	<-t.done
+	t.polls.Wait()
+}
+
+func (t *Tracker) enqueue(id string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.queued[id] {
+		return
+	}
+	t.queued[id] = true
+	heap.Push(&t.queue, due{id: id, at: at})
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run hands due swaps to pollers until Stop.
+func (t *Tracker) run() {
+	defer close(t.done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		var next due
+		ready := false
+		if t.queue.Len() > 0 {
+			next = t.queue[0]
+			ready = !next.at.After(t.opts.Now())
+			if ready {
+				heap.Pop(&t.queue)
+				delete(t.queued, next.id)
+			}
+		}
+		wait := time.Hour
+		if !ready && t.queue.Len() > 0 {
+			wait = time.Until(t.queue[0].at)
+		}
+		t.mu.Unlock()
+		if ready {
+			select {
+			case t.sem <- struct{}{}:
+			case <-t.stop:
+				return
+			}
+			t.polls.Add(1)
+			go t.poll(next.id)
+			continue
+		}
+		timer.Reset(max(wait, time.Millisecond))
+		select {
+		case <-t.stop:
+			return
+		case <-t.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// poll observes one swap, records what changed and schedules the next poll.
+func (t *Tracker) poll(id string) {
+	defer t.polls.Done()
+	defer func() { <-t.sem }()
+	ctx, cancel := context.WithTimeout(context.Background(), t.opts.PollTimeout)
+	defer cancel()
+	s, err := t.store.Swap(ctx, id)
+	if err != nil {
+		if !errors.Is(err, persistence.ErrNotFound) {
+			t.opts.Logger.Warn("tracker: read swap", "swap", id, "err", err)
+			t.enqueue(id, t.opts.Now().Add(t.opts.Schedule.First))
+		}
+		return
+	}
+	if s.Terminal() {
+		return
+	}
+	src := t.opts.Sources[s.Provider]
+	if src == nil {
+		src = t.opts.Fallback
+	}
+	var events []webhook.Event
+	now := t.opts.Now()
+	if src != nil {
+		obs, err := src.SwapStatus(ctx, &s.Swap)
+		if err != nil {
+			// A failed poll is retried on the schedule; the swap's status
+			// stays what it was.
+			t.opts.Logger.Warn("tracker: poll", "swap", id, "provider", s.Provider, "err", err)
+		} else if ev := swap.Apply(&s.Swap, obs, now); ev != "" {
+			events = append(events, swap.Event(ev, &s.Swap, now))
+		}
+	}
+	t.opts.Schedule.Next(&s.Swap, now)
+	if err := t.store.SaveSwap(ctx, s, events); err != nil {
+		t.opts.Logger.Warn("tracker: save swap", "swap", id, "err", err)
+		t.enqueue(id, now.Add(t.opts.Schedule.First))
+		return
+	}
+	if len(events) > 0 && t.opts.Published != nil {
+		t.opts.Published()
+	}
+	if !s.NextPoll.IsZero() {
+		t.enqueue(id, s.NextPoll)
+	}
+}
+
+// due is one queued poll.
+type due struct {
+	id string
+	at time.Time
+}
+
+// dueQueue is a min-heap of polls by due time.
+type dueQueue []due
+
+func (q dueQueue) Len() int           { return len(q) }
+func (q dueQueue) Less(i, j int) bool { return q[i].at.Before(q[j].at) }
+func (q dueQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *dueQueue) Push(x any)        { *q = append(*q, x.(due)) }
+func (q *dueQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
