@@ -70,6 +70,10 @@ type Deps struct {
 	Accounts AccountStore
 	// Quotes is the quote engine; nil leaves /v1/quote and /v1/routes out.
 	Quotes QuoteService
+	// Tickets and Swaps serve /v1/execute and /v1/status; nil leaves them
+	// out.
+	Tickets QuoteTickets
+	Swaps   SwapTracker
 	// Webhooks serves the webhook endpoints; nil leaves them out.
 	Webhooks *WebhookService
 	// Idempotency remembers the answers of the routes declared idempotent;
@@ -183,6 +187,9 @@ func (s *Server) routes() {
 	}
 	if s.deps.Webhooks != nil {
 		s.webhookRoutes()
+	}
+	if s.deps.Tickets != nil && s.deps.Swaps != nil {
+		s.executionRoutes()
 	}
 }
 

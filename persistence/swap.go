@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -18,27 +17,15 @@ import (
 // source transaction hash in lower case, which is what status queries name.
 const prefixSwap = "swap/"
 
-// swapRecord is the on-disk form of a tracked swap. QuoteIssuedAt locates
-// the partner's activity record of the quote, which follows the swap's
-// status.
+// swapRecord is the on-disk form of a tracked swap.
 type swapRecord struct {
 	V int `json:"v"`
 	swap.Swap
-	QuoteIssuedAt time.Time `json:"quoteIssuedAt,omitzero"`
 }
 
 func swapKey(id string) []byte { return []byte(prefixSwap + swap.NormalizeHash(id)) }
 
-// TrackedSwap is a swap as stored: the record and where its quote's
-// activity lives.
-type TrackedSwap struct {
-	swap.Swap
-	// QuoteIssuedAt is the quote's issue time (with the partner and quote
-	// id, the identity of its activity record); zero without a quote.
-	QuoteIssuedAt time.Time
-}
-
-func decodeSwap(b []byte) (*TrackedSwap, error) {
+func decodeSwap(b []byte) (*swap.Swap, error) {
 	var r swapRecord
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("persistence: decode swap: %w", err)
@@ -46,12 +33,12 @@ func decodeSwap(b []byte) (*TrackedSwap, error) {
 	if r.V != 1 {
 		return nil, fmt.Errorf("persistence: swap %s: record version %d unknown", r.ID, r.V)
 	}
-	return &TrackedSwap{Swap: r.Swap, QuoteIssuedAt: r.QuoteIssuedAt}, nil
+	return &r.Swap, nil
 }
 
 // Swap returns the tracked swap whose source transaction is hash, or
 // ErrNotFound.
-func (s *Store) Swap(ctx context.Context, hash string) (*TrackedSwap, error) {
+func (s *Store) Swap(ctx context.Context, hash string) (*swap.Swap, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -65,7 +52,7 @@ func (s *Store) Swap(ctx context.Context, hash string) (*TrackedSwap, error) {
 // CreateSwap stores a newly tracked swap in a synced batch, or returns the
 // one already tracked under the same hash (created false), so that
 // reporting a swap twice tracks it once.
-func (s *Store) CreateSwap(ctx context.Context, t *TrackedSwap) (stored *TrackedSwap, created bool, err error) {
+func (s *Store) CreateSwap(ctx context.Context, t *swap.Swap) (stored *swap.Swap, created bool, err error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, false, err
 	}
@@ -93,7 +80,7 @@ func (s *Store) CreateSwap(ctx context.Context, t *TrackedSwap) (stored *Tracked
 // swap record, its webhook events in the partner's outbox, and the status
 // of the partner's activity record of the quote (kind swap), so that none
 // of the three is durable without the others.
-func (s *Store) SaveSwap(ctx context.Context, t *TrackedSwap, events []webhook.Event) error {
+func (s *Store) SaveSwap(ctx context.Context, t *swap.Swap, events []webhook.Event) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -122,8 +109,8 @@ func (s *Store) SaveSwap(ctx context.Context, t *TrackedSwap, events []webhook.E
 	return nil
 }
 
-func (s *Store) putSwap(b *pebble.Batch, t *TrackedSwap) error {
-	val, err := json.Marshal(swapRecord{V: 1, Swap: t.Swap, QuoteIssuedAt: t.QuoteIssuedAt})
+func (s *Store) putSwap(b *pebble.Batch, t *swap.Swap) error {
+	val, err := json.Marshal(swapRecord{V: 1, Swap: *t})
 	if err != nil {
 		return fmt.Errorf("persistence: encode swap %s: %w", t.ID, err)
 	}
@@ -133,7 +120,7 @@ func (s *Store) putSwap(b *pebble.Batch, t *TrackedSwap) error {
 // markActivity rewrites the quote's activity record with the swap's status
 // (a quote that became a swap). A quote without a record (an anonymous one
 // has none) is left alone.
-func (s *Store) markActivity(b *pebble.Batch, t *TrackedSwap) error {
+func (s *Store) markActivity(b *pebble.Batch, t *swap.Swap) error {
 	if t.QuoteID == "" || t.QuoteIssuedAt.IsZero() || !account.ValidID(t.PartnerID) {
 		return nil
 	}
@@ -155,7 +142,7 @@ func (s *Store) markActivity(b *pebble.Batch, t *TrackedSwap) error {
 
 // EachOpenSwap calls fn for every tracked swap still due a poll (not
 // terminal, tracking not given up), for trackers resuming after a start.
-func (s *Store) EachOpenSwap(ctx context.Context, fn func(*TrackedSwap) bool) error {
+func (s *Store) EachOpenSwap(ctx context.Context, fn func(*swap.Swap) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}

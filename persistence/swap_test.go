@@ -26,8 +26,8 @@ func TestSwapTransitionsAreOneBatch(t *testing.T) {
 	if err := b.Commit(nil); err != nil {
 		t.Fatal(err)
 	}
-	tr := &TrackedSwap{Swap: swap.Swap{ID: "0xABC", QuoteID: "qt_1", PartnerID: "ptn_a", Status: swap.StatusPending,
-		CreatedAt: issued, NextPoll: issued.Add(time.Second)}, QuoteIssuedAt: issued}
+	tr := &swap.Swap{ID: "0xABC", QuoteID: "qt_1", PartnerID: "ptn_a", Status: swap.StatusPending,
+		CreatedAt: issued, NextPoll: issued.Add(time.Second), QuoteIssuedAt: issued}
 	got, created, err := s.CreateSwap(ctx, tr)
 	if err != nil || !created || got.ID != "0xABC" {
 		t.Fatalf("create: %+v %v %v", got, created, err)
@@ -38,12 +38,12 @@ func TestSwapTransitionsAreOneBatch(t *testing.T) {
 		t.Fatalf("second create replaced the first: %+v %v %v", got, created, err)
 	}
 	open := 0
-	if err := s.EachOpenSwap(ctx, func(*TrackedSwap) bool { open++; return true }); err != nil || open != 1 {
+	if err := s.EachOpenSwap(ctx, func(*swap.Swap) bool { open++; return true }); err != nil || open != 1 {
 		t.Fatalf("open swaps %d %v", open, err)
 	}
 
 	tr.Status, tr.NextPoll = swap.StatusDone, time.Time{}
-	ev := swap.Event(webhook.SwapCompleted, &tr.Swap, issued.Add(time.Minute))
+	ev := swap.Event(webhook.SwapCompleted, tr, issued.Add(time.Minute))
 	if err := s.SaveSwap(ctx, tr, []webhook.Event{ev}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestSwapTransitionsAreOneBatch(t *testing.T) {
 		t.Fatalf("outbox %d %v", due, err)
 	}
 	open = 0
-	if err := s.EachOpenSwap(ctx, func(*TrackedSwap) bool { open++; return true }); err != nil || open != 0 {
+	if err := s.EachOpenSwap(ctx, func(*swap.Swap) bool { open++; return true }); err != nil || open != 0 {
 		t.Fatalf("open swaps after done %d %v", open, err)
 	}
 }

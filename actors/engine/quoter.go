@@ -30,14 +30,6 @@ type TicketKeeper interface {
 	Ticket(ctx context.Context, id string) (*quote.Ticket, error)
 }
 
-// ErrQuoteExpired and ErrQuoteUnknown are what Lookup reports for a quote
-// that cannot be executed: one past its expiry (kept a while after it, see
-// package tickets), and one never issued.
-var (
-	ErrQuoteExpired = errors.New("quote expired")
-	ErrQuoteUnknown = errors.New("quote unknown")
-)
-
 // Quoter is the quote service: it applies the fee policy, races the
 // eligible providers, ranks what came back, records partner earnings
 // durably, and keeps a ticket of every issued quote.
@@ -59,21 +51,21 @@ func NewQuoter(e *Engine, ledger LedgerRecorder, wallets FeeWalletFinder, ticket
 }
 
 // Lookup returns the ticket of an issued quote that has not expired: a
-// quote id never issued (or swept long after expiry) is ErrQuoteUnknown,
-// one past its expiresAt ErrQuoteExpired.
+// quote id never issued is quote.ErrUnknown, one past its expiresAt (its
+// ticket kept a while after, or already swept) quote.ErrExpired.
 func (q *Quoter) Lookup(ctx context.Context, id string) (*quote.Ticket, error) {
 	t, err := q.tickets.Ticket(ctx, id)
 	if errors.Is(err, account.ErrNotFound) {
 		if at, ok := quote.IssuedAt(id); ok && q.now().After(at.Add(quote.TTL)) {
-			return nil, ErrQuoteExpired
+			return nil, quote.ErrExpired
 		}
-		return nil, ErrQuoteUnknown
+		return nil, quote.ErrUnknown
 	}
 	if err != nil {
 		return nil, err
 	}
 	if q.now().After(t.ExpiresAt) {
-		return nil, ErrQuoteExpired
+		return nil, quote.ErrExpired
 	}
 	return t, nil
 }

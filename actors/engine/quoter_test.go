@@ -37,10 +37,10 @@ func TestLookupTellsExpiredFromUnknown(t *testing.T) {
 		want error
 	}{
 		{live, nil},
-		{stale, ErrQuoteExpired},
-		{swept, ErrQuoteExpired},
-		{quote.NewID(now), ErrQuoteUnknown},
-		{"qt_nonsense", ErrQuoteUnknown},
+		{stale, quote.ErrExpired},
+		{swept, quote.ErrExpired},
+		{quote.NewID(now), quote.ErrUnknown},
+		{"qt_nonsense", quote.ErrUnknown},
 	}
 	for _, tt := range tests {
 		tk, err := q.Lookup(context.Background(), tt.id)

@@ -28,10 +28,10 @@ import (
 
 // Store keeps tracked swaps; *persistence.Store is one.
 type Store interface {
-	CreateSwap(ctx context.Context, t *persistence.TrackedSwap) (*persistence.TrackedSwap, bool, error)
-	SaveSwap(ctx context.Context, t *persistence.TrackedSwap, events []webhook.Event) error
-	Swap(ctx context.Context, hash string) (*persistence.TrackedSwap, error)
-	EachOpenSwap(ctx context.Context, fn func(*persistence.TrackedSwap) bool) error
+	CreateSwap(ctx context.Context, t *swap.Swap) (*swap.Swap, bool, error)
+	SaveSwap(ctx context.Context, t *swap.Swap, events []webhook.Event) error
+	Swap(ctx context.Context, hash string) (*swap.Swap, error)
+	EachOpenSwap(ctx context.Context, fn func(*swap.Swap) bool) error
 }
 
 // Source observes a swap at its provider.
@@ -92,7 +92,7 @@ func Start(ctx context.Context, store Store, o Options) (*Tracker, error) {
 	}
 	t := &Tracker{store: store, opts: o, queued: map[string]bool{}, wake: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}), sem: make(chan struct{}, o.Workers)}
-	err := store.EachOpenSwap(ctx, func(s *persistence.TrackedSwap) bool {
+	err := store.EachOpenSwap(ctx, func(s *swap.Swap) bool {
 		t.enqueue(s.ID, s.NextPoll)
 		return true
 	})
@@ -105,7 +105,7 @@ func Start(ctx context.Context, store Store, o Options) (*Tracker, error) {
 
 // Track starts following a swap (or returns the one already followed
 // under its source hash) and polls it at once.
-func (t *Tracker) Track(ctx context.Context, s *persistence.TrackedSwap) (*persistence.TrackedSwap, error) {
+func (t *Tracker) Track(ctx context.Context, s *swap.Swap) (*swap.Swap, error) {
 	now := t.opts.Now()
 	s.ID = swap.NormalizeHash(s.ID)
 	if s.CreatedAt.IsZero() {
@@ -123,7 +123,7 @@ func (t *Tracker) Track(ctx context.Context, s *persistence.TrackedSwap) (*persi
 }
 
 // Swap returns a tracked swap by its source hash, or persistence.ErrNotFound.
-func (t *Tracker) Swap(ctx context.Context, hash string) (*persistence.TrackedSwap, error) {
+func (t *Tracker) Swap(ctx context.Context, hash string) (*swap.Swap, error) {
 	return t.store.Swap(ctx, hash)
 }
 
@@ -214,16 +214,16 @@ func (t *Tracker) poll(id string) {
 	var events []webhook.Event
 	now := t.opts.Now()
 	if src != nil {
-		obs, err := src.SwapStatus(ctx, &s.Swap)
+		obs, err := src.SwapStatus(ctx, s)
 		if err != nil {
 			// A failed poll is retried on the schedule; the swap's status
 			// stays what it was.
 			t.opts.Logger.Warn("tracker: poll", "swap", id, "provider", s.Provider, "err", err)
-		} else if ev := swap.Apply(&s.Swap, obs, now); ev != "" {
-			events = append(events, swap.Event(ev, &s.Swap, now))
+		} else if ev := swap.Apply(s, obs, now); ev != "" {
+			events = append(events, swap.Event(ev, s, now))
 		}
 	}
-	t.opts.Schedule.Next(&s.Swap, now)
+	t.opts.Schedule.Next(s, now)
 	if err := t.store.SaveSwap(ctx, s, events); err != nil {
 		t.opts.Logger.Warn("tracker: save swap", "swap", id, "err", err)
 		t.enqueue(id, now.Add(t.opts.Schedule.First))

@@ -69,12 +69,12 @@ func TestTrackerFollowsASwapToDoneAcrossARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := tr.Track(ctx, &persistence.TrackedSwap{Swap: swap.Swap{ID: "0xAB", QuoteID: "qt_1", PartnerID: "ptn_a",
-		Provider: "aggregator", Sending: swap.Leg{TxHash: "0xAB", ChainID: 42161}}})
+	s, err := tr.Track(ctx, &swap.Swap{ID: "0xAB", QuoteID: "qt_1", PartnerID: "ptn_a",
+		Provider: "aggregator", Sending: swap.Leg{TxHash: "0xAB", ChainID: 42161}})
 	if err != nil || s.ID != "0xab" {
 		t.Fatalf("track %+v %v", s, err)
 	}
-	if again, err := tr.Track(ctx, &persistence.TrackedSwap{Swap: swap.Swap{ID: "0xab", Provider: "aggregator"}}); err != nil || again.QuoteID != "qt_1" {
+	if again, err := tr.Track(ctx, &swap.Swap{ID: "0xab", Provider: "aggregator"}); err != nil || again.QuoteID != "qt_1" {
 		t.Fatalf("a second report replaced the swap: %+v %v", again, err)
 	}
 	published.Wait()
@@ -135,7 +135,7 @@ func TestFailedPollsAreRetriedAndTheHorizonEndsTracking(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Stop()
-	if _, err := tr.Track(ctx, &persistence.TrackedSwap{Swap: swap.Swap{ID: "0xcd", Provider: "unknown", Status: swap.StatusPending}}); err != nil {
+	if _, err := tr.Track(ctx, &swap.Swap{ID: "0xcd", Provider: "unknown", Status: swap.StatusPending}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the horizon", func() bool {

@@ -4,8 +4,16 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"time"
+)
+
+// ErrExpired and ErrUnknown are why an issued quote cannot be executed:
+// it is past its expiresAt, or it was never issued.
+var (
+	ErrExpired = errors.New("quote expired")
+	ErrUnknown = errors.New("quote unknown")
 )
 
 // A quote id is "qt_", the issue time in Unix seconds as 10 hex digits, and

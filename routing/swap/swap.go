@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -62,8 +63,12 @@ type Leg struct {
 // partner whose webhooks hear of it); a swap first asked for by status
 // without a quote has none.
 type Swap struct {
-	ID               string    `json:"id"`
-	QuoteID          string    `json:"quoteId,omitempty"`
+	ID      string `json:"id"`
+	QuoteID string `json:"quoteId,omitempty"`
+	// QuoteIssuedAt is the quote's issue time: with the partner and the
+	// quote id, the identity of the partner's activity record of the quote,
+	// which follows the swap's status.
+	QuoteIssuedAt    time.Time `json:"quoteIssuedAt,omitzero"`
 	PartnerID        string    `json:"partnerId,omitempty"`
 	Provider         string    `json:"provider"`
 	Tool             string    `json:"tool"`
@@ -212,4 +217,27 @@ func (s *Swap) receivedOrQuoted() string {
 		return s.Receiving.Amount
 	}
 	return s.ToAmount
+}
+
+// FromTicket is the swap a client reports by broadcasting an issued quote's
+// transaction: the quote's parties, tokens and amounts, and the source
+// transaction txHash on the quote's source chain.
+func FromTicket(t *quote.Ticket, txHash string) *Swap {
+	h := NormalizeHash(txHash)
+	return &Swap{
+		ID: h, QuoteID: t.ID, QuoteIssuedAt: t.IssuedAt, PartnerID: t.PartnerID, Provider: t.Provider, Tool: t.Tool,
+		FromChain: t.FromChain, ToChain: t.ToChain, FromToken: t.FromToken, ToToken: t.ToToken,
+		FromAmount: t.FromAmount, ToAmount: t.ToAmount, FromAddress: t.FromAddress, ToAddress: t.ToAddress,
+		Sending:   Leg{TxHash: h, ChainID: t.FromChain, Amount: t.FromAmount, Token: t.FromToken},
+		Receiving: Leg{ChainID: t.ToChain, Token: t.ToToken},
+	}
+}
+
+// Shown is the status a client sees: a swap reported but not yet observed
+// is PENDING, waiting for its source confirmations.
+func (s *Swap) Shown() (status, substatus, message string) {
+	if s.Status == "" {
+		return StatusPending, WaitSourceConfirmations, "the source transaction has not been observed yet"
+	}
+	return s.Status, s.Substatus, s.SubstatusMessage
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/swapgate/swapgate/actors/engine"
 	"github.com/swapgate/swapgate/actors/ledger"
 	"github.com/swapgate/swapgate/actors/refdata"
+	"github.com/swapgate/swapgate/actors/tracker"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
@@ -34,6 +35,7 @@ import (
 	"github.com/swapgate/swapgate/routing/gas"
 	"github.com/swapgate/swapgate/routing/prices"
 	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/swap"
 	"github.com/swapgate/swapgate/routing/tools"
 	"github.com/swapgate/swapgate/routing/webhook"
 )
@@ -64,6 +66,9 @@ type Config struct {
 	WebhookRetryBase                    time.Duration
 	AllowLoopbackWebhooks               bool
 	WebhookTLS                          *tls.Config
+	// SwapSchedule is how tracked swaps are polled (zero: the default,
+	// first after 2 s, backing off to once a minute, for 6 hours).
+	SwapSchedule swap.Schedule
 }
 
 // DefaultConfig is what `make run` serves with.
@@ -97,6 +102,7 @@ type App struct {
 	ref     *refdata.Service
 	hooks   *webhookpool.Pool
 	quotes  *quoteStack
+	tracker *tracker.Tracker
 	edge    *edge.Server
 	admin   *admin.Server
 	ln      net.Listener
@@ -168,8 +174,13 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// The store keeps registrations and their history; the pool owns the URL
 	// policy it enforces when it dials, and sends test deliveries.
 	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
+	if a.tracker, err = tracker.Start(ctx, a.store, tracker.Options{Sources: a.quotes.statusSources, Schedule: cfg.SwapSchedule,
+		Published: a.hooks.Wake, Logger: a.log}); err != nil {
+		return nil, fmt.Errorf("app: start swap tracker: %w", err)
+	}
 	a.edge, err = edge.New(ec, edge.Deps{
 		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: webhooks,
+		Tickets: a.quotes.quoter, Swaps: a.tracker,
 		Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
@@ -219,6 +230,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.edge != nil && a.ln != nil {
 		errs = append(errs, a.edge.Shutdown(ctx))
+	}
+	if a.tracker != nil {
+		a.tracker.Stop()
 	}
 	if a.quotes != nil {
 		a.quotes.stop()

@@ -17,6 +17,7 @@ import (
 	"github.com/swapgate/swapgate/actors/ledger"
 	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/actors/tickets"
+	"github.com/swapgate/swapgate/actors/tracker"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/quote"
@@ -66,6 +67,8 @@ type quoteStack struct {
 	ledger     *ledger.Ledger
 	tickets    *tickets.Keeper
 	quoter     *engine.Quoter
+	// statusSources observe tracked swaps, by provider.
+	statusSources map[string]tracker.Source
 }
 
 func (q *quoteStack) stop() {
@@ -85,7 +88,7 @@ func (q *quoteStack) stop() {
 
 func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, reg *registry.Registry, cat *tools.Catalog,
 	ref *refdata.Service, store *persistence.Store, metrics *prometheus.Registry) (qs *quoteStack, err error) {
-	qs = &quoteStack{}
+	qs = &quoteStack{statusSources: map[string]tracker.Source{}}
 	defer func() {
 		if err != nil {
 			qs.stop()
@@ -120,6 +123,7 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 			cfg.Logger.Warn("aggregator tool list not loaded; tool filters go to bridges and exchanges alike", "err", err)
 		}
 		providers[0] = c
+		qs.statusSources[registry.ProviderAggregator] = c
 	}
 	if cfg.IntentsURL != "" {
 		c, err := oneclick.New(oneclick.Config{BaseURL: cfg.IntentsURL, APIKey: cfg.IntentsKey, Timeout: cfg.UpstreamTimeout, Integrator: "swapgate"}, reg)
