@@ -68,18 +68,20 @@ type Swap struct {
 	// QuoteIssuedAt is the quote's issue time: with the partner and the
 	// quote id, the identity of the partner's activity record of the quote,
 	// which follows the swap's status.
-	QuoteIssuedAt    time.Time `json:"quoteIssuedAt,omitzero"`
-	PartnerID        string    `json:"partnerId,omitempty"`
-	Provider         string    `json:"provider"`
-	Tool             string    `json:"tool"`
-	FromChain        uint64    `json:"fromChain"`
-	ToChain          uint64    `json:"toChain"`
-	FromToken        string    `json:"fromToken"`
-	ToToken          string    `json:"toToken"`
-	FromAmount       string    `json:"fromAmount"`
-	ToAmount         string    `json:"toAmount"`
-	FromAddress      string    `json:"fromAddress"`
-	ToAddress        string    `json:"toAddress"`
+	QuoteIssuedAt time.Time `json:"quoteIssuedAt,omitzero"`
+	PartnerID     string    `json:"partnerId,omitempty"`
+	Provider      string    `json:"provider"`
+	Tool          string    `json:"tool"`
+	FromChain     uint64    `json:"fromChain"`
+	ToChain       uint64    `json:"toChain"`
+	FromToken     string    `json:"fromToken"`
+	ToToken       string    `json:"toToken"`
+	FromAmount    string    `json:"fromAmount"`
+	ToAmount      string    `json:"toAmount"`
+	FromAddress   string    `json:"fromAddress"`
+	ToAddress     string    `json:"toAddress"`
+	// ExpectedDuration is the quote's execution duration in seconds.
+	ExpectedDuration int       `json:"expectedDuration,omitempty"`
 	Status           string    `json:"status"`
 	Substatus        string    `json:"substatus"`
 	SubstatusMessage string    `json:"substatusMessage"`
@@ -228,8 +230,9 @@ func FromTicket(t *quote.Ticket, txHash string) *Swap {
 		ID: h, QuoteID: t.ID, QuoteIssuedAt: t.IssuedAt, PartnerID: t.PartnerID, Provider: t.Provider, Tool: t.Tool,
 		FromChain: t.FromChain, ToChain: t.ToChain, FromToken: t.FromToken, ToToken: t.ToToken,
 		FromAmount: t.FromAmount, ToAmount: t.ToAmount, FromAddress: t.FromAddress, ToAddress: t.ToAddress,
-		Sending:   Leg{TxHash: h, ChainID: t.FromChain, Amount: t.FromAmount, Token: t.FromToken},
-		Receiving: Leg{ChainID: t.ToChain, Token: t.ToToken},
+		ExpectedDuration: t.ExecutionDuration,
+		Sending:          Leg{TxHash: h, ChainID: t.FromChain, Amount: t.FromAmount, Token: t.FromToken},
+		Receiving:        Leg{ChainID: t.ToChain, Token: t.ToToken},
 	}
 }
 
