@@ -59,14 +59,14 @@ type executeView struct {
 	Kind                string           `json:"kind"`
 	ApprovalAddress     *string          `json:"approvalAddress"`
 	TransactionRequests []quote.TicketTx `json:"transactionRequests,omitempty"`
-	Deposit             *depositView     `json:"deposit,omitempty"`
+	Deposit             *depositTarget   `json:"deposit,omitempty"`
 	// Status is set once txHash was given: the swap is tracked from then
 	// on, and its webhooks go to the partner whose key made the quote.
 	Status *statusView `json:"status,omitempty"`
 }
 
-// depositView is where an intents quote's input goes.
-type depositView struct {
+// depositTarget is where an intents quote's input goes.
+type depositTarget struct {
 	Address  string `json:"address"`
 	Memo     string `json:"memo,omitempty"`
 	Mode     string `json:"mode"`
@@ -111,12 +111,12 @@ func (s *Server) execute(r *Request) error {
 			return apierr.Param("depositMode", "depositMode must be SIMPLE or MEMO").With("value", *body.DepositMode)
 		}
 	}
+	// An intents quote from an EVM chain also carries the transfer to its
+	// deposit address as a transaction request.
+	v.Kind, v.TransactionRequests = "transaction", t.Txs
 	if intents {
 		v.Kind = "deposit"
 		v.Deposit = s.deposit(t, body.DepositMode)
-	} else {
-		v.Kind = "transaction"
-		v.TransactionRequests = t.Txs
 	}
 	if body.TxHash != nil {
 		if !isTxHash(*body.TxHash) {
@@ -140,7 +140,7 @@ func (s *Server) execute(r *Request) error {
 
 // deposit is an intents quote's deposit target under the requested mode
 // (the origin chain's default without one).
-func (s *Server) deposit(t *quote.Ticket, mode *string) *depositView {
+func (s *Server) deposit(t *quote.Ticket, mode *string) *depositTarget {
 	m := DepositSimple
 	if c, ok := s.deps.Registry.Chain(t.FromChain); ok && defaultsToMemo(c) {
 		m = DepositMemo
@@ -148,7 +148,7 @@ func (s *Server) deposit(t *quote.Ticket, mode *string) *depositView {
 	if mode != nil {
 		m = *mode
 	}
-	d := &depositView{Address: t.DepositAddress, Mode: m, ChainID: t.FromChain, Token: t.FromToken,
+	d := &depositTarget{Address: t.DepositAddress, Mode: m, ChainID: t.FromChain, Token: t.FromToken,
 		Amount: t.FromAmount, Deadline: t.ExpiresAt.Unix()}
 	if m == DepositMemo {
 		d.Memo = t.DepositMemo

@@ -74,6 +74,10 @@ type Deps struct {
 	// out.
 	Tickets QuoteTickets
 	Swaps   SwapTracker
+	// DepositQuotes and DepositSwaps serve the intents deposit endpoints;
+	// nil leaves them out.
+	DepositQuotes DepositQuotes
+	DepositSwaps  DepositSwaps
 	// Webhooks serves the webhook endpoints; nil leaves them out.
 	Webhooks *WebhookService
 	// Idempotency remembers the answers of the routes declared idempotent;
@@ -190,6 +194,9 @@ func (s *Server) routes() {
 	}
 	if s.deps.Tickets != nil && s.deps.Swaps != nil {
 		s.executionRoutes()
+		if s.deps.DepositQuotes != nil && s.deps.DepositSwaps != nil {
+			s.depositRoutes()
+		}
 	}
 }
 

@@ -59,11 +59,13 @@
 //	                                           quote id also carries)
 //	swap/<txHash>                              a tracked swap (swap.Swap), by its source
 //	                                           transaction hash in lower case
+//	deposit/<depositAddress>/<memo>            quote id of an intents quote by its deposit
+//	                                           target (memo empty in SIMPLE mode)
+//	depositswap/<depositAddress>/<memo>        source hash of that deposit's tracked swap
 //
 // Reserved for later issues (the shape is binding so that families do not
 // collide; the value encodings are decided when they are implemented):
 //
-//	deposit/<depositAddress>                    intents deposit and its status
 //	onramp/<orderID>                            on-ramp order and its status
 //	onrampx/<partnerID>/<externalID>            partner's own reference, to refuse duplicates
 //	seq/<name>                                  other monotonic counters (uint64 BE)

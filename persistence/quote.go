@@ -40,7 +40,16 @@ func ticketKey(issued time.Time, id string) []byte {
 type EncodedTicket struct {
 	ID       string
 	key, val []byte
+	// deposit is the deposit index key of an intents quote, nil otherwise.
+	deposit []byte
 }
+
+// DepositKey is the deposit index key of an intents quote's ticket ("" for
+// another quote), for a holder that serves tickets not yet stored.
+func (t EncodedTicket) DepositKey() string { return string(t.deposit) }
+
+// DepositIndexKey is the deposit index key of a deposit target.
+func DepositIndexKey(address, memo string) string { return string(depositKey(address, memo)) }
 
 // Size is the ticket's encoded size, for callers that bound what they
 // hold in memory.
@@ -121,7 +130,11 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 		b = jsonenc.AppendString(append(b, `,"depositMemo":`...), r.DepositMemo)
 	}
 	b = append(b, '}')
-	return EncodedTicket{ID: is.ID, key: ticketKey(issued, is.ID), val: b}, nil
+	t := EncodedTicket{ID: is.ID, key: ticketKey(issued, is.ID), val: b}
+	if r.DepositAddress != "" {
+		t.deposit = depositKey(r.DepositAddress, r.DepositMemo)
+	}
+	return t, nil
 }
 
 // appendTx appends one TicketTx object; calldata comes as a hex string
@@ -174,6 +187,11 @@ func (s *Store) PutTickets(ctx context.Context, ts []EncodedTicket) error {
 		if err := b.Set(t.key, t.val, nil); err != nil {
 			return fmt.Errorf("persistence: batch ticket %s: %w", t.ID, err)
 		}
+		if t.deposit != nil {
+			if err := b.Set(t.deposit, []byte(t.ID), nil); err != nil {
+				return fmt.Errorf("persistence: batch deposit index of %s: %w", t.ID, err)
+			}
+		}
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("persistence: commit %d tickets: %w", len(ts), err)
@@ -211,6 +229,30 @@ func (s *Store) Ticket(ctx context.Context, id string) (*quote.Ticket, error) {
 		return nil, fmt.Errorf("persistence: ticket %s: %w", id, err)
 	}
 	return decodeTicket(id, val)
+}
+
+// prefixDeposit starts deposit/<depositAddress>/<memo>: the quote id of an
+// intents quote by its deposit target (memo empty in SIMPLE mode), so that
+// a deposit reported by address alone finds its quote. Entries are left
+// for the life of the data directory: a deposit can be asked about long
+// after its quote expired.
+const prefixDeposit = "deposit/"
+
+func depositKey(address, memo string) []byte {
+	return []byte(prefixDeposit + address + "/" + memo)
+}
+
+// QuoteByDeposit returns the id of the intents quote whose deposit target
+// is address (and memo), or ErrNotFound.
+func (s *Store) QuoteByDeposit(ctx context.Context, address, memo string) (string, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return "", err
+	}
+	v, err := s.get(depositKey(address, memo))
+	if err != nil {
+		return "", fmt.Errorf("persistence: deposit %s: %w", address, err)
+	}
+	return string(v), nil
 }
 
 // SweepTickets deletes the tickets of quotes issued before the given time,

@@ -70,6 +70,11 @@ func (s *Store) CreateSwap(ctx context.Context, t *swap.Swap) (stored *swap.Swap
 	if err := s.putSwap(b, t); err != nil {
 		return nil, false, err
 	}
+	if t.DepositAddress != "" {
+		if err := b.Set(depositSwapKey(t.DepositAddress, t.DepositMemo), []byte(t.ID), nil); err != nil {
+			return nil, false, err
+		}
+	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return nil, false, fmt.Errorf("persistence: commit swap %s: %w", t.ID, err)
 	}
@@ -164,4 +169,26 @@ func (s *Store) EachOpenSwap(ctx context.Context, fn func(*swap.Swap) bool) erro
 		}
 	}
 	return it.Error()
+}
+
+// prefixDepositSwap starts depositswap/<depositAddress>/<memo>: the source
+// hash of the tracked swap of an intents deposit, so that its status can be
+// asked by deposit address.
+const prefixDepositSwap = "depositswap/"
+
+func depositSwapKey(address, memo string) []byte {
+	return []byte(prefixDepositSwap + address + "/" + memo)
+}
+
+// SwapByDeposit returns the tracked swap of the intents deposit to address
+// (and memo), or ErrNotFound.
+func (s *Store) SwapByDeposit(ctx context.Context, address, memo string) (*swap.Swap, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	id, err := s.get(depositSwapKey(address, memo))
+	if err != nil {
+		return nil, fmt.Errorf("persistence: deposit swap %s: %w", address, err)
+	}
+	return s.Swap(ctx, string(id))
 }

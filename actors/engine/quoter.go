@@ -28,6 +28,7 @@ type LedgerRecorder interface {
 type TicketKeeper interface {
 	Keep(ctx context.Context, is *quote.Issued) error
 	Ticket(ctx context.Context, id string) (*quote.Ticket, error)
+	QuoteByDeposit(ctx context.Context, address, memo string) (string, error)
 }
 
 // Quoter is the quote service: it applies the fee policy, races the
@@ -48,6 +49,23 @@ func NewQuoter(e *Engine, ledger LedgerRecorder, wallets FeeWalletFinder, ticket
 		now = time.Now
 	}
 	return &Quoter{engine: e, ledger: ledger, wallets: wallets, tickets: tickets, contracts: contracts, now: now}
+}
+
+// Ticket returns the ticket of an issued quote whether or not it expired
+// (tickets are kept a while past expiry), for flows that follow a quote
+// after its deadline, such as a deposit that arrived late and is refunded.
+func (q *Quoter) Ticket(ctx context.Context, id string) (*quote.Ticket, error) {
+	t, err := q.tickets.Ticket(ctx, id)
+	if errors.Is(err, account.ErrNotFound) {
+		return nil, quote.ErrUnknown
+	}
+	return t, err
+}
+
+// QuoteByDeposit returns the id of the intents quote whose deposit target
+// is address (and memo).
+func (q *Quoter) QuoteByDeposit(ctx context.Context, address, memo string) (string, error) {
+	return q.tickets.QuoteByDeposit(ctx, address, memo)
 }
 
 // Lookup returns the ticket of an issued quote that has not expired: a

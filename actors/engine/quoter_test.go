@@ -18,6 +18,10 @@ func (m memTickets) Keep(_ context.Context, is *quote.Issued) error {
 	return nil
 }
 
+func (m memTickets) QuoteByDeposit(context.Context, string, string) (string, error) {
+	return "", account.ErrNotFound
+}
+
 func (m memTickets) Ticket(_ context.Context, id string) (*quote.Ticket, error) {
 	if t, ok := m[id]; ok {
 		return t, nil

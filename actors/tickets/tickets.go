@@ -30,6 +30,7 @@ type Store interface {
 	PutTickets(ctx context.Context, ts []persistence.EncodedTicket) error
 	Ticket(ctx context.Context, id string) (*quote.Ticket, error)
 	SweepTickets(ctx context.Context, before time.Time) error
+	QuoteByDeposit(ctx context.Context, address, memo string) (string, error)
 }
 
 // Options tunes a Keeper. The zero value is ready to use.
@@ -53,10 +54,13 @@ type Keeper struct {
 	mu      sync.Mutex
 	drained *sync.Cond // signalled after each commit
 	pending map[string]persistence.EncodedTicket
-	queue   []persistence.EncodedTicket
-	bytes   int
-	err     error // the last commit's failure, reported to the next Keep
-	closed  bool
+	// deposits indexes the pending tickets of intents quotes by deposit
+	// target, as the store does once they are committed.
+	deposits map[string]string
+	queue    []persistence.EncodedTicket
+	bytes    int
+	err      error // the last commit's failure, reported to the next Keep
+	closed   bool
 
 	wake chan struct{}
 	stop chan struct{}
@@ -77,7 +81,7 @@ func Start(store Store, o Options) *Keeper {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	k := &Keeper{store: store, opts: o, pending: map[string]persistence.EncodedTicket{},
+	k := &Keeper{store: store, opts: o, pending: map[string]persistence.EncodedTicket{}, deposits: map[string]string{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	k.drained = sync.NewCond(&k.mu)
 	go k.run()
@@ -111,6 +115,9 @@ func (k *Keeper) Keep(ctx context.Context, is *quote.Issued) error {
 		return fmt.Errorf("tickets: %w", err)
 	}
 	k.pending[t.ID] = t
+	if dk := t.DepositKey(); dk != "" {
+		k.deposits[dk] = t.ID
+	}
 	k.queue = append(k.queue, t)
 	k.bytes += t.Size()
 	select {
@@ -131,6 +138,19 @@ func (k *Keeper) Ticket(ctx context.Context, id string) (*quote.Ticket, error) {
 		return persistence.DecodeTicket(t)
 	}
 	return k.store.Ticket(ctx, id)
+}
+
+// QuoteByDeposit returns the id of the intents quote whose deposit target
+// is address (and memo), from memory while its ticket's commit is pending
+// and from the store after.
+func (k *Keeper) QuoteByDeposit(ctx context.Context, address, memo string) (string, error) {
+	k.mu.Lock()
+	id, ok := k.deposits[persistence.DepositIndexKey(address, memo)]
+	k.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	return k.store.QuoteByDeposit(ctx, address, memo)
 }
 
 // run commits gathered tickets and sweeps expired ones until Close.
@@ -175,6 +195,7 @@ func (k *Keeper) commit() {
 	}
 	for _, t := range batch {
 		delete(k.pending, t.ID)
+		delete(k.deposits, t.DepositKey())
 		k.bytes -= t.Size()
 	}
 }

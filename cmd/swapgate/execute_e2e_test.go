@@ -103,7 +103,7 @@ func TestExecuteAndTrackASwapToDone(t *testing.T) {
 		}
 		Status *statusBody
 	}
-	post(`{"quoteId":"` + q.Quote.ID + `"}`).decode(t, &ex)
+	post(`{"quoteId":"`+q.Quote.ID+`"}`).decode(t, &ex)
 	if ex.Kind != "transaction" || ex.ApprovalAddress == nil || *ex.ApprovalAddress != q.Quote.Estimate.ApprovalAddress ||
 		len(ex.TransactionRequests) != 1 || ex.TransactionRequests[0].To != q.Quote.TransactionRequest.To ||
 		ex.TransactionRequests[0].Data != q.Quote.TransactionRequest.Data || ex.Status != nil {
@@ -113,7 +113,7 @@ func TestExecuteAndTrackASwapToDone(t *testing.T) {
 	// Unknown transactions are NOT_FOUND with HTTP 200.
 	src := "0x9a2f1e4c7b3d5a6e8f0c1b2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f"
 	var st statusBody
-	ts.get("/v1/status?txHash=" + src).decode(t, &st)
+	ts.get("/v1/status?txHash="+src).decode(t, &st)
 	if st.Status != "NOT_FOUND" {
 		t.Fatalf("unknown tx: %+v", st)
 	}
@@ -126,12 +126,12 @@ func TestExecuteAndTrackASwapToDone(t *testing.T) {
 		t.Fatalf("tracked: %+v", ex.Status)
 	}
 	waitUntil(t, "the provider reports pending", func() bool {
-		ts.get("/v1/status?txHash=" + src).decode(t, &st)
+		ts.get("/v1/status?txHash="+src).decode(t, &st)
 		return st.Substatus == swap.WaitDestinationTransaction
 	})
 	done.Store(true)
 	waitUntil(t, "the swap is done", func() bool {
-		ts.get("/v1/status?txHash=" + src).decode(t, &st)
+		ts.get("/v1/status?txHash="+src).decode(t, &st)
 		return st.Status == "DONE"
 	})
 	if st.Substatus != "COMPLETED" || st.Receiving.TxHash == "" || st.Receiving.Amount != "998712345" || st.QuoteID != q.Quote.ID || st.Tool != "across" {
@@ -163,7 +163,9 @@ func TestExecuteAndTrackASwapToDone(t *testing.T) {
 		t.Fatalf("completed payload %v", data)
 	}
 	// The partner's transaction history shows the quote as a finished swap.
-	var txs struct{ Transactions []struct{ ID, Kind, Status string } }
+	var txs struct {
+		Transactions []struct{ ID, Kind, Status string }
+	}
 	ts.get("/v1/partner/transactions", withKey(key)).decode(t, &txs)
 	if len(txs.Transactions) != 1 || txs.Transactions[0].Kind != "swap" || txs.Transactions[0].Status != "DONE" {
 		t.Fatalf("transactions %+v", txs)

@@ -91,8 +91,15 @@ type Swap struct {
 	UpdatedAt        time.Time `json:"updatedAt"`
 	// Polls counts the tracker's polls; NextPoll is when the next is due
 	// (zero once the swap is terminal or tracking gave up).
-	Polls    int       `json:"polls"`
-	NextPoll time.Time `json:"nextPoll,omitzero"`
+	// DepositAddress is set on an intents deposit: a swap whose input was
+	// sent to the intents provider's deposit address (and DepositMemo, in
+	// MEMO mode). Its status is also shown in the provider's deposit
+	// vocabulary (see DepositStatus), and it publishes deposit.* events
+	// instead of swap.* ones.
+	DepositAddress string    `json:"depositAddress,omitempty"`
+	DepositMemo    string    `json:"depositMemo,omitempty"`
+	Polls          int       `json:"polls"`
+	NextPoll       time.Time `json:"nextPoll,omitzero"`
 }
 
 // NormalizeHash is the canonical form of a transaction hash: lower case.
@@ -132,6 +139,9 @@ func Apply(s *Swap, o Observation, now time.Time) (event string) {
 	s.UpdatedAt = now
 	if !changed || s.PartnerID == "" {
 		return ""
+	}
+	if s.DepositAddress != "" {
+		return depositEvent(s)
 	}
 	switch s.Status {
 	case StatusPending:
@@ -191,6 +201,16 @@ func (sc Schedule) Next(s *Swap, now time.Time) (gaveUp bool) {
 // Event is the webhook event of a transition of s, with the payload fields
 // of the specification.
 func Event(name string, s *Swap, at time.Time) webhook.Event {
+	if s.DepositAddress != "" {
+		d := DepositData{TransactionID: s.TransactionID(), DepositAddress: s.DepositAddress, DepositMemo: s.DepositMemo,
+			DepositTxHash: s.Sending.TxHash, FromChain: s.FromChain, ToChain: s.ToChain, FromToken: s.FromToken,
+			ToToken: s.ToToken, FromAmount: s.FromAmount, ToAmount: s.receivedOrQuoted(), FromAddress: s.FromAddress,
+			ToAddress: s.ToAddress, DestinationTxHash: s.Receiving.TxHash, Status: s.DepositStatus()}
+		if s.Status == StatusFailed || s.Substatus == Refunded {
+			d.Reason = s.SubstatusMessage
+		}
+		return webhook.Event{Name: name, Time: at, Data: d}
+	}
 	dur := int64(0)
 	if s.Terminal() {
 		dur = int64(s.UpdatedAt.Sub(s.CreatedAt).Seconds())
@@ -230,9 +250,9 @@ func FromTicket(t *quote.Ticket, txHash string) *Swap {
 		ID: h, QuoteID: t.ID, QuoteIssuedAt: t.IssuedAt, PartnerID: t.PartnerID, Provider: t.Provider, Tool: t.Tool,
 		FromChain: t.FromChain, ToChain: t.ToChain, FromToken: t.FromToken, ToToken: t.ToToken,
 		FromAmount: t.FromAmount, ToAmount: t.ToAmount, FromAddress: t.FromAddress, ToAddress: t.ToAddress,
-		ExpectedDuration: t.ExecutionDuration,
-		Sending:          Leg{TxHash: h, ChainID: t.FromChain, Amount: t.FromAmount, Token: t.FromToken},
-		Receiving:        Leg{ChainID: t.ToChain, Token: t.ToToken},
+		ExpectedDuration: t.ExecutionDuration, DepositAddress: t.DepositAddress, DepositMemo: t.DepositMemo,
+		Sending:   Leg{TxHash: h, ChainID: t.FromChain, Amount: t.FromAmount, Token: t.FromToken},
+		Receiving: Leg{ChainID: t.ToChain, Token: t.ToToken},
 	}
 }
 
@@ -243,4 +263,69 @@ func (s *Swap) Shown() (status, substatus, message string) {
 		return StatusPending, WaitSourceConfirmations, "the source transaction has not been observed yet"
 	}
 	return s.Status, s.Substatus, s.SubstatusMessage
+}
+
+// Intents deposit statuses, the intents provider's own vocabulary.
+const (
+	DepositPending    = "PENDING_DEPOSIT"
+	DepositKnownTx    = "KNOWN_DEPOSIT_TX"
+	DepositIncomplete = "INCOMPLETE_DEPOSIT"
+	DepositProcessing = "PROCESSING"
+	DepositSuccess    = "SUCCESS"
+	DepositRefunded   = "REFUNDED"
+	DepositFailed     = "FAILED"
+)
+
+// DepositStatus is an intents deposit's status in the provider's
+// vocabulary: a submitted transaction not yet seen is KNOWN_DEPOSIT_TX, one
+// seen and being swapped PROCESSING, then SUCCESS, REFUNDED or FAILED.
+func (s *Swap) DepositStatus() string {
+	switch {
+	case s.Status == StatusDone && s.Substatus == Refunded:
+		return DepositRefunded
+	case s.Status == StatusDone:
+		return DepositSuccess
+	case s.Status == StatusFailed:
+		return DepositFailed
+	case s.Status == StatusPending && s.Substatus == Partial:
+		return DepositIncomplete
+	case s.Status == StatusPending:
+		return DepositProcessing
+	}
+	return DepositKnownTx
+}
+
+// depositEvent is the event of an intents deposit entering its current
+// status: deposit.received on the first sighting of the deposit,
+// deposit.completed on success, deposit.failed on failure or refund.
+func depositEvent(s *Swap) string {
+	switch s.DepositStatus() {
+	case DepositProcessing, DepositIncomplete:
+		return webhook.DepositReceived
+	case DepositSuccess:
+		return webhook.DepositCompleted
+	case DepositRefunded, DepositFailed:
+		return webhook.DepositFailed
+	}
+	return ""
+}
+
+// DepositData is the data object of deposit.* events of intents deposits.
+// Receivers deduplicate on transactionId and event.
+type DepositData struct {
+	TransactionID     string `json:"transactionId"`
+	DepositAddress    string `json:"depositAddress"`
+	DepositMemo       string `json:"depositMemo,omitempty"`
+	DepositTxHash     string `json:"depositTxHash"`
+	FromChain         uint64 `json:"fromChain"`
+	ToChain           uint64 `json:"toChain"`
+	FromToken         string `json:"fromToken"`
+	ToToken           string `json:"toToken"`
+	FromAmount        string `json:"fromAmount"`
+	ToAmount          string `json:"toAmount"`
+	FromAddress       string `json:"fromAddress"`
+	ToAddress         string `json:"toAddress"`
+	DestinationTxHash string `json:"destinationTxHash,omitempty"`
+	Status            string `json:"status"`
+	Reason            string `json:"reason,omitempty"`
 }

@@ -89,3 +89,32 @@ func TestEventPayload(t *testing.T) {
 		t.Fatalf("transaction id without a quote: %q", d.TransactionID)
 	}
 }
+
+func TestDepositStatusesAndEvents(t *testing.T) {
+	t0 := time.Unix(1_767_225_600, 0)
+	tests := []struct {
+		obs        Observation
+		wantStatus string
+		wantEvent  string
+	}{
+		{Observation{Status: StatusPending, Substatus: WaitDestinationTransaction}, DepositProcessing, webhook.DepositReceived},
+		{Observation{Status: StatusPending, Substatus: Partial}, DepositIncomplete, webhook.DepositReceived},
+		{Observation{Status: StatusDone, Substatus: Completed}, DepositSuccess, webhook.DepositCompleted},
+		{Observation{Status: StatusDone, Substatus: Refunded, SubstatusMessage: "deadline passed"}, DepositRefunded, webhook.DepositFailed},
+		{Observation{Status: StatusFailed, Substatus: UnknownFailedError}, DepositFailed, webhook.DepositFailed},
+	}
+	for _, tt := range tests {
+		s := &Swap{ID: "0xdep", QuoteID: "qt_x", PartnerID: "ptn_a", DepositAddress: "0xaddr", Sending: Leg{TxHash: "0xdep"}}
+		if s.DepositStatus() != DepositKnownTx {
+			t.Fatalf("before any observation: %s", s.DepositStatus())
+		}
+		ev := Apply(s, tt.obs, t0)
+		if s.DepositStatus() != tt.wantStatus || ev != tt.wantEvent {
+			t.Fatalf("%+v: status %s event %q, want %s %q", tt.obs, s.DepositStatus(), ev, tt.wantStatus, tt.wantEvent)
+		}
+		d, ok := Event(ev, s, t0).Data.(DepositData)
+		if !ok || d.DepositAddress != "0xaddr" || d.DepositTxHash != "0xdep" || d.Status != tt.wantStatus || d.TransactionID != "qt_x" {
+			t.Fatalf("payload %+v", d)
+		}
+	}
+}

@@ -180,7 +180,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	a.edge, err = edge.New(ec, edge.Deps{
 		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: webhooks,
-		Tickets: a.quotes.quoter, Swaps: a.tracker,
+		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
