@@ -62,6 +62,10 @@
 //	deposit/<depositAddress>/<memo>            quote id of an intents quote by its deposit
 //	                                           target (memo empty in SIMPLE mode)
 //	depositswap/<depositAddress>/<memo>        source hash of that deposit's tracked swap
+//	quoteref/<ref:32>                          id of a multi-step quote by its reference
+//	                                           (keccak256 of the id, all its step-1 tx names)
+//	inbound/<txHash>                           a registered multi-step deposit (inbound.Deposit)
+//	                                           by its step-1 transaction hash in lower case
 //
 // Reserved for later issues (the shape is binding so that families do not
 // collide; the value encodings are decided when they are implemented):

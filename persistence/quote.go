@@ -14,6 +14,7 @@ import (
 
 	"github.com/swapgate/swapgate/routing/jsonenc"
 	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/sandbox"
 )
 
 // prefixQuote starts quote/<issued:8><quoteID>: the compact record
@@ -42,6 +43,9 @@ type EncodedTicket struct {
 	key, val []byte
 	// deposit is the deposit index key of an intents quote, nil otherwise.
 	deposit []byte
+	// ref is the quote-reference index key of a multi-step quote, whose
+	// step-1 transaction names the quote only by its reference.
+	ref []byte
 }
 
 // DepositKey is the deposit index key of an intents quote's ticket ("" for
@@ -134,6 +138,9 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 	if r.DepositAddress != "" {
 		t.deposit = depositKey(r.DepositAddress, r.DepositMemo)
 	}
+	if r.Shape == quote.ShapeMultiStep {
+		t.ref = quoteRefKey(sandbox.QuoteRef(is.ID))
+	}
 	return t, nil
 }
 
@@ -187,9 +194,12 @@ func (s *Store) PutTickets(ctx context.Context, ts []EncodedTicket) error {
 		if err := b.Set(t.key, t.val, nil); err != nil {
 			return fmt.Errorf("persistence: batch ticket %s: %w", t.ID, err)
 		}
-		if t.deposit != nil {
-			if err := b.Set(t.deposit, []byte(t.ID), nil); err != nil {
-				return fmt.Errorf("persistence: batch deposit index of %s: %w", t.ID, err)
+		for _, idx := range [][]byte{t.deposit, t.ref} {
+			if idx == nil {
+				continue
+			}
+			if err := b.Set(idx, []byte(t.ID), nil); err != nil {
+				return fmt.Errorf("persistence: batch index of ticket %s: %w", t.ID, err)
 			}
 		}
 	}
@@ -251,6 +261,26 @@ func (s *Store) QuoteByDeposit(ctx context.Context, address, memo string) (strin
 	v, err := s.get(depositKey(address, memo))
 	if err != nil {
 		return "", fmt.Errorf("persistence: deposit %s: %w", address, err)
+	}
+	return string(v), nil
+}
+
+// prefixQuoteRef starts quoteref/<ref:32>: the id of a multi-step quote by
+// its reference (keccak256 of the id), which is all its step-1 transaction
+// carries. Kept like the deposit index.
+const prefixQuoteRef = "quoteref/"
+
+func quoteRefKey(ref [32]byte) []byte { return append([]byte(prefixQuoteRef), ref[:]...) }
+
+// QuoteByRef returns the id of the multi-step quote with reference ref, or
+// ErrNotFound.
+func (s *Store) QuoteByRef(ctx context.Context, ref [32]byte) (string, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return "", err
+	}
+	v, err := s.get(quoteRefKey(ref))
+	if err != nil {
+		return "", fmt.Errorf("persistence: quote ref %x: %w", ref, err)
 	}
 	return string(v), nil
 }
