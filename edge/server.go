@@ -74,6 +74,9 @@ type Deps struct {
 	// out.
 	Tickets QuoteTickets
 	Swaps   SwapTracker
+	// Inbound registers multi-step deposits; nil leaves the inbound
+	// receiver endpoints out.
+	Inbound InboundDeposits
 	// DepositQuotes and DepositSwaps serve the intents deposit endpoints;
 	// nil leaves them out.
 	DepositQuotes DepositQuotes
@@ -191,6 +194,9 @@ func (s *Server) routes() {
 	}
 	if s.deps.Webhooks != nil {
 		s.webhookRoutes()
+	}
+	if s.deps.Inbound != nil {
+		s.inboundRoutes()
 	}
 	if s.deps.Tickets != nil && s.deps.Swaps != nil {
 		s.executionRoutes()

@@ -17,22 +17,15 @@ import (
 // (inbound.Deposit) by its step-1 transaction hash in lower case.
 const prefixInbound = "inbound/"
 
-// InboundDeposit is a registered deposit as stored: the deposit and the
-// partner (and quote) it belongs to, "" when its quote was not found.
-type InboundDeposit struct {
-	Deposit   inbound.Deposit
-	PartnerID string
-	QuoteID   string
-}
-
+// inboundRecord is the on-disk form of a registered deposit.
 type inboundRecord struct {
 	V int `json:"v"`
-	InboundDeposit
+	inbound.Record
 }
 
 func inboundKey(txHash string) []byte { return []byte(prefixInbound + strings.ToLower(txHash)) }
 
-func decodeInbound(b []byte) (*InboundDeposit, error) {
+func decodeInbound(b []byte) (*inbound.Record, error) {
 	var r inboundRecord
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("persistence: decode inbound deposit: %w", err)
@@ -40,12 +33,12 @@ func decodeInbound(b []byte) (*InboundDeposit, error) {
 	if r.V != 1 {
 		return nil, fmt.Errorf("persistence: inbound deposit record version %d unknown", r.V)
 	}
-	return &r.InboundDeposit, nil
+	return &r.Record, nil
 }
 
 // InboundDepositByHash returns the deposit registered for a step-1
 // transaction, or ErrNotFound.
-func (s *Store) InboundDepositByHash(ctx context.Context, txHash string) (*InboundDeposit, error) {
+func (s *Store) InboundDepositByHash(ctx context.Context, txHash string) (*inbound.Record, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -59,7 +52,7 @@ func (s *Store) InboundDepositByHash(ctx context.Context, txHash string) (*Inbou
 // CreateInboundDeposit stores a newly registered deposit with its
 // deposit.received event in one synced batch, or returns the deposit
 // already registered for that transaction (created false).
-func (s *Store) CreateInboundDeposit(ctx context.Context, d *InboundDeposit, events []webhook.Event) (*InboundDeposit, bool, error) {
+func (s *Store) CreateInboundDeposit(ctx context.Context, d *inbound.Record, events []webhook.Event) (*inbound.Record, bool, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, false, err
 	}
@@ -81,7 +74,7 @@ func (s *Store) CreateInboundDeposit(ctx context.Context, d *InboundDeposit, eve
 
 // SaveInboundDeposit records a step of a deposit with the events it
 // publishes in one synced batch.
-func (s *Store) SaveInboundDeposit(ctx context.Context, d *InboundDeposit, events []webhook.Event) error {
+func (s *Store) SaveInboundDeposit(ctx context.Context, d *inbound.Record, events []webhook.Event) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -90,8 +83,8 @@ func (s *Store) SaveInboundDeposit(ctx context.Context, d *InboundDeposit, event
 	return s.commitInbound(d, events)
 }
 
-func (s *Store) commitInbound(d *InboundDeposit, events []webhook.Event) error {
-	val, err := json.Marshal(inboundRecord{V: 1, InboundDeposit: *d})
+func (s *Store) commitInbound(d *inbound.Record, events []webhook.Event) error {
+	val, err := json.Marshal(inboundRecord{V: 1, Record: *d})
 	if err != nil {
 		return fmt.Errorf("persistence: encode inbound deposit: %w", err)
 	}
@@ -115,7 +108,7 @@ func (s *Store) commitInbound(d *InboundDeposit, events []webhook.Event) error {
 
 // EachOpenInboundDeposit calls fn for every deposit not in a terminal
 // state, for the step-2 runner resuming after a start.
-func (s *Store) EachOpenInboundDeposit(ctx context.Context, fn func(*InboundDeposit) bool) error {
+func (s *Store) EachOpenInboundDeposit(ctx context.Context, fn func(*inbound.Record) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func TestInboundDepositRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, nil)
 	at := time.Unix(1_767_225_600, 0).UTC()
-	d := &InboundDeposit{PartnerID: "ptn_a", QuoteID: "qt_x", Deposit: inbound.Deposit{
+	d := &inbound.Record{PartnerID: "ptn_a", QuoteID: "qt_x", Deposit: inbound.Deposit{
 		Registration: inbound.Registration{TxHash: common.HexToHash("0xAB"), FromAddress: common.HexToAddress("0x01"),
 			ToAddress: common.HexToAddress("0x02"), OutputToken: common.HexToAddress("0x03"), DestinationDomain: 369,
 			Signature: [65]byte{1, 2, 3, 64: 27}},
@@ -38,12 +38,12 @@ func TestInboundDepositRoundTrip(t *testing.T) {
 		t.Fatalf("read back %+v %v\nwant %+v", read, err, d)
 	}
 	open := 0
-	_ = s.EachOpenInboundDeposit(ctx, func(*InboundDeposit) bool { open++; return true })
+	_ = s.EachOpenInboundDeposit(ctx, func(*inbound.Record) bool { open++; return true })
 	d.Deposit.State = inbound.Completed
 	if err := s.SaveInboundDeposit(ctx, d, nil); err != nil {
 		t.Fatal(err)
 	}
-	_ = s.EachOpenInboundDeposit(ctx, func(*InboundDeposit) bool { open += 10; return true })
+	_ = s.EachOpenInboundDeposit(ctx, func(*inbound.Record) bool { open += 10; return true })
 	if open != 1 {
 		t.Fatalf("open deposits counted %d, want 1 before completion and 0 after", open)
 	}

@@ -331,3 +331,13 @@ func (d Deposit) Data() Data {
 	}
 	return out
 }
+
+// Record is a registered deposit as the service keeps it: the deposit, and
+// the quote (and so the partner, whose webhooks hear of it) whose step 1
+// its transaction executed; both empty when the transaction named no quote
+// the service issued.
+type Record struct {
+	Deposit   Deposit
+	PartnerID string
+	QuoteID   string
+}

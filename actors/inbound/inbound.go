@@ -1,0 +1,321 @@
+// Package inbound runs the multi-step pulseroute deposits after step 1:
+// it registers a deposit (the signed registration checked against the
+// source chain) and then carries step 2 by itself — the bridge to chain
+// 369, the DEX leg into the asked token for the user, and, when that leg
+// fails, the fallback that sends the bridged USDCh to the user instead.
+// Every step is persisted with the webhook event it publishes in one synced
+// batch, and a started runner resumes every deposit not yet terminal.
+package inbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/inbound"
+	"github.com/swapgate/swapgate/routing/pulseroute"
+	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/webhook"
+)
+
+// Store keeps registered deposits; *persistence.Store is one.
+type Store interface {
+	InboundDepositByHash(ctx context.Context, txHash string) (*inbound.Record, error)
+	CreateInboundDeposit(ctx context.Context, d *inbound.Record, events []webhook.Event) (*inbound.Record, bool, error)
+	SaveInboundDeposit(ctx context.Context, d *inbound.Record, events []webhook.Event) error
+	EachOpenInboundDeposit(ctx context.Context, fn func(*inbound.Record) bool) error
+	QuoteByRef(ctx context.Context, ref [32]byte) (string, error)
+}
+
+// Chain reads the source chain and moves funds on chain 369 (the sandbox
+// chains, or a node where configured).
+type Chain interface {
+	// Evidence is what the source chain shows of a transaction.
+	Evidence(ctx context.Context, chainID uint64, txHash common.Hash) (inbound.Evidence, error)
+	// QuoteRef is the quote reference a step-1 transaction carries, if any.
+	QuoteRef(ctx context.Context, chainID uint64, txHash common.Hash) (ref [32]byte, ok bool, err error)
+	// Deliver pays amount of token to to on chainID for ref, once.
+	Deliver(ctx context.Context, chainID uint64, ref, to, token string, amount *big.Int) (txHash string, err error)
+}
+
+// Tickets returns issued quotes' tickets, expired ones included.
+type Tickets interface {
+	Ticket(ctx context.Context, id string) (*quote.Ticket, error)
+}
+
+// Options configures a Runner.
+type Options struct {
+	Contracts *pulseroute.Contracts
+	// DEX prices the leg on 369; pulseroute's chain state is one.
+	DEX pulseroute.ChainState
+	// BridgeDelay is how long the bridge takes to deliver on 369.
+	BridgeDelay time.Duration
+	// Published is called after a step published an event.
+	Published func()
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Runner registers deposits and runs their step 2.
+type Runner struct {
+	store   Store
+	chain   Chain
+	tickets Tickets
+	opts    Options
+
+	wg   sync.WaitGroup
+	stop chan struct{}
+}
+
+// Start resumes every open deposit of store.
+func Start(ctx context.Context, store Store, chain Chain, tickets Tickets, o Options) (*Runner, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Runner{store: store, chain: chain, tickets: tickets, opts: o, stop: make(chan struct{})}
+	var open []*inbound.Record
+	if err := store.EachOpenInboundDeposit(ctx, func(d *inbound.Record) bool {
+		open = append(open, d)
+		return true
+	}); err != nil {
+		return nil, fmt.Errorf("inbound: resume open deposits: %w", err)
+	}
+	for _, d := range open {
+		r.run(*d)
+	}
+	return r, nil
+}
+
+// Stop stops running step 2 (a deposit stopped midway resumes at the next
+// start) and waits for the steps in flight.
+func (r *Runner) Stop() {
+	close(r.stop)
+	r.wg.Wait()
+}
+
+// Deposit returns the deposit registered for a step-1 transaction, or
+// persistence.ErrNotFound.
+func (r *Runner) Deposit(ctx context.Context, txHash string) (*inbound.Record, error) {
+	return r.store.InboundDepositByHash(ctx, txHash)
+}
+
+// Register checks a registration body and records the deposit: the body
+// has exactly the six fields, the signature is the EIP-712 RegisterDeposit
+// of fromAddress on the source chain, and the source chain shows txHash as
+// a successful transaction from fromAddress that delivered USDC to the
+// inbound receiver. The same body again returns the same deposit; another
+// body for a registered txHash is refused.
+func (r *Runner) Register(ctx context.Context, body []byte) (*inbound.Record, *apierr.Error) {
+	reg, perr := inbound.Parse(body)
+	if perr != nil {
+		return nil, perr
+	}
+	if old, err := r.store.InboundDepositByHash(ctx, reg.TxHash.Hex()); err == nil {
+		if e := inbound.SameRegistration(old.Deposit.Registration, reg); e != nil {
+			return nil, e
+		}
+		return old, nil
+	} else if !errors.Is(err, persistence.ErrNotFound) {
+		return nil, apierr.From(err)
+	}
+	src, perr := inbound.SourceChain(reg, r.opts.Contracts.SenderChains())
+	if perr != nil {
+		return nil, perr
+	}
+	ev, err := r.chain.Evidence(ctx, src, reg.TxHash)
+	if err != nil {
+		return nil, inbound.ReadFailed(src, err)
+	}
+	amount, perr := inbound.CheckDeposit(r.opts.Contracts, src, reg, ev)
+	if perr != nil {
+		return nil, perr
+	}
+	d, event, err := inbound.NewDeposit(r.opts.Contracts, src, reg, amount, r.opts.Now())
+	if err != nil {
+		return nil, apierr.From(err)
+	}
+	rec := &inbound.Record{Deposit: d}
+	rec.QuoteID, rec.PartnerID = r.owner(ctx, src, reg.TxHash)
+	stored, created, err := r.store.CreateInboundDeposit(ctx, rec, []webhook.Event{event})
+	if err != nil {
+		return nil, apierr.New(apierr.ServiceUnavailable, "could not record the deposit; retry").Wrap(err)
+	}
+	if !created {
+		if e := inbound.SameRegistration(stored.Deposit.Registration, reg); e != nil {
+			return nil, e
+		}
+		return stored, nil
+	}
+	r.published(1)
+	r.run(*stored)
+	return stored, nil
+}
+
+// owner finds the quote (and so the partner) whose step 1 the transaction
+// executed, through the quote reference its calldata carried; "" when the
+// transaction names no quote the service issued.
+func (r *Runner) owner(ctx context.Context, chainID uint64, txHash common.Hash) (quoteID, partnerID string) {
+	ref, ok, err := r.chain.QuoteRef(ctx, chainID, txHash)
+	if err != nil || !ok {
+		return "", ""
+	}
+	id, err := r.store.QuoteByRef(ctx, ref)
+	if err != nil {
+		return "", ""
+	}
+	t, err := r.tickets.Ticket(ctx, id)
+	if err != nil {
+		return id, ""
+	}
+	return id, t.PartnerID
+}
+
+func (r *Runner) published(n int) {
+	if n > 0 && r.opts.Published != nil {
+		r.opts.Published()
+	}
+}
+
+// run carries a deposit's step 2 to a terminal state on its own goroutine,
+// working on its own copy of the record.
+func (r *Runner) run(rec inbound.Record) {
+	d := &rec
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for !d.Deposit.State.Terminal() {
+			u, wait := r.next(d)
+			if wait > 0 {
+				select {
+				case <-r.stop:
+					return
+				case <-time.After(wait):
+				}
+				continue
+			}
+			next, ev, err := d.Deposit.Apply(u)
+			if err != nil {
+				r.opts.Logger.Error("inbound: step refused", "txHash", d.Deposit.Registration.TxHash.Hex(), "err", err)
+				return
+			}
+			rec := *d
+			rec.Deposit = next
+			var events []webhook.Event
+			if ev != nil {
+				events = append(events, *ev)
+			}
+			if err := r.save(&rec, events); err != nil {
+				return
+			}
+			*d = rec
+			r.published(len(events))
+		}
+	}()
+}
+
+// save persists a step, retrying until it is stored or the runner stops.
+func (r *Runner) save(d *inbound.Record, events []webhook.Event) error {
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := r.store.SaveInboundDeposit(ctx, d, events)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		r.opts.Logger.Warn("inbound: save step", "txHash", d.Deposit.Registration.TxHash.Hex(), "err", err)
+		select {
+		case <-r.stop:
+			return err
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// next is the update that moves d on, or how long to wait before the next
+// try.
+func (r *Runner) next(d *inbound.Record) (inbound.Update, time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dep := d.Deposit
+	now := r.opts.Now()
+	ref := dep.Registration.TxHash.Hex()
+	to := dep.Registration.ToAddress.Hex()
+	usdch := r.opts.Contracts.USDCh().Token
+	switch dep.State {
+	case inbound.Received:
+		// The inbound receiver's transferRemote to 369; the sandbox names it
+		// by the deposit it carries.
+		return inbound.Update{Trigger: inbound.BridgeSent, At: now,
+			TxHash: crypto.Keccak256Hash([]byte("bridge/" + ref))}, 0
+	case inbound.Bridging:
+		if wait := dep.UpdatedAt.Add(r.opts.BridgeDelay).Sub(now); wait > 0 {
+			return inbound.Update{}, wait
+		}
+		if dep.Registration.OutputToken == usdch {
+			h, err := r.chain.Deliver(ctx, quote.PulseChainID, ref+"/bridge", to, usdch.Hex(), dep.AmountIn)
+			if err != nil {
+				return inbound.Update{}, time.Second
+			}
+			return inbound.Update{Trigger: inbound.Delivered, At: now, TxHash: common.HexToHash(h), AmountOut: dep.AmountIn}, 0
+		}
+		return inbound.Update{Trigger: inbound.Bridged, At: now}, 0
+	case inbound.Swapping:
+		out, err := r.swapOut(ctx, dep.AmountIn, usdch, dep.Registration.OutputToken)
+		if err != nil {
+			return inbound.Update{Trigger: inbound.SwapFailed, At: now, Reason: "the DEX leg on 369 failed: " + err.Error()}, 0
+		}
+		h, err := r.chain.Deliver(ctx, quote.PulseChainID, ref+"/swap", to, dep.Registration.OutputToken.Hex(), out)
+		if err != nil {
+			return inbound.Update{}, time.Second
+		}
+		return inbound.Update{Trigger: inbound.Swapped, At: now, TxHash: common.HexToHash(h), AmountOut: out}, 0
+	case inbound.Fallback:
+		h, err := r.chain.Deliver(ctx, quote.PulseChainID, ref+"/fallback", to, usdch.Hex(), dep.AmountIn)
+		if err != nil {
+			return inbound.Update{}, time.Second
+		}
+		return inbound.Update{Trigger: inbound.Refunded, At: now, TxHash: common.HexToHash(h), AmountOut: dep.AmountIn}, 0
+	}
+	return inbound.Update{}, time.Second
+}
+
+// swapOut prices the DEX leg from USDCh into out on 369: directly, or
+// through WPLS (the native coin, the zero address, is WPLS unwrapped).
+func (r *Runner) swapOut(ctx context.Context, amount *big.Int, usdch, out common.Address) (*big.Int, error) {
+	if r.opts.DEX == nil {
+		return nil, errors.New("no DEX on chain 369")
+	}
+	wpls := r.opts.Contracts.PulseX().WPLS
+	target := out
+	if out == (common.Address{}) {
+		target = wpls
+	}
+	paths := [][]common.Address{{usdch, target}}
+	if target != wpls {
+		paths = append(paths, []common.Address{usdch, wpls, target})
+	}
+	var lastErr error
+	for _, p := range paths {
+		amounts, err := r.opts.DEX.AmountsOut(ctx, amount, p)
+		if err == nil && len(amounts) == len(p) && amounts[len(amounts)-1].Sign() > 0 {
+			return amounts[len(amounts)-1], nil
+		}
+		lastErr = err
+	}
+	if lastErr == nil {
+		lastErr = errors.New("no liquidity")
+	}
+	return nil, lastErr
+}
