@@ -57,6 +57,13 @@
 //	                                           written unsynced, swept by range
 //	                                           (issued = Unix seconds, which the
 //	                                           quote id also carries)
+//	simop/<chainID:8><seq:8>                   the seq-th operation applied to a sandbox
+//	                                           chain (sandboxnet.Op: a broadcast, a faucet
+//	                                           top-up or a credit, with its time and the
+//	                                           hash it mined), appended synced before it is
+//	                                           answered and read in order at start to
+//	                                           rebuild the chain (chainop.go); never
+//	                                           deleted
 //
 // Reserved for later issues (the shape is binding so that families do not
 // collide; the value encodings are decided when they are implemented):
