@@ -230,3 +230,28 @@ func CheckFaucet(t simchain.Token, amount *big.Int) error {
 	}
 	return nil
 }
+
+// Balance is a holder's balance of one asset of a chain.
+type Balance struct {
+	Token  simchain.Token
+	Amount *big.Int
+}
+
+// Balances lists holder's balance of every asset of the chain, the native
+// coin first, then the registry's tokens in registry order.
+func (c *Chain) Balances(holder common.Address) []Balance {
+	toks := c.sim.Tokens()
+	out := make([]Balance, len(toks))
+	for i, t := range toks {
+		out[i] = Balance{Token: t, Amount: c.sim.Balance(t.Address, holder)}
+	}
+	return out
+}
+
+// Mined is a mined transaction with its receipt and its chain. Neither is
+// modified once mined; both must not be modified.
+type Mined struct {
+	ChainID     uint64
+	Transaction *simchain.Transaction
+	Receipt     *simchain.Receipt
+}
