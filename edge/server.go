@@ -72,6 +72,9 @@ type Deps struct {
 	Quotes QuoteService
 	// Webhooks serves the webhook endpoints; nil leaves them out.
 	Webhooks *WebhookService
+	// Sandbox is the sandbox chain: given (sandbox mode), the sandbox
+	// endpoints and GET /v1/balances are served; nil leaves them out.
+	Sandbox SandboxChain
 	// Idempotency remembers the answers of the routes declared idempotent;
 	// it is required as soon as one of them is served.
 	Idempotency IdempotencyStore
@@ -183,6 +186,9 @@ func (s *Server) routes() {
 	}
 	if s.deps.Webhooks != nil {
 		s.webhookRoutes()
+	}
+	if s.deps.Sandbox != nil {
+		s.sandboxRoutes()
 	}
 }
 

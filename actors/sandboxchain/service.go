@@ -41,18 +41,20 @@ type Store interface {
 	ChainOps(ctx context.Context, chainID uint64, fn func(seq uint64, op sandboxnet.Op) error) error
 }
 
-// Errors of the service. Refusals of the chain itself (simchain's request
-// errors, simchain.ErrUnknownToken, sandboxnet.ErrFaucetLimit) come back
-// wrapped as they are.
+// Errors of the service, which are sandboxnet's, so that clients that
+// cannot import this package (the edge) can tell them apart. Refusals of
+// the chain itself (simchain's request errors, simchain.ErrUnknownToken,
+// sandboxnet.ErrFaucetLimit) come back wrapped as they are.
 var (
 	// ErrUnknownChain names a chain that is not a sandbox chain: not in the
 	// registry, or not an EVM chain.
-	ErrUnknownChain = errors.New("sandboxchain: not a sandbox chain")
+	ErrUnknownChain = sandboxnet.ErrUnknownChain
 	// ErrUnavailable is a chain whose last change could not be recorded;
 	// it takes no changes until a restart rebuilds it from its log.
-	ErrUnavailable = errors.New("sandboxchain: chain unavailable")
-	// ErrClosed is a change asked of a closed service.
-	ErrClosed = errors.New("sandboxchain: closed")
+	ErrUnavailable = sandboxnet.ErrUnavailable
+	// ErrClosed is a change asked of a closed service; it is an
+	// ErrUnavailable.
+	ErrClosed = fmt.Errorf("%w: the service is closed", sandboxnet.ErrUnavailable)
 )
 
 // Options tunes Start. The zero value is ready to use.

@@ -63,9 +63,17 @@ const GenesisNativeUSD = 10_000
 // which keeps every balance far from 2^256.
 const MaxFaucetUnits = 1_000_000_000
 
-// ErrFaucetLimit is a faucet amount that is not positive or exceeds
-// MaxFaucetUnits whole units.
-var ErrFaucetLimit = errors.New("sandboxnet: faucet amount out of bounds")
+// Errors of the sandbox network, shared by its owner and its clients.
+var (
+	// ErrFaucetLimit is a faucet amount that is not positive or exceeds
+	// MaxFaucetUnits whole units.
+	ErrFaucetLimit = errors.New("sandboxnet: faucet amount out of bounds")
+	// ErrUnknownChain names a chain that is not a sandbox chain: not in the
+	// registry, or not an EVM chain.
+	ErrUnknownChain = errors.New("sandboxnet: not a sandbox chain")
+	// ErrUnavailable is a chain that cannot take changes now.
+	ErrUnavailable = errors.New("sandboxnet: chain unavailable")
+)
 
 // Config is what the chains are built from.
 type Config struct {
