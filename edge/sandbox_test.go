@@ -80,7 +80,7 @@ func sandboxServer(t *testing.T, sb SandboxChain) *Server {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.AnonHeavyPerMin, cfg.AnonReadPerMin = 1 << 20, 1 << 20
+	cfg.AnonHeavyPerMin, cfg.AnonReadPerMin = 1<<20, 1<<20
 	s, err := New(cfg, Deps{Registry: reg, Tools: cat, RefData: fixedRefData{}, Partners: noPartners{},
 		Sandbox: sb, Idempotency: forgetful{}, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
