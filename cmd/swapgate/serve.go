@@ -23,6 +23,7 @@ import (
 // environment, then file, then the built-in default.
 func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&cfg.Mode, "mode", cfg.Mode, "sandbox (run the sandbox chain and its endpoints) or live")
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
 	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (Pebble store, admin listener file)")
 	fs.StringVar(configFile, "config", "", "optional JSON file of option names to values")

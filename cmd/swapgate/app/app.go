@@ -27,19 +27,34 @@ import (
 	"github.com/swapgate/swapgate/actors/engine"
 	"github.com/swapgate/swapgate/actors/ledger"
 	"github.com/swapgate/swapgate/actors/refdata"
+	"github.com/swapgate/swapgate/actors/sandboxchain"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/gas"
 	"github.com/swapgate/swapgate/routing/prices"
+	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
 	"github.com/swapgate/swapgate/routing/webhook"
 )
 
+// Modes of the service, reported by GET /v1/ping.
+const (
+	// ModeSandbox (the default) runs the sandbox chain: the sandbox
+	// endpoints (broadcast, faucet, transaction receipts) and GET
+	// /v1/balances are served from it, so that a client can play the
+	// wallet for every sandbox quote.
+	ModeSandbox = "sandbox"
+	// ModeLive runs no sandbox chain; those endpoints do not exist.
+	ModeLive = "live"
+)
+
 // Config is everything serve can be told.
 type Config struct {
+	// Mode is ModeSandbox or ModeLive.
+	Mode            string
 	Addr            string
 	DataDir         string
 	ReadTimeout     time.Duration
@@ -70,6 +85,7 @@ type Config struct {
 func DefaultConfig() Config {
 	ec := edge.DefaultConfig()
 	return Config{
+		Mode:            ModeSandbox,
 		Addr:            "127.0.0.1:8080",
 		DataDir:         "./data",
 		ReadTimeout:     ec.ReadTimeout,
@@ -97,6 +113,7 @@ type App struct {
 	ref     *refdata.Service
 	hooks   *webhookpool.Pool
 	quotes  *quoteStack
+	chains  *sandboxchain.Service
 	edge    *edge.Server
 	admin   *admin.Server
 	ln      net.Listener
@@ -118,6 +135,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			a.closeAll(context.Background())
 		}
 	}()
+	if cfg.Mode != ModeSandbox && cfg.Mode != ModeLive {
+		return nil, fmt.Errorf("app: mode %q: want %s or %s", cfg.Mode, ModeSandbox, ModeLive)
+	}
 	proxies, err := parseProxies(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
@@ -152,8 +172,22 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg.Quote.Logger = a.log
-	if a.quotes, err = startQuotes(ctx, cfg.Quote, a.sys, reg, cat, a.ref, a.store, metrics); err != nil {
+	// One set of contract facts: the quotes send users to these contracts,
+	// and the sandbox chain deploys them there.
+	contracts := pulseroute.DefaultContracts()
+	if a.quotes, err = startQuotes(ctx, cfg.Quote, a.sys, reg, cat, a.ref, a.store, metrics, contracts); err != nil {
 		return nil, err
+	}
+	var sandboxChain edge.SandboxChain
+	if cfg.Mode == ModeSandbox {
+		started := time.Now()
+		var stats sandboxchain.ReplayStats
+		if a.chains, stats, err = sandboxchain.Start(ctx, reg, a.store, sandboxchain.Options{Contracts: contracts, Logger: a.log}); err != nil {
+			return nil, fmt.Errorf("app: start the sandbox chain: %w", err)
+		}
+		sandboxChain = a.chains
+		a.log.Info("sandbox chain ready", slog.Int("chains", len(a.chains.ChainIDs())), slog.Int("replayed", stats.Ops),
+			slog.Int("diverged", stats.Diverged), slog.Duration("took", time.Since(started)))
 	}
 	if a.hooks, err = webhookpool.Start(a.sys, a.store, webhookpool.Config{PoolSize: cfg.WebhookPoolSize, RetryBase: cfg.WebhookRetryBase, MaxAttempts: cfg.WebhookMaxAttempts, AllowLoopback: cfg.AllowLoopbackWebhooks, TLSConfig: cfg.WebhookTLS, Logger: a.log}); err != nil {
 		return nil, fmt.Errorf("app: start webhook pool: %w", err)
@@ -165,12 +199,13 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	ec.ReadTimeout, ec.WriteTimeout, ec.IdleTimeout = cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout
 	ec.AnonHeavyPerMin, ec.AnonReadPerMin = cfg.AnonHeavyPerMin, cfg.AnonReadPerMin
 	ec.TrustedProxies = proxies
+	ec.Mode = cfg.Mode
 	// The store keeps registrations and their history; the pool owns the URL
 	// policy it enforces when it dials, and sends test deliveries.
 	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
 	a.edge, err = edge.New(ec, edge.Deps{
 		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: webhooks,
-		Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -191,6 +226,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.log.Info("swapgate serving", slog.String("addr", a.ln.Addr().String()), slog.String("data", cfg.DataDir), slog.String("mode", ec.Mode))
 	return a, nil
 }
+
+// The sandbox chain's owner is what the sandbox endpoints drive.
+var _ edge.SandboxChain = (*sandboxchain.Service)(nil)
 
 // Addr is the address the edge listens on.
 func (a *App) Addr() string { return a.ln.Addr().String() }
@@ -222,6 +260,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.quotes != nil {
 		a.quotes.stop()
+	}
+	if a.chains != nil {
+		a.chains.Close()
 	}
 	if a.ref != nil {
 		a.ref.Stop()

@@ -84,14 +84,13 @@ func (q *quoteStack) stop() {
 }
 
 func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, reg *registry.Registry, cat *tools.Catalog,
-	ref *refdata.Service, store *persistence.Store, metrics *prometheus.Registry) (qs *quoteStack, err error) {
+	ref *refdata.Service, store *persistence.Store, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
 	qs = &quoteStack{}
 	defer func() {
 		if err != nil {
 			qs.stop()
 		}
 	}()
-	contracts := pulseroute.DefaultContracts()
 	pulseOpts := []pulseroute.Option{pulseroute.WithContracts(contracts)}
 	if len(cfg.PulseRPC) > 0 {
 		rpc, err := pulseroute.DialRPC(ctx, reg, contracts, cfg.PulseRPC)
