@@ -53,7 +53,7 @@ const (
 
 // Config is everything serve can be told.
 type Config struct {
-	// Mode is ModeSandbox or ModeLive.
+	// Mode is ModeSandbox (also when empty) or ModeLive.
 	Mode            string
 	Addr            string
 	DataDir         string
@@ -135,6 +135,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			a.closeAll(context.Background())
 		}
 	}()
+	if cfg.Mode == "" {
+		cfg.Mode = ModeSandbox
+	}
 	if cfg.Mode != ModeSandbox && cfg.Mode != ModeLive {
 		return nil, fmt.Errorf("app: mode %q: want %s or %s", cfg.Mode, ModeSandbox, ModeLive)
 	}
