@@ -83,6 +83,9 @@ type Deps struct {
 	DepositSwaps  DepositSwaps
 	// Webhooks serves the webhook endpoints; nil leaves them out.
 	Webhooks *WebhookService
+	// Sandbox is the sandbox chain: given (sandbox mode), the sandbox
+	// endpoints and GET /v1/balances are served; nil leaves them out.
+	Sandbox SandboxChain
 	// Idempotency remembers the answers of the routes declared idempotent;
 	// it is required as soon as one of them is served.
 	Idempotency IdempotencyStore
@@ -203,6 +206,9 @@ func (s *Server) routes() {
 		if s.deps.DepositQuotes != nil && s.deps.DepositSwaps != nil {
 			s.depositRoutes()
 		}
+	}
+	if s.deps.Sandbox != nil {
+		s.sandboxRoutes()
 	}
 }
 

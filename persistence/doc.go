@@ -66,6 +66,16 @@
 //	                                           (keccak256 of the id, all its step-1 tx names)
 //	inbound/<txHash>                           a registered multi-step deposit (inbound.Deposit)
 //	                                           by its step-1 transaction hash in lower case
+//	simref/<ref>                               hash of the sandbox delivery made for ref (a
+//	                                           bridge's destination side, a refund, a step-2
+//	                                           payment), so that none is made twice
+//	simop/<chainID:8><seq:8>                   the seq-th operation applied to a sandbox
+//	                                           chain (sandboxnet.Op: a broadcast, a faucet
+//	                                           top-up or a credit, with its time and the
+//	                                           hash it mined), appended synced before it is
+//	                                           answered and read in order at start to
+//	                                           rebuild the chain (chainop.go); never
+//	                                           deleted
 //
 // Reserved for later issues (the shape is binding so that families do not
 // collide; the value encodings are decided when they are implemented):

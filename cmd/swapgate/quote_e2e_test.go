@@ -166,8 +166,12 @@ func TestQuoteAggregatorShapeA(t *testing.T) {
 func TestQuoteNativeSourceNeedsNoApproval(t *testing.T) {
 	ts := startServer(t, nil)
 	var q shapeA
-	ts.get(quotePath("fromChain", "42161", "toChain", "8453", "fromToken", zeroAddress, "toToken", usdcBase,
-		"fromAmount", "500000000000000000", "fromAddress", wallet)).decode(t, &q)
+	env := ts.get(quotePath("fromChain", "42161", "toChain", "8453", "fromToken", zeroAddress, "toToken", usdcBase,
+		"fromAmount", "500000000000000000", "fromAddress", wallet))
+	env.decode(t, &q)
+	if !bytes.Contains(env.Raw, []byte(`"approvalAddress":null`)) {
+		t.Fatalf("a native input's approvalAddress must be null: %s", env.Raw)
+	}
 	tx := q.Quote.TransactionRequest
 	if q.Quote.Estimate.ApprovalAddress != "" || tx == nil || bigOf(t, tx.Value).Cmp(bigOf(t, "500000000000000000")) != 0 {
 		t.Fatalf("native source: approval %q, tx %+v", q.Quote.Estimate.ApprovalAddress, tx)

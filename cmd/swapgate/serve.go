@@ -23,6 +23,7 @@ import (
 // environment, then file, then the built-in default.
 func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&cfg.Mode, "mode", cfg.Mode, "sandbox (run the sandbox chain and its endpoints) or live")
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
 	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (Pebble store, admin listener file)")
 	fs.StringVar(configFile, "config", "", "optional JSON file of option names to values")
@@ -49,6 +50,8 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.Func("sandbox-tools", "sandbox latency and failure injection per tool as JSON, e.g. {\"sbx-canal\":{\"latencyMs\":300,\"failureRate\":0.1}}", func(v string) error {
 		return json.Unmarshal([]byte(v), &cfg.Quote.SandboxTools)
 	})
+	fs.Float64Var(&cfg.SandboxBridgeScale, "sandbox-bridge-scale", cfg.SandboxBridgeScale, "sandbox bridges take the quoted duration times this (0: deliver at the first poll)")
+	fs.Float64Var(&cfg.SandboxBridgeFailureRate, "sandbox-bridge-failure-rate", cfg.SandboxBridgeFailureRate, "share of sandbox bridges that fail and are refunded on the source chain")
 	fs.StringVar(&cfg.Quote.AggregatorURL, "aggregator-url", "", "LI.FI API base URL for the aggregator provider (empty: sandbox)")
 	fs.StringVar(&cfg.Quote.AggregatorKey, "aggregator-key", "", "LI.FI API key")
 	fs.StringVar(&cfg.Quote.IntentsURL, "intents-url", "", "1Click API base URL for the intents provider (empty: sandbox)")

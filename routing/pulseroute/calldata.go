@@ -25,7 +25,10 @@ const (
 
 // abiJSON is every function pulseroute calls: the Hyperlane TokenRouter, the
 // PulseX v2 router, ERC-20, and Swapgate's sender contract. Their selectors
-// do not collide, so one ABI decodes calldata to any of them.
+// do not collide, so one ABI decodes calldata to any of them. It also holds
+// the events the warp routes and the sender contract emit: the TokenRouter's
+// SentTransferRemote, the mailbox's DispatchId (emitted by the sandbox warp
+// routes themselves) and the sender contract's InboundSent.
 //
 // bridgeAndSwap is Swapgate's own sender-contract entry point (no public
 // deployment exists; the sandbox chain executes it): it pulls amount USDC
@@ -61,7 +64,13 @@ const abiJSON = `[
   "outputs":[{"name":"","type":"uint256"}]},
  {"type":"function","name":"bridgeAndSwap","stateMutability":"payable",
   "inputs":[{"name":"quoteRef","type":"bytes32"},{"name":"destinationDomain","type":"uint32"},{"name":"recipient","type":"bytes32"},{"name":"amount","type":"uint256"},{"name":"fee","type":"uint256"},{"name":"outputToken","type":"address"},{"name":"minOutput","type":"uint256"}],
-  "outputs":[]}
+  "outputs":[]},
+ {"type":"event","name":"SentTransferRemote","anonymous":false,
+  "inputs":[{"name":"destination","type":"uint32","indexed":true},{"name":"recipient","type":"bytes32","indexed":true},{"name":"amount","type":"uint256","indexed":false}]},
+ {"type":"event","name":"DispatchId","anonymous":false,
+  "inputs":[{"name":"messageId","type":"bytes32","indexed":true}]},
+ {"type":"event","name":"InboundSent","anonymous":false,
+  "inputs":[{"name":"quoteRef","type":"bytes32","indexed":true},{"name":"sender","type":"address","indexed":true},{"name":"recipient","type":"bytes32","indexed":true},{"name":"bridged","type":"uint256","indexed":false},{"name":"fee","type":"uint256","indexed":false},{"name":"outputToken","type":"address","indexed":false},{"name":"minOutput","type":"uint256","indexed":false},{"name":"messageId","type":"bytes32","indexed":false}]}
 ]`
 
 // contractABI is parsed once at package initialisation and only read

@@ -36,4 +36,13 @@
 // *sandbox.Market satisfies), so that routes through 369 are priced like
 // every other sandbox route. Chain state (Hyperlane gas payments, PulseX
 // amounts) is the provider's own and is read through ChainState only.
+//
+// # On the sandbox chain
+//
+// contracts_sim.go holds the code the quotes' transactions run on the
+// sandbox chain (package simchain): both sides of the warp route
+// (WarpRouterContract: transferRemote pulls USDC on a collateral chain and
+// burns USDCh on 369), the sender contract (bridgeAndSwap) and the inbound
+// receiver, installed by DeploySandbox with the interchain gas payments of
+// the same ChainState the quotes use.
 package pulseroute

@@ -37,8 +37,10 @@ type Market interface {
 	GasCosts(provider, tool string, c *registry.Chain, sendGas uint64, approve bool) (sandbox.GasQuote, error)
 	// ToolFeeCost lists a tool's own fee on an input worth inUSD.
 	ToolFeeCost(t *tools.Tool, req *quote.Request, inUSD float64) quote.FeeCost
-	// SwapCall builds the sandbox router's swap calldata for the request.
-	SwapCall(req *quote.Request, fromToken, toToken common.Address, minOut *big.Int, receiver common.Address) ([]byte, error)
+	// SwapCall builds the sandbox router's swap calldata for the request;
+	// preFee is the quoted output before the partner fee, which the router
+	// settles at.
+	SwapCall(req *quote.Request, fromToken, toToken common.Address, minOut, preFee *big.Int, receiver common.Address) ([]byte, error)
 }
 
 // The sandbox market is the Market the service runs with.

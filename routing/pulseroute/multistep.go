@@ -107,7 +107,7 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build step 1").Wrap(err)
 	}
-	data, err := p.m.SwapCall(req, from, w.Token, quote.MinOut(usdcNet, req.Slippage), receiver)
+	data, err := p.m.SwapCall(req, from, w.Token, quote.MinOut(usdcNet, req.Slippage), usdcPreFee, receiver)
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build step 1").Wrap(err)
 	}

@@ -86,7 +86,7 @@ func (p *Provider) swapRoute(ctx context.Context, req *quote.Request, t *tools.T
 	if !req.ToToken.IsNative() {
 		toTok = out
 	}
-	data, err := p.m.SwapCall(req, fromTok, toTok, r.ToAmountMin, recipient)
+	data, err := p.m.SwapCall(req, fromTok, toTok, r.ToAmountMin, r.PreFeeToAmount, recipient)
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the PulseX swap").Wrap(err)
 	}

@@ -34,6 +34,8 @@ func (p LivePrices) of(chainID uint64) (map[string]float64, bool) {
 // answers aggregator and intents routes with and GET /v1/routes lists every
 // route in. prices gives the live USD prices of the action's tokens; a
 // token without one shows the registry's reference price.
+// estimate.approvalAddress is the ERC-20 spender to approve, or null when
+// the input needs no approval (native inputs).
 func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresAt int64) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonenc.AppendString(b, req.ID)
@@ -73,8 +75,14 @@ func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresA
 	b = appendUSD(b, rt.ToAmountUSD)
 	b = append(b, `,"toAmountMin":`...)
 	b = appendDecString(b, rt.ToAmountMin)
+	// A route whose input needs no allowance (a native input, an intents
+	// deposit made with a transfer) has no spender: null, not "".
 	b = append(b, `,"approvalAddress":`...)
-	b = jsonenc.AppendString(b, rt.ApprovalAddress)
+	if rt.ApprovalAddress == "" {
+		b = append(b, "null"...)
+	} else {
+		b = jsonenc.AppendString(b, rt.ApprovalAddress)
+	}
 	b = append(b, `,"gasCosts":[`...)
 	for i := range rt.GasCosts {
 		g := &rt.GasCosts[i]

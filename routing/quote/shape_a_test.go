@@ -77,6 +77,37 @@ func TestShapeAEncodingMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestShapeAApprovalAddress: an ERC-20 input names its spender; an input
+// that needs no approval (native) shows null, never "".
+func TestShapeAApprovalAddress(t *testing.T) {
+	from := &registry.Chain{ID: 1}
+	eth := &registry.Token{ChainID: 1, Address: registry.NativeAddressEVM, Symbol: "ETH", Decimals: 18, PriceUSD: "3400"}
+	usdc := &registry.Token{ChainID: 1, Address: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", Symbol: "USDC", Decimals: 6, PriceUSD: "1"}
+	for _, c := range []struct {
+		name     string
+		in       *registry.Token
+		approval string
+		want     string
+	}{
+		{"native input", eth, "", `"approvalAddress":null`},
+		{"ERC-20 input", usdc, "0x1111111111111111111111111111111111111111", `"approvalAddress":"0x1111111111111111111111111111111111111111"`},
+	} {
+		req := &Request{ID: "qt_1", From: from, To: from, FromToken: c.in, ToToken: usdc, FromAmount: big.NewInt(1)}
+		got := string(AppendShapeA(nil, nil, req, &Route{Tool: "x", ApprovalAddress: c.approval}, 0))
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: %s lacks %s", c.name, got, c.want)
+		}
+		var v struct {
+			Estimate struct {
+				ApprovalAddress *string `json:"approvalAddress"`
+			} `json:"estimate"`
+		}
+		if err := json.Unmarshal([]byte(got), &v); err != nil || (v.Estimate.ApprovalAddress == nil) != (c.approval == "") {
+			t.Errorf("%s: %v %v", c.name, v.Estimate.ApprovalAddress, err)
+		}
+	}
+}
+
 // The struct form of Shape A below is the oracle the appender is compared
 // with: what json.Marshal makes of it is the contract the appender keeps.
 
@@ -151,7 +182,7 @@ type standardQuote struct {
 		ToAmount          string        `json:"toAmount"`
 		ToAmountUSD       string        `json:"toAmountUSD"`
 		ToAmountMin       string        `json:"toAmountMin"`
-		ApprovalAddress   string        `json:"approvalAddress"`
+		ApprovalAddress   *string       `json:"approvalAddress"`
 		GasCosts          []gasCostJSON `json:"gasCosts"`
 		FeeCosts          []feeCostJSON `json:"feeCosts"`
 		ExecutionDuration int           `json:"executionDuration"`
@@ -177,7 +208,9 @@ func shapeA(prices LivePrices, req *Request, rt *Route, expiresAt int64) *standa
 	e.Tool = rt.Tool
 	e.FromAmount, e.ToAmount, e.ToAmountMin = decStr(rt.FromAmount), decStr(rt.ToAmount), decStr(rt.ToAmountMin)
 	e.FromAmountUSD, e.ToAmountUSD = usd(rt.FromAmountUSD), usd(rt.ToAmountUSD)
-	e.ApprovalAddress = rt.ApprovalAddress
+	if rt.ApprovalAddress != "" {
+		e.ApprovalAddress = &rt.ApprovalAddress
+	}
 	e.ExecutionDuration = rt.ExecutionDuration
 	e.GasCosts = make([]gasCostJSON, 0, len(rt.GasCosts))
 	for _, g := range rt.GasCosts {

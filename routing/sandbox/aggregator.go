@@ -85,7 +85,8 @@ func (b *pendingLeg) buildAggregator(req *quote.Request, r *quote.Route) error {
 
 // routerTx builds the sandbox router call of an aggregator route: swap
 // within a chain, bridge across chains. The minimum out is the route's
-// ToAmountMin, so the router enforces the quoted slippage.
+// ToAmountMin, so the router enforces the quoted slippage, and the word
+// after the arguments is its PreFeeToAmount, which the router settles at.
 func (m *Market) routerTx(req *quote.Request, r *quote.Route, g GasQuote) (*quote.TxRequest, error) {
 	from, err := EVMAddress(req.FromToken.Address)
 	if err != nil {
@@ -102,7 +103,7 @@ func (m *Market) routerTx(req *quote.Request, r *quote.Route, g GasQuote) (*quot
 		if err != nil {
 			return nil, err
 		}
-		data, err = packSwap(m.router, req.ID, from, req.FromAmount, to, r.ToAmountMin, receiver, req.FeeBps, feeTo)
+		data, err = packSwap(m.router, req.ID, from, req.FromAmount, to, r.ToAmountMin, r.PreFeeToAmount, receiver, req.FeeBps, feeTo)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +112,7 @@ func (m *Market) routerTx(req *quote.Request, r *quote.Route, g GasQuote) (*quot
 		if err != nil {
 			return nil, err
 		}
-		data, err = packBridge(m.router, req.ID, from, req.FromAmount, req.To.ID, tokenBytes32(req.To, req.ToToken), r.ToAmountMin, receiver, req.FeeBps, feeTo)
+		data, err = packBridge(m.router, req.ID, from, req.FromAmount, req.To.ID, tokenBytes32(req.To, req.ToToken), r.ToAmountMin, r.PreFeeToAmount, receiver, req.FeeBps, feeTo)
 		if err != nil {
 			return nil, err
 		}

@@ -71,9 +71,13 @@
 // call the sandbox router, whose address is derived per chain from
 // keccak256("swapgate-sandbox-router:<chainId>") and whose ABI is RouterABI:
 // swap(...) within a chain, bridge(...) across chains, with the receiver as
-// bytes so that Solana and Sui recipients fit. The value is fromAmount for
+// bytes so that Solana and Sui recipients fit, and the route's pre-fee
+// output as one more word after the arguments. The value is fromAmount for
 // native sources and 0 otherwise; the approval address is the router for
-// ERC-20 sources. Routes from Solana and Sui carry no transaction (Tx nil):
+// ERC-20 sources. RouterContract is the router's code on the sandbox chain
+// (package simchain): it pulls the input, delivers exactly the quoted
+// output (swap) or announces what the destination owes (bridge), and
+// charges gas so that the quoted limit covers it (DeployRouter installs it). Routes from Solana and Sui carry no transaction (Tx nil):
 // the sandbox does not build non-EVM transactions, and it never returns
 // placeholders that a wallet might try to sign.
 //

@@ -97,6 +97,12 @@ func (m *Market) chainGasPrice(c *registry.Chain) (*big.Int, bool) {
 	return fallbackGasPrice(c)
 }
 
+// ReferenceGasPrice is a chain's reference gas price in wei (EVM: the
+// registry's base fee plus the standard tip), the figure quotes use before
+// the gas function has one; the sandbox chain charges it. ok is false for a
+// chain without gas prices.
+func ReferenceGasPrice(c *registry.Chain) (*big.Int, bool) { return fallbackGasPrice(c) }
+
 // fallbackGasPrice is the gas price of a chain the gas function has no
 // figure for; Market precomputes it per chain, since it never changes.
 func fallbackGasPrice(c *registry.Chain) (*big.Int, bool) {

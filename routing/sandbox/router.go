@@ -22,7 +22,16 @@ import (
 // and the receiver as bytes so that Solana and Sui recipients fit. quoteId is
 // QuoteRef(quote id), which lets the sandbox chain tie an executed
 // transaction back to its quote. The fee is taken from the output and paid to
-// feeRecipient (the zero address: the platform).
+// feeRecipient (the zero address: the platform, which the router keeps).
+//
+// The calldata a quote carries has one more word after the ABI-encoded
+// arguments: the quote's output before the partner fee (QuotedAmountOut),
+// which the sandbox router settles at (see RouterContract). ABI decoders
+// ignore it, so the calldata still decodes with this ABI.
+//
+// Events: QuoteExecuted on every call; Swapped with a swap's amounts;
+// BridgeSent with what a bridge sent and what the destination owes, which a
+// tracker delivers there later.
 const RouterABIJSON = `[
  {"type":"function","name":"swap","stateMutability":"payable","outputs":[{"name":"amountOut","type":"uint256"}],"inputs":[
   {"name":"quoteId","type":"bytes32"},
@@ -46,7 +55,29 @@ const RouterABIJSON = `[
  {"type":"event","name":"QuoteExecuted","anonymous":false,"inputs":[
   {"name":"quoteId","type":"bytes32","indexed":true},
   {"name":"sender","type":"address","indexed":true},
-  {"name":"amountIn","type":"uint256","indexed":false}]}
+  {"name":"amountIn","type":"uint256","indexed":false}]},
+ {"type":"event","name":"Swapped","anonymous":false,"inputs":[
+  {"name":"quoteId","type":"bytes32","indexed":true},
+  {"name":"receiver","type":"address","indexed":true},
+  {"name":"fromToken","type":"address","indexed":false},
+  {"name":"toToken","type":"address","indexed":false},
+  {"name":"amountIn","type":"uint256","indexed":false},
+  {"name":"amountOut","type":"uint256","indexed":false},
+  {"name":"fee","type":"uint256","indexed":false},
+  {"name":"feeRecipient","type":"address","indexed":false}]},
+ {"type":"event","name":"BridgeSent","anonymous":false,"inputs":[
+  {"name":"transferId","type":"bytes32","indexed":true},
+  {"name":"quoteId","type":"bytes32","indexed":true},
+  {"name":"sender","type":"address","indexed":true},
+  {"name":"fromToken","type":"address","indexed":false},
+  {"name":"amountIn","type":"uint256","indexed":false},
+  {"name":"toChainId","type":"uint256","indexed":false},
+  {"name":"toToken","type":"bytes32","indexed":false},
+  {"name":"amountOut","type":"uint256","indexed":false},
+  {"name":"minAmountOut","type":"uint256","indexed":false},
+  {"name":"fee","type":"uint256","indexed":false},
+  {"name":"feeRecipient","type":"address","indexed":false},
+  {"name":"receiver","type":"bytes","indexed":false}]}
 ]`
 
 // ERC20ABIJSON covers the ERC-20 calls sandbox routes build.
@@ -163,9 +194,12 @@ func feeRecipient(s string) common.Address {
 	return common.Address{}
 }
 
-// packSwap builds swap(...) calldata.
-func packSwap(c routerCalls, quoteID string, fromToken common.Address, fromAmount *big.Int, toToken common.Address, minOut *big.Int, receiver common.Address, feeBps int, feeTo common.Address) ([]byte, error) {
+// packSwap builds swap(...) calldata followed by the quoted pre-fee output.
+func packSwap(c routerCalls, quoteID string, fromToken common.Address, fromAmount *big.Int, toToken common.Address, minOut, quoted *big.Int, receiver common.Address, feeBps int, feeTo common.Address) ([]byte, error) {
 	data, err := c.swap(QuoteRef(quoteID), fromToken, fromAmount, toToken, minOut, receiver, uint16(feeBps), feeTo)
+	if err == nil {
+		data, err = appendQuoted(data, quoted)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: pack swap: %w", err)
 	}
@@ -173,18 +207,34 @@ func packSwap(c routerCalls, quoteID string, fromToken common.Address, fromAmoun
 }
 
 // SwapCall builds the router's swap(...) calldata for a request: its quote
-// id, input amount and fee, with the fee paid to the request's fee wallet.
-// It is exported for pulseroute, whose multi-step step 1 and same-chain
-// swaps on 369 call the sandbox router like any aggregator route.
-func (m *Market) SwapCall(req *quote.Request, fromToken, toToken common.Address, minOut *big.Int, receiver common.Address) ([]byte, error) {
-	return packSwap(m.router, req.ID, fromToken, req.FromAmount, toToken, minOut, receiver, req.FeeBps, feeRecipient(req.FeeRecipient))
+// id, input amount and fee, with the fee paid to the request's fee wallet,
+// and preFee, the quoted output before the partner fee, as the word the
+// router settles at. It is exported for pulseroute, whose multi-step step 1
+// and same-chain swaps on 369 call the sandbox router like any aggregator
+// route.
+func (m *Market) SwapCall(req *quote.Request, fromToken, toToken common.Address, minOut, preFee *big.Int, receiver common.Address) ([]byte, error) {
+	return packSwap(m.router, req.ID, fromToken, req.FromAmount, toToken, minOut, preFee, receiver, req.FeeBps, feeRecipient(req.FeeRecipient))
 }
 
-// packBridge builds bridge(...) calldata.
-func packBridge(c routerCalls, quoteID string, fromToken common.Address, fromAmount *big.Int, toChainID uint64, toToken [32]byte, minOut *big.Int, receiver []byte, feeBps int, feeTo common.Address) ([]byte, error) {
+// packBridge builds bridge(...) calldata followed by the quoted pre-fee
+// output.
+func packBridge(c routerCalls, quoteID string, fromToken common.Address, fromAmount *big.Int, toChainID uint64, toToken [32]byte, minOut, quoted *big.Int, receiver []byte, feeBps int, feeTo common.Address) ([]byte, error) {
 	data, err := c.bridge(QuoteRef(quoteID), fromToken, fromAmount, toChainID, toToken, minOut, receiver, uint16(feeBps), feeTo)
+	if err == nil {
+		data, err = appendQuoted(data, quoted)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: pack bridge: %w", err)
+	}
+	return data, nil
+}
+
+// appendQuoted appends the quoted pre-fee output as the word after the
+// ABI-encoded arguments.
+func appendQuoted(data []byte, quoted *big.Int) ([]byte, error) {
+	data, err := appendUint256(data, quoted)
+	if err != nil {
+		return nil, fmt.Errorf("quotedAmountOut: %w", err)
 	}
 	return data, nil
 }

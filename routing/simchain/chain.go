@@ -48,6 +48,11 @@ type Config struct {
 	// GasPrice is the price of a unit of gas in wei (the native coin's
 	// base units), the same for every transaction; it may be zero.
 	GasPrice *big.Int
+	// GenesisNative, when set, replaces the native coin's genesis
+	// allocation of GenesisNativeUnits whole coins, in wei: on a chain whose
+	// coin is worth little and whose gas is dear, 100 coins may not pay for
+	// one transaction. It must be positive.
+	GenesisNative *big.Int
 }
 
 // Token is one asset of the chain. The native coin has the zero address.
@@ -124,6 +129,9 @@ func New(cfg Config) (*Chain, error) {
 	if cfg.GasPrice == nil || cfg.GasPrice.Sign() < 0 {
 		return nil, errors.New("simchain: the gas price must be zero or more")
 	}
+	if cfg.GenesisNative != nil && (cfg.GenesisNative.Sign() <= 0 || cfg.GenesisNative.Cmp(maxUint256) > 0) {
+		return nil, errors.New("simchain: the native genesis allocation must be between 1 and 2^256-1")
+	}
 	rc, ok := cfg.Registry.Chain(cfg.ChainID)
 	if !ok || rc.ChainType != registry.EVM {
 		return nil, fmt.Errorf("%w: %d", ErrNotEVM, cfg.ChainID)
@@ -153,11 +161,15 @@ func New(cfg Config) (*Chain, error) {
 			return nil, fmt.Errorf("simchain: token %s listed twice on chain %d", addr.Hex(), c.id)
 		}
 		genesis := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Decimals)), nil)
+		genesis.Mul(genesis, big.NewInt(units))
+		if t.IsNative() && cfg.GenesisNative != nil {
+			genesis.Set(cfg.GenesisNative)
+		}
 		c.tokens[addr] = &tokenState{
 			symbol:   t.Symbol,
 			name:     t.Name,
 			decimals: t.Decimals,
-			genesis:  genesis.Mul(genesis, big.NewInt(units)),
+			genesis:  genesis,
 			minters:  map[common.Address]bool{c.faucet: true},
 		}
 		c.tokenList = append(c.tokenList, addr)
@@ -259,6 +271,33 @@ func (c *Chain) GrantMinter(token, minter common.Address) error {
 		return fmt.Errorf("%w: %s on chain %d", ErrUnknownToken, token.Hex(), c.id)
 	}
 	t.minters[minter] = true
+	return nil
+}
+
+// ErrNotGenesis is returned by Allocate once a transaction has been mined.
+var ErrNotGenesis = errors.New("simchain: allocations are made before the first transaction")
+
+// Allocate sets holder's balance of token (the zero address: the native
+// coin) before the first transaction, as a genesis allocation does: no
+// transaction, no log, and the balance reads as amount from the genesis
+// block on. It is how a contract starts with reserves (a router paying out
+// the native coin), since Deploy gives a contract nothing. Once a
+// transaction has been mined it returns ErrNotGenesis: from then on
+// balances change only through transactions.
+func (c *Chain) Allocate(holder, token common.Address, amount *big.Int) error {
+	switch {
+	case c.Head().Number != 0:
+		return ErrNotGenesis
+	case c.tokens[token] == nil:
+		return fmt.Errorf("%w: %s on chain %d", ErrUnknownToken, token.Hex(), c.id)
+	case holder == (common.Address{}) || holder == c.faucet:
+		return fmt.Errorf("simchain: allocate: %s is reserved", holder.Hex())
+	case amount == nil || amount.Sign() < 0 || amount.Cmp(maxUint256) > 0:
+		return errors.New("simchain: allocate: the amount must be between 0 and 2^256-1")
+	}
+	c.setBalance(token, holder, new(big.Int).Set(amount))
+	clear(c.journal) // nothing between transactions is rolled back
+	c.journal = c.journal[:0]
 	return nil
 }
 

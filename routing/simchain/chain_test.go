@@ -342,3 +342,74 @@ func TestFaucetAddress(t *testing.T) {
 		t.Errorf("faucet %s, want %s", simchain.FaucetAddress(), want)
 	}
 }
+
+func TestGenesisNativeOverride(t *testing.T) {
+	reg := testRegistry(t)
+	clock := func() time.Time { return genesisTime }
+	cases := []struct {
+		name    string
+		genesis *big.Int
+		want    *big.Int
+		wantErr bool
+	}{
+		{"default 100 coins", nil, eth(100), false},
+		{"override", big.NewInt(12345), big.NewInt(12345), false},
+		{"zero refused", big.NewInt(0), nil, true},
+		{"negative refused", big.NewInt(-1), nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := simchain.New(simchain.Config{Registry: reg, ChainID: ethereum, Clock: clock, GasPrice: big.NewInt(1), GenesisNative: tc.genesis})
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("New accepted the allocation")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantBig(t, "native genesis", c.Balance(native, alice), tc.want)
+			wantBig(t, "USDC genesis is untouched", c.Balance(token(t, ethereum, "USDC"), alice), usdc(1000))
+		})
+	}
+}
+
+func TestAllocateBeforeTheFirstTransactionOnly(t *testing.T) {
+	c := newChain(t, ethereum)
+	deployHold(t, c)
+	usdcAddr := token(t, ethereum, "USDC")
+	if err := c.Allocate(holdAddr, native, eth(7)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Allocate(holdAddr, usdcAddr, usdc(3)); err != nil {
+		t.Fatal(err)
+	}
+	wantBig(t, "contract native reserve", c.Balance(native, holdAddr), eth(7))
+	wantBig(t, "contract USDC reserve", c.Balance(usdcAddr, holdAddr), usdc(3))
+	if c.Head().Number != 0 || len(c.Logs(simchain.LogFilter{})) != 0 {
+		t.Fatal("an allocation mined something")
+	}
+	refused := []struct {
+		name          string
+		holder, token common.Address
+		amount        *big.Int
+	}{
+		{"unknown token", alice, common.HexToAddress("0x9999999999999999999999999999999999999999"), big.NewInt(1)},
+		{"zero address", common.Address{}, native, big.NewInt(1)},
+		{"faucet", simchain.FaucetAddress(), native, big.NewInt(1)},
+		{"negative", alice, native, big.NewInt(-1)},
+		{"nil", alice, native, nil},
+	}
+	for _, tc := range refused {
+		if err := c.Allocate(tc.holder, tc.token, tc.amount); err == nil {
+			t.Errorf("%s: allocation accepted", tc.name)
+		}
+	}
+	// The reserve is spendable by the contract's code like any balance.
+	mustSucceed(t, c, alice, simchain.TxRequest{To: holdAddr, Data: packHold(t, "release", native, bob, eth(2))})
+	wantBig(t, "paid from the reserve", c.Balance(native, holdAddr), eth(5))
+	if err := c.Allocate(holdAddr, native, eth(1)); !errors.Is(err, simchain.ErrNotGenesis) {
+		t.Fatalf("allocation after a transaction: %v, want ErrNotGenesis", err)
+	}
+}

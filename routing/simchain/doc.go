@@ -10,16 +10,19 @@
 // One Chain stands for one EVM chain of the registry. Its assets are the
 // native coin (the zero address) and one ERC-20 per registry token of the
 // chain, deployed at the token's address with the ERC20 code. Every address
-// without code starts with GenesisNativeUnits (100) native coins and
-// GenesisTokenUnits (1,000) whole units of every token, at the asset's
-// decimals (1,000 USDC is 1,000,000,000 base units). The allocation is
+// without code starts with GenesisNativeUnits (100) native coins (or
+// Config.GenesisNative, where a chain's coin is too cheap for 100 to pay its
+// gas) and GenesisTokenUnits (1,000) whole units of every token, at the
+// asset's decimals (1,000 USDC is 1,000,000,000 base units). The allocation is
 // credited lazily: a balance nobody has written reads as the genesis amount,
 // and the first write (a transfer in or out, gas) stores the real balance
 // from then on, so "every address" needs no entry per address and reads
 // stay consistent. Contracts, the zero address and the faucet start with
-// nothing. Faucet tops an address up with any amount of any asset of the
-// chain, in a faucet transaction mined like any other: an ERC-20 top-up is
-// a mint that emits Transfer from the zero address.
+// nothing; Allocate gives an account (a contract's reserves) a balance
+// before the first transaction, as a genesis allocation does. Faucet tops
+// an address up with any amount of any asset of the chain, in a faucet
+// transaction mined like any other: an ERC-20 top-up is a mint that emits
+// Transfer from the zero address.
 //
 // # Transactions, blocks and hashes
 //

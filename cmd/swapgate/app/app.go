@@ -25,8 +25,10 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/actors/engine"
+	inboundrun "github.com/swapgate/swapgate/actors/inbound"
 	"github.com/swapgate/swapgate/actors/ledger"
 	"github.com/swapgate/swapgate/actors/refdata"
+	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/actors/tracker"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
@@ -34,14 +36,29 @@ import (
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/gas"
 	"github.com/swapgate/swapgate/routing/prices"
+	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/sandbox"
 	"github.com/swapgate/swapgate/routing/swap"
 	"github.com/swapgate/swapgate/routing/tools"
 	"github.com/swapgate/swapgate/routing/webhook"
 )
 
+// Modes of the service, reported by GET /v1/ping.
+const (
+	// ModeSandbox (the default) runs the sandbox chain: the sandbox
+	// endpoints (broadcast, faucet, transaction receipts) and GET
+	// /v1/balances are served from it, so that a client can play the
+	// wallet for every sandbox quote.
+	ModeSandbox = "sandbox"
+	// ModeLive runs no sandbox chain; those endpoints do not exist.
+	ModeLive = "live"
+)
+
 // Config is everything serve can be told.
 type Config struct {
+	// Mode is ModeSandbox (also when empty) or ModeLive.
+	Mode            string
 	Addr            string
 	DataDir         string
 	ReadTimeout     time.Duration
@@ -69,23 +86,31 @@ type Config struct {
 	// SwapSchedule is how tracked swaps are polled (zero: the default,
 	// first after 2 s, backing off to once a minute, for 6 hours).
 	SwapSchedule swap.Schedule
+	// SandboxBridgeScale multiplies the quoted duration of a sandbox
+	// bridge (0 delivers at the first poll); SandboxBridgeFailureRate is
+	// the share of sandbox bridges that fail and are refunded.
+	SandboxBridgeScale       float64
+	SandboxBridgeFailureRate float64
 }
 
 // DefaultConfig is what `make run` serves with.
 func DefaultConfig() Config {
 	ec := edge.DefaultConfig()
 	return Config{
-		Addr:            "127.0.0.1:8080",
-		DataDir:         "./data",
-		ReadTimeout:     ec.ReadTimeout,
-		WriteTimeout:    ec.WriteTimeout,
-		IdleTimeout:     ec.IdleTimeout,
-		ShutdownTimeout: 15 * time.Second,
-		AnonHeavyPerMin: ec.AnonHeavyPerMin,
-		AnonReadPerMin:  ec.AnonReadPerMin,
-		PriceInterval:   15 * time.Second,
-		GasInterval:     10 * time.Second,
-		WebhookPoolSize: webhookpool.DefaultPoolSize, WebhookRetryBase: webhook.DefaultRetryBase, WebhookMaxAttempts: webhook.DefaultMaxAttempts,
+		Mode: ModeSandbox,
+		// A quoted three-minute bridge takes 18 s in the sandbox.
+		SandboxBridgeScale: 0.1,
+		Addr:               "127.0.0.1:8080",
+		DataDir:            "./data",
+		ReadTimeout:        ec.ReadTimeout,
+		WriteTimeout:       ec.WriteTimeout,
+		IdleTimeout:        ec.IdleTimeout,
+		ShutdownTimeout:    15 * time.Second,
+		AnonHeavyPerMin:    ec.AnonHeavyPerMin,
+		AnonReadPerMin:     ec.AnonReadPerMin,
+		PriceInterval:      15 * time.Second,
+		GasInterval:        10 * time.Second,
+		WebhookPoolSize:    webhookpool.DefaultPoolSize, WebhookRetryBase: webhook.DefaultRetryBase, WebhookMaxAttempts: webhook.DefaultMaxAttempts,
 		Quote: QuoteConfig{
 			Deadline: engine.DefaultDeadline, PoolSize: engine.DefaultPoolSize, UpstreamTimeout: 10 * time.Second,
 			LedgerSyncInterval: ledger.DefaultSyncInterval,
@@ -103,6 +128,8 @@ type App struct {
 	hooks   *webhookpool.Pool
 	quotes  *quoteStack
 	tracker *tracker.Tracker
+	inbound *inboundrun.Runner
+	chains  *sandboxchain.Service
 	edge    *edge.Server
 	admin   *admin.Server
 	ln      net.Listener
@@ -124,6 +151,12 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			a.closeAll(context.Background())
 		}
 	}()
+	if cfg.Mode == "" {
+		cfg.Mode = ModeSandbox
+	}
+	if cfg.Mode != ModeSandbox && cfg.Mode != ModeLive {
+		return nil, fmt.Errorf("app: mode %q: want %s or %s", cfg.Mode, ModeSandbox, ModeLive)
+	}
 	proxies, err := parseProxies(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
@@ -158,8 +191,22 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg.Quote.Logger = a.log
-	if a.quotes, err = startQuotes(ctx, cfg.Quote, a.sys, reg, cat, a.ref, a.store, metrics); err != nil {
+	// One set of contract facts: the quotes send users to these contracts,
+	// and the sandbox chain deploys them there.
+	contracts := pulseroute.DefaultContracts()
+	if a.quotes, err = startQuotes(ctx, cfg.Quote, a.sys, reg, cat, a.ref, a.store, metrics, contracts); err != nil {
 		return nil, err
+	}
+	var sandboxChain edge.SandboxChain
+	if cfg.Mode == ModeSandbox {
+		started := time.Now()
+		var stats sandboxchain.ReplayStats
+		if a.chains, stats, err = sandboxchain.Start(ctx, reg, a.store, sandboxchain.Options{Contracts: contracts, Logger: a.log}); err != nil {
+			return nil, fmt.Errorf("app: start the sandbox chain: %w", err)
+		}
+		sandboxChain = a.chains
+		a.log.Info("sandbox chain ready", slog.Int("chains", len(a.chains.ChainIDs())), slog.Int("replayed", stats.Ops),
+			slog.Int("diverged", stats.Diverged), slog.Duration("took", time.Since(started)))
 	}
 	if a.hooks, err = webhookpool.Start(a.sys, a.store, webhookpool.Config{PoolSize: cfg.WebhookPoolSize, RetryBase: cfg.WebhookRetryBase, MaxAttempts: cfg.WebhookMaxAttempts, AllowLoopback: cfg.AllowLoopbackWebhooks, TLSConfig: cfg.WebhookTLS, Logger: a.log}); err != nil {
 		return nil, fmt.Errorf("app: start webhook pool: %w", err)
@@ -171,17 +218,34 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	ec.ReadTimeout, ec.WriteTimeout, ec.IdleTimeout = cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout
 	ec.AnonHeavyPerMin, ec.AnonReadPerMin = cfg.AnonHeavyPerMin, cfg.AnonReadPerMin
 	ec.TrustedProxies = proxies
+	ec.Mode = cfg.Mode
 	// The store keeps registrations and their history; the pool owns the URL
 	// policy it enforces when it dials, and sends test deliveries.
 	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
-	if a.tracker, err = tracker.Start(ctx, a.store, tracker.Options{Sources: a.quotes.statusSources, Schedule: cfg.SwapSchedule,
-		Published: a.hooks.Wake, Logger: a.log}); err != nil {
+	// In sandbox mode the sandbox chains serve what upstreams would:
+	// swaps are followed by simulated bridging, and multi-step deposits
+	// are checked and carried on them.
+	var bridging tracker.Source
+	var inboundDeposits edge.InboundDeposits
+	if a.chains != nil {
+		ledger := sandboxchain.NewLedger(a.chains, a.store, reg)
+		bridging = sandbox.NewBridging(ledger, sandbox.BridgingConfig{DurationScale: cfg.SandboxBridgeScale,
+			FailureRate: cfg.SandboxBridgeFailureRate}, nil)
+		if a.inbound, err = inboundrun.Start(ctx, a.store, ledger, a.quotes.quoter, inboundrun.Options{Contracts: contracts,
+			DEX: a.quotes.pulseState, BridgeDelay: time.Duration(cfg.SandboxBridgeScale * float64(time.Minute)),
+			Published: a.hooks.Wake, Logger: a.log}); err != nil {
+			return nil, fmt.Errorf("app: start the inbound runner: %w", err)
+		}
+		inboundDeposits = a.inbound
+	}
+	if a.tracker, err = tracker.Start(ctx, a.store, tracker.Options{Sources: a.quotes.statusSources, Fallback: bridging,
+		Schedule: cfg.SwapSchedule, Published: a.hooks.Wake, Logger: a.log}); err != nil {
 		return nil, fmt.Errorf("app: start swap tracker: %w", err)
 	}
 	a.edge, err = edge.New(ec, edge.Deps{
 		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
-		Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		Inbound: inboundDeposits, Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -202,6 +266,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.log.Info("swapgate serving", slog.String("addr", a.ln.Addr().String()), slog.String("data", cfg.DataDir), slog.String("mode", ec.Mode))
 	return a, nil
 }
+
+// The sandbox chain's owner is what the sandbox endpoints drive.
+var _ edge.SandboxChain = (*sandboxchain.Service)(nil)
 
 // Addr is the address the edge listens on.
 func (a *App) Addr() string { return a.ln.Addr().String() }
@@ -234,8 +301,14 @@ func (a *App) closeAll(ctx context.Context) error {
 	if a.tracker != nil {
 		a.tracker.Stop()
 	}
+	if a.inbound != nil {
+		a.inbound.Stop()
+	}
 	if a.quotes != nil {
 		a.quotes.stop()
+	}
+	if a.chains != nil {
+		a.chains.Close()
 	}
 	if a.ref != nil {
 		a.ref.Stop()

@@ -69,6 +69,9 @@ type quoteStack struct {
 	quoter     *engine.Quoter
 	// statusSources observe tracked swaps, by provider.
 	statusSources map[string]tracker.Source
+	// pulseState reads chain 369 and the warp routes (the sandbox chain
+	// state, or JSON-RPC where configured), for the DEX leg of step 2.
+	pulseState pulseroute.ChainState
 }
 
 func (q *quoteStack) stop() {
@@ -87,22 +90,21 @@ func (q *quoteStack) stop() {
 }
 
 func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, reg *registry.Registry, cat *tools.Catalog,
-	ref *refdata.Service, store *persistence.Store, metrics *prometheus.Registry) (qs *quoteStack, err error) {
+	ref *refdata.Service, store *persistence.Store, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
 	qs = &quoteStack{statusSources: map[string]tracker.Source{}}
 	defer func() {
 		if err != nil {
 			qs.stop()
 		}
 	}()
-	contracts := pulseroute.DefaultContracts()
-	pulseOpts := []pulseroute.Option{pulseroute.WithContracts(contracts)}
 	if len(cfg.PulseRPC) > 0 {
-		rpc, err := pulseroute.DialRPC(ctx, reg, contracts, cfg.PulseRPC)
-		if err != nil {
+		if qs.pulseState, err = pulseroute.DialRPC(ctx, reg, contracts, cfg.PulseRPC); err != nil {
 			return nil, fmt.Errorf("app: %w", err)
 		}
-		pulseOpts = append(pulseOpts, pulseroute.WithChainState(rpc))
+	} else if qs.pulseState, err = pulseroute.NewSandboxChain(reg); err != nil {
+		return nil, fmt.Errorf("app: %w", err)
 	}
+	pulseOpts := []pulseroute.Option{pulseroute.WithContracts(contracts), pulseroute.WithChainState(qs.pulseState)}
 	market, err := sandbox.New(reg, cat, ref.Price, newGasPrices(ref, reg).price, sandbox.Config{Tools: cfg.SandboxTools})
 	if err != nil {
 		return nil, fmt.Errorf("app: sandbox market: %w", err)

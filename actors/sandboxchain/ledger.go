@@ -1,0 +1,113 @@
+package sandboxchain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/inbound"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/sandbox"
+)
+
+// DeliveryStore remembers the deliveries made for a reference;
+// *persistence.Store is one.
+type DeliveryStore interface {
+	SandboxDelivery(ctx context.Context, ref string) (string, error)
+	PutSandboxDelivery(ctx context.Context, ref, txHash string) error
+}
+
+// Ledger is what trackers and the step-2 runner read and do on the sandbox
+// chains: a transaction's outcome and evidence, the quote a step-1
+// transaction executed, and deliveries made once per reference.
+type Ledger struct {
+	svc  *Service
+	refs DeliveryStore
+	reg  *registry.Registry
+}
+
+// NewLedger returns the ledger over the sandbox chains.
+func NewLedger(svc *Service, refs DeliveryStore, reg *registry.Registry) *Ledger {
+	return &Ledger{svc: svc, refs: refs, reg: reg}
+}
+
+var (
+	_ sandbox.Ledger = (*Ledger)(nil)
+)
+
+// Outcome reports a transaction on chainID: whether it is mined there,
+// whether it succeeded, its revert reason and when it was mined.
+func (l *Ledger) Outcome(ctx context.Context, chainID uint64, hash string) (found, succeeded bool, reason string, minedAt time.Time, err error) {
+	m, ok := l.svc.Transaction(ctx, common.HexToHash(hash))
+	if !ok || m.ChainID != chainID || m.Receipt == nil {
+		return false, false, "", time.Time{}, nil
+	}
+	return true, m.Receipt.Succeeded(), m.Receipt.RevertReason, time.Unix(int64(m.Receipt.BlockTime), 0), nil
+}
+
+// Deliver credits amount of token to to on chainID for ref, once: a
+// repeated call returns the first delivery's hash. A chain the sandbox
+// does not simulate (Solana, the intents chains) gets a recorded delivery
+// with a synthetic hash.
+func (l *Ledger) Deliver(ctx context.Context, chainID uint64, ref, to, token string, amount *big.Int) (string, error) {
+	if h, err := l.refs.SandboxDelivery(ctx, ref); err == nil {
+		return h, nil
+	} else if !errors.Is(err, persistence.ErrNotFound) {
+		return "", err
+	}
+	h, err := l.credit(ctx, chainID, to, token, amount)
+	if err != nil {
+		return "", err
+	}
+	// A crash between the credit and this record can repeat the credit on
+	// the next poll: the sandbox accepts that window.
+	if err := l.refs.PutSandboxDelivery(ctx, ref, h); err != nil {
+		return "", err
+	}
+	return h, nil
+}
+
+func (l *Ledger) credit(ctx context.Context, chainID uint64, to, token string, amount *big.Int) (string, error) {
+	c, ok := l.reg.Chain(chainID)
+	if !ok || c.ChainType != registry.EVM || !common.IsHexAddress(to) {
+		return crypto.Keccak256Hash([]byte(fmt.Sprintf("sandbox-delivery/%d/%s/%s/%s", chainID, to, token, amount))).Hex(), nil
+	}
+	tokenAddr := common.Address{}
+	if !strings.EqualFold(token, "native") && token != "" {
+		tokenAddr = common.HexToAddress(token)
+	}
+	r, err := l.svc.Credit(ctx, chainID, common.HexToAddress(to), tokenAddr, amount)
+	if err != nil {
+		return "", fmt.Errorf("sandbox delivery on chain %d: %w", chainID, err)
+	}
+	return r.TxHash.Hex(), nil
+}
+
+// Evidence is what the source chain shows of a transaction, for a deposit
+// registration.
+func (l *Ledger) Evidence(ctx context.Context, chainID uint64, txHash common.Hash) (inbound.Evidence, error) {
+	m, ok := l.svc.Transaction(ctx, txHash)
+	if !ok || m.Receipt == nil || m.ChainID != chainID {
+		return inbound.Evidence{ChainID: chainID}, nil
+	}
+	r := m.Receipt
+	return inbound.Mined(m.ChainID, r.From, r.Status, r.BlockNumber, r.Logs), nil
+}
+
+// QuoteRef is the quote reference the sandbox router announced in a
+// transaction on chainID.
+func (l *Ledger) QuoteRef(ctx context.Context, chainID uint64, txHash common.Hash) ([32]byte, bool, error) {
+	m, ok := l.svc.Transaction(ctx, txHash)
+	if !ok || m.Receipt == nil || m.ChainID != chainID {
+		return [32]byte{}, false, nil
+	}
+	ref, ok := sandbox.ExecutedQuoteRef(chainID, m.Receipt.Logs)
+	return ref, ok, nil
+}

@@ -1,0 +1,339 @@
+// Package sandboxchain is the owner of the sandbox chains: one
+// sandboxnet.Chain per EVM chain of the registry, each behind its own mutex
+// (a chain is not safe for concurrent use, and chains never touch one
+// another, so one lock per chain is all the serialising they need).
+//
+// Every operation that changes a chain — a broadcast transaction, a faucet
+// top-up, a credit — is applied, then appended to the chain's operation log
+// in the store, synced, before it is answered. At start the log is applied
+// again in order, each operation at its recorded time, to chains built
+// afresh: the same blocks, hashes, receipts and balances come back, so a
+// restart keeps every transaction a client was told about. Should an
+// append fail after its operation was applied, the chain holds a change the
+// log lacks; it then refuses further changes (ErrUnavailable) until a
+// restart rebuilds it from the log, so the log and the chain never diverge
+// for what is answered.
+package sandboxchain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/swapgate/swapgate/routing/pulseroute"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/sandboxnet"
+	"github.com/swapgate/swapgate/routing/simchain"
+)
+
+// Store records the operations applied to each chain; *persistence.Store
+// satisfies it.
+type Store interface {
+	AppendChainOp(ctx context.Context, chainID, seq uint64, op sandboxnet.Op) error
+	ChainOps(ctx context.Context, chainID uint64, fn func(seq uint64, op sandboxnet.Op) error) error
+}
+
+// Errors of the service, which are sandboxnet's, so that clients that
+// cannot import this package (the edge) can tell them apart. Refusals of
+// the chain itself (simchain's request errors, simchain.ErrUnknownToken,
+// sandboxnet.ErrFaucetLimit) come back wrapped as they are.
+var (
+	// ErrUnknownChain names a chain that is not a sandbox chain: not in the
+	// registry, or not an EVM chain.
+	ErrUnknownChain = sandboxnet.ErrUnknownChain
+	// ErrUnavailable is a chain whose last change could not be recorded;
+	// it takes no changes until a restart rebuilds it from its log.
+	ErrUnavailable = sandboxnet.ErrUnavailable
+	// ErrClosed is a change asked of a closed service; it is an
+	// ErrUnavailable.
+	ErrClosed = fmt.Errorf("%w: the service is closed", sandboxnet.ErrUnavailable)
+)
+
+// Options tunes Start. The zero value is ready to use.
+type Options struct {
+	// Contracts and Payments are passed to sandboxnet (nil: pulseroute's
+	// defaults, which the quotes use).
+	Contracts *pulseroute.Contracts
+	Payments  pulseroute.ChainState
+	// Now stamps new operations; nil means time.Now.
+	Now func() time.Time
+	// Logger receives replay and recording failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// Service owns the sandbox chains. It is safe for concurrent use.
+type Service struct {
+	store  Store
+	now    func() time.Time
+	log    *slog.Logger
+	chains map[uint64]*slot // fixed by Start
+	ids    []uint64
+	closed atomic.Bool
+
+	// hashes finds the chain of a mined transaction.
+	hashMu sync.RWMutex
+	hashes map[common.Hash]uint64
+}
+
+// slot is one chain and what serialises it.
+type slot struct {
+	mu     sync.Mutex
+	chain  *sandboxnet.Chain
+	next   uint64 // sequence number of the next operation
+	broken error  // why the chain takes no changes, once an append failed
+}
+
+// ReplayStats says what Start found in the logs.
+type ReplayStats struct {
+	// Ops is the number of operations applied again.
+	Ops int
+	// Diverged counts operations that did not mine the hash they had
+	// mined before (the contracts' code changed since they were recorded).
+	Diverged int
+}
+
+// Start builds every sandbox chain and applies each chain's recorded
+// operations again, in order, at their recorded times.
+func Start(ctx context.Context, reg *registry.Registry, store Store, o Options) (*Service, ReplayStats, error) {
+	var stats ReplayStats
+	if reg == nil || store == nil {
+		return nil, stats, errors.New("sandboxchain: registry and store are required")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Payments == nil {
+		sc, err := pulseroute.NewSandboxChain(reg)
+		if err != nil {
+			return nil, stats, fmt.Errorf("sandboxchain: %w", err)
+		}
+		o.Payments = sc
+	}
+	s := &Service{store: store, now: o.Now, log: o.Logger, chains: map[uint64]*slot{}, hashes: map[common.Hash]uint64{}}
+	cfg := sandboxnet.Config{Registry: reg, Contracts: o.Contracts, Payments: o.Payments}
+	for _, id := range sandboxnet.ChainIDs(reg) {
+		c, err := sandboxnet.New(cfg, id)
+		if err != nil {
+			return nil, stats, err
+		}
+		sl := &slot{chain: c, next: 1}
+		if err := s.replay(ctx, sl, &stats); err != nil {
+			return nil, stats, err
+		}
+		s.chains[id] = sl
+		s.ids = append(s.ids, id)
+	}
+	return s, stats, nil
+}
+
+// replay applies a chain's log to it.
+func (s *Service) replay(ctx context.Context, sl *slot, stats *ReplayStats) error {
+	id := sl.chain.ID()
+	return s.store.ChainOps(ctx, id, func(seq uint64, op sandboxnet.Op) error {
+		if seq != sl.next {
+			s.log.Warn("sandbox chain log has a gap", slog.Uint64("chainId", id), slog.Uint64("want", sl.next), slog.Uint64("seq", seq))
+		}
+		sl.next = seq + 1
+		stats.Ops++
+		r, err := sl.chain.Apply(op)
+		if r == nil || r.TxHash != op.TxHash {
+			stats.Diverged++
+			s.log.Warn("sandbox chain replay diverged", slog.Uint64("chainId", id), slog.Uint64("seq", seq),
+				slog.String("recorded", op.TxHash.Hex()), slog.Any("err", err))
+		}
+		if r != nil {
+			s.index(r.TxHash, id)
+		}
+		return nil
+	})
+}
+
+func (s *Service) index(h common.Hash, chainID uint64) {
+	s.hashMu.Lock()
+	s.hashes[h] = chainID
+	s.hashMu.Unlock()
+}
+
+// Close refuses every later change; reads go on. The chains hold no
+// goroutines, so there is nothing else to stop.
+func (s *Service) Close() { s.closed.Store(true) }
+
+// ChainIDs lists the sandbox chains in registry order.
+func (s *Service) ChainIDs() []uint64 { return append([]uint64(nil), s.ids...) }
+
+func (s *Service) slot(chainID uint64) (*slot, error) {
+	sl, ok := s.chains[chainID]
+	if !ok {
+		return nil, fmt.Errorf("%w: %d", ErrUnknownChain, chainID)
+	}
+	return sl, nil
+}
+
+// apply runs one operation on a chain and records it before returning its
+// receipt. An operation refused before it mined anything is returned as an
+// error and not recorded. A faucet or credit transaction that mined but
+// failed is recorded and returned as its failed receipt, without error.
+func (s *Service) apply(ctx context.Context, chainID uint64, op sandboxnet.Op, check func(*sandboxnet.Chain) error) (*simchain.Receipt, error) {
+	sl, err := s.slot(chainID)
+	if err != nil {
+		return nil, err
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	switch {
+	case s.closed.Load():
+		return nil, ErrClosed
+	case sl.broken != nil:
+		return nil, fmt.Errorf("%w: chain %d: its last change was not recorded (%v); restart to rebuild it", ErrUnavailable, chainID, sl.broken)
+	}
+	if check != nil {
+		if err := check(sl.chain); err != nil {
+			return nil, err
+		}
+	}
+	op.Time = s.now()
+	r, err := sl.chain.Apply(op)
+	if r == nil {
+		return nil, fmt.Errorf("sandboxchain: chain %d: %w", chainID, err)
+	}
+	op.TxHash = r.TxHash
+	// The chain has changed: the record must be written whatever became of
+	// the caller's context.
+	if err := s.store.AppendChainOp(context.WithoutCancel(ctx), chainID, sl.next, op); err != nil {
+		sl.broken = err
+		s.log.Error("sandbox chain operation not recorded; the chain takes no changes until a restart",
+			slog.Uint64("chainId", chainID), slog.Uint64("seq", sl.next), slog.String("txHash", r.TxHash.Hex()), slog.Any("err", err))
+		return nil, fmt.Errorf("%w: chain %d: record operation: %v", ErrUnavailable, chainID, err)
+	}
+	sl.next++
+	s.index(r.TxHash, chainID)
+	return r, nil
+}
+
+// Send executes a transaction request from an account on a chain and mines
+// it, answering once it is recorded. A reverted transaction is a receipt
+// with Status 0 and its reason; a request that cannot be a transaction at
+// all (simchain's request errors) is an error, and nothing is mined.
+func (s *Service) Send(ctx context.Context, chainID uint64, from common.Address, tx simchain.TxRequest) (*simchain.Receipt, error) {
+	return s.apply(ctx, chainID, sandboxnet.Op{Kind: sandboxnet.OpSend, From: from, Tx: tx}, nil)
+}
+
+// Faucet tops holder up with amount of token (the zero address: the native
+// coin), within sandboxnet's bounds, in a mined faucet transaction.
+func (s *Service) Faucet(ctx context.Context, chainID uint64, holder, token common.Address, amount *big.Int) (*simchain.Receipt, error) {
+	op := sandboxnet.Op{Kind: sandboxnet.OpFaucet, Holder: holder, Token: token, Amount: amount}
+	return s.apply(ctx, chainID, op, func(c *sandboxnet.Chain) error {
+		t, ok := c.Sim().Token(token)
+		if !ok {
+			return fmt.Errorf("%w: %s on chain %d", simchain.ErrUnknownToken, token.Hex(), chainID)
+		}
+		return sandboxnet.CheckFaucet(t, amount)
+	})
+}
+
+// Credit delivers amount of token to holder on a chain, in a mined
+// transaction from the faucet account: what a tracker calls when a bridge's
+// transfer arrives on its destination.
+func (s *Service) Credit(ctx context.Context, chainID uint64, holder, token common.Address, amount *big.Int) (*simchain.Receipt, error) {
+	return s.apply(ctx, chainID, sandboxnet.Op{Kind: sandboxnet.OpCredit, Holder: holder, Token: token, Amount: amount}, nil)
+}
+
+// Transaction finds a mined transaction by hash on any chain.
+func (s *Service) Transaction(_ context.Context, hash common.Hash) (sandboxnet.Mined, bool) {
+	s.hashMu.RLock()
+	id, ok := s.hashes[hash]
+	s.hashMu.RUnlock()
+	if !ok {
+		return sandboxnet.Mined{}, false
+	}
+	sl := s.chains[id]
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	tx, ok := sl.chain.Sim().Transaction(hash)
+	if !ok {
+		return sandboxnet.Mined{}, false
+	}
+	r, _ := sl.chain.Sim().Receipt(hash)
+	return sandboxnet.Mined{ChainID: id, Transaction: tx, Receipt: r}, true
+}
+
+// Receipt is the receipt of a mined transaction found by hash on any
+// chain.
+func (s *Service) Receipt(ctx context.Context, hash common.Hash) (*simchain.Receipt, bool) {
+	m, ok := s.Transaction(ctx, hash)
+	return m.Receipt, ok
+}
+
+// read runs fn on a chain under its lock.
+func (s *Service) read(chainID uint64, fn func(*sandboxnet.Chain)) error {
+	sl, err := s.slot(chainID)
+	if err != nil {
+		return err
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	fn(sl.chain)
+	return nil
+}
+
+// Balance is holder's balance of token (the zero address: the native coin)
+// on a chain.
+func (s *Service) Balance(_ context.Context, chainID uint64, holder, token common.Address) (*big.Int, error) {
+	var out *big.Int
+	var known bool
+	err := s.read(chainID, func(c *sandboxnet.Chain) {
+		if _, known = c.Sim().Token(token); known {
+			out = c.Sim().Balance(token, holder)
+		}
+	})
+	if err == nil && !known {
+		err = fmt.Errorf("%w: %s on chain %d", simchain.ErrUnknownToken, token.Hex(), chainID)
+	}
+	return out, err
+}
+
+// Balances lists holder's balance of every asset of a chain, the native
+// coin first.
+func (s *Service) Balances(_ context.Context, chainID uint64, holder common.Address) ([]sandboxnet.Balance, error) {
+	var out []sandboxnet.Balance
+	err := s.read(chainID, func(c *sandboxnet.Chain) { out = c.Balances(holder) })
+	return out, err
+}
+
+// Logs selects the logs of a chain's mined transactions, as eth_getLogs
+// does. The logs are shared and must not be modified.
+func (s *Service) Logs(_ context.Context, chainID uint64, f simchain.LogFilter) ([]*types.Log, error) {
+	var out []*types.Log
+	err := s.read(chainID, func(c *sandboxnet.Chain) { out = c.Sim().Logs(f) })
+	return out, err
+}
+
+// Head is the newest block of a chain.
+func (s *Service) Head(_ context.Context, chainID uint64) (*simchain.Block, error) {
+	var out *simchain.Block
+	err := s.read(chainID, func(c *sandboxnet.Chain) { out = c.Sim().Head() })
+	return out, err
+}
+
+// Call runs a read-only call on a chain (balanceOf, allowance, ...), as
+// eth_call does.
+func (s *Service) Call(_ context.Context, chainID uint64, from, to common.Address, data []byte) ([]byte, error) {
+	var out []byte
+	var callErr error
+	err := s.read(chainID, func(c *sandboxnet.Chain) { out, callErr = c.Sim().Call(from, to, data) })
+	if err != nil {
+		return nil, err
+	}
+	return out, callErr
+}

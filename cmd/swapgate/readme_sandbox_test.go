@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/big"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// readmeBlock returns the first sh block after a README heading.
+func readmeBlock(t *testing.T, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "\n"+heading+"\n")
+	if i < 0 {
+		t.Fatalf("README has no %q", heading)
+	}
+	s = s[i:]
+	start := strings.Index(s, "```sh\n")
+	if start < 0 {
+		t.Fatalf("no sh block after %q", heading)
+	}
+	s = s[start+len("```sh\n"):]
+	end := strings.Index(s, "\n```")
+	if end < 0 {
+		t.Fatal("unterminated sh block")
+	}
+	return s[:end]
+}
+
+// TestReadmeSandboxWalkthrough runs the README's sandbox walkthrough, every
+// command as written, with bash and curl against a fresh server: the
+// broadcast before the approval reverts with the allowance reason, the
+// approval and the swap succeed, the receipt and balances read back, and
+// the faucet tops the wallet up.
+func TestReadmeSandboxWalkthrough(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "sed", "tr", "printf"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	script := readmeBlock(t, "## Playing the wallet (sandbox mode)")
+	if !strings.Contains(script, "127.0.0.1:8080") {
+		t.Fatal("the walkthrough does not talk to 127.0.0.1:8080")
+	}
+	ts := startServer(t, nil) // the defaults of make run: sandbox mode, default limits
+	script = strings.ReplaceAll(script, "127.0.0.1:8080", strings.TrimPrefix(ts.base, "http://"))
+	cmd := exec.Command("bash", "-eu", "-o", "pipefail", "-c", script)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("walkthrough: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var answers []envelope
+	dec := json.NewDecoder(&stdout)
+	for {
+		var e envelope
+		if err := dec.Decode(&e); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("output is not a stream of envelopes: %v", err)
+		}
+		if e.Error != nil {
+			t.Fatalf("the walkthrough got an error: %+v", e.Error)
+		}
+		answers = append(answers, e)
+	}
+	if len(answers) != 6 {
+		t.Fatalf("%d answers, want 6 (revert, approve, swap, receipt, balances, faucet)", len(answers))
+	}
+	var revert, approve, swap broadcastAnswer
+	answers[0].decode(t, &revert)
+	answers[1].decode(t, &approve)
+	answers[2].decode(t, &swap)
+	if revert.Status != "reverted" || revert.RevertReason != "ERC20: insufficient allowance" || revert.BlockNumber != 1 {
+		t.Errorf("first broadcast %+v", revert)
+	}
+	if approve.Status != "success" || swap.Status != "success" || swap.BlockNumber != 3 {
+		t.Errorf("approve %+v, swap %+v", approve, swap)
+	}
+	var rc receiptAnswer
+	answers[3].decode(t, &rc)
+	if rc.TxHash != swap.TxHash || rc.Status != "success" || !hasTopic(rc, bridgeSentTopic) {
+		t.Errorf("receipt %+v", rc)
+	}
+	var bal struct {
+		Chains []struct {
+			ChainID  uint64
+			Balances []struct {
+				Token  struct{ Symbol string }
+				Amount string
+			}
+		}
+	}
+	answers[4].decode(t, &bal)
+	if len(bal.Chains) != 2 || bal.Chains[0].ChainID != 42161 || bal.Chains[1].ChainID != 8453 ||
+		bal.Chains[0].Balances[1].Token.Symbol != "USDC" || bal.Chains[0].Balances[1].Amount != "900000000" {
+		t.Errorf("balances %+v", bal)
+	}
+	var f struct{ Status, Balance string }
+	answers[5].decode(t, &f)
+	if f.Status != "success" || f.Balance != "5900000000" {
+		t.Errorf("faucet %+v", f)
+	}
+	if got := ts.balance(t, 42161, wallet, usdcArb); got.Cmp(big.NewInt(5_900_000_000)) != 0 {
+		t.Errorf("the wallet holds %s USDC base units on Arbitrum, want 5900000000", got)
+	}
+}

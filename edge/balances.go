@@ -1,0 +1,79 @@
+package edge
+
+import (
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/registry"
+)
+
+// chainBalancesView is one chain's balances of an address.
+type chainBalancesView struct {
+	ChainID  uint64        `json:"chainId"`
+	Address  string        `json:"address"`
+	Balances []balanceView `json:"balances"`
+}
+
+// balanceView is one asset's balance, in base units.
+type balanceView struct {
+	Token  tokenView `json:"token"`
+	Amount string    `json:"amount"`
+}
+
+// balances answers GET /v1/balances?address=&chains= from the sandbox
+// chain: data is {address, chains: [{chainId, address, balances: [{token:
+// {address, symbol, decimals}, amount}]}]}, one entry per chain in the
+// order asked (default: every sandbox chain, in registry order), each
+// listing the native coin (the zero address) first and then every registry
+// token of the chain, zero balances included, amounts in base units as
+// decimal strings. address is shown in its EIP-55 form.
+//
+// Refusals, INVALID_PARAMS: no address, or one invalid for a chain asked
+// (param address); an unknown chain id, or a chain that is not EVM
+// (Solana, Bitcoin, Sui, the intents chains), which the sandbox chain does
+// not run (param chains): an error rather than an empty entry, so that a
+// client does not read "no funds" where there is no chain. The endpoint
+// exists in sandbox mode only.
+func (s *Server) balances(r *Request) error {
+	addr, ok := query(r, "address")
+	if !ok || addr == "" {
+		return apierr.Param("address", "address is required")
+	}
+	var chains []*registry.Chain
+	if v, ok := query(r, "chains"); ok && v != "" {
+		var err *apierr.Error
+		if chains, err = s.chainListParam("chains", v); err != nil {
+			return err
+		}
+		for _, c := range chains {
+			if _, err := s.sandboxChainParam("chains", c.ID); err != nil {
+				return err
+			}
+		}
+	} else {
+		for _, c := range s.deps.Registry.Chains() {
+			if c.ChainType == registry.EVM {
+				chains = append(chains, c)
+			}
+		}
+	}
+	holder, aerr := evmAddressParam("address", addr)
+	if aerr != nil {
+		return aerr
+	}
+	out := struct {
+		Address string              `json:"address"`
+		Chains  []chainBalancesView `json:"chains"`
+	}{Address: holder.Hex(), Chains: make([]chainBalancesView, 0, len(chains))}
+	for _, c := range chains {
+		bals, err := s.deps.Sandbox.Balances(r.Context(), c.ID, holder)
+		if err != nil {
+			return sandboxError(err, "chains")
+		}
+		cv := chainBalancesView{ChainID: c.ID, Address: holder.Hex(), Balances: make([]balanceView, len(bals))}
+		for i, b := range bals {
+			cv.Balances[i] = balanceView{Token: viewToken(b.Token), Amount: b.Amount.String()}
+		}
+		out.Chains = append(out.Chains, cv)
+	}
+	writeJSON(r, statusOK, out)
+	return nil
+}
