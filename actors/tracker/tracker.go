@@ -219,8 +219,10 @@ func (t *Tracker) poll(id string) {
 			// A failed poll is retried on the schedule; the swap's status
 			// stays what it was.
 			t.opts.Logger.Warn("tracker: poll", "swap", id, "provider", s.Provider, "err", err)
-		} else if ev := swap.Apply(s, obs, now); ev != "" {
-			events = append(events, swap.Event(ev, s, now))
+		} else {
+			for _, ev := range swap.Apply(s, obs, now) {
+				events = append(events, swap.Event(ev, s, now))
+			}
 		}
 	}
 	t.opts.Schedule.Next(s, now)

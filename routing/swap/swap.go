@@ -120,14 +120,17 @@ type Observation struct {
 }
 
 // Apply moves s to what an observation shows, at now, and returns the
-// event the transition publishes ("" when the status did not change or the
-// swap has no partner to tell). A terminal swap never changes. An
-// observation of NOT_FOUND leaves a swap as it is (the provider has not
-// seen the transaction yet).
-func Apply(s *Swap, o Observation, now time.Time) (event string) {
+// events the transition publishes (none when the status did not change or
+// the swap has no partner to tell). A swap seen for the first time already
+// finished publishes its pending event before its final one, so that every
+// receiver sees the same sequence however fast the provider was. A
+// terminal swap never changes. An observation of NOT_FOUND leaves a swap
+// as it is (the provider has not seen the transaction yet).
+func Apply(s *Swap, o Observation, now time.Time) (events []string) {
 	if s.Terminal() || o.Status == "" || o.Status == StatusNotFound {
-		return ""
+		return nil
 	}
+	first := s.Status == ""
 	changed := s.Status != o.Status
 	s.Status, s.Substatus, s.SubstatusMessage = o.Status, o.Substatus, o.SubstatusMessage
 	if o.Receiving.TxHash != "" {
@@ -138,8 +141,24 @@ func Apply(s *Swap, o Observation, now time.Time) (event string) {
 	}
 	s.UpdatedAt = now
 	if !changed || s.PartnerID == "" {
-		return ""
+		return nil
 	}
+	ev := eventOf(s)
+	if ev == "" {
+		return nil
+	}
+	if first && s.Terminal() {
+		pending := webhook.SwapPending
+		if s.DepositAddress != "" {
+			pending = webhook.DepositReceived
+		}
+		return []string{pending, ev}
+	}
+	return []string{ev}
+}
+
+// eventOf is the event of s entering its current status.
+func eventOf(s *Swap) string {
 	if s.DepositAddress != "" {
 		return depositEvent(s)
 	}

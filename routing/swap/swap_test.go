@@ -24,7 +24,8 @@ func TestApply(t *testing.T) {
 		{"first sighting publishes pending", "", "ptn_a", pending, StatusPending, webhook.SwapPending},
 		{"pending again publishes nothing", StatusPending, "ptn_a", pending, StatusPending, ""},
 		{"done publishes completed", StatusPending, "ptn_a", done, StatusDone, webhook.SwapCompleted},
-		{"straight to done from nothing", "", "ptn_a", done, StatusDone, webhook.SwapCompleted},
+		{"straight to done from nothing publishes pending first", "", "ptn_a", done, StatusDone, webhook.SwapPending + "," + webhook.SwapCompleted},
+		{"straight to failed from nothing", "", "ptn_a", failed, StatusFailed, webhook.SwapPending + "," + webhook.SwapFailed},
 		{"failed publishes failed", StatusPending, "ptn_a", failed, StatusFailed, webhook.SwapFailed},
 		{"terminal never changes", StatusDone, "ptn_a", failed, StatusDone, ""},
 		{"failed stays failed", StatusFailed, "ptn_a", done, StatusFailed, ""},
@@ -34,7 +35,8 @@ func TestApply(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &Swap{ID: "0xsrc", PartnerID: tt.partner, Status: tt.from, CreatedAt: t0}
-			ev := Apply(s, tt.obs, t0.Add(time.Minute))
+			evs := Apply(s, tt.obs, t0.Add(time.Minute))
+			ev := strings.Join(evs, ",")
 			if s.Status != tt.wantState || ev != tt.wantEvent {
 				t.Fatalf("status %s event %q, want %s %q", s.Status, ev, tt.wantState, tt.wantEvent)
 			}
@@ -93,26 +95,28 @@ func TestEventPayload(t *testing.T) {
 func TestDepositStatusesAndEvents(t *testing.T) {
 	t0 := time.Unix(1_767_225_600, 0)
 	tests := []struct {
+		from       string
 		obs        Observation
 		wantStatus string
-		wantEvent  string
+		wantEvents string
 	}{
-		{Observation{Status: StatusPending, Substatus: WaitDestinationTransaction}, DepositProcessing, webhook.DepositReceived},
-		{Observation{Status: StatusPending, Substatus: Partial}, DepositIncomplete, webhook.DepositReceived},
-		{Observation{Status: StatusDone, Substatus: Completed}, DepositSuccess, webhook.DepositCompleted},
-		{Observation{Status: StatusDone, Substatus: Refunded, SubstatusMessage: "deadline passed"}, DepositRefunded, webhook.DepositFailed},
-		{Observation{Status: StatusFailed, Substatus: UnknownFailedError}, DepositFailed, webhook.DepositFailed},
+		{"", Observation{Status: StatusPending, Substatus: WaitDestinationTransaction}, DepositProcessing, webhook.DepositReceived},
+		{"", Observation{Status: StatusPending, Substatus: Partial}, DepositIncomplete, webhook.DepositReceived},
+		{StatusPending, Observation{Status: StatusDone, Substatus: Completed}, DepositSuccess, webhook.DepositCompleted},
+		{StatusPending, Observation{Status: StatusDone, Substatus: Refunded, SubstatusMessage: "deadline passed"}, DepositRefunded, webhook.DepositFailed},
+		{StatusPending, Observation{Status: StatusFailed, Substatus: UnknownFailedError}, DepositFailed, webhook.DepositFailed},
+		{"", Observation{Status: StatusDone, Substatus: Completed}, DepositSuccess, webhook.DepositReceived + "," + webhook.DepositCompleted},
 	}
 	for _, tt := range tests {
-		s := &Swap{ID: "0xdep", QuoteID: "qt_x", PartnerID: "ptn_a", DepositAddress: "0xaddr", Sending: Leg{TxHash: "0xdep"}}
-		if s.DepositStatus() != DepositKnownTx {
+		s := &Swap{ID: "0xdep", QuoteID: "qt_x", PartnerID: "ptn_a", DepositAddress: "0xaddr", Sending: Leg{TxHash: "0xdep"}, Status: tt.from}
+		if tt.from == "" && s.DepositStatus() != DepositKnownTx {
 			t.Fatalf("before any observation: %s", s.DepositStatus())
 		}
-		ev := Apply(s, tt.obs, t0)
-		if s.DepositStatus() != tt.wantStatus || ev != tt.wantEvent {
-			t.Fatalf("%+v: status %s event %q, want %s %q", tt.obs, s.DepositStatus(), ev, tt.wantStatus, tt.wantEvent)
+		evs := Apply(s, tt.obs, t0)
+		if s.DepositStatus() != tt.wantStatus || strings.Join(evs, ",") != tt.wantEvents {
+			t.Fatalf("%+v: status %s events %v, want %s %q", tt.obs, s.DepositStatus(), evs, tt.wantStatus, tt.wantEvents)
 		}
-		d, ok := Event(ev, s, t0).Data.(DepositData)
+		d, ok := Event(evs[len(evs)-1], s, t0).Data.(DepositData)
 		if !ok || d.DepositAddress != "0xaddr" || d.DepositTxHash != "0xdep" || d.Status != tt.wantStatus || d.TransactionID != "qt_x" {
 			t.Fatalf("payload %+v", d)
 		}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/routing/pulseroute"
+	"github.com/swapgate/swapgate/routing/swap"
+	"github.com/swapgate/swapgate/routing/webhook"
+)
+
+// flowServer is a sandbox server whose bridges deliver at the first poll,
+// whose trackers poll fast, and which delivers webhooks to rc.
+func flowServer(t *testing.T, rc *signedReceiver, mutate func(*app.Config)) *testServer {
+	t.Helper()
+	roots := x509.NewCertPool()
+	roots.AddCert(rc.srv.Certificate())
+	return startServer(t, func(c *app.Config) {
+		c.AnonHeavyPerMin, c.AnonReadPerMin = 100_000, 100_000
+		c.AllowLoopbackWebhooks = true
+		c.WebhookTLS = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+		c.SwapSchedule = swap.Schedule{First: 20 * time.Millisecond, Max: 50 * time.Millisecond, Horizon: time.Hour}
+		c.SandboxBridgeScale = 0
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+}
+
+// events is what the receiver got, in order.
+func (rc *signedReceiver) events(t *testing.T) []webhook.Payload {
+	t.Helper()
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []webhook.Payload
+	for _, b := range rc.body {
+		var p webhook.Payload
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func eventNames(ps []webhook.Payload) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Event)
+	}
+	return out
+}
+
+func partnerWithHooks(t *testing.T, ts *testServer, rc *signedReceiver) string {
+	t.Helper()
+	_, key := ts.createPartner("Flows", "--swap-fee-bps", "0")
+	all := []string{webhook.SwapPending, webhook.SwapCompleted, webhook.SwapFailed, webhook.DepositReceived, webhook.DepositCompleted, webhook.DepositFailed}
+	if env := ts.do(http.MethodPost, "/v1/partner/webhooks", hookBody(t, rc.srv.URL+"/hook", all, e2eSecret), withKey(key)); env.Status != http.StatusCreated {
+		t.Fatalf("webhook: %d %s", env.Status, env.Raw)
+	}
+	return key
+}
+
+// A bridge quoted, approved, broadcast and reported with execute reaches
+// DONE on the sandbox: the destination chain pays the quoted amount, and
+// the partner hears swap.pending then swap.completed. A swap broadcast
+// without its approval reverts and ends FAILED with swap.failed.
+func TestSwapFlowToDoneAndToFailed(t *testing.T) {
+	rc := newSignedReceiver(t)
+	ts := flowServer(t, rc, nil)
+	key := partnerWithHooks(t, ts, rc)
+
+	var q anyQuote
+	ts.get(quotePath("fromChain", "42161", "toChain", "8453", "fromToken", usdcArb, "toToken", usdcBase,
+		"fromAmount", "200000000", "fromAddress", wallet, "toAddress", receiverAddr, "tools", "sbx-arcbridge"), withKey(key)).decode(t, &q)
+	before := ts.balance(t, 8453, receiverAddr, usdcBase)
+	ts.approve(t, 42161, wallet, usdcArb, *q.Quote.Estimate.ApprovalAddress, big.NewInt(200000000))
+	b := ts.broadcast(t, 42161, wallet, q.tx(t))
+	if b.Status != "success" {
+		t.Fatalf("broadcast %+v", b)
+	}
+	var ex struct{ Status *statusBody }
+	ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID, "txHash": b.TxHash}, withKey(key)).decode(t, &ex)
+	var st statusBody
+	waitUntil(t, "the bridge delivers", func() bool {
+		ts.get("/v1/status?txHash="+b.TxHash).decode(t, &st)
+		return st.Status == swap.StatusDone
+	})
+	got := new(big.Int).Sub(ts.balance(t, 8453, receiverAddr, usdcBase), before)
+	if st.Substatus != swap.Completed || st.Receiving.ChainID != 8453 || st.Receiving.TxHash == "" ||
+		got.Cmp(bigOf(t, q.Quote.Estimate.ToAmount)) != 0 {
+		t.Fatalf("done %+v, receiver got %s of %s", st, got, q.Quote.Estimate.ToAmount)
+	}
+	if r := ts.receipt(t, st.Receiving.TxHash); r.Status != "success" || r.ChainID != 8453 {
+		t.Fatalf("delivery receipt %+v", r)
+	}
+
+	// A second swap without its approval.
+	ts.get(quotePath("fromChain", "42161", "toChain", "8453", "fromToken", usdcArb, "toToken", usdcBase,
+		"fromAmount", "300000000", "fromAddress", wallet, "toAddress", wallet), withKey(key)).decode(t, &q)
+	b = ts.broadcast(t, 42161, wallet, q.tx(t))
+	if b.Status != "reverted" {
+		t.Fatalf("unapproved broadcast %+v", b)
+	}
+	ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID, "txHash": b.TxHash}, withKey(key)).decode(t, &ex)
+	waitUntil(t, "the failed swap", func() bool {
+		ts.get("/v1/status?txHash="+b.TxHash).decode(t, &st)
+		return st.Status == swap.StatusFailed
+	})
+	if st.Substatus != swap.InsufficientAllowance {
+		t.Fatalf("failed swap %+v", st)
+	}
+	// Each swap publishes pending and its end (the reverted one went
+	// straight to FAILED and still published pending); deliveries run in
+	// parallel, so their arrival order is not the publishing order.
+	waitUntil(t, "four webhooks", func() bool { return rc.count() >= 4 })
+	byTx := map[string][]string{}
+	for _, p := range rc.events(t) {
+		id := p.Data.(map[string]any)["transactionId"].(string)
+		byTx[id] = append(byTx[id], p.Event)
+	}
+	if len(byTx) != 2 {
+		t.Fatalf("events by transaction %v", byTx)
+	}
+	for id, evs := range byTx {
+		sort.Strings(evs)
+		if len(evs) != 2 || evs[1] != webhook.SwapPending || (evs[0] != webhook.SwapCompleted && evs[0] != webhook.SwapFailed) {
+			t.Fatalf("events of %s: %v", id, evs)
+		}
+	}
+}
+
+// An intents quote is executed by a plain transfer to its deposit address,
+// reported with deposit/submit, and ends SUCCESS with deposit.received and
+// deposit.completed.
+func TestIntentsDepositFlowToSuccess(t *testing.T) {
+	rc := newSignedReceiver(t)
+	ts := flowServer(t, rc, nil)
+	key := partnerWithHooks(t, ts, rc)
+	var q anyQuote
+	ts.get(quotePath("fromChain", "1", "toChain", "1151111081099710", "fromToken", usdcEth, "toToken", usdcSol,
+		"fromAmount", "300000000", "fromAddress", wallet, "toAddress", solAddress, "tools", "sbx-intents"), withKey(key)).decode(t, &q)
+	b := ts.broadcast(t, 1, wallet, q.tx(t))
+	if b.Status != "success" {
+		t.Fatalf("deposit transfer %+v", b)
+	}
+	var st struct{ Status, TxHash string }
+	ts.post("/v1/execute/deposit/submit", map[string]string{"txHash": b.TxHash, "depositAddress": q.Quote.DepositAddress}).decode(t, &st)
+	waitUntil(t, "the deposit succeeds", func() bool {
+		ts.get("/v1/execute/deposit/status?depositAddress="+q.Quote.DepositAddress).decode(t, &st)
+		return st.Status == swap.DepositSuccess
+	})
+	waitUntil(t, "two webhooks", func() bool { return rc.count() >= 2 })
+	names := eventNames(rc.events(t))
+	sort.Strings(names)
+	if len(names) != 2 || names[0] != webhook.DepositCompleted || names[1] != webhook.DepositReceived {
+		t.Fatalf("events %v", names)
+	}
+}
+
+// A multi-step quote: step 1 broadcast on the sandbox chain, the
+// registration signed by the depositor's key (EIP-712 RegisterDeposit),
+// and step 2 runs by itself to COMPLETED; the depositor receives the asked
+// token on 369, and the partner whose key made the quote hears
+// deposit.received then deposit.completed.
+func TestMultiStepDepositFlow(t *testing.T) {
+	rc := newSignedReceiver(t)
+	ts := flowServer(t, rc, nil)
+	key := partnerWithHooks(t, ts, rc)
+	pk, err := crypto.ToECDSA(crypto.Keccak256([]byte("swapgate/e2e/multi-step")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := crypto.PubkeyToAddress(pk.PublicKey).Hex()
+	plsx := "0x95B303987A60C71504D99Aa1b13B4DA07b0790ab"
+	var q anyQuote
+	ts.get(quotePath("fromChain", "42161", "toChain", "369", "fromToken", wethArb, "toToken", plsx,
+		"fromAmount", "200000000000000000", "fromAddress", from, "toAddress", from), withKey(key)).decode(t, &q)
+	if q.Quote.Type != "multi-step" {
+		t.Fatalf("quote %+v", q.Quote)
+	}
+	ts.approve(t, 42161, from, wethArb, q.fields(t).To, big.NewInt(200000000000000000))
+	b := ts.broadcast(t, 42161, from, q.tx(t))
+	if b.Status != "success" {
+		t.Fatalf("step 1 %+v", b)
+	}
+	msg := pulseroute.RegisterMessage{TxHash: common.HexToHash(b.TxHash), ToAddress: common.HexToAddress(from),
+		OutputToken: common.HexToAddress(plsx), DestinationDomain: 369}
+	digest, err := pulseroute.Hash(pulseroute.TypedData(42161, msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := crypto.Sign(digest, pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig[64] += 27
+	body := map[string]any{"txHash": b.TxHash, "fromAddress": from, "toAddress": from, "outputToken": plsx,
+		"destinationDomain": 369, "signature": "0x" + common.Bytes2Hex(sig)}
+	before := ts.balance(t, 369, from, plsx)
+	var d struct{ Status, TxHash, AmountIn, AmountOut, DeliveredToken, QuoteID string }
+	ts.post("/v1/inbound-receiver/register", body).decode(t, &d)
+	if d.Status != "RECEIVED" || d.QuoteID != q.Quote.ID {
+		t.Fatalf("registered %+v", d)
+	}
+	// The same body again is the same deposit; a tampered body is refused.
+	ts.post("/v1/inbound-receiver/register", body).decode(t, &d)
+	tampered := map[string]any{}
+	for k, v := range body {
+		tampered[k] = v
+	}
+	tampered["toAddress"] = receiverAddr
+	ts.post("/v1/inbound-receiver/register", tampered).wantError(t, 400, "INVALID_PARAMS", "")
+	waitUntil(t, "step 2 completes", func() bool {
+		ts.get("/v1/inbound-receiver/deposits/"+b.TxHash).decode(t, &d)
+		return d.Status == "COMPLETED"
+	})
+	got := new(big.Int).Sub(ts.balance(t, 369, from, plsx), before)
+	if got.Sign() <= 0 || got.String() != d.AmountOut {
+		t.Fatalf("depositor received %s, deposit says %+v", got, d)
+	}
+	waitUntil(t, "two webhooks", func() bool { return rc.count() >= 2 })
+	names := eventNames(rc.events(t))
+	sort.Strings(names)
+	if len(names) != 2 || names[0] != webhook.DepositCompleted || names[1] != webhook.DepositReceived {
+		t.Fatalf("events %v", names)
+	}
+	ts.get("/v1/inbound-receiver/deposits/0x"+"00000000000000000000000000000000000000000000000000000000000000ab").wantError(t, 404, "INVALID_PARAMS", "txHash")
+}
