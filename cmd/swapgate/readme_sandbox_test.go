@@ -10,6 +10,10 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/routing/swap"
 )
 
 // readmeBlock returns the first sh block after a README heading.
@@ -113,5 +117,49 @@ func TestReadmeSandboxWalkthrough(t *testing.T) {
 	}
 	if got := ts.balance(t, 42161, wallet, usdcArb); got.Cmp(big.NewInt(5_900_000_000)) != 0 {
 		t.Errorf("the wallet holds %s USDC base units on Arbitrum, want 5900000000", got)
+	}
+}
+
+// TestReadmeExecuteWalkthrough runs the sandbox walkthrough and then the
+// README's execute walkthrough, as written, in one shell: the swap it
+// broadcast is reported and reaches DONE, and Base's balance shows the
+// quoted amount delivered.
+func TestReadmeExecuteWalkthrough(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "sed", "tr", "printf", "seq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	script := readmeBlock(t, "## Playing the wallet (sandbox mode)") + "\n" +
+		readmeBlock(t, "## After the quote: execute, status, deposits")
+	ts := startServer(t, func(c *app.Config) {
+		c.SandboxBridgeScale = 0.01 // the walkthrough as written, a hundredth of the quoted time
+		c.SwapSchedule = swap.Schedule{First: 50 * time.Millisecond, Max: 200 * time.Millisecond, Horizon: time.Hour}
+	})
+	script = strings.ReplaceAll(script, "127.0.0.1:8080", strings.TrimPrefix(ts.base, "http://"))
+	cmd := exec.Command("bash", "-eu", "-o", "pipefail", "-c", script)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("walkthrough: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var answers []envelope
+	dec := json.NewDecoder(&stdout)
+	for {
+		var e envelope
+		if err := dec.Decode(&e); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("output is not a stream of envelopes: %v", err)
+		}
+		answers = append(answers, e)
+	}
+	if len(answers) != 9 {
+		t.Fatalf("%d answers, want 9 (the sandbox walkthrough's 6, execute, status, balances)", len(answers))
+	}
+	var st struct{ Status, Substatus, QuoteID string }
+	answers[7].decode(t, &st)
+	if st.Status != "DONE" || st.Substatus != "COMPLETED" || st.QuoteID == "" {
+		t.Fatalf("final status %+v", st)
 	}
 }
