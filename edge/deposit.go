@@ -26,6 +26,13 @@ type DepositSwaps interface {
 	SwapByDeposit(ctx context.Context, address, memo string) (*swap.Swap, error)
 }
 
+// DepositNotifier tells the intents provider of a deposit transaction; the
+// live 1Click adapter is one. It is optional: trackers notice deposits
+// without it, later.
+type DepositNotifier interface {
+	SubmitDeposit(ctx context.Context, txHash, depositAddress, memo string) error
+}
+
 func (s *Server) depositRoutes() {
 	s.Handle("POST", "/v1/execute/deposit/submit", route{bucket: BucketHeavy, name: "deposit-submit", idempotent: true}, s.submitDeposit)
 	s.Handle("GET", "/v1/execute/deposit/status", route{bucket: BucketHeavy, name: "deposit-status"}, s.depositStatus)
@@ -125,6 +132,13 @@ func (s *Server) submitDeposit(r *Request) error {
 	}
 	if tracked.DepositAddress != *body.DepositAddress {
 		return apierr.Param("txHash", "transaction "+tracked.ID+" is already tracked for another deposit").With("quoteId", tracked.QuoteID)
+	}
+	if n := s.deps.DepositNotifier; n != nil {
+		// The deposit is tracked whatever the provider answers: a failed
+		// notice only means the provider notices the deposit by itself.
+		if err := n.SubmitDeposit(ctx, *body.TxHash, *body.DepositAddress, memo); err != nil {
+			s.log.Warn("intents deposit submit", "txHash", *body.TxHash, "err", err)
+		}
 	}
 	writeJSON(r, statusOK, depositStatusOf(tracked))
 	return nil

@@ -81,6 +81,8 @@ type Deps struct {
 	// nil leaves them out.
 	DepositQuotes DepositQuotes
 	DepositSwaps  DepositSwaps
+	// DepositNotifier, when set, is told of every submitted deposit.
+	DepositNotifier DepositNotifier
 	// Webhooks serves the webhook endpoints; nil leaves them out.
 	Webhooks *WebhookService
 	// Sandbox is the sandbox chain: given (sandbox mode), the sandbox

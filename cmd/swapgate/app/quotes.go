@@ -18,6 +18,7 @@ import (
 	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/actors/tickets"
 	"github.com/swapgate/swapgate/actors/tracker"
+	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/quote"
@@ -69,6 +70,8 @@ type quoteStack struct {
 	quoter     *engine.Quoter
 	// statusSources observe tracked swaps, by provider.
 	statusSources map[string]tracker.Source
+	// depositNotifier is the live intents adapter, told of deposits.
+	depositNotifier edge.DepositNotifier
 	// pulseState reads chain 369 and the warp routes (the sandbox chain
 	// state, or JSON-RPC where configured), for the DEX leg of step 2.
 	pulseState pulseroute.ChainState
@@ -138,6 +141,8 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 			cfg.Logger.Warn("intents asset list not loaded; asset ids derived from rules", "err", err)
 		}
 		providers[1] = c
+		qs.statusSources[registry.ProviderIntents] = c
+		qs.depositNotifier = c
 	}
 	legs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "swapgate_provider_leg_seconds", Help: "Time each provider leg took, by outcome (route, error, panic, late).",
