@@ -237,3 +237,35 @@ func TestMultiStepDepositFlow(t *testing.T) {
 	}
 	ts.get("/v1/inbound-receiver/deposits/0x"+"00000000000000000000000000000000000000000000000000000000000000ab").wantError(t, 404, "INVALID_PARAMS", "txHash")
 }
+
+// A swap tracked when the service stops is followed again after a restart
+// on the same data directory, to DONE, with its delivery made once.
+func TestTrackedSwapSurvivesRestart(t *testing.T) {
+	rc := newSignedReceiver(t)
+	slow := func(c *app.Config) { c.SandboxBridgeScale = 1000 } // the bridge will not deliver before the restart
+	ts := flowServer(t, rc, slow)
+	dir := ts.dir
+	var q anyQuote
+	ts.get(quotePath("fromChain", "42161", "toChain", "8453", "fromToken", usdcArb, "toToken", usdcBase,
+		"fromAmount", "150000000", "fromAddress", wallet, "toAddress", receiverAddr, "tools", "sbx-arcbridge")).decode(t, &q)
+	ts.approve(t, 42161, wallet, usdcArb, *q.Quote.Estimate.ApprovalAddress, big.NewInt(150000000))
+	b := ts.broadcast(t, 42161, wallet, q.tx(t))
+	ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID, "txHash": b.TxHash}).decode(t, &struct{}{})
+	var st statusBody
+	waitUntil(t, "the bridge is under way", func() bool {
+		ts.get("/v1/status?txHash=" + b.TxHash).decode(t, &st)
+		return st.Substatus == swap.WaitDestinationTransaction
+	})
+	before := ts.balance(t, 8453, receiverAddr, usdcBase)
+	ts.stop()
+
+	ts = flowServer(t, rc, func(c *app.Config) { c.DataDir = dir })
+	waitUntil(t, "the swap is done after the restart", func() bool {
+		ts.get("/v1/status?txHash=" + b.TxHash).decode(t, &st)
+		return st.Status == swap.StatusDone
+	})
+	got := new(big.Int).Sub(ts.balance(t, 8453, receiverAddr, usdcBase), before)
+	if got.Cmp(bigOf(t, q.Quote.Estimate.ToAmount)) != 0 {
+		t.Fatalf("receiver got %s, quoted %s", got, q.Quote.Estimate.ToAmount)
+	}
+}
