@@ -253,7 +253,7 @@ func TestTrackedSwapSurvivesRestart(t *testing.T) {
 	ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID, "txHash": b.TxHash}).decode(t, &struct{}{})
 	var st statusBody
 	waitUntil(t, "the bridge is under way", func() bool {
-		ts.get("/v1/status?txHash=" + b.TxHash).decode(t, &st)
+		ts.get("/v1/status?txHash="+b.TxHash).decode(t, &st)
 		return st.Substatus == swap.WaitDestinationTransaction
 	})
 	before := ts.balance(t, 8453, receiverAddr, usdcBase)
@@ -261,7 +261,7 @@ func TestTrackedSwapSurvivesRestart(t *testing.T) {
 
 	ts = flowServer(t, rc, func(c *app.Config) { c.DataDir = dir })
 	waitUntil(t, "the swap is done after the restart", func() bool {
-		ts.get("/v1/status?txHash=" + b.TxHash).decode(t, &st)
+		ts.get("/v1/status?txHash="+b.TxHash).decode(t, &st)
 		return st.Status == swap.StatusDone
 	})
 	got := new(big.Int).Sub(ts.balance(t, 8453, receiverAddr, usdcBase), before)
