@@ -163,3 +163,68 @@ func TestReadmeExecuteWalkthrough(t *testing.T) {
 		t.Fatalf("final status %+v", st)
 	}
 }
+
+// readmeBlockAfter returns the first sh block after a line of the README
+// that starts with marker.
+func readmeBlockAfter(t *testing.T, marker string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "\n"+marker)
+	if i < 0 {
+		t.Fatalf("README has no %q", marker)
+	}
+	s = s[i:]
+	start := strings.Index(s, "```sh\n")
+	end := strings.Index(s[start+len("```sh\n"):], "\n```")
+	if start < 0 || end < 0 {
+		t.Fatalf("no sh block after %q", marker)
+	}
+	return s[start+len("```sh\n"):][:end]
+}
+
+// TestReadmeMultiStepWalkthrough runs the README's multi-step walkthrough
+// as written: the registration is signed by ethers from the npm registry,
+// and the deposit reaches COMPLETED.
+func TestReadmeMultiStepWalkthrough(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "node", "npm", "sed", "tr", "printf", "seq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	script := readmeBlockAfter(t, "A multi-step deposit, from WETH")
+	ts := startServer(t, func(c *app.Config) { c.SandboxBridgeScale = 0.01 })
+	script = strings.ReplaceAll(script, "127.0.0.1:8080", strings.TrimPrefix(ts.base, "http://"))
+	cmd := exec.Command("bash", "-eu", "-o", "pipefail", "-c", script)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("walkthrough: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var answers []envelope
+	dec := json.NewDecoder(&stdout)
+	for {
+		var e envelope
+		if err := dec.Decode(&e); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("output is not a stream of envelopes: %v\n%s", err, stdout.String())
+		}
+		if e.Error != nil {
+			t.Fatalf("the walkthrough got an error: %+v", e.Error)
+		}
+		answers = append(answers, e)
+	}
+	if len(answers) != 3 {
+		t.Fatalf("%d answers, want 3 (approve, register, final deposit)", len(answers))
+	}
+	var reg, final struct{ Status, AmountOut string }
+	answers[1].decode(t, &reg)
+	answers[2].decode(t, &final)
+	if reg.Status != "RECEIVED" || final.Status != "COMPLETED" || final.AmountOut == "" {
+		t.Fatalf("registered %+v, final %+v", reg, final)
+	}
+}
