@@ -228,3 +228,45 @@ func TestReadmeMultiStepWalkthrough(t *testing.T) {
 		t.Fatalf("registered %+v, final %+v", reg, final)
 	}
 }
+
+// TestReadmeIntentsWalkthrough runs the README's intents deposit
+// walkthrough as written: the deposit is submitted and reaches SUCCESS.
+func TestReadmeIntentsWalkthrough(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "sed", "seq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	script := readmeBlockAfter(t, "An intents deposit, 300 USDC")
+	ts := startServer(t, func(c *app.Config) { c.SandboxBridgeScale = 0.01 })
+	script = strings.ReplaceAll(script, "127.0.0.1:8080", strings.TrimPrefix(ts.base, "http://"))
+	cmd := exec.Command("bash", "-eu", "-o", "pipefail", "-c", script)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("walkthrough: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var answers []envelope
+	dec := json.NewDecoder(&stdout)
+	for {
+		var e envelope
+		if err := dec.Decode(&e); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("output is not a stream of envelopes: %v\n%s", err, stdout.String())
+		}
+		if e.Error != nil {
+			t.Fatalf("the walkthrough got an error: %+v", e.Error)
+		}
+		answers = append(answers, e)
+	}
+	var submitted, final struct{ Status string }
+	if len(answers) != 2 {
+		t.Fatalf("%d answers, want 2 (submit, final status)", len(answers))
+	}
+	answers[0].decode(t, &submitted)
+	answers[1].decode(t, &final)
+	if submitted.Status != "KNOWN_DEPOSIT_TX" || final.Status != "SUCCESS" {
+		t.Fatalf("submitted %+v, final %+v", submitted, final)
+	}
+}
