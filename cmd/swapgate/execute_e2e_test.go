@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,34 +16,25 @@ import (
 	"github.com/swapgate/swapgate/routing/webhook"
 )
 
-// fakeLIFIWithStatus is fakeLIFI that also answers /v1/status: PENDING
-// until done is set, DONE after.
+// fakeLIFIWithStatus is fakeLIFI that also answers /v1/status with the
+// recorded answers: PENDING until done is set, DONE after.
 func fakeLIFIWithStatus(t *testing.T, done *atomic.Bool, polls *atomic.Int32) *httptest.Server {
 	t.Helper()
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("..", "..", "routing", "upstream", "lifi", "testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	quote, tools, pending, finished := read("quote_usdc_arb_base.json"), read("tools.json"), read("status_pending.json"), read("status_done.json")
+	pending, finished := lifiFixture(t, "status_pending.json"), lifiFixture(t, "status_done.json")
+	var fail atomic.Bool
+	var quotes atomic.Int32
+	quotesAndTools := fakeLIFI(t, &fail, &quotes)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/status" {
+			quotesAndTools.Config.Handler.ServeHTTP(w, r)
+			return
+		}
+		polls.Add(1)
 		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.Path {
-		case "/v1/tools":
-			_, _ = w.Write(tools)
-		case "/v1/quote":
-			_, _ = w.Write(quote)
-		case "/v1/status":
-			polls.Add(1)
-			if done.Load() {
-				_, _ = w.Write(finished)
-			} else {
-				_, _ = w.Write(pending)
-			}
-		default:
-			http.NotFound(w, r)
+		if done.Load() {
+			_, _ = w.Write(finished)
+		} else {
+			_, _ = w.Write(pending)
 		}
 	}))
 	t.Cleanup(srv.Close)

@@ -15,14 +15,7 @@ import (
 // quote for USDC Arbitrum → Base, the tool list, and on demand a 500.
 func fakeLIFI(t *testing.T, fail *atomic.Bool, quotes *atomic.Int32) *httptest.Server {
 	t.Helper()
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("..", "..", "routing", "upstream", "lifi", "testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	quote, tools, failure := read("quote_usdc_arb_base.json"), read("tools.json"), read("error_500.json")
+	quote, tools, failure := lifiFixture(t, "quote_usdc_arb_base.json"), lifiFixture(t, "tools.json"), lifiFixture(t, "error_500.json")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
@@ -46,6 +39,16 @@ func fakeLIFI(t *testing.T, fail *atomic.Bool, quotes *atomic.Int32) *httptest.S
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// lifiFixture reads a recorded LI.FI answer of the adapter's tests.
+func lifiFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "routing", "upstream", "lifi", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestQuoteThroughRealAggregatorAdapter(t *testing.T) {
