@@ -1,9 +1,22 @@
 package edge
 
 import (
+	"context"
+
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/sandboxnet"
 )
+
+// BalanceReader lists an address's balances of a chain's assets: over
+// JSON-RPC where a node is configured, from the sandbox chain otherwise.
+// A chain it cannot read is sandboxnet.ErrUnknownChain.
+type BalanceReader interface {
+	Balances(ctx context.Context, chainID uint64, holder common.Address) ([]sandboxnet.Balance, error)
+	Serves(chainID uint64) bool
+}
 
 // chainBalancesView is one chain's balances of an address.
 type chainBalancesView struct {
@@ -18,10 +31,10 @@ type balanceView struct {
 	Amount string    `json:"amount"`
 }
 
-// balances answers GET /v1/balances?address=&chains= from the sandbox
-// chain: data is {address, chains: [{chainId, address, balances: [{token:
+// balances answers GET /v1/balances?address=&chains= from a node where
+// one is configured for the chain and from the sandbox chain otherwise: data is {address, chains: [{chainId, address, balances: [{token:
 // {address, symbol, decimals}, amount}]}]}, one entry per chain in the
-// order asked (default: every sandbox chain, in registry order), each
+// order asked (default: every chain it can read, in registry order), each
 // listing the native coin (the zero address) first and then every registry
 // token of the chain, zero balances included, amounts in base units as
 // decimal strings. address is shown in its EIP-55 form.
@@ -31,7 +44,7 @@ type balanceView struct {
 // (Solana, Bitcoin, Sui, the intents chains), which the sandbox chain does
 // not run (param chains): an error rather than an empty entry, so that a
 // client does not read "no funds" where there is no chain. The endpoint
-// exists in sandbox mode only.
+// exists in sandbox mode and wherever a node is configured.
 func (s *Server) balances(r *Request) error {
 	addr, ok := query(r, "address")
 	if !ok || addr == "" {
@@ -44,13 +57,14 @@ func (s *Server) balances(r *Request) error {
 			return err
 		}
 		for _, c := range chains {
-			if _, err := s.sandboxChainParam("chains", c.ID); err != nil {
-				return err
+			if !s.deps.Balances.Serves(c.ID) {
+				return apierr.Param("chains", "no balances can be read on chain "+c.Key+": not an EVM chain with a node or a sandbox chain").
+					With("chainId", c.ID)
 			}
 		}
 	} else {
 		for _, c := range s.deps.Registry.Chains() {
-			if c.ChainType == registry.EVM {
+			if s.deps.Balances.Serves(c.ID) {
 				chains = append(chains, c)
 			}
 		}
@@ -64,9 +78,12 @@ func (s *Server) balances(r *Request) error {
 		Chains  []chainBalancesView `json:"chains"`
 	}{Address: holder.Hex(), Chains: make([]chainBalancesView, 0, len(chains))}
 	for _, c := range chains {
-		bals, err := s.deps.Sandbox.Balances(r.Context(), c.ID, holder)
+		bals, err := s.deps.Balances.Balances(r.Context(), c.ID, holder)
 		if err != nil {
-			return sandboxError(err, "chains")
+			if e := sandboxError(err, "chains"); e != err {
+				return e
+			}
+			return apierr.New(apierr.RPCFailure, "could not read balances on chain "+c.Key).With("chainId", c.ID).Wrap(err)
 		}
 		cv := chainBalancesView{ChainID: c.ID, Address: holder.Hex(), Balances: make([]balanceView, len(bals))}
 		for i, b := range bals {

@@ -52,7 +52,6 @@ func (s *Server) sandboxRoutes() {
 	s.Handle("POST", "/v1/sandbox/broadcast", route{bucket: BucketHeavy, name: "sandbox-broadcast", idempotent: true}, s.sandboxBroadcast)
 	s.Handle("POST", "/v1/sandbox/faucet", route{bucket: BucketHeavy, name: "sandbox-faucet", idempotent: true}, s.sandboxFaucet)
 	s.Handle("GET", "/v1/sandbox/tx/{txHash}", route{bucket: BucketRead, name: "sandbox-tx"}, s.sandboxTx)
-	s.Handle("GET", "/v1/balances", route{bucket: BucketRead, name: "balances"}, s.balances)
 }
 
 // sandboxChainParam checks that a chain id names a sandbox chain (an EVM

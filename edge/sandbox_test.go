@@ -25,10 +25,15 @@ import (
 
 // fakeSandbox answers with sendErr when set, and records what it was asked.
 type fakeSandbox struct {
+	// evm says which chains it runs; set by the test server.
+	evm                func(uint64) bool
 	sendErr, faucetErr error
 	sent               []simchain.TxRequest
 	faucets            []*big.Int
 }
+
+// Serves is the sandbox's answer to which chains it has balances of.
+func (f *fakeSandbox) Serves(id uint64) bool { return f.evm(id) }
 
 func (f *fakeSandbox) Send(_ context.Context, _ uint64, _ common.Address, tx simchain.TxRequest) (*simchain.Receipt, error) {
 	if f.sendErr != nil {
@@ -69,7 +74,7 @@ func (forgetful) RememberAnswer(context.Context, idempotency.Key, *idempotency.R
 	return nil
 }
 
-func sandboxServer(t *testing.T, sb SandboxChain) *Server {
+func sandboxServer(t *testing.T, sb *fakeSandbox) *Server {
 	t.Helper()
 	reg, err := registry.Load()
 	if err != nil {
@@ -81,8 +86,9 @@ func sandboxServer(t *testing.T, sb SandboxChain) *Server {
 	}
 	cfg := DefaultConfig()
 	cfg.AnonHeavyPerMin, cfg.AnonReadPerMin = 1<<20, 1<<20
+	sb.evm = func(id uint64) bool { c, ok := reg.Chain(id); return ok && c.ChainType == registry.EVM }
 	s, err := New(cfg, Deps{Registry: reg, Tools: cat, RefData: fixedRefData{}, Partners: noPartners{},
-		Sandbox: sb, Idempotency: forgetful{}, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+		Sandbox: sb, Balances: sb, Idempotency: forgetful{}, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,8 @@ type Deps struct {
 	// nil leaves them out.
 	DepositQuotes DepositQuotes
 	DepositSwaps  DepositSwaps
+	// Balances serves GET /v1/balances; nil leaves it out.
+	Balances BalanceReader
 	// DepositNotifier, when set, is told of every submitted deposit.
 	DepositNotifier DepositNotifier
 	// Webhooks serves the webhook endpoints; nil leaves them out.
@@ -211,6 +213,9 @@ func (s *Server) routes() {
 	}
 	if s.deps.Sandbox != nil {
 		s.sandboxRoutes()
+	}
+	if s.deps.Balances != nil {
+		s.Handle("GET", "/v1/balances", route{bucket: BucketRead, name: "balances"}, s.balances)
 	}
 }
 

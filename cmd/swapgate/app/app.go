@@ -34,6 +34,7 @@ import (
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/evmbalance"
 	"github.com/swapgate/swapgate/routing/gas"
 	"github.com/swapgate/swapgate/routing/prices"
 	"github.com/swapgate/swapgate/routing/pulseroute"
@@ -91,6 +92,10 @@ type Config struct {
 	// the share of sandbox bridges that fail and are refunded.
 	SandboxBridgeScale       float64
 	SandboxBridgeFailureRate float64
+	// EVMRPC maps chain ids to JSON-RPC URLs whose nodes answer
+	// GET /v1/balances for those chains (the sandbox chain answers for the
+	// others in sandbox mode).
+	EVMRPC map[uint64]string
 }
 
 // DefaultConfig is what `make run` serves with.
@@ -242,11 +247,21 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		Schedule: cfg.SwapSchedule, Published: a.hooks.Wake, Logger: a.log}); err != nil {
 		return nil, fmt.Errorf("app: start swap tracker: %w", err)
 	}
+	var balances edge.BalanceReader
+	if len(cfg.EVMRPC) > 0 || a.chains != nil {
+		var fallback evmbalance.Source
+		if a.chains != nil {
+			fallback = a.chains
+		}
+		if balances, err = evmbalance.Dial(ctx, reg, cfg.EVMRPC, fallback); err != nil {
+			return nil, fmt.Errorf("app: %w", err)
+		}
+	}
 	a.edge, err = edge.New(ec, edge.Deps{
 		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
-		DepositNotifier: a.quotes.depositNotifier,
-		Inbound:         inboundDeposits, Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
+		Inbound: inboundDeposits, Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
 		return nil, err
