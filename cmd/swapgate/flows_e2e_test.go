@@ -269,3 +269,26 @@ func TestTrackedSwapSurvivesRestart(t *testing.T) {
 		t.Fatalf("receiver got %s, quoted %s", got, q.Quote.Estimate.ToAmount)
 	}
 }
+
+// A bridge that fails is refunded on the source chain: DONE with substatus
+// REFUNDED, the input back in the sender's wallet.
+func TestFailedBridgeIsRefunded(t *testing.T) {
+	rc := newSignedReceiver(t)
+	ts := flowServer(t, rc, func(c *app.Config) { c.SandboxBridgeFailureRate = 1 })
+	var q anyQuote
+	ts.get(quotePath("fromChain", "42161", "toChain", "8453", "fromToken", usdcArb, "toToken", usdcBase,
+		"fromAmount", "120000000", "fromAddress", wallet, "toAddress", wallet, "tools", "sbx-arcbridge")).decode(t, &q)
+	ts.approve(t, 42161, wallet, usdcArb, *q.Quote.Estimate.ApprovalAddress, big.NewInt(120000000))
+	b := ts.broadcast(t, 42161, wallet, q.tx(t))
+	afterSend := ts.balance(t, 42161, wallet, usdcArb)
+	ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID, "txHash": b.TxHash}).decode(t, &struct{}{})
+	var st statusBody
+	waitUntil(t, "the refund", func() bool {
+		ts.get("/v1/status?txHash=" + b.TxHash).decode(t, &st)
+		return st.Status == swap.StatusDone
+	})
+	refunded := new(big.Int).Sub(ts.balance(t, 42161, wallet, usdcArb), afterSend)
+	if st.Substatus != swap.Refunded || st.Receiving.ChainID != 42161 || refunded.String() != "120000000" {
+		t.Fatalf("refund %+v, wallet got %s back", st, refunded)
+	}
+}
