@@ -49,11 +49,11 @@ func TestBalancesOverRPCInLiveMode(t *testing.T) {
 			}
 		}
 	}
-	ts.get("/v1/balances?address=" + wallet).decode(t, &b)
+	ts.get("/v1/balances?address="+wallet).decode(t, &b)
 	if len(b.Chains) != 1 || b.Chains[0].ChainID != 42161 || len(b.Chains[0].Balances) < 2 ||
 		b.Chains[0].Balances[0].Amount != "42" || b.Chains[0].Balances[1].Amount != "7000000" || batches != 1 {
 		t.Fatalf("balances %+v after %d batches", b, batches)
 	}
 	ts.get("/v1/balances?address="+wallet+"&chains=1").wantError(t, 400, "INVALID_PARAMS", "chains")
-	ts.get("/v1/sandbox/tx/0x" + fmt.Sprintf("%064x", 1)).wantError(t, 404, "NOT_FOUND", "")
+	ts.get("/v1/sandbox/tx/0x"+fmt.Sprintf("%064x", 1)).wantError(t, 404, "NOT_FOUND", "")
 }

@@ -284,7 +284,7 @@ func TestFailedBridgeIsRefunded(t *testing.T) {
 	ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID, "txHash": b.TxHash}).decode(t, &struct{}{})
 	var st statusBody
 	waitUntil(t, "the refund", func() bool {
-		ts.get("/v1/status?txHash=" + b.TxHash).decode(t, &st)
+		ts.get("/v1/status?txHash="+b.TxHash).decode(t, &st)
 		return st.Status == swap.StatusDone
 	})
 	refunded := new(big.Int).Sub(ts.balance(t, 42161, wallet, usdcArb), afterSend)
