@@ -44,7 +44,9 @@ type faucetView struct {
 // address also starts with a genesis allocation (1,000 of each token, and
 // 100 native coins or $10,000 worth, whichever is more). The answer is
 // {txHash, chainId, status, blockNumber, address, token: {address, symbol,
-// decimals}, amount, balance} with the balance after the top-up. Refusals:
+// decimals}, amount, balance}, balance being the holder's balance of the
+// asset when the answer is made (right after the top-up, unless another
+// transaction of the holder's was mined in between). Refusals:
 // INVALID_PARAMS naming chainId, address, token (not an asset of that
 // chain) or amount (not a positive integer, or above the bound, with
 // details.max).
