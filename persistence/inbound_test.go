@@ -11,7 +11,6 @@ import (
 
 	"github.com/swapgate/swapgate/routing/inbound"
 	"github.com/swapgate/swapgate/routing/quote"
-	"github.com/swapgate/swapgate/routing/sandbox"
 )
 
 func TestInboundDepositRoundTrip(t *testing.T) {
@@ -60,7 +59,7 @@ func TestQuoteRefIndex(t *testing.T) {
 	if err := s.PutTickets(ctx, []EncodedTicket{enc}); err != nil {
 		t.Fatal(err)
 	}
-	if id, err := s.QuoteByRef(ctx, sandbox.QuoteRef(is.ID)); err != nil || id != is.ID {
+	if id, err := s.QuoteByRef(ctx, quote.Ref(is.ID)); err != nil || id != is.ID {
 		t.Fatalf("QuoteByRef = %q %v", id, err)
 	}
 }

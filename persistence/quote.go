@@ -14,7 +14,6 @@ import (
 
 	"github.com/swapgate/swapgate/routing/jsonenc"
 	"github.com/swapgate/swapgate/routing/quote"
-	"github.com/swapgate/swapgate/routing/sandbox"
 )
 
 // prefixQuote starts quote/<issued:8><quoteID>: the compact record
@@ -69,7 +68,12 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 		return EncodedTicket{}, fmt.Errorf("persistence: ticket: malformed quote id %q", is.ID)
 	}
 	req, r := is.Request, is.Route
-	o := jsonenc.Begin(make([]byte, 0, 640))
+	// About 512 bytes of fields, and the calldata twice over as hex.
+	calldata := 0
+	if r.Tx != nil {
+		calldata = len(r.Tx.Data)
+	}
+	o := jsonenc.Begin(make([]byte, 0, 512+2*calldata))
 	o.Int("v", 1)
 	o.String("id", is.ID)
 	o.StringOmitEmpty("partnerId", req.PartnerID)
@@ -139,7 +143,7 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 		t.deposit = depositKey(r.DepositAddress, r.DepositMemo)
 	}
 	if r.Shape == quote.ShapeMultiStep {
-		t.ref = quoteRefKey(sandbox.QuoteRef(is.ID))
+		t.ref = quoteRefKey(quote.Ref(is.ID))
 	}
 	return t, nil
 }
@@ -294,36 +298,6 @@ func (s *Store) SweepTickets(ctx context.Context, before time.Time) error {
 	upper := binary.BigEndian.AppendUint64([]byte(prefixQuote), uint64(max(before.Unix(), 0)))
 	if err := s.db.DeleteRange([]byte(prefixQuote), upper, pebble.NoSync); err != nil {
 		return fmt.Errorf("persistence: sweep tickets: %w", err)
-	}
-	return nil
-}
-
-// prefixSimRef starts simref/<ref>: the transaction hash of a sandbox
-// delivery (a bridge's destination side, a refund, a step-2 payment) by
-// the reference of what it delivered, so that a repeated poll never
-// delivers twice.
-const prefixSimRef = "simref/"
-
-// SandboxDelivery returns the hash of the delivery made for ref, or
-// ErrNotFound.
-func (s *Store) SandboxDelivery(ctx context.Context, ref string) (string, error) {
-	if err := s.checkOpen(ctx); err != nil {
-		return "", err
-	}
-	v, err := s.get([]byte(prefixSimRef + ref))
-	if err != nil {
-		return "", fmt.Errorf("persistence: sandbox delivery %s: %w", ref, err)
-	}
-	return string(v), nil
-}
-
-// PutSandboxDelivery records the delivery made for ref, synced.
-func (s *Store) PutSandboxDelivery(ctx context.Context, ref, txHash string) error {
-	if err := s.checkOpen(ctx); err != nil {
-		return err
-	}
-	if err := s.db.Set([]byte(prefixSimRef+ref), []byte(txHash), pebble.Sync); err != nil {
-		return fmt.Errorf("persistence: record sandbox delivery %s: %w", ref, err)
 	}
 	return nil
 }

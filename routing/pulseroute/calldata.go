@@ -36,7 +36,7 @@ const (
 // rest over the warp route with msg.value as the messaging payment, and on
 // PulseChain swaps it into outputToken for recipient, refunding USDCh to the
 // recipient if the swap cannot deliver minOutput. quoteRef ties the
-// transaction to the quote id (see sandbox.QuoteRef).
+// transaction to the quote id (see quote.Ref).
 const abiJSON = `[
  {"type":"function","name":"transferRemote","stateMutability":"payable",
   "inputs":[{"name":"destination","type":"uint32"},{"name":"recipient","type":"bytes32"},{"name":"amount","type":"uint256"}],

@@ -12,7 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/swapgate/swapgate/routing/sandbox"
+	"github.com/swapgate/swapgate/routing/quote"
 )
 
 func mustHex(t *testing.T, s string) []byte {
@@ -35,7 +35,7 @@ func TestCalldataSelectorsAndRoundTrip(t *testing.T) {
 	amt := big.NewInt(1_500_000)
 	deadline := big.NewInt(1_800_000_000)
 	path := []common.Address{tokenA, tokenB, bob}
-	ref := sandbox.QuoteRef("q-123")
+	ref := quote.Ref("q-123")
 	must := func(b []byte, err error) []byte {
 		t.Helper()
 		if err != nil {

@@ -146,7 +146,7 @@ func TestDirectInboundExecutes(t *testing.T) {
 				t.Errorf("SentTransferRemote %v %v", topics, vals)
 			}
 			topics, vals, ok = logOf(rc, "InboundSent")
-			if !ok || topics[1] != sandbox.QuoteRef(req.ID) || topics[2] != common.BytesToHash(user.Bytes()) ||
+			if !ok || topics[1] != quote.Ref(req.ID) || topics[2] != common.BytesToHash(user.Bytes()) ||
 				vals[0].(*big.Int).Cmp(bridged) != 0 || vals[1].(*big.Int).Cmp(fee) != 0 || vals[3].(*big.Int).Cmp(r.ToAmountMin) != 0 {
 				t.Errorf("InboundSent %v %v", topics, vals)
 			}

@@ -109,7 +109,7 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 		output = common.HexToAddress(req.ToToken.Address)
 	}
 	data, err := BridgeAndSwap(SenderCall{
-		QuoteRef: sandbox.QuoteRef(req.ID), DestinationDomain: pulseDomain, Recipient: recipient,
+		QuoteRef: quote.Ref(req.ID), DestinationDomain: pulseDomain, Recipient: recipient,
 		Amount: amount, Fee: fee, OutputToken: output, MinOutput: minOut,
 	})
 	if err != nil {

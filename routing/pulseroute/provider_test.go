@@ -71,7 +71,7 @@ func TestPulserouteDirectInbound(t *testing.T) {
 			if c.toTok != "" {
 				wantOut = common.HexToAddress(req.ToToken.Address)
 			}
-			if args[0].([32]byte) != sandbox.QuoteRef(req.ID) || args[1].(uint32) != 369 ||
+			if args[0].([32]byte) != quote.Ref(req.ID) || args[1].(uint32) != 369 ||
 				args[2].([32]byte) != AddressToBytes32(common.HexToAddress(recipient)) ||
 				args[3].(*big.Int).Cmp(req.FromAmount) != 0 || args[4].(*big.Int).Cmp(fee) != 0 ||
 				args[5].(common.Address) != wantOut || args[6].(*big.Int).Cmp(r.ToAmountMin) != 0 {

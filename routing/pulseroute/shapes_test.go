@@ -13,7 +13,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/quote"
-	"github.com/swapgate/swapgate/routing/sandbox"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -73,7 +72,7 @@ func directInbound(t *testing.T) DirectInput {
 	gas := bigInt(t, "369000000000000")
 	out := bigInt(t, "3321776045130812004081937")
 	minOut := quote.MinOut(out, 0.005)
-	data, err := BridgeAndSwap(SenderCall{QuoteRef: sandbox.QuoteRef("q-direct-in"), DestinationDomain: 369, Recipient: user,
+	data, err := BridgeAndSwap(SenderCall{QuoteRef: quote.Ref("q-direct-in"), DestinationDomain: 369, Recipient: user,
 		Amount: from, Fee: fee, OutputToken: common.HexToAddress(plsRef.Address), MinOutput: minOut})
 	if err != nil {
 		t.Fatal(err)

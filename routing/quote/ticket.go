@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strconv"
 	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // ErrExpired and ErrUnknown are why an issued quote cannot be executed:
@@ -15,6 +17,12 @@ var (
 	ErrExpired = errors.New("quote expired")
 	ErrUnknown = errors.New("quote unknown")
 )
+
+// Ref is the bytes32 under which a quote id travels in calldata and
+// events: keccak256 of the id, so that any id format fits and an executed
+// transaction can be matched back to its quote. The sandbox router and
+// pulseroute's sender contract name a quote alike.
+func Ref(quoteID string) [32]byte { return crypto.Keccak256Hash([]byte(quoteID)) }
 
 // A quote id is "qt_", the issue time in Unix seconds as 10 hex digits, and
 // 20 random hex digits (80 bits). Carrying its issue time lets a store key

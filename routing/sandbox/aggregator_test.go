@@ -119,7 +119,7 @@ func TestAggregatorRoutes(t *testing.T) {
 			if err := method.Inputs.UnpackIntoMap(args, r.Tx.Data[4:]); err != nil {
 				t.Fatal(err)
 			}
-			if args["quoteId"].([32]byte) != QuoteRef(req.ID) || args["fromAmount"].(*big.Int).Cmp(req.FromAmount) != 0 ||
+			if args["quoteId"].([32]byte) != quote.Ref(req.ID) || args["fromAmount"].(*big.Int).Cmp(req.FromAmount) != 0 ||
 				args["minAmountOut"].(*big.Int).Cmp(r.ToAmountMin) != 0 || args["feeBps"].(uint16) != uint16(c.feeBps) ||
 				args["feeRecipient"].(common.Address) != common.HexToAddress(feeWallet) {
 				t.Errorf("router args %v", args)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/swapgate/swapgate/routing/quote"
 )
 
 // TestRouterCallsMatchABIPack checks the hand-written encoder byte for byte
@@ -39,16 +41,16 @@ func TestRouterCallsMatchABIPack(t *testing.T) {
 		feeTo    common.Address
 	}{
 		{name: "zeros", amount: new(big.Int), min: new(big.Int), receiver: []byte{}},
-		{name: "evm receiver", ref: QuoteRef("q-1"), from: usdc, amount: big.NewInt(1_000_000), to: user, toChain: 42161,
+		{name: "evm receiver", ref: quote.Ref("q-1"), from: usdc, amount: big.NewInt(1_000_000), to: user, toChain: 42161,
 			toToken: [32]byte{12: 0xaf}, min: big.NewInt(990_000), receiver: user.Bytes(), feeBps: 30, feeTo: fee},
-		{name: "solana receiver (32 bytes)", ref: QuoteRef("q-2"), amount: new(big.Int).Exp(big.NewInt(10), big.NewInt(30), nil),
+		{name: "solana receiver (32 bytes)", ref: quote.Ref("q-2"), amount: new(big.Int).Exp(big.NewInt(10), big.NewInt(30), nil),
 			toChain: 1151111081099710, toToken: mint, min: big.NewInt(1), receiver: bytes.Repeat([]byte{0x9a}, 32), feeBps: 0},
-		{name: "sui-like receiver (33 bytes)", ref: QuoteRef("q-3"), from: usdc, amount: maxU256, toChain: ^uint64(0),
+		{name: "sui-like receiver (33 bytes)", ref: quote.Ref("q-3"), from: usdc, amount: maxU256, toChain: ^uint64(0),
 			toToken: mint, min: maxU256, receiver: bytes.Repeat([]byte{0x01}, 33), feeBps: ^uint16(0), feeTo: user},
-		{name: "address text receiver", ref: QuoteRef("q-4"), amount: big.NewInt(7), min: big.NewInt(5),
+		{name: "address text receiver", ref: quote.Ref("q-4"), amount: big.NewInt(7), min: big.NewInt(5),
 			receiver: []byte("bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"), feeBps: 100},
-		{name: "empty receiver", ref: QuoteRef("q-5"), amount: big.NewInt(7), min: big.NewInt(0), receiver: nil, feeBps: 1},
-		{name: "one-byte receiver", ref: QuoteRef("q-6"), amount: big.NewInt(1 << 62), min: big.NewInt(3), receiver: []byte{0xee}},
+		{name: "empty receiver", ref: quote.Ref("q-5"), amount: big.NewInt(7), min: big.NewInt(0), receiver: nil, feeBps: 1},
+		{name: "one-byte receiver", ref: quote.Ref("q-6"), amount: big.NewInt(1 << 62), min: big.NewInt(3), receiver: []byte{0xee}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 // aggregator route from an EVM chain calls. swap trades within one chain;
 // bridge sends value to another chain, with the destination token as bytes32
 // and the receiver as bytes so that Solana and Sui recipients fit. quoteId is
-// QuoteRef(quote id), which lets the sandbox chain tie an executed
+// quote.Ref(quote id), which lets the sandbox chain tie an executed
 // transaction back to its quote. The fee is taken from the output and paid to
 // feeRecipient (the zero address: the platform, which the router keeps).
 //
@@ -111,12 +111,6 @@ func RouterAddress(chainID uint64) common.Address {
 	return common.BytesToAddress(crypto.Keccak256([]byte("swapgate-sandbox-router:" + strconv.FormatUint(chainID, 10)))[12:])
 }
 
-// QuoteRef is the bytes32 under which a quote id travels in calldata:
-// keccak256 of the id, so that any id format fits and an executed
-// transaction can be matched back to its quote. It is the one definition:
-// the sandbox router and pulseroute's sender contract name a quote alike.
-func QuoteRef(quoteID string) [32]byte { return crypto.Keccak256Hash([]byte(quoteID)) }
-
 // EVMAddress parses an EVM address or the word native (the zero address).
 func EVMAddress(s string) (common.Address, error) {
 	if strings.EqualFold(s, "native") {
@@ -196,7 +190,7 @@ func feeRecipient(s string) common.Address {
 
 // packSwap builds swap(...) calldata followed by the quoted pre-fee output.
 func packSwap(c routerCalls, quoteID string, fromToken common.Address, fromAmount *big.Int, toToken common.Address, minOut, quoted *big.Int, receiver common.Address, feeBps int, feeTo common.Address) ([]byte, error) {
-	data, err := c.swap(QuoteRef(quoteID), fromToken, fromAmount, toToken, minOut, receiver, uint16(feeBps), feeTo)
+	data, err := c.swap(quote.Ref(quoteID), fromToken, fromAmount, toToken, minOut, receiver, uint16(feeBps), feeTo)
 	if err == nil {
 		data, err = appendQuoted(data, quoted)
 	}
@@ -219,7 +213,7 @@ func (m *Market) SwapCall(req *quote.Request, fromToken, toToken common.Address,
 // packBridge builds bridge(...) calldata followed by the quoted pre-fee
 // output.
 func packBridge(c routerCalls, quoteID string, fromToken common.Address, fromAmount *big.Int, toChainID uint64, toToken [32]byte, minOut, quoted *big.Int, receiver []byte, feeBps int, feeTo common.Address) ([]byte, error) {
-	data, err := c.bridge(QuoteRef(quoteID), fromToken, fromAmount, toChainID, toToken, minOut, receiver, uint16(feeBps), feeTo)
+	data, err := c.bridge(quote.Ref(quoteID), fromToken, fromAmount, toChainID, toToken, minOut, receiver, uint16(feeBps), feeTo)
 	if err == nil {
 		data, err = appendQuoted(data, quoted)
 	}

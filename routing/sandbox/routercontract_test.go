@@ -183,13 +183,13 @@ func checkSwapped(t *testing.T, rc *simchain.Receipt, req *quote.Request, r *quo
 	for _, l := range rc.Logs {
 		switch l.Topics[0] {
 		case routerABI.Events["QuoteExecuted"].ID:
-			executed = l.Topics[1] == QuoteRef(req.ID)
+			executed = l.Topics[1] == quote.Ref(req.ID)
 		case routerABI.Events["Swapped"].ID:
 			vals, err := routerABI.Events["Swapped"].Inputs.NonIndexed().Unpack(l.Data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			swapped = l.Topics[1] == QuoteRef(req.ID) && l.Topics[2] == addressTopic(common.HexToAddress(recipient)) &&
+			swapped = l.Topics[1] == quote.Ref(req.ID) && l.Topics[2] == addressTopic(common.HexToAddress(recipient)) &&
 				vals[3].(*big.Int).Cmp(r.ToAmount) == 0 && vals[4].(*big.Int).Cmp(r.PartnerFee) == 0 &&
 				(vals[5].(common.Address) == common.HexToAddress(feeWallet)) != anonymous
 		}
@@ -211,7 +211,7 @@ func checkBridgeSent(t *testing.T, rc *simchain.Receipt, req *quote.Request, r *
 			t.Fatal(err)
 		}
 		receiver, _ := receiverBytes(req.To, req.ToAddress)
-		if l.Topics[2] != QuoteRef(req.ID) || vals[2].(*big.Int).Uint64() != req.To.ID || vals[4].(*big.Int).Cmp(r.ToAmount) != 0 ||
+		if l.Topics[2] != quote.Ref(req.ID) || vals[2].(*big.Int).Uint64() != req.To.ID || vals[4].(*big.Int).Cmp(r.ToAmount) != 0 ||
 			vals[5].(*big.Int).Cmp(r.ToAmountMin) != 0 || vals[6].(*big.Int).Cmp(r.PartnerFee) != 0 || !bytes.Equal(vals[8].([]byte), receiver) {
 			t.Errorf("BridgeSent %v, quote %s→%s min %s fee %s", vals, r.FromAmount, r.ToAmount, r.ToAmountMin, r.PartnerFee)
 		}
