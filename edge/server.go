@@ -81,6 +81,9 @@ type Deps struct {
 	// nil leaves them out.
 	DepositQuotes DepositQuotes
 	DepositSwaps  DepositSwaps
+	// Onramp serves the on-ramp endpoints and checkout pages; nil leaves
+	// them out.
+	Onramp OnrampDesk
 	// Balances serves GET /v1/balances; nil leaves it out.
 	Balances BalanceReader
 	// DepositNotifier, when set, is told of every submitted deposit.
@@ -210,6 +213,9 @@ func (s *Server) routes() {
 		if s.deps.DepositQuotes != nil && s.deps.DepositSwaps != nil {
 			s.depositRoutes()
 		}
+	}
+	if s.deps.Onramp != nil {
+		s.onrampRoutes()
 	}
 	if s.deps.Sandbox != nil {
 		s.sandboxRoutes()
