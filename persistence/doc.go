@@ -77,11 +77,13 @@
 //	                                           rebuild the chain (chainop.go); never
 //	                                           deleted
 //
+//	onramp/<orderUid>                          an on-ramp order (onramp.Order) with its state
+//	                                           history; its partner's line is in swapp/ (kind
+//	                                           onramp), with its earning once it completes
+//
 // Reserved for later issues (the shape is binding so that families do not
 // collide; the value encodings are decided when they are implemented):
 //
-//	onramp/<orderID>                            on-ramp order and its status
-//	onrampx/<partnerID>/<externalID>            partner's own reference, to refuse duplicates
 //	seq/<name>                                  other monotonic counters (uint64 BE)
 //
 // # What it decides

@@ -111,17 +111,8 @@ func (s *Store) RecordQuotes(ctx context.Context, recs []EncodedQuote) (written 
 func (s *Store) claimQuotes(b *pebble.Batch, recs []EncodedQuote, written []bool) ([]string, error) {
 	s.ledger.mu.Lock()
 	defer s.ledger.mu.Unlock()
-	if !s.ledger.loaded {
-		v, err := s.get([]byte(keySeqLedger))
-		switch {
-		case errors.Is(err, ErrNotFound):
-		case err != nil:
-			return nil, fmt.Errorf("persistence: read ledger sequence: %w", err)
-		case len(v) == 8:
-			s.ledger.next = binary.BigEndian.Uint64(v)
-		}
-		s.ledger.inflight = make(map[string]bool)
-		s.ledger.loaded = true
+	if err := s.loadLedgerSeq(); err != nil {
+		return nil, err
 	}
 	// One iterator serves the whole batch: opening it costs more than the
 	// bloom-filtered seek of each absent key.
@@ -167,6 +158,40 @@ func (s *Store) claimQuotes(b *pebble.Batch, recs []EncodedQuote, written []bool
 		}
 	}
 	return claimed, nil
+}
+
+// loadLedgerSeq reads seq/ledger the first time a sequence number is
+// needed. The caller holds s.ledger.mu.
+func (s *Store) loadLedgerSeq() error {
+	if s.ledger.loaded {
+		return nil
+	}
+	v, err := s.get([]byte(keySeqLedger))
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("persistence: read ledger sequence: %w", err)
+	case len(v) == 8:
+		s.ledger.next = binary.BigEndian.Uint64(v)
+	}
+	s.ledger.inflight = make(map[string]bool)
+	s.ledger.loaded = true
+	return nil
+}
+
+// nextLedgerSeq hands out the next ledger sequence number, for an earning
+// that does not come through RecordQuotes, and records it in b.
+func (s *Store) nextLedgerSeq(b *pebble.Batch) (uint64, error) {
+	s.ledger.mu.Lock()
+	defer s.ledger.mu.Unlock()
+	if err := s.loadLedgerSeq(); err != nil {
+		return 0, err
+	}
+	s.ledger.next++
+	if err := b.Set([]byte(keySeqLedger), binary.BigEndian.AppendUint64(nil, s.ledger.next), nil); err != nil {
+		return 0, err
+	}
+	return s.ledger.next, nil
 }
 
 func (s *Store) releaseQuotes(ids []string) {

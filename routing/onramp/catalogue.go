@@ -36,6 +36,9 @@ type Asset struct {
 	Chain    string // the chain's key
 	Token    *registry.Token
 	Decimals uint8
+	// Ecosystem is where a partner fee on this asset settles (the chain's
+	// fee ecosystem).
+	Ecosystem string
 }
 
 // Gas of the transfer that delivers an asset: a plain send of the native
@@ -121,10 +124,10 @@ func NewCatalogue(reg *registry.Registry) *Catalogue {
 			continue
 		}
 		native := ch.NativeToken
-		c.Assets = append(c.Assets, Asset{Symbol: native.Symbol, ChainID: ch.ID, Chain: ch.Key, Token: &native, Decimals: native.Decimals})
+		c.Assets = append(c.Assets, Asset{Symbol: native.Symbol, ChainID: ch.ID, Chain: ch.Key, Token: &native, Decimals: native.Decimals, Ecosystem: ch.FeeEcosystem})
 		for _, sym := range assetSymbols {
 			if t, ok := reg.TokenBySymbol(ch.ID, sym); ok && t.Symbol == sym {
-				c.Assets = append(c.Assets, Asset{Symbol: t.Symbol, ChainID: ch.ID, Chain: ch.Key, Token: t, Decimals: t.Decimals})
+				c.Assets = append(c.Assets, Asset{Symbol: t.Symbol, ChainID: ch.ID, Chain: ch.Key, Token: t, Decimals: t.Decimals, Ecosystem: ch.FeeEcosystem})
 			}
 		}
 	}

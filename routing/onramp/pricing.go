@@ -47,8 +47,12 @@ type Quote struct {
 	ChainID  uint64
 	// Token is the delivered token's address ("0x000…0" for the native coin)
 	// and Decimals its decimals, so that the order can deliver base units.
-	Token    string
-	Decimals uint8
+	Token     string
+	Decimals  uint8
+	Ecosystem string
+	// USDRate is the currency's units per US dollar the quote used, so that
+	// the order's figures convert to the dollars of a partner's stats.
+	USDRate string
 	// ExchangeRate is the price of one whole unit of the asset in the
 	// currency, an exact decimal of at most 8 significant digits.
 	ExchangeRate string
@@ -96,7 +100,7 @@ func Price(m Market, r *Request, partnerFeeBps int, now time.Time, ttl time.Dura
 	crypto := truncate(new(big.Rat).Quo(r.Amount.Rat(), rate), a.Places())
 	return &Quote{
 		Currency: r.Currency.Code, Amount: r.Amount, Symbol: a.Symbol, ChainID: a.ChainID,
-		Token: a.Token.Address, Decimals: a.Decimals,
+		Token: a.Token.Address, Decimals: a.Decimals, Ecosystem: a.Ecosystem, USDRate: perUSD.RatString(),
 		ExchangeRate: decimalString(rate, 40), CryptoAmount: decimalString(crypto, a.Places()),
 		Fees: fees, Total: r.Amount + fees.Total, Method: r.Method.ID, PartnerFeeBps: partnerFeeBps,
 		ExpiresAt: now.Add(ttl).Truncate(time.Second),
@@ -114,18 +118,13 @@ func (q *Quote) BaseUnits() *big.Int {
 	return new(big.Int).Quo(r.Num(), r.Denom())
 }
 
-// PartnerFeeUSD is the partner fee in micro-dollars, the unit of the
-// partner's stats and earnings.
-func (q *Quote) PartnerFeeUSD(perUSD *big.Rat) int64 {
-	return microUSD(q.Fees.Partner, perUSD)
-}
-
-// VolumeUSD is the purchase amount in micro-dollars.
-func (q *Quote) VolumeUSD(perUSD *big.Rat) int64 {
-	return microUSD(q.Amount, perUSD)
-}
-
-func microUSD(c Cents, perUSD *big.Rat) int64 {
+// microUSD converts an amount of the quote's currency to micro-dollars (the
+// unit of a partner's stats and earnings), truncated.
+func (q *Quote) microUSD(c Cents) int64 {
+	perUSD, ok := new(big.Rat).SetString(q.USDRate)
+	if !ok || perUSD.Sign() == 0 {
+		return 0
+	}
 	r := new(big.Rat).Quo(c.Rat(), perUSD)
 	r.Mul(r, big.NewRat(1_000_000, 1))
 	return new(big.Int).Quo(r.Num(), r.Denom()).Int64()

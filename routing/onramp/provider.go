@@ -75,8 +75,9 @@ func (a Action) Reason() string {
 // for a card network.
 type Sandbox struct {
 	Market Market
-	// BaseURL is the service's public address, without a trailing slash.
-	BaseURL string
+	// BaseURL gives the service's public address, which may be known only
+	// once it listens.
+	BaseURL func() string
 }
 
 // Name is "sandbox".
@@ -89,7 +90,7 @@ func (s *Sandbox) Quote(_ context.Context, r *Request, partnerFeeBps int, now ti
 
 // Open returns the order's page on the service.
 func (s *Sandbox) Open(_ context.Context, o *Order) (string, error) {
-	return CheckoutURL(s.BaseURL, o.UID), nil
+	return CheckoutURL(s.BaseURL(), o.UID), nil
 }
 
 // CheckoutURL is the address of an order's hosted checkout page.

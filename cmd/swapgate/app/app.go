@@ -28,6 +28,7 @@ import (
 	inboundrun "github.com/swapgate/swapgate/actors/inbound"
 	"github.com/swapgate/swapgate/actors/ledger"
 	"github.com/swapgate/swapgate/actors/refdata"
+	"github.com/swapgate/swapgate/actors/onrampdesk"
 	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/actors/tracker"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
@@ -37,6 +38,7 @@ import (
 	"github.com/swapgate/swapgate/routing/evmbalance"
 	"github.com/swapgate/swapgate/routing/gas"
 	"github.com/swapgate/swapgate/routing/prices"
+	"github.com/swapgate/swapgate/routing/onramp"
 	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/sandbox"
@@ -92,6 +94,14 @@ type Config struct {
 	// the share of sandbox bridges that fail and are refunded.
 	SandboxBridgeScale       float64
 	SandboxBridgeFailureRate float64
+	// SandboxOnrampStep is how long the sandbox on-ramp takes from a
+	// payment to sending the crypto, and from there to completion (zero:
+	// onrampdesk.DefaultStepDelay).
+	SandboxOnrampStep time.Duration
+	// PublicURL is the service's address as users' browsers reach it, the
+	// base of on-ramp checkout URLs; empty means http:// and the address
+	// the edge listens on.
+	PublicURL string
 	// EVMRPC maps chain ids to JSON-RPC URLs whose nodes answer
 	// GET /v1/balances for those chains (the sandbox chain answers for the
 	// others in sandbox mode).
@@ -134,6 +144,7 @@ type App struct {
 	quotes  *quoteStack
 	tracker *tracker.Tracker
 	inbound *inboundrun.Runner
+	onramp  *onrampdesk.Desk
 	chains  *sandboxchain.Service
 	edge    *edge.Server
 	admin   *admin.Server
@@ -242,6 +253,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			return nil, fmt.Errorf("app: start the inbound runner: %w", err)
 		}
 		inboundDeposits = a.inbound
+		provider := &onramp.Sandbox{Market: a.ref, BaseURL: a.publicURL}
+		if a.onramp, err = onrampdesk.Start(ctx, a.store, onrampdesk.Options{Catalogue: onramp.NewCatalogue(reg), Provider: provider,
+			Delivery: ledger, StepDelay: cfg.SandboxOnrampStep, Published: a.hooks.Wake, Logger: a.log}); err != nil {
+			return nil, fmt.Errorf("app: start the on-ramp desk: %w", err)
+		}
 	}
 	if a.tracker, err = tracker.Start(ctx, a.store, tracker.Options{Sources: a.quotes.statusSources, Fallback: bridging,
 		Schedule: cfg.SwapSchedule, Published: a.hooks.Wake, Logger: a.log}); err != nil {
@@ -261,7 +277,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
-		Inbound: inboundDeposits, Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -285,6 +301,26 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 
 // The sandbox chain's owner is what the sandbox endpoints drive.
 var _ edge.SandboxChain = (*sandboxchain.Service)(nil)
+
+// onrampDesk is the desk as the edge takes it: nil (no on-ramp endpoints)
+// when none runs, rather than a typed nil.
+func onrampDesk(d *onrampdesk.Desk) edge.OnrampDesk {
+	if d == nil {
+		return nil
+	}
+	return d
+}
+
+// publicURL is the base of the addresses users' browsers are sent to.
+func (a *App) publicURL() string {
+	if a.cfg.PublicURL != "" {
+		return strings.TrimRight(a.cfg.PublicURL, "/")
+	}
+	if a.ln == nil {
+		return "http://" + a.cfg.Addr
+	}
+	return "http://" + a.ln.Addr().String()
+}
 
 // Addr is the address the edge listens on.
 func (a *App) Addr() string { return a.ln.Addr().String() }
@@ -319,6 +355,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.inbound != nil {
 		a.inbound.Stop()
+	}
+	if a.onramp != nil {
+		a.onramp.Stop()
 	}
 	if a.quotes != nil {
 		a.quotes.stop()
