@@ -4,8 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
-	"math/big"
 	"fmt"
+	"math/big"
 	"strings"
 	"time"
 
