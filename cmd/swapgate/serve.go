@@ -59,7 +59,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.StringVar(&cfg.Quote.IntentsURL, "intents-url", "", "1Click API base URL for the intents provider (empty: sandbox)")
 	fs.StringVar(&cfg.Quote.IntentsKey, "intents-key", "", "1Click API JWT")
 	fs.DurationVar(&cfg.Quote.UpstreamTimeout, "upstream-timeout", cfg.Quote.UpstreamTimeout, "timeout of one upstream call")
-	fs.Func("evm-rpc", "CHAINID=URL: read GET /v1/balances of that chain from its node (repeatable, or comma-separated)", func(v string) error {
+	fs.Func("evm-rpc", "CHAINID=URL: read GET /v1/balances of that chain, and (sandbox mode) the step-1 transactions of deposit registrations there, from its node (repeatable, or comma-separated)", func(v string) error {
 		return chainURLs(v, &cfg.EVMRPC)
 	})
 	fs.Func("pulse-rpc", "CHAINID=URL: read pulseroute chain state on chain (repeatable, or comma-separated)", func(v string) error {

@@ -7,7 +7,9 @@
 // USDCh, the synthetic side of the warp route) and swapped on the DEX into
 // outputToken for toAddress; should that DEX leg fail, the bridged USDCh
 // goes to toAddress on 369 (the fallback), so the user ends with spendable
-// funds. It is plain Go: no HTTP, no actors, no storage.
+// funds. It is plain Go: no HTTP serving, no actors, no storage; a
+// chain is read only through go-ethereum's client (rpcevidence.go) or
+// what the caller passes in.
 //
 // # Registering, step by step
 //

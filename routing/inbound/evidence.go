@@ -47,7 +47,9 @@ type Transfer struct {
 // Evidence{ChainID: chainID, State: TxPending}; otherwise
 // TransactionReceipt's Status, BlockNumber and Logs, with the sender from
 // types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx), go to
-// Mined. Any other error of either call is ReadFailed.
+// Mined. Any other error of either call is ReadFailed, and so is an answer
+// about another transaction or one signed for another chain. ReadEvidence
+// (rpcevidence.go) is this mapping.
 type Evidence struct {
 	// ChainID is the chain the evidence was read from.
 	ChainID uint64

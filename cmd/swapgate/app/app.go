@@ -37,6 +37,7 @@ import (
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/evmbalance"
 	"github.com/swapgate/swapgate/routing/gas"
+	"github.com/swapgate/swapgate/routing/inbound"
 	"github.com/swapgate/swapgate/routing/onramp"
 	"github.com/swapgate/swapgate/routing/prices"
 	"github.com/swapgate/swapgate/routing/pulseroute"
@@ -54,7 +55,11 @@ const (
 	// /v1/balances are served from it, so that a client can play the
 	// wallet for every sandbox quote.
 	ModeSandbox = "sandbox"
-	// ModeLive runs no sandbox chain; those endpoints do not exist.
+	// ModeLive runs no sandbox chain; those endpoints do not exist, and
+	// neither does the multi-step deposit registration: its step 2 (the
+	// bridge to 369 and the DEX leg there) runs only on the sandbox chain,
+	// and a deposit registered with nothing to carry it would never
+	// complete.
 	ModeLive = "live"
 )
 
@@ -103,8 +108,9 @@ type Config struct {
 	// the edge listens on.
 	PublicURL string
 	// EVMRPC maps chain ids to JSON-RPC URLs whose nodes answer
-	// GET /v1/balances for those chains (the sandbox chain answers for the
-	// others in sandbox mode).
+	// GET /v1/balances for those chains and, in sandbox mode, show the
+	// step-1 transaction of a multi-step deposit registered there (the
+	// sandbox chain answers for the others in sandbox mode).
 	EVMRPC map[uint64]string
 }
 
@@ -145,12 +151,14 @@ type App struct {
 	tracker *tracker.Tracker
 	inbound *inboundrun.Runner
 	onramp  *onrampdesk.Desk
-	chains  *sandboxchain.Service
-	edge    *edge.Server
-	admin   *admin.Server
-	ln      net.Listener
-	served  chan error
-	stopped atomic.Bool
+	// evidence reads registrations' step-1 transactions (sandbox mode).
+	evidence *inbound.EvidenceReader
+	chains   *sandboxchain.Service
+	edge     *edge.Server
+	admin    *admin.Server
+	ln       net.Listener
+	served   chan error
+	stopped  atomic.Bool
 }
 
 // Start brings the service up and starts serving; it returns once the
@@ -240,14 +248,21 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
 	// In sandbox mode the sandbox chains serve what upstreams would:
 	// swaps are followed by simulated bridging, and multi-step deposits
-	// are checked and carried on them.
+	// are carried on them, their step 1 checked on the source chain's node
+	// where --evm-rpc names one and on the sandbox chain otherwise. Live
+	// mode registers no deposits (see ModeLive): the edge then has no
+	// register endpoint.
 	var bridging tracker.Source
 	var inboundDeposits edge.InboundDeposits
 	if a.chains != nil {
 		ledger := sandboxchain.NewLedger(a.chains, a.store, reg)
 		bridging = sandbox.NewBridging(ledger, sandbox.BridgingConfig{DurationScale: cfg.SandboxBridgeScale,
 			FailureRate: cfg.SandboxBridgeFailureRate}, nil)
-		if a.inbound, err = inboundrun.Start(ctx, a.store, ledger, a.quotes.quoter, inboundrun.Options{Contracts: contracts,
+		if a.evidence, err = inbound.DialEvidence(ctx, cfg.EVMRPC, ledger); err != nil {
+			return nil, fmt.Errorf("app: %w", err)
+		}
+		chain := inboundChain{Ledger: ledger, evidence: a.evidence}
+		if a.inbound, err = inboundrun.Start(ctx, a.store, chain, a.quotes.quoter, inboundrun.Options{Contracts: contracts,
 			DEX: a.quotes.pulseState, BridgeDelay: time.Duration(cfg.SandboxBridgeScale * float64(time.Minute)),
 			Published: a.hooks.Wake, Logger: a.log}); err != nil {
 			return nil, fmt.Errorf("app: start the inbound runner: %w", err)
@@ -358,6 +373,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.onramp != nil {
 		a.onramp.Stop()
+	}
+	if a.evidence != nil {
+		a.evidence.Close()
 	}
 	if a.quotes != nil {
 		a.quotes.stop()

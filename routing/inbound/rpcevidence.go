@@ -1,0 +1,128 @@
+package inbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+)
+
+// TxReader reads a transaction and its receipt from one chain's node;
+// go-ethereum's *ethclient.Client is one. It is declared here, narrow, so
+// that the reading can be tested against a recorded node.
+type TxReader interface {
+	TransactionByHash(ctx context.Context, hash common.Hash) (tx *types.Transaction, isPending bool, err error)
+	TransactionReceipt(ctx context.Context, txHash common.Hash) (*types.Receipt, error)
+}
+
+// ReadEvidence reads what chainID's node shows of txHash, as the Evidence
+// doc comment maps ethclient's answers: unknown, pending, or mined with the
+// sender recovered from the signature (not the node's "from", which a
+// faulty node could state wrongly) and the receipt's status, block and
+// logs. An error is a read that failed; the caller makes it ReadFailed. A
+// node that answers for another transaction than txHash, or with a
+// transaction signed for another chain than chainID (a URL configured for
+// the wrong chain), has failed too: its answer must not register a deposit.
+func ReadEvidence(ctx context.Context, node TxReader, chainID uint64, txHash common.Hash) (Evidence, error) {
+	tx, pending, err := node.TransactionByHash(ctx, txHash)
+	switch {
+	case errors.Is(err, ethereum.NotFound):
+		return Evidence{ChainID: chainID}, nil
+	case err != nil:
+		return Evidence{}, fmt.Errorf("inbound: chain %d: transaction %s: %w", chainID, txHash.Hex(), err)
+	case tx == nil:
+		return Evidence{}, fmt.Errorf("inbound: chain %d: transaction %s: the node answered no transaction and no error", chainID, txHash.Hex())
+	case tx.Hash() != txHash:
+		return Evidence{}, fmt.Errorf("inbound: chain %d: asked for transaction %s, the node answered %s", chainID, txHash.Hex(), tx.Hash().Hex())
+	case tx.Protected() && tx.ChainId().Cmp(new(big.Int).SetUint64(chainID)) != 0:
+		return Evidence{}, fmt.Errorf("inbound: chain %d: transaction %s is signed for chain %s: the node serves another chain", chainID, txHash.Hex(), tx.ChainId())
+	case pending:
+		return Evidence{ChainID: chainID, State: TxPending}, nil
+	}
+	from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
+	if err != nil {
+		return Evidence{}, fmt.Errorf("inbound: chain %d: sender of transaction %s: %w", chainID, txHash.Hex(), err)
+	}
+	r, err := node.TransactionReceipt(ctx, txHash)
+	if err != nil {
+		// NotFound included: the node has the transaction in a block, so a
+		// missing receipt is the node lagging, worth a retry, not a refusal.
+		return Evidence{}, fmt.Errorf("inbound: chain %d: receipt of %s: %w", chainID, txHash.Hex(), err)
+	}
+	if r == nil || r.TxHash != txHash || r.BlockNumber == nil {
+		return Evidence{}, fmt.Errorf("inbound: chain %d: receipt of %s: the node answered an incomplete or another transaction's receipt", chainID, txHash.Hex())
+	}
+	return Mined(chainID, from, r.Status, r.BlockNumber.Uint64(), r.Logs), nil
+}
+
+// EvidenceSource reads evidence another way than a node: the sandbox
+// chain's ledger (actors/sandboxchain) is one.
+type EvidenceSource interface {
+	Evidence(ctx context.Context, chainID uint64, txHash common.Hash) (Evidence, error)
+}
+
+// EvidenceReader reads a registration's evidence from the node of each
+// chain that has one configured, and from its fallback (the sandbox chain)
+// on the others, so that a deployment can check deposits on real chains
+// while the rest of the network stays simulated. It is immutable after
+// construction and safe for concurrent use.
+type EvidenceReader struct {
+	nodes    map[uint64]TxReader
+	fallback EvidenceSource
+	closers  []func()
+}
+
+// NewEvidenceReader returns a reader over connected nodes, keyed by chain
+// id; fallback (nil: none) serves the chains without a node.
+func NewEvidenceReader(nodes map[uint64]TxReader, fallback EvidenceSource) *EvidenceReader {
+	return &EvidenceReader{nodes: nodes, fallback: fallback}
+}
+
+// DialEvidence connects go-ethereum's client to the JSON-RPC URL of each
+// chain in urls (keyed by chain id); fallback serves the other chains.
+// Close releases the connections.
+func DialEvidence(ctx context.Context, urls map[uint64]string, fallback EvidenceSource) (*EvidenceReader, error) {
+	r := NewEvidenceReader(make(map[uint64]TxReader, len(urls)), fallback)
+	for id, url := range urls {
+		c, err := ethclient.DialContext(ctx, url)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("inbound: RPC for chain %d: %w", id, err)
+		}
+		r.nodes[id] = c
+		r.closers = append(r.closers, c.Close)
+	}
+	return r, nil
+}
+
+// HasNode reports whether chainID's evidence is read from a node.
+func (r *EvidenceReader) HasNode(chainID uint64) bool {
+	_, ok := r.nodes[chainID]
+	return ok
+}
+
+// Evidence is what chainID shows of txHash: its node's answer when it has
+// one, the fallback's otherwise. A chain that neither serves cannot be
+// read, an error (RPC_FAILURE once the caller makes it ReadFailed), not a
+// transaction "not found" that would tell the client its hash is wrong.
+func (r *EvidenceReader) Evidence(ctx context.Context, chainID uint64, txHash common.Hash) (Evidence, error) {
+	if node, ok := r.nodes[chainID]; ok {
+		return ReadEvidence(ctx, node, chainID, txHash)
+	}
+	if r.fallback == nil {
+		return Evidence{}, fmt.Errorf("inbound: no node for chain %d", chainID)
+	}
+	return r.fallback.Evidence(ctx, chainID, txHash)
+}
+
+// Close closes the connections DialEvidence opened.
+func (r *EvidenceReader) Close() {
+	for _, c := range r.closers {
+		c()
+	}
+}
