@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"strconv"
 	"sync"
 	"time"
 
@@ -59,6 +60,13 @@ type Options struct {
 	DEX pulseroute.ChainState
 	// BridgeDelay is how long the bridge takes to deliver on 369.
 	BridgeDelay time.Duration
+	// BridgeFails reports whether the bridge of the deposit whose step-1
+	// transaction is txHash fails: the sandbox's share of failing bridges
+	// (sandbox.BridgeFails), so that a deposit ending FAILED can be seen
+	// and tested through the real service. Such a deposit ends FAILED when
+	// its bridge would have delivered, and nothing is paid on 369. Nil: no
+	// bridge fails.
+	BridgeFails func(txHash string) bool
 	// Published is called after a step published an event.
 	Published func()
 	Logger    *slog.Logger
@@ -262,6 +270,13 @@ func (r *Runner) next(d *inbound.Record) (inbound.Update, time.Duration) {
 	case inbound.Bridging:
 		if wait := dep.UpdatedAt.Add(r.opts.BridgeDelay).Sub(now); wait > 0 {
 			return inbound.Update{}, wait
+		}
+		if r.opts.BridgeFails != nil && r.opts.BridgeFails(ref) {
+			// Nothing arrived on 369: the USDC stays where step 1 left it,
+			// for an operator, as FAILED promises.
+			return inbound.Update{Trigger: inbound.BridgeFailed, At: now,
+				Reason: "the bridge to chain 369 did not deliver; the USDC waits on chain " +
+					strconv.FormatUint(dep.SourceChain, 10) + " for an operator"}, 0
 		}
 		if dep.Registration.OutputToken == usdch {
 			h, err := r.chain.Deliver(ctx, quote.PulseChainID, ref+"/bridge", to, usdch.Hex(), dep.AmountIn)

@@ -155,3 +155,70 @@ func TestDepositsRunStepTwoToTheirEnd(t *testing.T) {
 	_ = quote.PulseChainID
 	_ = webhook.DepositReceived
 }
+
+// A deposit whose bridge fails ends FAILED once the bridge would have
+// delivered, with its reason and without the fallback, and nothing is paid
+// on 369: the runner's one way to FAILED, which the sandbox's failing
+// bridges (Options.BridgeFails) drive.
+func TestFailingBridgeEndsFailed(t *testing.T) {
+	ctx := context.Background()
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dex, err := pulseroute.NewSandboxChain(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contracts := pulseroute.DefaultContracts()
+	store, err := persistence.Open(t.TempDir(), persistence.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	tx := common.BigToHash(big.NewInt(2000))
+	b, from := body(t, 8453, tx, common.HexToAddress("0x95B303987A60C71504D99Aa1b13B4DA07b0790ab"))
+	chain := &fakeChain{contracts: contracts, from: from, delivered: map[string]string{}}
+	var asked []string
+	var mu sync.Mutex
+	r, err := Start(ctx, store, chain, nil, Options{Contracts: contracts, DEX: dex, BridgeFails: func(h string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, h)
+		return true
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	if _, perr := r.Register(ctx, b); perr != nil {
+		t.Fatal(perr)
+	}
+	var d *inbound.Record
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, err := r.Deposit(ctx, tx.Hex())
+		if err == nil && got.Deposit.State.Terminal() {
+			d = got
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deposit stuck: %+v %v", got, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if d.Deposit.State != inbound.Failed || d.Deposit.Fallback || d.Deposit.AmountOut != nil ||
+		d.Deposit.BridgeTxHash == (common.Hash{}) || d.Deposit.Reason != "the bridge to chain 369 did not deliver; the USDC waits on chain 8453 for an operator" {
+		t.Fatalf("final %+v", d.Deposit)
+	}
+	chain.mu.Lock()
+	defer chain.mu.Unlock()
+	if len(chain.delivered) != 0 {
+		t.Fatalf("a failed bridge paid %v", chain.delivered)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[0] != tx.Hex() {
+		t.Fatalf("BridgeFails asked for %v, want once for %s", asked, tx.Hex())
+	}
+}

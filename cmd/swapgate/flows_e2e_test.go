@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ecdsa"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -168,6 +169,65 @@ func TestIntentsDepositFlowToSuccess(t *testing.T) {
 	}
 }
 
+// multiStep is step 1 of a multi-step deposit played on the sandbox chain:
+// the quote of 0.2 WETH on Arbitrum to PLSX on 369, and its step-1
+// transaction, approved and broadcast by the depositor, whose key then
+// signs the registration.
+type multiStep struct {
+	q     anyQuote
+	pk    *ecdsa.PrivateKey
+	from  string
+	step1 broadcastAnswer
+}
+
+// playStep1 quotes with apiKey (empty: anonymously) for the depositor whose
+// key is derived from seed, so that each test has its own account, then
+// approves the router for the WETH and broadcasts step 1, which must
+// succeed.
+func playStep1(t *testing.T, ts *testServer, apiKey, seed string) multiStep {
+	t.Helper()
+	pk, err := crypto.ToECDSA(crypto.Keccak256([]byte(seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := multiStep{pk: pk, from: crypto.PubkeyToAddress(pk.PublicKey).Hex()}
+	var opts []reqOpt
+	if apiKey != "" {
+		opts = append(opts, withKey(apiKey))
+	}
+	ts.get(quotePath("fromChain", "42161", "toChain", "369", "fromToken", wethArb, "toToken", plsx369,
+		"fromAmount", "200000000000000000", "fromAddress", m.from, "toAddress", m.from), opts...).decode(t, &m.q)
+	if m.q.Quote.Type != "multi-step" {
+		t.Fatalf("quote %+v", m.q.Quote)
+	}
+	ts.approve(t, 42161, m.from, wethArb, m.q.fields(t).To, big.NewInt(200000000000000000))
+	if m.step1 = ts.broadcast(t, 42161, m.from, m.q.tx(t)); m.step1.Status != "success" {
+		t.Fatalf("step 1 %+v", m.step1)
+	}
+	return m
+}
+
+// registration is the body of POST /v1/inbound-receiver/register for the
+// step-1 transaction: outputToken on 369 for the depositor, signed by the
+// depositor (EIP-712 RegisterDeposit on Arbitrum). outputToken is the
+// depositor's to choose, not necessarily the quote's.
+func (m multiStep) registration(t *testing.T, outputToken string) map[string]any {
+	t.Helper()
+	msg := pulseroute.RegisterMessage{TxHash: common.HexToHash(m.step1.TxHash), ToAddress: common.HexToAddress(m.from),
+		OutputToken: common.HexToAddress(outputToken), DestinationDomain: 369}
+	digest, err := pulseroute.Hash(pulseroute.TypedData(42161, msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := crypto.Sign(digest, m.pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig[64] += 27
+	return map[string]any{"txHash": m.step1.TxHash, "fromAddress": m.from, "toAddress": m.from, "outputToken": outputToken,
+		"destinationDomain": 369, "signature": "0x" + common.Bytes2Hex(sig)}
+}
+
 // A multi-step quote: step 1 broadcast on the sandbox chain, the
 // registration signed by the depositor's key (EIP-712 RegisterDeposit),
 // and step 2 runs by itself to COMPLETED; the depositor receives the asked
@@ -177,37 +237,10 @@ func TestMultiStepDepositFlow(t *testing.T) {
 	rc := newSignedReceiver(t)
 	ts := flowServer(t, rc, nil)
 	key := partnerWithHooks(t, ts, rc)
-	pk, err := crypto.ToECDSA(crypto.Keccak256([]byte("swapgate/e2e/multi-step")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := crypto.PubkeyToAddress(pk.PublicKey).Hex()
-	plsx := "0x95B303987A60C71504D99Aa1b13B4DA07b0790ab"
-	var q anyQuote
-	ts.get(quotePath("fromChain", "42161", "toChain", "369", "fromToken", wethArb, "toToken", plsx,
-		"fromAmount", "200000000000000000", "fromAddress", from, "toAddress", from), withKey(key)).decode(t, &q)
-	if q.Quote.Type != "multi-step" {
-		t.Fatalf("quote %+v", q.Quote)
-	}
-	ts.approve(t, 42161, from, wethArb, q.fields(t).To, big.NewInt(200000000000000000))
-	b := ts.broadcast(t, 42161, from, q.tx(t))
-	if b.Status != "success" {
-		t.Fatalf("step 1 %+v", b)
-	}
-	msg := pulseroute.RegisterMessage{TxHash: common.HexToHash(b.TxHash), ToAddress: common.HexToAddress(from),
-		OutputToken: common.HexToAddress(plsx), DestinationDomain: 369}
-	digest, err := pulseroute.Hash(pulseroute.TypedData(42161, msg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := crypto.Sign(digest, pk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig[64] += 27
-	body := map[string]any{"txHash": b.TxHash, "fromAddress": from, "toAddress": from, "outputToken": plsx,
-		"destinationDomain": 369, "signature": "0x" + common.Bytes2Hex(sig)}
-	before := ts.balance(t, 369, from, plsx)
+	m := playStep1(t, ts, key, "swapgate/e2e/multi-step")
+	from, b, q := m.from, m.step1, m.q
+	body := m.registration(t, plsx369)
+	before := ts.balance(t, 369, from, plsx369)
 	var d struct{ Status, TxHash, AmountIn, AmountOut, DeliveredToken, QuoteID string }
 	ts.post("/v1/inbound-receiver/register", body).decode(t, &d)
 	if d.Status != "RECEIVED" || d.QuoteID != q.Quote.ID {
@@ -225,7 +258,7 @@ func TestMultiStepDepositFlow(t *testing.T) {
 		ts.get("/v1/inbound-receiver/deposits/"+b.TxHash).decode(t, &d)
 		return d.Status == "COMPLETED"
 	})
-	got := new(big.Int).Sub(ts.balance(t, 369, from, plsx), before)
+	got := new(big.Int).Sub(ts.balance(t, 369, from, plsx369), before)
 	if got.Sign() <= 0 || got.String() != d.AmountOut {
 		t.Fatalf("depositor received %s, deposit says %+v", got, d)
 	}

@@ -102,12 +102,20 @@ func (b *Bridging) SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observati
 }
 
 // fails decides, by the swap's hash, whether its bridge fails.
-func (b *Bridging) fails(id string) bool {
-	if b.cfg.FailureRate <= 0 {
+func (b *Bridging) fails(id string) bool { return BridgeFails(b.cfg.FailureRate, id) }
+
+// BridgeFails decides whether the sandbox bridge of the transfer named key
+// (a swap's or a multi-step deposit's source transaction hash) fails, when
+// rate is the share of sandbox bridges that fail. The decision is a hash of
+// key mapped to [0,1), not a draw, so that a transfer polled again, resumed
+// after a restart or replayed by a test always ends alike, and a rate of 1
+// fails every bridge.
+func BridgeFails(rate float64, key string) bool {
+	if rate <= 0 {
 		return false
 	}
-	sum := sha256.Sum256([]byte("bridge-failure/" + id))
-	return float64(binary.BigEndian.Uint64(sum[:8])>>11)/(1<<53) < b.cfg.FailureRate
+	sum := sha256.Sum256([]byte("bridge-failure/" + key))
+	return float64(binary.BigEndian.Uint64(sum[:8])>>11)/(1<<53) < rate
 }
 
 // failureSubstatus maps a revert reason to LI.FI's failure substatus.

@@ -95,8 +95,14 @@ type Config struct {
 	// first after 2 s, backing off to once a minute, for 6 hours).
 	SwapSchedule swap.Schedule
 	// SandboxBridgeScale multiplies the quoted duration of a sandbox
-	// bridge (0 delivers at the first poll); SandboxBridgeFailureRate is
-	// the share of sandbox bridges that fail and are refunded.
+	// bridge (0 delivers at the first poll; a multi-step deposit's bridge
+	// to 369 takes the scale times a minute). SandboxBridgeFailureRate is
+	// the share of sandbox bridges that fail, decided by the source
+	// transaction's hash (sandbox.BridgeFails): a swap's or an intents
+	// deposit's input is then refunded on its source chain (DONE,
+	// REFUNDED), and a multi-step deposit ends FAILED with its USDC left
+	// for an operator. It exists so that these endings can be seen and
+	// tested through the real service; 0, the default, fails none.
 	SandboxBridgeScale       float64
 	SandboxBridgeFailureRate float64
 	// SandboxOnrampStep is how long the sandbox on-ramp takes from a
@@ -262,9 +268,12 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			return nil, fmt.Errorf("app: %w", err)
 		}
 		chain := inboundChain{Ledger: ledger, evidence: a.evidence}
+		// A multi-step deposit's bridge to 369 fails at the rate the
+		// sandbox's other bridges do, by the same rule.
+		bridgeFails := func(txHash string) bool { return sandbox.BridgeFails(cfg.SandboxBridgeFailureRate, txHash) }
 		if a.inbound, err = inboundrun.Start(ctx, a.store, chain, a.quotes.quoter, inboundrun.Options{Contracts: contracts,
 			DEX: a.quotes.pulseState, BridgeDelay: time.Duration(cfg.SandboxBridgeScale * float64(time.Minute)),
-			Published: a.hooks.Wake, Logger: a.log}); err != nil {
+			BridgeFails: bridgeFails, Published: a.hooks.Wake, Logger: a.log}); err != nil {
 			return nil, fmt.Errorf("app: start the inbound runner: %w", err)
 		}
 		inboundDeposits = a.inbound
