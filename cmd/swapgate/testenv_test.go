@@ -7,12 +7,41 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 )
+
+// TestMain lets this test binary stand in for bin/swapgate: run through a
+// link named swapgate (see linkSwapgate), it is the swapgate command line,
+// so that the README's own command lines, which name bin/swapgate, run as
+// written against the code under test without building the binary apart.
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "swapgate" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// linkSwapgate makes dir/bin/swapgate, a link to this test binary, for
+// scripts run in dir.
+func linkSwapgate(t *testing.T, dir string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("the test binary's path, for bin/swapgate: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exe, filepath.Join(dir, "bin", "swapgate")); err != nil {
+		t.Fatalf("link bin/swapgate: %v", err)
+	}
+}
 
 // testServer is a real Swapgate on a random loopback port with its own data
 // directory: real Pebble, real fasthttp, real actors.
