@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -56,13 +57,19 @@ type route struct {
 	// idempotent makes the endpoint honour the Idempotency-Key header (see
 	// idempotency.go): every POST that creates something declares it.
 	idempotent bool
+	// html marks a route a person's browser opens (the hosted checkout's
+	// pages, checkout_page.go): its refusals, a rate limit or a panic
+	// included, are an HTML page with the same status, since a JSON envelope
+	// would be unreadable there.
+	html bool
 }
 
 var requestPool = sync.Pool{New: func() any { return new(Request) }}
 
 // wrap turns a handlerFunc into a fasthttp handler that assigns the request
 // id, authenticates, applies the rate limit, recovers panics into a 500
-// envelope, and records metrics.
+// answer, and records metrics. Refusals are the envelope's error, or an HTML
+// page on the routes declared html.
 func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		r := requestPool.Get().(*Request)
@@ -74,7 +81,7 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 			if p := recover(); p != nil {
 				s.log.Error("panic in handler", slog.String("requestId", string(r.ID[:])),
 					slog.String("route", rt.name), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-				writeError(r, apierr.New(apierr.Internal, "internal error"))
+				s.refuse(r, rt, apierr.New(apierr.Internal, "internal error"))
 			}
 			s.metrics.observe(rt.name, ctx.Response.StatusCode(), time.Since(start))
 			buf := r.buf[:0]
@@ -84,7 +91,7 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 			}
 		}()
 		if err := s.admit(r, rt); err != nil {
-			writeError(r, err)
+			s.refuse(r, rt, err)
 			return
 		}
 		var err error
@@ -94,14 +101,29 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 			err = h(r)
 		}
 		if err != nil {
+			var page *pageRefusal
+			if rt.html && errors.As(err, &page) {
+				s.writeRefusalPage(r, page)
+				return
+			}
 			ae := apierr.From(err)
 			if ae.HTTPStatus() >= 500 {
 				s.log.Error("request failed", slog.String("requestId", string(r.ID[:])),
 					slog.String("route", rt.name), slog.String("code", ae.Code), slog.Any("err", ae))
 			}
-			writeError(r, ae)
+			s.refuse(r, rt, ae)
 		}
 	}
+}
+
+// refuse writes a refusal: the envelope's error, or on an html route a page
+// with the same status.
+func (s *Server) refuse(r *Request, rt route, e *apierr.Error) {
+	if rt.html {
+		s.writeErrorPage(r, e)
+		return
+	}
+	writeError(r, e)
 }
 
 // admit authenticates the request and counts it against its bucket.

@@ -118,6 +118,9 @@ type Server struct {
 	router  *router.Router
 	ref     *refCache
 	flights flights
+	// checkout holds the checkout page's templates and assets; nil when no
+	// on-ramp is served.
+	checkout *checkoutPages
 	// routeErr is the first route registered without what it needs.
 	routeErr error
 }
@@ -160,12 +163,15 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.routeErr != nil {
 		return nil, s.routeErr
 	}
-	s.router.NotFound = s.wrap(route{name: "not_found"}, func(r *Request) error {
+	notFound := func(r *Request) error {
 		return apierr.New(apierr.NotFound, "no such path: "+string(r.Ctx.Path()))
-	})
-	s.router.MethodNotAllowed = s.wrap(route{name: "method_not_allowed"}, func(r *Request) error {
+	}
+	notAllowed := func(r *Request) error {
 		return apierr.New(apierr.MethodNotAllowed, "method "+string(r.Ctx.Method())+" not allowed on "+string(r.Ctx.Path()))
-	})
+	}
+	s.router.NotFound = s.pagesOr(s.wrap(route{name: "not_found"}, notFound), s.wrap(route{name: "not_found", html: true}, notFound))
+	s.router.MethodNotAllowed = s.pagesOr(s.wrap(route{name: "method_not_allowed"}, notAllowed),
+		s.wrap(route{name: "method_not_allowed", html: true}, notAllowed))
 	s.router.HandleOPTIONS = false
 	s.srv = &fasthttp.Server{
 		Handler:               s.router.Handler,
