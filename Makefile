@@ -4,7 +4,7 @@ PKGS    := ./...
 BENCH   ?= .
 BENCHTIME ?= 1s
 
-.PHONY: build run test lint bench clean
+.PHONY: build run test test-deps lint bench clean
 
 ## build: compile the service to bin/swapgate
 build:
@@ -14,9 +14,13 @@ build:
 run: build
 	./$(BIN) serve
 
-## test: every test, with the race detector
-test:
+## test: every test, with the race detector (installs Chromium first where it is missing)
+test: test-deps
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+## test-deps: what the tests need beyond Go (Chromium for the browser tests)
+test-deps:
+	@scripts/test-deps
 
 ## lint: gofmt and go vet; fails on any finding
 lint:
