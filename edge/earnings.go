@@ -9,7 +9,7 @@ import (
 )
 
 // earningsNotes is the summary's operational note on settlement cadence.
-const earningsNotes = "Earnings are recorded at quote time. Settlement is run by the operations team " +
+const earningsNotes = "Earnings are recorded at quote time; an on-ramp order's fee when the order completes. Settlement is run by the operations team " +
 	"per ecosystem; each run pays every pending row of that ecosystem to the fee wallet registered " +
 	"at the time of the run. Pending rows of an ecosystem without a registered fee wallet wait " +
 	"for the first run after a wallet is registered; changing or deleting a wallet never affects " +

@@ -109,42 +109,7 @@ func TestReadmeSandboxWalkthrough(t *testing.T) {
 func TestReadmePartnerSwapWalkthrough(t *testing.T) {
 	tools := []string{"sed", "tr", "printf", "seq"}
 	needTools(t, tools...)
-	dir := t.TempDir() // the person's working directory: bin/swapgate, ./data, ./receiver.pem
-	linkSwapgate(t, dir)
-
-	// The first terminal: the receiver, on a free port instead of 9443.
-	receiverLine := readmeBlock(t, "## Partner accounts and webhooks, step by step")
-	if !strings.HasPrefix(receiverLine, "bin/swapgate webhook-receiver ") || !strings.Contains(receiverLine, "--addr 127.0.0.1:9443 ") {
-		t.Fatalf("the README's receiver command is not bin/swapgate webhook-receiver --addr 127.0.0.1:9443 …: %q", receiverLine)
-	}
-	rcv := startCommand(t, dir, nil, strings.Replace(receiverLine, "127.0.0.1:9443", "127.0.0.1:0", 1))
-	receiverAddr := rcv.waitFor(t, "the receiver listens", func(_, stderr string) string {
-		if m := regexp.MustCompile(`listening on https://([^/]+)/`).FindStringSubmatch(stderr); m != nil {
-			return m[1]
-		}
-		return ""
-	})
-
-	// The second terminal: the service, on a free port instead of 8080, its
-	// bridges delivering at the tracker's first poll so that the
-	// walkthrough's wait is short (the environment, as SWAPGATE_<FLAG>,
-	// leaves the README's command line as it is).
-	serveLine := readmeBlockAfter(t, "In another, the service")
-	if !strings.HasPrefix(serveLine, "SSL_CERT_FILE=") || !strings.Contains(serveLine, " bin/swapgate serve ") ||
-		!strings.Contains(serveLine, "--allow-loopback-webhooks") {
-		t.Fatalf("the README's serve command does not trust the receiver and allow loopback webhooks: %q", serveLine)
-	}
-	srv := startCommand(t, dir, []string{"SWAPGATE_ADDR=127.0.0.1:0", "SWAPGATE_SANDBOX_BRIDGE_SCALE=0"}, serveLine)
-	serveAddr := srv.waitFor(t, "the service serves", func(_, stderr string) string {
-		for _, line := range strings.Split(stderr, "\n") {
-			var l struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "swapgate serving" {
-				return l.Addr
-			}
-		}
-		return ""
-	})
-	ts := &testServer{t: t, base: "http://" + serveAddr, dir: filepath.Join(dir, "data")}
+	dir, rcv, receiverAddr, ts := startReadmeTerminals(t)
 
 	// The third terminal: the partner with its webhook, then the swap.
 	script := readmeBlockAfter(t, "In a third, a partner") + "\n" + readmeBlock(t, "## After the quote: execute, status, deposits")
@@ -213,6 +178,53 @@ func TestReadmePartnerSwapWalkthrough(t *testing.T) {
 		swapped.Body.Data.Status != "DONE" || swapped.Body.Data.SourceTxHash != sent.TxHash {
 		t.Fatalf("the swap's delivery %+v", swapped)
 	}
+}
+
+// startReadmeTerminals starts the first two terminals of the README's
+// partner walkthrough from its own command lines: the local webhook
+// receiver and the service trusting it. It returns the person's working
+// directory (bin/swapgate, ./data, ./receiver.pem), the receiver with its
+// address, and the service.
+func startReadmeTerminals(t *testing.T) (dir string, rcv *backgroundCommand, receiverAddr string, ts *testServer) {
+	t.Helper()
+	dir = t.TempDir() // the person's working directory: bin/swapgate, ./data, ./receiver.pem
+	linkSwapgate(t, dir)
+
+	// The first terminal: the receiver, on a free port instead of 9443.
+	receiverLine := readmeBlock(t, "## Partner accounts and webhooks, step by step")
+	if !strings.HasPrefix(receiverLine, "bin/swapgate webhook-receiver ") || !strings.Contains(receiverLine, "--addr 127.0.0.1:9443 ") {
+		t.Fatalf("the README's receiver command is not bin/swapgate webhook-receiver --addr 127.0.0.1:9443 …: %q", receiverLine)
+	}
+	rcv = startCommand(t, dir, nil, strings.Replace(receiverLine, "127.0.0.1:9443", "127.0.0.1:0", 1))
+	receiverAddr = rcv.waitFor(t, "the receiver listens", func(_, stderr string) string {
+		if m := regexp.MustCompile(`listening on https://([^/]+)/`).FindStringSubmatch(stderr); m != nil {
+			return m[1]
+		}
+		return ""
+	})
+
+	// The second terminal: the service, on a free port instead of 8080, its
+	// bridges delivering at the tracker's first poll so that the
+	// walkthrough's wait is short (the environment, as SWAPGATE_<FLAG>,
+	// leaves the README's command line as it is).
+	serveLine := readmeBlockAfter(t, "In another, the service")
+	if !strings.HasPrefix(serveLine, "SSL_CERT_FILE=") || !strings.Contains(serveLine, " bin/swapgate serve ") ||
+		!strings.Contains(serveLine, "--allow-loopback-webhooks") {
+		t.Fatalf("the README's serve command does not trust the receiver and allow loopback webhooks: %q", serveLine)
+	}
+	srv := startCommand(t, dir, []string{"SWAPGATE_ADDR=127.0.0.1:0", "SWAPGATE_SANDBOX_BRIDGE_SCALE=0"}, serveLine)
+	serveAddr := srv.waitFor(t, "the service serves", func(_, stderr string) string {
+		for _, line := range strings.Split(stderr, "\n") {
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "swapgate serving" {
+				return l.Addr
+			}
+		}
+		return ""
+	})
+	ts = &testServer{t: t, base: "http://" + serveAddr, dir: filepath.Join(dir, "data")}
+
+	return dir, rcv, receiverAddr, ts
 }
 
 // readmeBlockAfter returns the first sh block after a line of the README
