@@ -47,8 +47,8 @@ func TestReadmeOnrampWalkthrough(t *testing.T) {
 	answers[7].decode(t, &shell)
 	var quote, order struct {
 		OrderUID, CheckoutURL, Status, EstimatedCryptoAmount, ExternalID string
-		FiatAmount                                              json.Number
-		Fees                                                    struct{ PartnerFee json.Number }
+		FiatAmount                                                       json.Number
+		Fees                                                             struct{ PartnerFee json.Number }
 	}
 	answers[5].decode(t, &quote)
 	answers[6].decode(t, &order)
@@ -168,7 +168,7 @@ func readmeUSDCBalance(t *testing.T, ts *testServer, wallet, token string) *big.
 			}
 		}
 	}
-	ts.get("/v1/balances?address=" + wallet + "&chains=8453").decode(t, &b)
+	ts.get("/v1/balances?address="+wallet+"&chains=8453").decode(t, &b)
 	for _, c := range b.Chains {
 		for _, bal := range c.Balances {
 			if strings.EqualFold(bal.Token.Address, token) {
