@@ -118,6 +118,13 @@ type Config struct {
 	// step-1 transaction of a multi-step deposit registered there (the
 	// sandbox chain answers for the others in sandbox mode).
 	EVMRPC map[uint64]string
+	// MutexProfileFraction and BlockProfileRate turn on Go's mutex and
+	// block profiles, served with the others on the admin listener. They
+	// are process-wide runtime settings, so the binary applies them before
+	// Start (runtime.SetMutexProfileFraction, runtime.SetBlockProfileRate);
+	// zero leaves the profiles off, which costs nothing.
+	MutexProfileFraction int
+	BlockProfileRate     int
 }
 
 // DefaultConfig is what `make run` serves with.
@@ -310,6 +317,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, fmt.Errorf("app: admin listener: %w", err)
 	}
 	if err = admin.RegisterSettle(a.admin, a.store, nil); err != nil {
+		return nil, fmt.Errorf("app: admin listener: %w", err)
+	}
+	if err = admin.RegisterPprof(a.admin); err != nil {
 		return nil, fmt.Errorf("app: admin listener: %w", err)
 	}
 	if err = a.admin.Start(); err != nil {
