@@ -109,6 +109,12 @@ type Config struct {
 	// payment to sending the crypto, and from there to completion (zero:
 	// onrampdesk.DefaultStepDelay).
 	SandboxOnrampStep time.Duration
+	// Now is the on-ramp desk's clock: when it expires unpaid orders and
+	// the time of each transition it makes (nil: time.Now). Tests set it to
+	// run the desk later than the real time, as a restart after an order's
+	// expiry would; everything else, the edge included, keeps the real
+	// clock.
+	Now func() time.Time
 	// PublicURL is the service's address as users' browsers reach it, the
 	// base of on-ramp checkout URLs; empty means http:// and the address
 	// the edge listens on.
@@ -286,7 +292,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		inboundDeposits = a.inbound
 		provider := &onramp.Sandbox{Market: a.ref, BaseURL: a.publicURL}
 		if a.onramp, err = onrampdesk.Start(ctx, a.store, onrampdesk.Options{Catalogue: onramp.NewCatalogue(reg), Provider: provider,
-			Delivery: ledger, StepDelay: cfg.SandboxOnrampStep, Published: a.hooks.Wake, Logger: a.log}); err != nil {
+			Delivery: ledger, StepDelay: cfg.SandboxOnrampStep, Published: a.hooks.Wake, Logger: a.log, Now: cfg.Now}); err != nil {
 			return nil, fmt.Errorf("app: start the on-ramp desk: %w", err)
 		}
 	}
