@@ -68,9 +68,21 @@ func EncodeQuote(a *account.Activity) (EncodedQuote, error) {
 	return EncodedQuote{rec: a, key: ActivityKey(a.PartnerID, a.CreatedAt, a.ID), val: val}, nil
 }
 
-// RecordQuotes writes new quote records in one synced batch: one Pebble
-// commit for all of them, which is what the ledger actor's group commit
-// relies on. It is safe to call concurrently, and concurrent calls overlap:
+// Durability says whether a commit waits for its WAL sync. Unsynced
+// commits survive a crash of the process (the operating system holds what
+// was written) but not of the machine.
+type Durability bool
+
+const (
+	// Synced commits are on stable storage when they return.
+	Synced Durability = true
+	// Unsynced commits are written without waiting for the sync.
+	Unsynced Durability = false
+)
+
+// RecordQuotes writes new quote records in one batch, synced or not as d
+// says: one Pebble commit for all of them, which is what the ledger actor's
+// group commit relies on. It is safe to call concurrently, and concurrent calls overlap:
 // records are encoded before any lock is taken, the lock covers only
 // numbering and the duplicate check, and the commits run side by side
 // (Pebble shares WAL syncs between concurrent commits). A record never
@@ -78,7 +90,7 @@ func EncodeQuote(a *account.Activity) (EncodedQuote, error) {
 // (it is reported false in written), so a retried quote is never counted
 // twice and a settled earning never turns pending again. Earnings are given
 // their sequence number in the ecosystem's pending index here.
-func (s *Store) RecordQuotes(ctx context.Context, recs []EncodedQuote) (written []bool, err error) {
+func (s *Store) RecordQuotes(ctx context.Context, recs []EncodedQuote, d Durability) (written []bool, err error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -98,7 +110,11 @@ func (s *Store) RecordQuotes(ctx context.Context, recs []EncodedQuote) (written 
 	if b.Empty() {
 		return written, nil
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	opts := pebble.NoSync
+	if d == Synced {
+		opts = pebble.Sync
+	}
+	if err := b.Commit(opts); err != nil {
 		clear(written)
 		return nil, fmt.Errorf("persistence: commit quote records: %w", err)
 	}

@@ -87,5 +87,5 @@ func recordQuotes(ctx context.Context, s *Store, as []*account.Activity) ([]bool
 			return nil, err
 		}
 	}
-	return s.RecordQuotes(ctx, recs)
+	return s.RecordQuotes(ctx, recs, Synced)
 }

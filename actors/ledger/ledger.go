@@ -12,11 +12,23 @@
 // A ledger that is not busy commits at once, so a partner sending one quote
 // at a time never waits for the interval; a busy one adds at most the
 // interval.
+//
+// A partner quote without a fee carries no earning: its record is only
+// analytics (stats and the transactions list). Its quote does not wait for
+// it: the record joins the next commit, and a commit of such records alone
+// is not synced. A crash of the process can therefore lose the records
+// still queued (at most one commit's worth, a few milliseconds of quotes),
+// and a crash of the machine also those committed since the last sync;
+// never an earning, which is synced before its quote is answered. Unsynced
+// records queued are bounded (Options.MaxUnsynced): past the bound a
+// fee-free quote waits for its record like one with a fee, so a store that
+// falls behind slows quotes down rather than growing memory.
 package ledger
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -27,9 +39,9 @@ import (
 	"github.com/swapgate/swapgate/routing/account"
 )
 
-// Appender writes quote records in one durable batch.
+// Appender writes quote records in one batch, synced or not.
 type Appender interface {
-	RecordQuotes(ctx context.Context, recs []persistence.EncodedQuote) ([]bool, error)
+	RecordQuotes(ctx context.Context, recs []persistence.EncodedQuote, d persistence.Durability) ([]bool, error)
 }
 
 var _ Appender = (*persistence.Store)(nil)
@@ -45,6 +57,10 @@ const DefaultSyncInterval = 2 * time.Millisecond
 // DefaultBusyBatch is the commit size from which the ledger counts as busy.
 const DefaultBusyBatch = 8
 
+// DefaultMaxUnsynced bounds the fee-free records queued without a waiting
+// quote: at 10,000 quotes a second, over a second and a half of them.
+const DefaultMaxUnsynced = 16384
+
 // Options tunes the ledger. The zero value is ready to use.
 type Options struct {
 	// MaxBatch bounds the rows of one commit; 0 means DefaultMaxBatch. A
@@ -57,23 +73,36 @@ type Options struct {
 	// BusyBatch is the size of a commit after which the next one waits
 	// for SyncInterval; 0 means DefaultBusyBatch.
 	BusyBatch int
+	// MaxUnsynced bounds the fee-free records queued that no quote waits
+	// for; 0 means DefaultMaxUnsynced.
+	MaxUnsynced int
+	// Logger reports lost fee-free records; nil discards.
+	Logger *slog.Logger
 }
 
 // Ledger is the handle the quote engine records rows through.
 type Ledger struct {
-	root *actor.RootContext
-	pid  *actor.PID
-	st   *stats
+	root        *actor.RootContext
+	pid         *actor.PID
+	st          *stats
+	maxUnsynced int64
 }
 
 type stats struct {
 	commits atomic.Int64
 	rows    atomic.Int64
+	// queued counts the fee-free records sent that no commit has taken yet.
+	queued atomic.Int64
+	// failed counts commits that failed.
+	failed atomic.Int64
 }
 
+// appendReq is one record to commit. A record no quote waits for is
+// detached and has no reply.
 type appendReq struct {
-	rec   persistence.EncodedQuote
-	reply actors.Reply[error]
+	rec      persistence.EncodedQuote
+	reply    actors.Reply[error]
+	detached bool
 }
 
 // flush commits the pending rows. gen tells a flush that is still due from
@@ -93,6 +122,7 @@ type ledgerActor struct {
 	lastStart time.Time
 	lastBatch int
 	st        *stats
+	log       *slog.Logger
 }
 
 // Start spawns the ledger actor; props may set its dispatcher.
@@ -103,27 +133,44 @@ func Start(sys *actor.ActorSystem, store Appender, o Options, props ...actor.Pro
 	if o.BusyBatch <= 0 {
 		o.BusyBatch = DefaultBusyBatch
 	}
+	if o.MaxUnsynced <= 0 {
+		o.MaxUnsynced = DefaultMaxUnsynced
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	st := &stats{}
 	p := actor.PropsFromProducer(func() actor.Actor {
-		return &ledgerActor{root: sys.Root, store: store, maxBatch: o.MaxBatch, interval: o.SyncInterval, busy: o.BusyBatch, st: st}
+		return &ledgerActor{root: sys.Root, store: store, maxBatch: o.MaxBatch, interval: o.SyncInterval, busy: o.BusyBatch, st: st, log: o.Logger}
 	}, props...)
 	pid, err := sys.Root.SpawnNamed(p, "ledger")
 	if err != nil {
 		return nil, fmt.Errorf("ledger: spawn: %w", err)
 	}
-	return &Ledger{root: sys.Root, pid: pid, st: st}, nil
+	return &Ledger{root: sys.Root, pid: pid, st: st, maxUnsynced: int64(o.MaxUnsynced)}, nil
 }
 
-// Record makes a partner quote's record (its activity, holding its earning
-// when it carried a fee) durable, returning once it is synced (or was
-// already recorded for that quote) or ctx ends. A ctx that ends first does
-// not withdraw it: it may still be committed.
+// Record takes a partner quote's record (its activity, holding its earning
+// when it carried a fee). A record with an earning is durable when Record
+// returns: it returns once the record is synced (or was already recorded
+// for that quote) or ctx ends; a ctx that ends first does not withdraw it,
+// it may still be committed. A record without one is queued for the next
+// commit and Record returns at once, unless MaxUnsynced records are queued
+// already, in which case it waits like one with an earning (see the
+// package comment).
 func (l *Ledger) Record(ctx context.Context, a *account.Activity) error {
 	// Encoding here spreads it over the callers' goroutines; the actor
 	// only assembles and commits.
 	rec, err := persistence.EncodeQuote(a)
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
+	}
+	if a.Earning == nil {
+		if l.st.queued.Add(1) <= l.maxUnsynced {
+			l.root.Send(l.pid, &appendReq{rec: rec, detached: true})
+			return nil
+		}
+		l.st.queued.Add(-1)
 	}
 	req := &appendReq{rec: rec, reply: actors.NewReply[error]()}
 	l.root.Send(l.pid, req)
@@ -140,6 +187,12 @@ func (l *Ledger) Commits() int64 { return l.st.commits.Load() }
 
 // Rows reports how many rows were committed.
 func (l *Ledger) Rows() int64 { return l.st.rows.Load() }
+
+// Queued reports the fee-free records sent that no commit has taken yet.
+func (l *Ledger) Queued() int64 { return l.st.queued.Load() }
+
+// Failed reports the commits that failed.
+func (l *Ledger) Failed() int64 { return l.st.failed.Load() }
 
 // Stop commits what is queued and stops the actor.
 func (l *Ledger) Stop() {
@@ -200,18 +253,33 @@ func (a *ledgerActor) commit() {
 	a.lastBatch = n
 	batch := a.pending[:n]
 	recs := make([]persistence.EncodedQuote, n)
+	// Only a batch that a quote waits for is synced: the others hold
+	// analytics alone (see the package comment).
+	d, detached := persistence.Unsynced, int64(0)
 	for i, r := range batch {
 		recs[i] = r.rec
+		if r.detached {
+			detached++
+		} else {
+			d = persistence.Synced
+		}
 	}
-	_, err := a.store.RecordQuotes(context.Background(), recs)
+	_, err := a.store.RecordQuotes(context.Background(), recs, d)
+	a.st.queued.Add(-detached)
 	if err == nil {
 		a.st.commits.Add(1)
 		a.st.rows.Add(int64(n))
 	} else {
+		a.st.failed.Add(1)
 		err = fmt.Errorf("ledger: commit %d rows: %w", n, err)
+		if detached > 0 {
+			a.log.Error("fee-free quote records lost", slog.Int64("rows", detached), slog.Any("err", err))
+		}
 	}
 	for _, r := range batch {
-		r.reply.Send(err)
+		if !r.detached {
+			r.reply.Send(err)
+		}
 	}
 	a.pending = append(a.pending[:0], a.pending[n:]...)
 }

@@ -136,12 +136,14 @@ type commitLog struct {
 	mu     sync.Mutex
 	starts []time.Time
 	sizes  []int
+	synced []persistence.Durability
 }
 
-func (c *commitLog) RecordQuotes(_ context.Context, recs []persistence.EncodedQuote) ([]bool, error) {
+func (c *commitLog) RecordQuotes(_ context.Context, recs []persistence.EncodedQuote, d persistence.Durability) ([]bool, error) {
 	c.mu.Lock()
 	c.starts = append(c.starts, time.Now())
 	c.sizes = append(c.sizes, len(recs))
+	c.synced = append(c.synced, d)
 	c.mu.Unlock()
 	time.Sleep(c.took)
 	return make([]bool, len(recs)), nil
@@ -273,4 +275,138 @@ func benchRecordParallel(b *testing.B, interval time.Duration) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(l.Rows())/float64(max(l.Commits(), 1)), "rows/commit")
+}
+
+// feeFree is a partner quote's record without a fee: analytics only.
+func feeFree(partner, quote string, at time.Time) *account.Activity {
+	a := row(partner, quote, at)
+	a.FeeMicroUSD, a.Earning = 0, nil
+	return a
+}
+
+func (c *commitLog) durabilities() ([]int, []persistence.Durability) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]int(nil), c.sizes...), append([]persistence.Durability(nil), c.synced...)
+}
+
+// TestFeeFreeRecordsNeitherWaitNorSync: a fee-free quote's record is
+// queued and Record returns before any commit ends; a commit of such
+// records alone is unsynced, and one that carries a record a quote waits
+// for is synced whatever else it carries.
+func TestFeeFreeRecordsNeitherWaitNorSync(t *testing.T) {
+	log := &commitLog{took: 200 * time.Millisecond}
+	sys := actors.NewSystem()
+	defer sys.Shutdown()
+	l, err := Start(sys, log, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// A record with a fee starts the first commit, which takes 200 ms.
+	first := make(chan error, 1)
+	go func() { first <- l.Record(ctx, row("ptn_a", "q_fee1", time.Now())) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if sizes, _ := log.durabilities(); len(sizes) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first commit never started")
+		}
+	}
+	// While it runs, fee-free records return at once and gather.
+	began := time.Now()
+	for i := range 5 {
+		if err := l.Record(ctx, feeFree("ptn_a", fmt.Sprintf("q_free%d", i), time.Now())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(began); took > 150*time.Millisecond {
+		t.Fatalf("five fee-free records took %v to record: they waited for a commit", took)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	// The second commit carries them alone: unsynced.
+	for deadline := time.Now().Add(10 * time.Second); l.Queued() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d fee-free records never committed", l.Queued())
+		}
+	}
+	// While a third commit runs, a fee-free record and one with a fee
+	// gather into the fourth, which is synced.
+	go func() { first <- l.Record(ctx, row("ptn_a", "q_fee2", time.Now())) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if sizes, _ := log.durabilities(); len(sizes) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the third commit never started")
+		}
+	}
+	if err := l.Record(ctx, feeFree("ptn_a", "q_free9", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(ctx, row("ptn_a", "q_fee3", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	sizes, synced := log.durabilities()
+	total := 0
+	for i, n := range sizes {
+		total += n
+		if i == 1 && (n != 5 || synced[i] != persistence.Unsynced) {
+			t.Fatalf("commit 2 carried %d rows, durability %v; want the 5 fee-free rows unsynced (sizes %v, %v)", n, synced[i], sizes, synced)
+		}
+		if i != 1 && synced[i] != persistence.Synced {
+			t.Fatalf("commit %d carried a record with a fee and was not synced (sizes %v, %v)", i+1, sizes, synced)
+		}
+	}
+	if len(sizes) != 4 || sizes[3] != 2 || total != 9 || l.Rows() != 9 {
+		t.Fatalf("commits of %v rows (%d counted), want [1 5 1 2]", sizes, l.Rows())
+	}
+}
+
+// TestFeeFreeRecordsWaitPastTheBound: once MaxUnsynced fee-free records
+// are queued, the next one waits for its commit, so a slow store slows
+// quotes down instead of growing the queue.
+func TestFeeFreeRecordsWaitPastTheBound(t *testing.T) {
+	log := &commitLog{took: 300 * time.Millisecond}
+	sys := actors.NewSystem()
+	defer sys.Shutdown()
+	l, err := Start(sys, log, Options{MaxUnsynced: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	go func() { _ = l.Record(ctx, row("ptn_a", "q_fee", time.Now())) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if sizes, _ := log.durabilities(); len(sizes) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first commit never started")
+		}
+	}
+	began := time.Now()
+	for i := range 2 {
+		if err := l.Record(ctx, feeFree("ptn_a", fmt.Sprintf("q_free%d", i), time.Now())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(began); took > 200*time.Millisecond {
+		t.Fatalf("two fee-free records within the bound took %v", took)
+	}
+	if err := l.Record(ctx, feeFree("ptn_a", "q_free2", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took < 200*time.Millisecond {
+		t.Fatalf("the record past the bound returned after %v, before the commit it joined", took)
+	}
+	l.Stop()
+	if l.Queued() != 0 || l.Rows() != 4 {
+		t.Fatalf("after Stop: %d queued, %d rows committed; want 0 and 4", l.Queued(), l.Rows())
+	}
 }

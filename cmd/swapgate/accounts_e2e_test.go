@@ -237,7 +237,7 @@ func TestEarningsAndSettleE2E(t *testing.T) {
 		if _, err := st.RecordQuotes(context.Background(), []persistence.EncodedQuote{
 			row(idA, "qa1", "evm", 1_200_000, 1), row(idA, "qa2", "evm", 2_100_000, 2),
 			row(idA, "qa3", "solana", 5, 3), row(idB, "qb1", "evm", 12_345_678, 4),
-		}); err != nil {
+		}, persistence.Synced); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -159,7 +159,7 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 	if err != nil {
 		return nil, err
 	}
-	if qs.ledger, err = ledger.Start(sys, store, ledger.Options{SyncInterval: cfg.LedgerSyncInterval}, actor.WithDispatcher(qs.dispatcher)); err != nil {
+	if qs.ledger, err = ledger.Start(sys, store, ledger.Options{SyncInterval: cfg.LedgerSyncInterval, Logger: cfg.Logger}, actor.WithDispatcher(qs.dispatcher)); err != nil {
 		return nil, err
 	}
 	qs.tickets = tickets.Start(store, tickets.Options{})
