@@ -44,6 +44,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.BoolVar(&cfg.AllowLoopbackWebhooks, "allow-loopback-webhooks", cfg.AllowLoopbackWebhooks, "accept and deliver to loopback webhook URLs (local testing only)")
 	fs.DurationVar(&cfg.Quote.Deadline, "quote-deadline", cfg.Quote.Deadline, "deadline of a quote's provider race")
 	fs.DurationVar(&cfg.Quote.LedgerSyncInterval, "ledger-sync-interval", cfg.Quote.LedgerSyncInterval, "least time between two synced ledger commits under load; partner quotes arriving faster share a commit")
+	fs.IntVar(&cfg.Quote.WarmGoroutines, "warm-goroutines", cfg.Quote.WarmGoroutines, "long-lived goroutines running the quote path's actor mailboxes (0: 64 per core)")
 	fs.IntVar(&cfg.Quote.PoolSize, "provider-pool-size", cfg.Quote.PoolSize, "worker actors per provider")
 	fs.Func("provider-pool-sizes", "per-provider pool sizes as JSON, e.g. {\"aggregator\":128}", func(v string) error {
 		return json.Unmarshal([]byte(v), &cfg.Quote.PoolSizes)
