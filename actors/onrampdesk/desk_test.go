@@ -766,3 +766,56 @@ func TestFeeTiers(t *testing.T) {
 		})
 	}
 }
+
+// slowSave is a store whose save of an order entering one state lasts until
+// the clock reaches a moment: a synced write slow enough for a timer to
+// fire meanwhile.
+type slowSave struct {
+	Store
+	clock *clock
+	state onramp.State
+	mu    sync.Mutex
+	until time.Time
+}
+
+func (s *slowSave) SaveOnrampOrder(ctx context.Context, o *onramp.Order, events []webhook.Event) error {
+	s.mu.Lock()
+	until := s.until
+	s.mu.Unlock()
+	if o.State == s.state {
+		for s.clock.Now().Before(until) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return s.Store.SaveOnrampOrder(ctx, o, events)
+}
+
+// TestPaymentStraddlingTheExpiry pays an order just before its expiry with
+// a store write that ends after it, so that the expiry's timer fires while
+// the payment holds the desk. The payment stands, and the step that fired
+// for the expiry must not take the paid order on: its delivery waits for
+// the step delay, and the desk stops at once.
+func TestPaymentStraddlingTheExpiry(t *testing.T) {
+	e := newEnv(t)
+	slow := &slowSave{Store: e.store, clock: e.clock, state: onramp.PaymentReceived}
+	d, err := Start(context.Background(), slow, e.options(long))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.desk = d
+	// The checkout expires in one to two seconds (ExpiresAt is a whole
+	// second).
+	o := e.checkoutAt(e.partner("ptn_a", 100), e.clock.Now().Add(-onramp.CheckoutTTL+2*time.Second))
+	slow.mu.Lock()
+	slow.until = o.ExpiresAt.Add(300 * time.Millisecond)
+	slow.mu.Unlock()
+	got, err := d.Act(context.Background(), o.UID, onramp.Pay)
+	if err != nil || got.State != onramp.PaymentReceived {
+		t.Fatalf("a payment made before the expiry: %+v %v", got, err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := e.order(o.UID); got.State != onramp.PaymentReceived || len(e.delivery.made()) != 0 {
+		t.Fatalf("the paid order went on before its step delay: %s, %d deliveries", got.State, len(e.delivery.made()))
+	}
+	e.stop()
+}
