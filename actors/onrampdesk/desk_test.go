@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"math/big"
 	"reflect"
 	"slices"
@@ -818,4 +819,162 @@ func TestPaymentStraddlingTheExpiry(t *testing.T) {
 		t.Fatalf("the paid order went on before its step delay: %s, %d deliveries", got.State, len(e.delivery.made()))
 	}
 	e.stop()
+}
+
+// flakyStore refuses the first saves of orders entering a state.
+type flakyStore struct {
+	Store
+	mu      sync.Mutex
+	refuse  map[onramp.State]int
+	refused int
+}
+
+var errDisk = errors.New("disk full")
+
+func (s *flakyStore) SaveOnrampOrder(ctx context.Context, o *onramp.Order, events []webhook.Event) error {
+	s.mu.Lock()
+	if s.refuse[o.State] > 0 {
+		s.refuse[o.State]--
+		s.refused++
+		s.mu.Unlock()
+		return errDisk
+	}
+	s.mu.Unlock()
+	return s.Store.SaveOnrampOrder(ctx, o, events)
+}
+
+// TestStoreRefusals makes the store refuse transitions: one the user asked
+// for is answered with the error and leaves the order, its events and the
+// Published calls as they were; one the desk makes by itself is tried
+// again until stored, each event stored once and the delivery repeated
+// under the same ref (the chain's delivery is idempotent by ref).
+func TestStoreRefusals(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name      string
+		refuse    map[onramp.State]int
+		delivered int
+	}{
+		{"payment", map[onramp.State]int{onramp.PaymentReceived: 1}, 1},
+		{"crypto sent", map[onramp.State]int{onramp.CryptoSent: 2}, 3},
+		{"completion", map[onramp.State]int{onramp.Completed: 2}, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			flaky := &flakyStore{Store: e.store, refuse: maps.Clone(tc.refuse)}
+			d, err := Start(ctx, flaky, e.options(short))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.desk = d
+			o := e.checkout(e.partner("ptn_a", 100))
+			_, err = d.Act(ctx, o.UID, onramp.Pay)
+			if tc.refuse[onramp.PaymentReceived] > 0 {
+				if !errors.Is(err, errDisk) {
+					t.Fatalf("a refused payment answered %v", err)
+				}
+				if got := e.order(o.UID); !reflect.DeepEqual(got, o) || e.published.Load() != 0 || len(e.events(o.UID)) != 0 {
+					t.Fatalf("a refused payment left %+v, %d publications", got, e.published.Load())
+				}
+				_, err = d.Act(ctx, o.UID, onramp.Pay)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := e.waitState(o.UID, onramp.Completed)
+			e.waitPublished(3)
+			checkHistory(t, done, onramp.Created, onramp.PaymentReceived, onramp.CryptoSent, onramp.Completed)
+			if want := []string{webhook.OnrampPaymentReceived, webhook.OnrampCryptoSent, webhook.OnrampCompleted}; !slices.Equal(e.events(o.UID), want) {
+				t.Fatalf("events %v, want %v", e.events(o.UID), want)
+			}
+			calls := e.delivery.made()
+			if len(calls) != tc.delivered {
+				t.Fatalf("%d deliveries, want %d", len(calls), tc.delivered)
+			}
+			for _, c := range calls {
+				if c.ref != "onramp/"+o.UID {
+					t.Fatalf("delivery under ref %s", c.ref)
+				}
+			}
+			if done.TxHash != txHashOf("onramp/"+o.UID) || e.published.Load() != 3 {
+				t.Fatalf("txHash %q, %d publications", done.TxHash, e.published.Load())
+			}
+			want := 0
+			for _, n := range tc.refuse {
+				want += n
+			}
+			flaky.mu.Lock()
+			refused := flaky.refused
+			flaky.mu.Unlock()
+			if refused != want {
+				t.Fatalf("the store refused %d saves, want %d", refused, want)
+			}
+		})
+	}
+}
+
+// blockingDelivery holds each delivery until released.
+type blockingDelivery struct {
+	delivery
+	started chan struct{}
+	release chan struct{}
+}
+
+func (d *blockingDelivery) Deliver(ctx context.Context, chainID uint64, ref, to, token string, amount *big.Int) (string, error) {
+	d.started <- struct{}{}
+	<-d.release
+	return d.delivery.Deliver(ctx, chainID, ref, to, token, amount)
+}
+
+// TestStopWaitsForARunningDelivery stops the desk while a delivery is under
+// way: Stop returns only once the delivery has been recorded (CRYPTO_SENT),
+// nothing runs after it, and the next start completes the order without
+// delivering again.
+func TestStopWaitsForARunningDelivery(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	bd := &blockingDelivery{started: make(chan struct{}, 1), release: make(chan struct{})}
+	opt := e.options(short)
+	opt.Delivery = bd
+	d, err := Start(ctx, e.store, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.desk = d
+	o := e.checkout(nil)
+	if _, err := d.Act(ctx, o.UID, onramp.Pay); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-bd.started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the delivery did not start")
+	}
+	stopped := make(chan struct{})
+	go func() { d.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while a delivery was under way")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(bd.release)
+	select {
+	case <-stopped:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Stop did not return after the delivery")
+	}
+	e.desk = nil
+	if got := e.order(o.UID); got.State != onramp.CryptoSent {
+		t.Fatalf("stopped mid-way as %s, want CRYPTO_SENT", got.State)
+	}
+	time.Sleep(50 * short)
+	if got := e.order(o.UID); got.State != onramp.CryptoSent {
+		t.Fatalf("a stopped desk went on to %s", got.State)
+	}
+	e.restart(short)
+	e.waitState(o.UID, onramp.Completed)
+	if n := len(bd.made()) + len(e.delivery.made()); n != 1 {
+		t.Fatalf("%d deliveries, want 1", n)
+	}
 }
