@@ -49,7 +49,10 @@ type Options struct {
 	// Published is called after a transition published an event.
 	Published func()
 	Logger    *slog.Logger
-	Now       func() time.Time
+	// Now is the desk's clock, nil meaning time.Now; tests move it to
+	// reach an order's expiry, or pass it while the desk is stopped,
+	// without waiting the checkout's fifteen minutes.
+	Now func() time.Time
 }
 
 // DefaultStepDelay paces the sandbox's delivery so that a person watching
