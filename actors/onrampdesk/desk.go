@@ -49,7 +49,10 @@ type Options struct {
 	// Published is called after a transition published an event.
 	Published func()
 	Logger    *slog.Logger
-	Now       func() time.Time
+	// Now is the desk's clock, nil meaning time.Now; tests move it to
+	// reach an order's expiry, or pass it while the desk is stopped,
+	// without waiting the checkout's fifteen minutes.
+	Now func() time.Time
 }
 
 // DefaultStepDelay paces the sandbox's delivery so that a person watching
@@ -70,10 +73,18 @@ type Desk struct {
 	now   func() time.Time
 
 	mu      sync.Mutex
-	timers  map[string]*time.Timer
+	timers  map[string]*pending
 	stopped bool
 	wg      sync.WaitGroup
 }
+
+// pending is an order's next step, scheduled. A step that fires checks
+// under d.mu that it is still the order's pending one: a transition made
+// while it waited for the lock (a payment stored as the expiry fell) has
+// replaced it with the step that follows, and the stale one must neither
+// act on the order nor unregister its replacement, which Stop could then
+// no longer cancel.
+type pending struct{ timer *time.Timer }
 
 // Start opens the desk and resumes the open orders.
 func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
@@ -83,7 +94,7 @@ func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
 	if opt.StepDelay <= 0 {
 		opt.StepDelay = DefaultStepDelay
 	}
-	d := &Desk{opt: opt, store: store, log: opt.Logger, now: opt.Now, timers: map[string]*time.Timer{}}
+	d := &Desk{opt: opt, store: store, log: opt.Logger, now: opt.Now, timers: map[string]*pending{}}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -107,8 +118,8 @@ func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
 func (d *Desk) Stop() {
 	d.mu.Lock()
 	d.stopped = true
-	for uid, t := range d.timers {
-		if t.Stop() {
+	for uid, p := range d.timers {
+		if p.timer.Stop() {
 			d.wg.Done()
 		}
 		delete(d.timers, uid)
@@ -234,8 +245,8 @@ func (d *Desk) moveLocked(ctx context.Context, o *onramp.Order, to onramp.State,
 // order has none. attempt counts the delivery's retries. The caller holds
 // d.mu.
 func (d *Desk) scheduleLocked(o *onramp.Order, attempt int) {
-	if t, ok := d.timers[o.UID]; ok {
-		if t.Stop() {
+	if p, ok := d.timers[o.UID]; ok {
+		if p.timer.Stop() {
 			d.wg.Done()
 		}
 		delete(d.timers, o.UID)
@@ -256,22 +267,28 @@ func (d *Desk) scheduleLocked(o *onramp.Order, attempt int) {
 		wait = max(wait, d.opt.StepDelay)
 	}
 	uid := o.UID
+	p := &pending{}
 	d.wg.Add(1)
-	d.timers[uid] = time.AfterFunc(max(wait, 0), func() {
+	d.timers[uid] = p
+	p.timer = time.AfterFunc(max(wait, 0), func() {
 		defer d.wg.Done()
-		d.step(uid, attempt)
+		d.step(uid, attempt, p)
 	})
 }
 
 // stepTimeout bounds one step's store and chain calls.
 const stepTimeout = 30 * time.Second
 
-// step takes an order one step further by itself.
-func (d *Desk) step(uid string, attempt int) {
+// step takes an order one step further by itself, unless p is no longer
+// the order's pending step (see pending).
+func (d *Desk) step(uid string, attempt int, p *pending) {
 	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
 	defer cancel()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.timers[uid] != p {
+		return
+	}
 	delete(d.timers, uid)
 	if d.stopped {
 		return
