@@ -61,6 +61,8 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.StringVar(&cfg.Quote.IntentsURL, "intents-url", "", "1Click API base URL for the intents provider (empty: sandbox)")
 	fs.StringVar(&cfg.Quote.IntentsKey, "intents-key", "", "1Click API JWT")
 	fs.DurationVar(&cfg.Quote.UpstreamTimeout, "upstream-timeout", cfg.Quote.UpstreamTimeout, "timeout of one upstream call")
+	fs.IntVar(&cfg.StoreMemTableSize, "store-memtable-size", cfg.StoreMemTableSize, "bytes of the Pebble store's memtable (0: 32 MiB)")
+	fs.IntVar(&cfg.StoreCacheSize, "store-cache-size", cfg.StoreCacheSize, "bytes of the Pebble store's block cache (0: 64 MiB)")
 	fs.IntVar(&cfg.MutexProfileFraction, "pprof-mutex-fraction", cfg.MutexProfileFraction, "sample one in this many mutex contention events for /debug/pprof/mutex on the admin listener (0: off)")
 	fs.IntVar(&cfg.BlockProfileRate, "pprof-block-rate", cfg.BlockProfileRate, "sample one blocking event per this many nanoseconds blocked for /debug/pprof/block on the admin listener (0: off)")
 	fs.Func("evm-rpc", "CHAINID=URL: read GET /v1/balances of that chain, and (sandbox mode) the step-1 transactions of deposit registrations there, from its node (repeatable, or comma-separated)", func(v string) error {

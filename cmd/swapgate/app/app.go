@@ -131,6 +131,10 @@ type Config struct {
 	// zero leaves the profiles off, which costs nothing.
 	MutexProfileFraction int
 	BlockProfileRate     int
+	// StoreMemTableSize and StoreCacheSize size the Pebble store's
+	// memtable and block cache in bytes (0: persistence's defaults).
+	StoreMemTableSize int
+	StoreCacheSize    int
 }
 
 // DefaultConfig is what `make run` serves with.
@@ -212,7 +216,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.store, err = persistence.Open(cfg.DataDir, persistence.Options{}); err != nil {
+	if a.store, err = persistence.Open(cfg.DataDir, persistence.Options{MemTableSize: cfg.StoreMemTableSize, CacheSize: cfg.StoreCacheSize}); err != nil {
 		return nil, fmt.Errorf("app: open store: %w", err)
 	}
 	a.sys = actors.NewSystemWithLogger(a.log)
