@@ -276,6 +276,36 @@ const prefixQuoteRef = "quoteref/"
 
 func quoteRefKey(ref [32]byte) []byte { return append([]byte(prefixQuoteRef), ref[:]...) }
 
+// PutQuoteRefs indexes the multi-step quotes among ts by their reference,
+// unsynced like the tickets they go with, and writes nothing for a batch
+// with none. The index stays in the store when the tickets go to the
+// ticket log: a registration may come after its ticket is swept.
+func (s *Store) PutQuoteRefs(ctx context.Context, ts []EncodedTicket) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	var b *pebble.Batch
+	for _, t := range ts {
+		if t.ref == nil {
+			continue
+		}
+		if b == nil {
+			b = s.db.NewBatch()
+			defer b.Close()
+		}
+		if err := b.Set(t.ref, []byte(t.ID), nil); err != nil {
+			return fmt.Errorf("persistence: batch reference of quote %s: %w", t.ID, err)
+		}
+	}
+	if b == nil {
+		return nil
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("persistence: commit quote references: %w", err)
+	}
+	return nil
+}
+
 // QuoteByRef returns the id of the multi-step quote with reference ref, or
 // ErrNotFound.
 func (s *Store) QuoteByRef(ctx context.Context, ref [32]byte) (string, error) {
