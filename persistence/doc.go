@@ -1,6 +1,8 @@
 // Package persistence owns every byte Swapgate keeps on disk: one Pebble
 // database per data directory, its key layout, record encodings, batching and
-// schema version.
+// schema version; and beside it, in the directory's tickets/, the ticket log
+// of issued quotes (ticketlog.go), which Pebble would compact again and
+// again for records that live three minutes.
 //
 // # Conventions
 //
@@ -25,7 +27,7 @@
 //
 // # Key layout
 //
-// Schema version 2 (an older directory is migrated when it is opened; see
+// Schema version 3 (an older directory is migrated when it is opened; see
 // migrate.go):
 //
 //	meta/schema                               uint32 BE schema version
@@ -53,17 +55,15 @@
 //	                                           allowed) is the rest of the key
 //	idemx/<expiresAt:8><scope>/<key>           expiry index of idem/, one entry per record, read
 //	                                           by the sweep of expired answers
-//	quote/<issued:8><quoteID>                  an issued quote's ticket (quote.Ticket),
-//	                                           written unsynced, swept by range
-//	                                           (issued = Unix seconds, which the
-//	                                           quote id also carries)
 //	swap/<txHash>                              a tracked swap (swap.Swap), by its source
 //	                                           transaction hash in lower case
-//	deposit/<depositAddress>/<memo>            quote id of an intents quote by its deposit
-//	                                           target (memo empty in SIMPLE mode)
-//	depositswap/<depositAddress>/<memo>        source hash of that deposit's tracked swap
+//	depositswap/<depositAddress>/<memo>        source hash of the tracked swap of an intents
+//	                                           deposit, by its target (memo empty in SIMPLE
+//	                                           mode)
 //	quoteref/<ref:32>                          id of a multi-step quote by its reference
-//	                                           (keccak256 of the id, all its step-1 tx names)
+//	                                           (keccak256 of the id, all its step-1 tx names),
+//	                                           written unsynced with the quote's ticket and
+//	                                           kept after it
 //	inbound/<txHash>                           a registered multi-step deposit (inbound.Deposit)
 //	                                           by its step-1 transaction hash in lower case
 //	simref/<ref>                               hash of the sandbox delivery made for ref (a
@@ -80,6 +80,18 @@
 //	onramp/<orderUid>                          an on-ramp order (onramp.Order) with its state
 //	                                           history; its partner's line is in swapp/ (kind
 //	                                           onramp), with its earning once it completes
+//
+// Issued quotes' tickets (quote.Ticket) are not in Pebble (schema 2 had them
+// under quote/<issued:8><quoteID>, with a deposit/<address>/<memo> index; the
+// migration to 3 deletes both). They are appended, unsynced, to segment files
+// of the ticket log:
+//
+//	tickets/<start>-<end>.seg                  the tickets of the quotes issued in [start,
+//	                                           end) (Unix seconds, 10 s apart), each a record
+//	                                           of length, CRC-32C and EncodeTicket's JSON;
+//	                                           indexed by id and by deposit target in memory,
+//	                                           the index rebuilt on open; deleted whole once
+//	                                           its span is past the sweep bound
 //
 // Reserved for later issues (the shape is binding so that families do not
 // collide; the value encodings are decided when they are implemented):

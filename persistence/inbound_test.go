@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"reflect"
 	"testing"
@@ -56,10 +57,20 @@ func TestQuoteRefIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutTickets(ctx, []EncodedTicket{enc}); err != nil {
+	other, err := EncodeTicket(issued(time.Unix(1_767_225_600, 0), &quote.Route{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutQuoteRefs(ctx, []EncodedTicket{other, enc}); err != nil {
 		t.Fatal(err)
 	}
 	if id, err := s.QuoteByRef(ctx, quote.Ref(is.ID)); err != nil || id != is.ID {
 		t.Fatalf("QuoteByRef = %q %v", id, err)
+	}
+	if id, err := s.QuoteByRef(ctx, quote.Ref(other.ID)); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("QuoteByRef of a single-step quote = %q %v", id, err)
+	}
+	if err := s.PutQuoteRefs(ctx, []EncodedTicket{other}); err != nil {
+		t.Fatal(err)
 	}
 }

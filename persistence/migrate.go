@@ -23,6 +23,10 @@ func (s *Store) migrate(from uint32) error {
 			if err := s.migrateLedgerIntoActivity(); err != nil {
 				return fmt.Errorf("persistence: migrate schema 1 to 2: %w", err)
 			}
+		case 2:
+			if err := s.dropPebbleTickets(); err != nil {
+				return fmt.Errorf("persistence: migrate schema 2 to 3: %w", err)
+			}
 		}
 		if err := s.stampSchema(v + 1); err != nil {
 			return err
@@ -179,6 +183,34 @@ func (s *Store) repointLedgerIndex() error {
 	}
 	if b.Empty() {
 		return nil
+	}
+	return b.Commit(pebble.Sync)
+}
+
+// Schema 2 kept issued quotes' tickets in Pebble, with the deposit index of
+// intents quotes:
+//
+//	quote/<issued:8><quoteID>          the ticket (JSON, as EncodeTicket encodes it)
+//	deposit/<depositAddress>/<memo>    quote id by deposit target
+//
+// Schema 3 keeps both in the ticket log (ticketlog.go).
+const (
+	legacyPrefixTicket  = "quote/"
+	legacyPrefixDeposit = "deposit/"
+)
+
+// dropPebbleTickets deletes the schema 2 tickets and deposit index by
+// range, in one synced batch that compaction later reclaims. They are not
+// carried into the ticket log: they live minutes, and the quotes whose
+// tickets go are unknown to execute (their clients quote again), as after
+// a crash. "deposit/" is no prefix of "depositswap/", whose records stay.
+func (s *Store) dropPebbleTickets() error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, prefix := range []string{legacyPrefixTicket, legacyPrefixDeposit} {
+		if err := b.DeleteRange([]byte(prefix), prefixUpperBound(prefix), nil); err != nil {
+			return err
+		}
 	}
 	return b.Commit(pebble.Sync)
 }

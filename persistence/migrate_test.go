@@ -92,7 +92,55 @@ func TestMigrateSchema1LedgerRows(t *testing.T) {
 	}
 }
 
-func must(t *testing.T, err error) {
+// A schema 2 directory (tickets and their deposit index in Pebble) opens
+// as schema 3 without them, every other family untouched, its neighbours
+// in key order included.
+func TestMigrateSchema2DropsPebbleTickets(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "qt_0069557e000123456789abcdef0123"
+	keys := []struct {
+		key  string
+		kept bool
+	}{
+		{legacyPrefixTicket + "\x00\x00\x00\x00\x69\x55\x7e\x00" + id, false},
+		{legacyPrefixTicket + "\xff\xff\xff\xff\xff\xff\xff\xff" + id, false},
+		{legacyPrefixDeposit + "0xdep/", false},
+		{legacyPrefixDeposit + "dep/memo", false},
+		{"depositswap/0xdep/", true},
+		{"quoteref/" + string(make([]byte, 32)), true},
+		{"quote0", true},
+		{"swap/0xabc", true},
+		{"partner/ptn_a", true},
+	}
+	b := s.DB().NewBatch()
+	for _, k := range keys {
+		must(t, b.Set([]byte(k.key), []byte(id), nil))
+	}
+	must(t, b.Set(keySchema, []byte{0, 0, 0, 2}, nil))
+	must(t, b.Commit(pebble.Sync))
+	must(t, s.Close())
+
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, err := s.get(keySchema); err != nil || binary.BigEndian.Uint32(v) != 3 {
+		t.Fatalf("schema after open %v %v", v, err)
+	}
+	for _, k := range keys {
+		_, err := s.get([]byte(k.key))
+		if kept := err == nil; kept != k.kept {
+			t.Errorf("key %q: kept %v, want %v (%v)", k.key, kept, k.kept, err)
+		}
+	}
+}
+
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -2,13 +2,11 @@ package persistence
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
 	"strconv"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -16,30 +14,18 @@ import (
 	"github.com/swapgate/swapgate/routing/quote"
 )
 
-// prefixQuote starts quote/<issued:8><quoteID>: the compact record
-// (quote.Ticket) of every issued quote, ordered by issue second, so that
-// expired ones are dropped with one range deletion.
-const prefixQuote = "quote/"
-
-// ticketRecord is the on-disk form of a ticket; EncodeTicket appends the
+// ticketRecord is the encoded form of a ticket; EncodeTicket appends the
 // same JSON without reflection.
 type ticketRecord struct {
 	V int `json:"v"`
 	quote.Ticket
 }
 
-// ticketKey is the key of the quote with id issued at the given second.
-func ticketKey(issued time.Time, id string) []byte {
-	k := make([]byte, 0, len(prefixQuote)+8+len(id))
-	k = append(k, prefixQuote...)
-	k = binary.BigEndian.AppendUint64(k, uint64(issued.Unix()))
-	return append(k, id...)
-}
-
-// EncodedTicket is an issued quote's ticket encoded for PutTickets.
+// EncodedTicket is an issued quote's ticket encoded for the ticket log
+// (TicketLog.PutTickets).
 type EncodedTicket struct {
-	ID       string
-	key, val []byte
+	ID  string
+	val []byte
 	// deposit is the deposit index key of an intents quote, nil otherwise.
 	deposit []byte
 	// ref is the quote-reference index key of a multi-step quote, whose
@@ -54,17 +40,16 @@ func (t EncodedTicket) DepositKey() string { return string(t.deposit) }
 // DepositIndexKey is the deposit index key of a deposit target.
 func DepositIndexKey(address, memo string) string { return string(depositKey(address, memo)) }
 
-// Size is the ticket's encoded size, for callers that bound what they
-// hold in memory.
-func (t EncodedTicket) Size() int { return len(t.key) + len(t.val) }
+// Size is the size of the ticket's record in the ticket log, for callers
+// that bound what they hold in memory.
+func (t EncodedTicket) Size() int { return frameHeaderSize + len(t.val) }
 
 // EncodeTicket encodes the compact record of an issued quote (see
 // quote.Ticket): its identity, amounts, parties and the transactions the
 // wallet signs, as the quote showed them. It runs on the quote path, so it
 // appends field by field rather than building a Ticket and marshalling it.
 func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
-	issued, ok := quote.IssuedAt(is.ID)
-	if !ok {
+	if _, ok := quote.IssuedAt(is.ID); !ok {
 		return EncodedTicket{}, fmt.Errorf("persistence: ticket: malformed quote id %q", is.ID)
 	}
 	req, r := is.Request, is.Route
@@ -138,7 +123,7 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 		b = jsonenc.AppendString(append(b, `,"depositMemo":`...), r.DepositMemo)
 	}
 	b = append(b, '}')
-	t := EncodedTicket{ID: is.ID, key: ticketKey(issued, is.ID), val: b}
+	t := EncodedTicket{ID: is.ID, val: b}
 	if r.DepositAddress != "" {
 		t.deposit = depositKey(r.DepositAddress, r.DepositMemo)
 	}
@@ -183,36 +168,6 @@ func hexBig(v *big.Int) string {
 	return "0x" + v.Text(16)
 }
 
-// PutTickets stores issued quotes' tickets in one batch without waiting for
-// a WAL sync: a crash can lose the tickets of the last moments, which makes
-// those quotes unknown to execute (the client quotes again), never wrong.
-// Pebble's memtable and files, not the heap, hold them, so memory stays
-// bounded whatever the quote rate.
-func (s *Store) PutTickets(ctx context.Context, ts []EncodedTicket) error {
-	if err := s.checkOpen(ctx); err != nil {
-		return err
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	for _, t := range ts {
-		if err := b.Set(t.key, t.val, nil); err != nil {
-			return fmt.Errorf("persistence: batch ticket %s: %w", t.ID, err)
-		}
-		for _, idx := range [][]byte{t.deposit, t.ref} {
-			if idx == nil {
-				continue
-			}
-			if err := b.Set(idx, []byte(t.ID), nil); err != nil {
-				return fmt.Errorf("persistence: batch index of ticket %s: %w", t.ID, err)
-			}
-		}
-	}
-	if err := b.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("persistence: commit %d tickets: %w", len(ts), err)
-	}
-	return nil
-}
-
 // DecodeTicket decodes an encoded ticket, for a reader that holds one not
 // yet stored.
 func DecodeTicket(t EncodedTicket) (*quote.Ticket, error) { return decodeTicket(t.ID, t.val) }
@@ -228,53 +183,50 @@ func decodeTicket(id string, val []byte) (*quote.Ticket, error) {
 	return &rec.Ticket, nil
 }
 
-// Ticket returns the ticket of quote id, or ErrNotFound when the id is
-// malformed, was never issued, or its ticket was swept.
-func (s *Store) Ticket(ctx context.Context, id string) (*quote.Ticket, error) {
-	if err := s.checkOpen(ctx); err != nil {
-		return nil, err
-	}
-	issued, ok := quote.IssuedAt(id)
-	if !ok {
-		return nil, fmt.Errorf("persistence: ticket %q: %w", id, ErrNotFound)
-	}
-	val, err := s.get(ticketKey(issued, id))
-	if err != nil {
-		return nil, fmt.Errorf("persistence: ticket %s: %w", id, err)
-	}
-	return decodeTicket(id, val)
-}
-
-// prefixDeposit starts deposit/<depositAddress>/<memo>: the quote id of an
-// intents quote by its deposit target (memo empty in SIMPLE mode), so that
-// a deposit reported by address alone finds its quote. Entries are left
-// for the life of the data directory: a deposit can be asked about long
-// after its quote expired.
-const prefixDeposit = "deposit/"
-
+// depositKey is the key of an intents quote's deposit target (memo empty
+// in SIMPLE mode) in the ticket log's index and the keeper's pending one.
+// No address holds a NUL, so the key names one target.
 func depositKey(address, memo string) []byte {
-	return []byte(prefixDeposit + address + "/" + memo)
-}
-
-// QuoteByDeposit returns the id of the intents quote whose deposit target
-// is address (and memo), or ErrNotFound.
-func (s *Store) QuoteByDeposit(ctx context.Context, address, memo string) (string, error) {
-	if err := s.checkOpen(ctx); err != nil {
-		return "", err
-	}
-	v, err := s.get(depositKey(address, memo))
-	if err != nil {
-		return "", fmt.Errorf("persistence: deposit %s: %w", address, err)
-	}
-	return string(v), nil
+	return []byte(address + "\x00" + memo)
 }
 
 // prefixQuoteRef starts quoteref/<ref:32>: the id of a multi-step quote by
 // its reference (keccak256 of the id), which is all its step-1 transaction
-// carries. Kept like the deposit index.
+// carries. Entries are left for the life of the data directory: a deposit
+// can be registered after its quote's ticket is gone.
 const prefixQuoteRef = "quoteref/"
 
 func quoteRefKey(ref [32]byte) []byte { return append([]byte(prefixQuoteRef), ref[:]...) }
+
+// PutQuoteRefs indexes the multi-step quotes among ts by their reference,
+// unsynced like the tickets they go with, and writes nothing for a batch
+// with none. The index is kept here rather than with the tickets in the
+// ticket log because a registration may come after its ticket is swept.
+func (s *Store) PutQuoteRefs(ctx context.Context, ts []EncodedTicket) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	var b *pebble.Batch
+	for _, t := range ts {
+		if t.ref == nil {
+			continue
+		}
+		if b == nil {
+			b = s.db.NewBatch()
+			defer b.Close()
+		}
+		if err := b.Set(t.ref, []byte(t.ID), nil); err != nil {
+			return fmt.Errorf("persistence: batch reference of quote %s: %w", t.ID, err)
+		}
+	}
+	if b == nil {
+		return nil
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("persistence: commit quote references: %w", err)
+	}
+	return nil
+}
 
 // QuoteByRef returns the id of the multi-step quote with reference ref, or
 // ErrNotFound.
@@ -287,17 +239,4 @@ func (s *Store) QuoteByRef(ctx context.Context, ref [32]byte) (string, error) {
 		return "", fmt.Errorf("persistence: quote ref %x: %w", ref, err)
 	}
 	return string(v), nil
-}
-
-// SweepTickets deletes the tickets of quotes issued before the given time,
-// in one range deletion that compaction later reclaims.
-func (s *Store) SweepTickets(ctx context.Context, before time.Time) error {
-	if err := s.checkOpen(ctx); err != nil {
-		return err
-	}
-	upper := binary.BigEndian.AppendUint64([]byte(prefixQuote), uint64(max(before.Unix(), 0)))
-	if err := s.db.DeleteRange([]byte(prefixQuote), upper, pebble.NoSync); err != nil {
-		return fmt.Errorf("persistence: sweep tickets: %w", err)
-	}
-	return nil
 }

@@ -1,9 +1,7 @@
 package persistence
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"math/big"
 	"reflect"
 	"testing"
@@ -84,54 +82,4 @@ func amount(v *big.Int) string {
 		return "0"
 	}
 	return v.String()
-}
-
-func TestTickets(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Unix(1_767_225_600, 0).UTC()
-	var ids []string
-	var batch []EncodedTicket
-	for _, at := range []time.Time{t0, t0.Add(30 * time.Second), t0.Add(2 * time.Minute)} {
-		enc, err := EncodeTicket(issued(at, &quote.Route{DepositAddress: "0xdep"}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, batch = append(ids, enc.ID), append(batch, enc)
-	}
-	if err := s.PutTickets(ctx, batch); err != nil {
-		t.Fatal(err)
-	}
-	// Tickets survive a restart (a crash may lose the last unsynced ones; a
-	// clean close loses none).
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if s, err = Open(dir, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	got, err := s.Ticket(ctx, ids[1])
-	if err != nil || got.ID != ids[1] || got.DepositAddress != "0xdep" {
-		t.Fatalf("ticket %+v %v", got, err)
-	}
-	for _, id := range []string{"nope", quote.NewID(t0)} {
-		if _, err := s.Ticket(ctx, id); !errors.Is(err, ErrNotFound) {
-			t.Errorf("Ticket(%q) = %v, want ErrNotFound", id, err)
-		}
-	}
-	// A sweep drops the tickets issued before its bound, and only those.
-	if err := s.SweepTickets(ctx, t0.Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	for i, id := range ids {
-		_, err := s.Ticket(ctx, id)
-		if kept := err == nil; kept != (i == 2) {
-			t.Errorf("ticket %d after the sweep: %v", i, err)
-		}
-	}
 }

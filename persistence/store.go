@@ -21,9 +21,11 @@ import (
 )
 
 // SchemaVersion is the on-disk layout version this build reads and writes.
-// Version 2 keeps a quote's ledger row inside its activity record; a
-// version 1 directory is migrated when it is opened (see migrate.go).
-const SchemaVersion = 2
+// Version 2 keeps a quote's ledger row inside its activity record; version
+// 3 keeps issued quotes' tickets and their deposit index out of Pebble, in
+// the ticket log. An older directory is migrated when it is opened (see
+// migrate.go).
+const SchemaVersion = 3
 
 var (
 	// ErrLocked means another process (or another Store in this process)

@@ -3,15 +3,15 @@
 // any quote rate within a fixed memory bound.
 //
 // A quote's ticket is encoded on the quote path (by the caller's goroutine)
-// and handed to the keeper, which commits what has gathered in one Pebble
-// batch without waiting for a WAL sync, while the next tickets gather: the
-// quote never waits for disk. Until its batch is committed a ticket is
+// and handed to the keeper, which commits what has gathered in one append
+// to the store without waiting for a sync, while the next tickets gather:
+// the quote never waits for disk. Until its batch is committed a ticket is
 // served from memory; the bytes held so are bounded, and a quote that would
 // exceed the bound waits for the commit in flight rather than a ticket
-// being dropped. Committed tickets live in Pebble (its memtable and files,
-// not the Go heap) and are swept by range once expired and past a grace
-// period, during which a late execute is told the quote expired rather
-// than that it never existed.
+// being dropped. Committed tickets live in the store's files (the ticket
+// log's segments, in the page cache rather than the Go heap) and are swept
+// once expired and past a grace period, during which a late execute is
+// told the quote expired rather than that it never existed.
 package tickets
 
 import (
@@ -25,13 +25,20 @@ import (
 	"github.com/swapgate/swapgate/routing/quote"
 )
 
-// Store keeps committed tickets; *persistence.Store is one.
+// Store keeps committed tickets; *persistence.TicketLog is one. PutTickets
+// is called by the keeper's goroutine alone; Ticket and QuoteByDeposit by
+// many.
 type Store interface {
 	PutTickets(ctx context.Context, ts []persistence.EncodedTicket) error
 	Ticket(ctx context.Context, id string) (*quote.Ticket, error)
 	SweepTickets(ctx context.Context, before time.Time) error
 	QuoteByDeposit(ctx context.Context, address, memo string) (string, error)
 }
+
+// DefaultGrace is how long past its expiry a ticket is kept unless
+// Options.Grace says otherwise; a store that drops old tickets on open
+// keeps quote.TTL plus this.
+const DefaultGrace = 2 * time.Minute
 
 // Options tunes a Keeper. The zero value is ready to use.
 type Options struct {
@@ -40,8 +47,10 @@ type Options struct {
 	MaxPendingBytes int
 	// Grace is how long past its expiry a ticket is kept (default 2 min):
 	// long enough to tell a late execute that its quote expired, short
-	// enough that at 12,000 quotes a second (some 2 KiB each, calldata
-	// included) the tickets on disk stay near a gigabyte.
+	// enough that at 12,000 quotes a second (some 1.6 KiB each, calldata
+	// included, kept uncompressed by the ticket log, which sweeps by
+	// whole 10 s files) the tickets on disk stay under 4 GB and their
+	// index in memory near 40 MB.
 	Grace time.Duration
 	// SweepEvery is how often expired tickets are dropped (default 10 s).
 	SweepEvery time.Duration
@@ -76,7 +85,7 @@ func Start(store Store, o Options) *Keeper {
 		o.MaxPendingBytes = 8 << 20
 	}
 	if o.Grace <= 0 {
-		o.Grace = 2 * time.Minute
+		o.Grace = DefaultGrace
 	}
 	if o.SweepEvery <= 0 {
 		o.SweepEvery = 10 * time.Second

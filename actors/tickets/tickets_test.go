@@ -13,10 +13,10 @@ import (
 	"github.com/swapgate/swapgate/routing/registry"
 )
 
-// gatedStore is a real store whose PutTickets waits for the gate, so that
-// tests can hold tickets pending.
+// gatedStore is a real ticket log whose PutTickets waits for the gate, so
+// that tests can hold tickets pending.
 type gatedStore struct {
-	*persistence.Store
+	*persistence.TicketLog
 	gate  chan struct{}
 	mu    sync.Mutex
 	sizes []int
@@ -32,12 +32,12 @@ func (g *gatedStore) PutTickets(ctx context.Context, ts []persistence.EncodedTic
 	if fail != nil {
 		return fail
 	}
-	return g.Store.PutTickets(ctx, ts)
+	return g.TicketLog.PutTickets(ctx, ts)
 }
 
-func openStore(t *testing.T) *persistence.Store {
+func openStore(t *testing.T) *persistence.TicketLog {
 	t.Helper()
-	s, err := persistence.Open(t.TempDir(), persistence.Options{})
+	s, err := persistence.OpenTicketLog(t.TempDir(), persistence.TicketLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func issue(now time.Time) *quote.Issued {
 
 func TestPendingTicketsAreServedAndBounded(t *testing.T) {
 	ctx := context.Background()
-	g := &gatedStore{Store: openStore(t), gate: make(chan struct{})}
+	g := &gatedStore{TicketLog: openStore(t), gate: make(chan struct{})}
 	one, err := persistence.EncodeTicket(issue(time.Now()))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestPendingTicketsAreServedAndBounded(t *testing.T) {
 	}
 	k.Close()
 	for _, id := range append(ids, fourth.ID) {
-		if tk, err := g.Store.Ticket(ctx, id); err != nil || tk.ID != id {
+		if tk, err := g.TicketLog.Ticket(ctx, id); err != nil || tk.ID != id {
 			t.Fatalf("committed ticket %s: %+v %v", id, tk, err)
 		}
 	}
@@ -105,7 +105,7 @@ func TestFailedCommitIsReportedAndRetried(t *testing.T) {
 	ctx := context.Background()
 	gate := make(chan struct{})
 	close(gate)
-	g := &gatedStore{Store: openStore(t), gate: gate, fail: errors.New("disk full")}
+	g := &gatedStore{TicketLog: openStore(t), gate: gate, fail: errors.New("disk full")}
 	k := Start(g, Options{})
 	defer k.Close()
 	first := issue(time.Now())
@@ -133,7 +133,7 @@ func TestFailedCommitIsReportedAndRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.Close()
-	if _, err := g.Store.Ticket(ctx, first.ID); err != nil {
+	if _, err := g.TicketLog.Ticket(ctx, first.ID); err != nil {
 		t.Fatalf("retried ticket: %v", err)
 	}
 }

@@ -241,7 +241,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// One set of contract facts: the quotes send users to these contracts,
 	// and the sandbox chain deploys them there.
 	contracts := pulseroute.DefaultContracts()
-	if a.quotes, err = startQuotes(ctx, cfg.Quote, a.sys, reg, cat, a.ref, a.store, metrics, contracts); err != nil {
+	if a.quotes, err = startQuotes(ctx, cfg.Quote, a.sys, reg, cat, a.ref, a.store, cfg.DataDir, metrics, contracts); err != nil {
 		return nil, err
 	}
 	var sandboxChain edge.SandboxChain
@@ -407,7 +407,7 @@ func (a *App) closeAll(ctx context.Context) error {
 		a.evidence.Close()
 	}
 	if a.quotes != nil {
-		a.quotes.stop()
+		errs = append(errs, a.quotes.stop())
 	}
 	if a.chains != nil {
 		a.chains.Close()

@@ -80,7 +80,9 @@ type quoteStack struct {
 	engine     *engine.Engine
 	ledger     *ledger.Ledger
 	tickets    *tickets.Keeper
-	quoter     *engine.Quoter
+	// ticketLog is where the keeper commits tickets.
+	ticketLog *persistence.TicketLog
+	quoter    *engine.Quoter
 	// statusSources observe tracked swaps, by provider.
 	statusSources map[string]tracker.Source
 	// depositNotifier is the live intents adapter, told of deposits.
@@ -90,7 +92,7 @@ type quoteStack struct {
 	pulseState pulseroute.ChainState
 }
 
-func (q *quoteStack) stop() {
+func (q *quoteStack) stop() error {
 	if q.engine != nil {
 		q.engine.Stop()
 	}
@@ -100,17 +102,42 @@ func (q *quoteStack) stop() {
 	if q.tickets != nil {
 		q.tickets.Close()
 	}
+	var err error
+	if q.ticketLog != nil {
+		// After the keeper, whose Close commits what it still holds.
+		err = q.ticketLog.Close()
+	}
 	if q.dispatcher != nil {
 		q.dispatcher.Close()
 	}
+	return err
+}
+
+// ticketHome is where the keeper commits tickets: the ticket log, and the
+// store's quote-reference index for multi-step quotes, which outlives the
+// tickets (a step-1 transaction names its quote by reference alone, and a
+// registration may come after the ticket is swept).
+type ticketHome struct {
+	*persistence.TicketLog
+	refs *persistence.Store
+}
+
+// PutTickets indexes the references first: a failure then leaves no
+// ticket whose step 1 could not be traced, and the keeper's retry writes
+// them again, which is harmless.
+func (h ticketHome) PutTickets(ctx context.Context, ts []persistence.EncodedTicket) error {
+	if err := h.refs.PutQuoteRefs(ctx, ts); err != nil {
+		return err
+	}
+	return h.TicketLog.PutTickets(ctx, ts)
 }
 
 func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, reg *registry.Registry, cat *tools.Catalog,
-	ref *refdata.Service, store *persistence.Store, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
+	ref *refdata.Service, store *persistence.Store, dataDir string, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
 	qs = &quoteStack{statusSources: map[string]tracker.Source{}}
 	defer func() {
 		if err != nil {
-			qs.stop()
+			_ = qs.stop()
 		}
 	}()
 	if len(cfg.PulseRPC) > 0 {
@@ -179,7 +206,13 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 	if qs.ledger, err = ledger.Start(sys, store, ledger.Options{SyncInterval: cfg.LedgerSyncInterval, Logger: cfg.Logger}, actor.WithDispatcher(qs.dispatcher)); err != nil {
 		return nil, err
 	}
-	qs.tickets = tickets.Start(store, tickets.Options{})
+	// Tickets live out of Pebble, whose compactions would rewrite them again
+	// and again in their three minutes; segments past the keeper's sweep
+	// bound are deleted on open rather than read.
+	if qs.ticketLog, err = persistence.OpenTicketLog(dataDir, persistence.TicketLogOptions{Horizon: quote.TTL + tickets.DefaultGrace}); err != nil {
+		return nil, fmt.Errorf("app: open ticket log: %w", err)
+	}
+	qs.tickets = tickets.Start(ticketHome{TicketLog: qs.ticketLog, refs: store}, tickets.Options{})
 	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, contracts, nil)
 	return qs, nil
 }
