@@ -53,12 +53,14 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 		return EncodedTicket{}, fmt.Errorf("persistence: ticket: malformed quote id %q", is.ID)
 	}
 	req, r := is.Request, is.Route
-	// About 512 bytes of fields, and the calldata twice over as hex.
+	// Up to some 900 bytes of fields (ids, addresses, amounts, times and
+	// their keys), and the calldata twice over as hex: sized so that the
+	// buffer is never grown, which copied it whole on every quote.
 	calldata := 0
 	if r.Tx != nil {
 		calldata = len(r.Tx.Data)
 	}
-	o := jsonenc.Begin(make([]byte, 0, 512+2*calldata))
+	o := jsonenc.Begin(make([]byte, 0, 1024+2*calldata))
 	o.Int("v", 1)
 	o.String("id", is.ID)
 	o.StringOmitEmpty("partnerId", req.PartnerID)
