@@ -43,10 +43,11 @@ const (
 
 // Engine races providers.
 type Engine struct {
-	cfg   Config
-	root  *actor.RootContext
-	pools map[string]*actor.PID
-	provs map[string]quote.Provider
+	cfg    Config
+	root   *actor.RootContext
+	pools  map[string]*actor.PID
+	shared map[string]*poolShared
+	provs  map[string]quote.Provider
 }
 
 // Start spawns one pool per provider.
@@ -63,13 +64,15 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 	if cfg.Observe == nil {
 		cfg.Observe = func(string, time.Duration, string) {}
 	}
-	e := &Engine{cfg: cfg, root: sys.Root, pools: map[string]*actor.PID{}, provs: map[string]quote.Provider{}}
+	e := &Engine{cfg: cfg, root: sys.Root, pools: map[string]*actor.PID{}, shared: map[string]*poolShared{},
+		provs: map[string]quote.Provider{}}
 	for _, p := range providers {
 		size := cfg.PoolSize
 		if n := cfg.PoolSizes[p.Name()]; n > 0 {
 			size = n
 		}
-		pa := &poolActor{p: p, size: size, maxQueue: size * cfg.QueuePerWorker, observe: cfg.Observe}
+		shared := &poolShared{idle: make(chan *actor.PID, size)}
+		pa := &poolActor{p: p, size: size, maxQueue: size * cfg.QueuePerWorker, observe: cfg.Observe, shared: shared}
 		opts := []actor.PropsOption{actor.WithSupervisor(actor.NewRestartingStrategy())}
 		if cfg.Dispatcher != nil {
 			pa.opts = []actor.PropsOption{actor.WithDispatcher(cfg.Dispatcher)}
@@ -82,6 +85,7 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 			return nil, fmt.Errorf("engine: spawn %s pool: %w", p.Name(), err)
 		}
 		e.pools[p.Name()] = pid
+		e.shared[p.Name()] = shared
 		e.provs[p.Name()] = p
 	}
 	return e, nil
@@ -140,7 +144,13 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 		o := &outcomes[i]
 		msgs[i] = legMsg{index: i, provider: o.Provider, leg: o.Leg, req: req, ctx: raceCtx,
 			deadline: deadline, results: results, start: start}
-		e.root.Send(e.pools[o.Provider], &msgs[i])
+		// Straight to an idle worker; through the pool's queue when all
+		// are busy (see pool.go).
+		to := e.shared[o.Provider].take()
+		if to == nil {
+			to = e.pools[o.Provider]
+		}
+		e.root.Send(to, &msgs[i])
 	}
 	for pending := len(outcomes); pending > 0; pending-- {
 		select {
