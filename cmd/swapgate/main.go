@@ -21,6 +21,7 @@ commands:
   partner   manage partner accounts: create, list, rotate-key, set-fees, set-limits, disable
   settle    pay out pending partner earnings of one ecosystem (see swapgate settle -h)
   bench     drive load against a loopback server, HDR percentiles each second (see swapgate bench -h)
+  bench-bare  the bare-server limit: Swapgate's ping bytes from a bare fasthttp server (see swapgate bench-bare -h)
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -39,6 +40,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runSettle(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
+	case "bench-bare":
+		return runBenchBare(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
