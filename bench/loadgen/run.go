@@ -153,7 +153,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 			cfg.OnInterval(l)
 		}
 	}
-	measured := max(0, elapsed-cfg.Warmup)
+	// The measured part ends with the schedule (or earlier, when the budget
+	// or ctx stopped it); the wait for answers still in flight after that
+	// is not part of it, or a slow server's last answers would lower the
+	// achieved rate of every request it served on time.
+	measured := max(0, min(elapsed, cfg.Duration)-cfg.Warmup)
 
 	counts, status, lat, samples := rec.Totals()
 	s := &Summary{
