@@ -88,6 +88,23 @@ func (d *deliveryLog) waitQuiet(ctx context.Context, quiet, limit time.Duration)
 	}
 }
 
+// waitFor waits until at least n deliveries were read, or until limit
+// passes, and reports whether they were.
+func (d *deliveryLog) waitFor(ctx context.Context, n int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for d.total() < n {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return true
+}
+
 // perSecond counts deliveries per whole second since origin, for the
 // report's chart.
 func (d *deliveryLog) perSecond(origin time.Time) []int {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -232,11 +234,24 @@ func makeSwaps(ctx context.Context, a *api, key string, n int) ([]string, error)
 // the first that is not a 2xx envelope: a benchmark of error answers
 // measures nothing, and a pair that stopped being served must be noticed
 // before the run rather than read as a fast error rate.
+// The checks run a few at a time: the slow-provider scenario's requests
+// each wait for the quote deadline.
 func preflight(ctx context.Context, a *api, key, method string, paths []string) error {
-	for _, p := range paths {
-		if err := a.do(ctx, method, p, key, nil, nil); err != nil {
-			return fmt.Errorf("preflight: %w", err)
-		}
+	const parallel = 8
+	errs := make([]error, len(paths))
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := a.do(ctx, method, p, key, nil, nil); err != nil {
+				errs[i] = fmt.Errorf("preflight: %w", err)
+			}
+		}()
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }

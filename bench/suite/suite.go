@@ -199,16 +199,28 @@ func (env *environment) run(ctx context.Context) (servers []ServerInfo, procs []
 		for _, s := range env.samplers {
 			procs = append(procs, s.Stop())
 		}
-		for _, name := range []string{"receiver", "bare", "main", "slow"} {
+		// Stop every child at once: each drains for a moment, and waiting
+		// for them in turn would add those moments up.
+		names := []string{"receiver", "bare", "main", "slow"}
+		stopped := make([]chan error, len(names))
+		for i, name := range names {
 			c, ok := env.children[name]
 			if !ok {
 				continue
 			}
 			servers = append(servers, ServerInfo{Name: name, PID: c.pid(), Addr: c.addr, Args: hideSecret(c.cmd.Args[1:]), Log: filepath.Join("logs", name+".log")})
-			if serr := c.stop(20 * time.Second); serr != nil && err == nil && name != "receiver" {
+			stopped[i] = make(chan error, 1)
+			go func() { stopped[i] <- c.stop(20 * time.Second) }()
+		}
+		for i, name := range names {
+			if stopped[i] == nil {
+				continue
+			}
+			if serr := <-stopped[i]; serr != nil && err == nil && name != "receiver" {
 				err = fmt.Errorf("stop %w (see logs/%s.log)", serr, name)
 			}
 		}
+		env.stage("stopped every process\n")
 	}()
 	if err := env.start(ctx); err != nil {
 		return nil, nil, err
@@ -226,6 +238,12 @@ func (env *environment) run(ctx context.Context) (servers []ServerInfo, procs []
 
 func (env *environment) printf(format string, args ...any) {
 	fmt.Fprintf(env.out, format, args...)
+}
+
+// stage prints a line prefixed with the time since the suite started, so
+// that a slow step (a start, the provisioning, a drain) shows.
+func (env *environment) stage(format string, args ...any) {
+	env.printf("[%6.1fs] "+format, append([]any{env.since()}, args...)...)
 }
 
 // selected lists the scenarios the config selects, ping always first.
@@ -323,7 +341,7 @@ func (env *environment) start(ctx context.Context) error {
 			continue
 		}
 		env.children[spec.name] = r.c
-		env.printf("started %-8s pid %-7d on %s\n", spec.name, r.c.pid(), r.c.addr)
+		env.stage("started %-8s pid %-7d on %s\n", spec.name, r.c.pid(), r.c.addr)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -364,15 +382,10 @@ func providerTools(provider string) ([]string, error) {
 // and the webhook over HTTP, makes the swaps the status polls follow, and
 // checks every distinct request of every scenario once.
 func (env *environment) provision(ctx context.Context) error {
-	bin, mainDir := env.cfg.Binary, filepath.Join(env.tmp, "main")
-	main := env.apis["main"]
-	for role, fee := range map[string]int{keyZero: 0, keyFee: 30, keyHooks: 0} {
-		p, err := createPartner(ctx, bin, mainDir, "bench-"+role, fee)
-		if err != nil {
-			return err
-		}
-		env.partners[role] = p
+	if err := env.createPartners(ctx); err != nil {
+		return err
 	}
+	main := env.apis["main"]
 	if err := registerFeeWallets(ctx, main, env.partners[keyFee].APIKey); err != nil {
 		return err
 	}
@@ -390,13 +403,6 @@ func (env *environment) provision(ctx context.Context) error {
 		}
 		env.txHashes = hashes
 	}
-	if _, ok := env.children["slow"]; ok {
-		p, err := createPartner(ctx, bin, filepath.Join(env.tmp, "slow"), "bench-slow-zero", 0)
-		if err != nil {
-			return err
-		}
-		env.partners["slow-"+keyZero] = p
-	}
 	for _, d := range env.selected() {
 		_, method, paths, err := d.build(env)
 		if err != nil {
@@ -407,11 +413,50 @@ func (env *environment) provision(ctx context.Context) error {
 		}
 	}
 	if rc := env.children["receiver"]; rc != nil {
+		// The check's test event must have arrived, and its retries (if
+		// the receiver failed it) ended, before anything is measured.
+		if !env.deliveries.waitFor(ctx, 1, env.cfg.WebhookDrain) {
+			return fmt.Errorf("webhook-storm: the receiver got no delivery of the test event within %s (see logs/main.log)", env.cfg.WebhookDrain)
+		}
 		env.deliveries.waitQuiet(ctx, time.Second, env.cfg.WebhookDrain)
 	}
-	env.printf("provisioned: partners with 0 and 30 bps, fee wallets, webhook %s, %d swaps for the status polls; every request checked\n",
+	env.stage("provisioned: partners with 0 and 30 bps, fee wallets, webhook %s, %d swaps for the status polls; every request checked\n",
 		env.webhookID, len(env.txHashes))
 	return nil
+}
+
+// createPartners creates the partners of both Swapgates through the CLI,
+// the partners side by side (each one's three commands in order), since
+// every command is a process start.
+func (env *environment) createPartners(ctx context.Context) error {
+	type want struct {
+		role, dir string
+		fee       int
+	}
+	mainDir := filepath.Join(env.tmp, "main")
+	wants := []want{{keyZero, mainDir, 0}, {keyFee, mainDir, 30}, {keyHooks, mainDir, 0}}
+	if _, ok := env.children["slow"]; ok {
+		wants = append(wants, want{"slow-" + keyZero, filepath.Join(env.tmp, "slow"), 0})
+	}
+	type made struct {
+		p   partner
+		err error
+	}
+	results := make([]chan made, len(wants))
+	for i, w := range wants {
+		results[i] = make(chan made, 1)
+		go func() {
+			p, err := createPartner(ctx, env.cfg.Binary, w.dir, "bench-"+w.role, w.fee)
+			results[i] <- made{p, err}
+		}()
+	}
+	var errs []error
+	for i, w := range wants {
+		m := <-results[i]
+		errs = append(errs, m.err)
+		env.partners[w.role] = m.p
+	}
+	return errors.Join(errs...)
 }
 
 // key is the API key scenario d sends.
@@ -514,7 +559,7 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 		rate = env.cfg.WebhookRate
 	}
 	label := fmt.Sprintf("r%d %s@%s %s/s", round, d.name, target, fmtRate(rate))
-	env.printf("%s\n", label)
+	env.stage("%s\n", label)
 	rec := RunRecord{Scenario: d.name, Target: target, Round: round, Offered: rate}
 	lc.Rate, lc.Arrival = rate, loadgen.ArrivalFixed
 	lc.Warmup, lc.Duration = env.cfg.Warmup, env.cfg.Warmup+env.cfg.Measure
@@ -578,7 +623,7 @@ func (env *environment) search(ctx context.Context, d scenarioDef, target string
 		}
 	}
 	label := fmt.Sprintf("r%d find-max %s@%s", round, d.name, target)
-	env.printf("%s (p99 bound %s)\n", label, cfg.P99Bound)
+	env.stage("%s (p99 bound %s)\n", label, cfg.P99Bound)
 	probe := LoadProbe(lc, env.cfg.StepWarmup, env.cfg.StepMeasure, func(rate float64, l loadgen.Line) {
 		env.progress(fmt.Sprintf("%s step %s/s", label, fmtRate(rate)), l)
 	})
