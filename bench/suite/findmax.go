@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/swapgate/swapgate/bench/loadgen"
@@ -22,6 +23,11 @@ type Step struct {
 	Requests int64   `json:"requests"`
 	Errors   int64   `json:"errors"`
 	Unsent   int64   `json:"unsent"`
+	// GenCPU and ServerCPU are the generator's and the server's CPU use
+	// over the step, as shares of all cores: when the generator's is high
+	// at the maximum, the machine was the limit rather than the server.
+	GenCPU    float64 `json:"generatorCpu"`
+	ServerCPU float64 `json:"serverCpu"`
 	// Pass tells whether the step was sustained; Reason says why not.
 	Pass   bool   `json:"pass"`
 	Reason string `json:"reason,omitempty"`
@@ -152,9 +158,11 @@ func FindMax(ctx context.Context, cfg FindMaxConfig, probe Probe) (FindMaxResult
 
 // LoadProbe returns a Probe that runs each step as an open-loop loadgen run
 // of base (its scenario, target, key and connections) at the step's rate
-// with fixed arrivals, for warmup plus measure. progress, when set, gets
+// with fixed arrivals, for warmup plus measure. serverPID, when not zero,
+// is the server whose CPU use each step reports; progress, when set, gets
 // each interval line.
-func LoadProbe(base loadgen.Config, warmup, measure time.Duration, progress func(rate float64, l loadgen.Line)) Probe {
+func LoadProbe(base loadgen.Config, warmup, measure time.Duration, serverPID int, progress func(rate float64, l loadgen.Line)) Probe {
+	cores := runtime.NumCPU()
 	return func(ctx context.Context, rate float64) (Step, error) {
 		cfg := base
 		cfg.Rate, cfg.Arrival = rate, loadgen.ArrivalFixed
@@ -165,6 +173,12 @@ func LoadProbe(base loadgen.Config, warmup, measure time.Duration, progress func
 		if progress != nil {
 			cfg.OnInterval = func(l loadgen.Line) { progress(rate, l) }
 		}
+		gen0, _ := SelfCPU()
+		var srv0 time.Duration
+		if serverPID != 0 {
+			srv0, _ = ProcCPU(serverPID)
+		}
+		start := time.Now()
 		sum, err := loadgen.Run(ctx, cfg, io.Discard)
 		if sum == nil {
 			return Step{}, err
@@ -172,7 +186,14 @@ func LoadProbe(base loadgen.Config, warmup, measure time.Duration, progress func
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return Step{}, err
 		}
-		return Step{Rate: rate, RPS: sum.RPS, P50Us: sum.Latency.P50, P99Us: sum.Latency.P99,
-			Requests: sum.Requests, Errors: sum.Errors, Unsent: sum.Unsent}, ctx.Err()
+		wall := time.Since(start)
+		gen1, _ := SelfCPU()
+		s := Step{Rate: rate, RPS: sum.RPS, P50Us: sum.Latency.P50, P99Us: sum.Latency.P99,
+			Requests: sum.Requests, Errors: sum.Errors, Unsent: sum.Unsent, GenCPU: CPUShare(gen1-gen0, wall, cores)}
+		if serverPID != 0 {
+			srv1, _ := ProcCPU(serverPID)
+			s.ServerCPU = CPUShare(srv1-srv0, wall, cores)
+		}
+		return s, ctx.Err()
 	}
 }

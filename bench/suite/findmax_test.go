@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func TestFindMaxJudge(t *testing.T) {
 }
 
 // degradingServer answers at once while it is asked fewer than limit
-// requests per second, counted over 100 ms windows, and 30 ms late past
+// requests per second, counted over 100 ms windows, and 80 ms late past
 // that: a server with a capacity, for find-max against real load.
 func degradingServer(t *testing.T, limit int) string {
 	t.Helper()
@@ -113,7 +114,7 @@ func degradingServer(t *testing.T, limit int) string {
 		over := count > limit/10
 		mu.Unlock()
 		if over {
-			time.Sleep(30 * time.Millisecond)
+			time.Sleep(80 * time.Millisecond)
 		}
 		ctx.SetContentType("application/json")
 		ctx.SetBodyString(`{"data":{"status":"ok"},"error":null,"meta":{}}`)
@@ -130,9 +131,9 @@ func TestFindMaxAgainstDegradingServer(t *testing.T) {
 	url := degradingServer(t, 300)
 	var lines int
 	probe := LoadProbe(loadgen.Config{BaseURL: url, Scenario: loadgen.NewStaticScenario("ping", "/v1/ping"), Workers: 32, Interval: 100 * time.Millisecond},
-		100*time.Millisecond, 300*time.Millisecond, func(float64, loadgen.Line) { lines++ })
+		100*time.Millisecond, 300*time.Millisecond, os.Getpid(), func(float64, loadgen.Line) { lines++ })
 	res, err := FindMax(context.Background(), FindMaxConfig{
-		Start: 50, Factor: 2, Refine: 2, MaxSteps: 10, MinRate: 10, MaxRate: 10_000, P99Bound: 15 * time.Millisecond,
+		Start: 50, Factor: 2, Refine: 2, MaxSteps: 10, MinRate: 10, MaxRate: 10_000, P99Bound: 50 * time.Millisecond,
 	}, probe)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,8 @@ func TestFindMaxAgainstDegradingServer(t *testing.T) {
 		t.Fatalf("max rate %v (capped %v), want in [200, 330]; steps %+v", res.MaxRate, res.Capped, res.Steps)
 	}
 	last := res.Steps[len(res.Steps)-1]
-	if len(res.Steps) < 4 || res.AtMax.RPS < 0.9*res.MaxRate || lines == 0 || (last.Pass && last.Rate < res.MaxRate) {
+	if len(res.Steps) < 4 || res.AtMax.RPS < 0.9*res.MaxRate || lines == 0 || (last.Pass && last.Rate < res.MaxRate) ||
+		res.AtMax.GenCPU <= 0 || res.AtMax.ServerCPU <= 0 {
 		t.Fatalf("steps %+v, %d progress lines", res.Steps, lines)
 	}
 }

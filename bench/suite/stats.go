@@ -81,3 +81,6 @@ func valuesOf(m map[int]float64) []float64 {
 	}
 	return out
 }
+
+// one is the spread of a single value.
+func one(v float64) Spread { return Spread{Median: v, Min: v, Max: v, N: 1} }

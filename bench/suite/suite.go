@@ -624,7 +624,7 @@ func (env *environment) search(ctx context.Context, d scenarioDef, target string
 	}
 	label := fmt.Sprintf("r%d find-max %s@%s", round, d.name, target)
 	env.stage("%s (p99 bound %s)\n", label, cfg.P99Bound)
-	probe := LoadProbe(lc, env.cfg.StepWarmup, env.cfg.StepMeasure, func(rate float64, l loadgen.Line) {
+	probe := LoadProbe(lc, env.cfg.StepWarmup, env.cfg.StepMeasure, env.pid(d, target), func(rate float64, l loadgen.Line) {
 		env.progress(fmt.Sprintf("%s step %s/s", label, fmtRate(rate)), l)
 	})
 	rec := SearchRecord{Scenario: d.name, Target: target, Round: round, StartSec: env.since()}
@@ -642,7 +642,11 @@ func (env *environment) search(ctx context.Context, d scenarioDef, target string
 	if res.Capped {
 		capped = " (the ceiling: the limit is higher)"
 	}
-	env.printf("  %s: %s/s sustained%s after %d steps\n", label, fmtRate(res.MaxRate), capped, len(res.Steps))
+	at := ""
+	if res.AtMax != nil {
+		at = fmt.Sprintf(" (there the generator used %s and the server %s of the cores)", fmtShare(one(res.AtMax.GenCPU)), fmtShare(one(res.AtMax.ServerCPU)))
+	}
+	env.printf("  %s: %s/s sustained%s after %d steps%s\n", label, fmtRate(res.MaxRate), capped, len(res.Steps), at)
 	return nil
 }
 
@@ -725,6 +729,19 @@ func (env *environment) summaryNotes(rows []Row) []string {
 			c.Search.P99Bound, 100*max(c.Search.MinAchieved, 0.95), c.Search.Factor, c.StepMeasure, c.StepWarmup, c.Search.Refine))
 	}
 	for _, r := range rows {
+		if r.MaxRate != nil {
+			var gen, srv []float64
+			for _, s := range env.searches {
+				if s.Scenario == r.Scenario && s.Target == r.Target && s.Result.AtMax != nil {
+					gen, srv = append(gen, s.Result.AtMax.GenCPU), append(srv, s.Result.AtMax.ServerCPU)
+				}
+			}
+			if len(gen) > 0 {
+				notes = append(notes, fmt.Sprintf("max/s %s@%s: %s/s (rounds %s–%s); at it the generator used %s and the server %s of the %d cores%s.",
+					r.Scenario, r.Target, fmtRate(r.MaxRate.Value.Median), fmtRate(r.MaxRate.Value.Min), fmtRate(r.MaxRate.Value.Max),
+					fmtShare(SpreadOf(gen)), fmtShare(SpreadOf(srv)), env.cores, machineBound(SpreadOf(gen).Median, SpreadOf(srv).Median)))
+			}
+		}
 		switch r.Scenario {
 		case "quote-slow-provider":
 			notes = append(notes, fmt.Sprintf("quote-slow-provider: p99 %s against --quote-deadline %s (×%.2f); p50 %s. Stalled for %s: %s.",
@@ -748,6 +765,16 @@ func (env *environment) summaryNotes(rows []Row) []string {
 		}
 	}
 	return notes
+}
+
+// machineBound says when a maximum is the machine's rather than the
+// server's: generator and server together used (nearly) every core, so
+// neither could go faster without taking CPU from the other.
+func machineBound(gen, srv float64) string {
+	if gen+srv >= 0.85 {
+		return " (together nearly all of the machine: the limit is the machine shared by generator and server, not the server alone)"
+	}
+	return ""
 }
 
 // hideSecret replaces the value of --secret in args: the receiver's secret

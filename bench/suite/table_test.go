@@ -6,8 +6,6 @@ import (
 	"testing"
 )
 
-func one(v float64) Spread { return Spread{Median: v, Min: v, Max: v, N: 1} }
-
 func TestWriteTable(t *testing.T) {
 	rows := []Row{
 		{Scenario: "ping", Target: "bare", Offered: 1000,
