@@ -66,10 +66,12 @@ func NewServer(cfg Config) *fasthttp.Server {
 	}
 }
 
-var (
-	contentTypeJSON = []byte("application/json")
-	headerRequestID = []byte("X-Request-Id")
-	pathPing        = []byte("/v1/ping")
+// The answer's constants; strings, so that nothing at package level can be
+// changed.
+const (
+	contentTypeJSON = "application/json"
+	headerRequestID = "X-Request-Id"
+	pathPing        = "/v1/ping"
 )
 
 // Handler answers GET /v1/ping as Swapgate does for a caller without a key
@@ -91,9 +93,9 @@ func Handler(cfg Config) fasthttp.RequestHandler {
 		var buf [512]byte
 		b := buf[:0]
 		ts := now().Unix()
-		ctx.Response.Header.SetContentTypeBytes(contentTypeJSON)
-		ctx.Response.Header.SetBytesKV(headerRequestID, id[:])
-		if !ctx.IsGet() || string(ctx.Path()) != string(pathPing) {
+		ctx.Response.Header.SetContentType(contentTypeJSON)
+		ctx.Response.Header.SetBytesV(headerRequestID, id[:])
+		if !ctx.IsGet() || string(ctx.Path()) != pathPing {
 			ctx.SetStatusCode(fasthttp.StatusNotFound)
 			b = append(b, `{"data":null,"error":{"code":"NOT_FOUND","message":"no such path"},"meta":{"requestId":"`...)
 		} else {

@@ -111,7 +111,7 @@ func Smoke() Config {
 	c.Warmup, c.Measure = 100*time.Millisecond, 300*time.Millisecond
 	c.Rate, c.Workers = 40, 32
 	c.Interval = 100 * time.Millisecond
-	c.Search = FindMaxConfig{Factor: 2, Refine: 0, MaxSteps: 2, MinRate: 10, MaxRate: 1000, P99Bound: time.Second}
+	c.Search = FindMaxConfig{Factor: 2, Refine: 0, MaxSteps: 2, MinRate: 10, MaxRate: 1000, P99Bound: 2 * time.Second}
 	c.StepWarmup, c.StepMeasure = 100*time.Millisecond, 200*time.Millisecond
 	c.WebhookRate, c.WebhookDrain = 20, 5*time.Second
 	c.StatusSwaps = 1

@@ -94,7 +94,7 @@ func TestFindMaxJudge(t *testing.T) {
 }
 
 // degradingServer answers at once while it is asked fewer than limit
-// requests per second, counted over 100 ms windows, and 80 ms late past
+// requests per second, counted over 100 ms windows, and 400 ms late past
 // that: a server with a capacity, for find-max against real load.
 func degradingServer(t *testing.T, limit int) string {
 	t.Helper()
@@ -114,7 +114,7 @@ func degradingServer(t *testing.T, limit int) string {
 		over := count > limit/10
 		mu.Unlock()
 		if over {
-			time.Sleep(80 * time.Millisecond)
+			time.Sleep(400 * time.Millisecond)
 		}
 		ctx.SetContentType("application/json")
 		ctx.SetBodyString(`{"data":{"status":"ok"},"error":null,"meta":{}}`)
@@ -133,7 +133,7 @@ func TestFindMaxAgainstDegradingServer(t *testing.T) {
 	probe := LoadProbe(loadgen.Config{BaseURL: url, Scenario: loadgen.NewStaticScenario("ping", "/v1/ping"), Workers: 32, Interval: 100 * time.Millisecond},
 		100*time.Millisecond, 300*time.Millisecond, os.Getpid(), func(float64, loadgen.Line) { lines++ })
 	res, err := FindMax(context.Background(), FindMaxConfig{
-		Start: 50, Factor: 2, Refine: 2, MaxSteps: 10, MinRate: 10, MaxRate: 10_000, P99Bound: 50 * time.Millisecond,
+		Start: 50, Factor: 2, Refine: 2, MaxSteps: 10, MinRate: 10, MaxRate: 10_000, P99Bound: 200 * time.Millisecond,
 	}, probe)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -345,6 +346,13 @@ func (env *environment) start(ctx context.Context) error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	for name, c := range env.children {
+		// The suite loads loopback only, as loadgen does: a child that
+		// reported anything else is refused before any request.
+		if _, err := loadgen.ResolveTarget(ctx, net.DefaultResolver, "http://"+c.addr); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	for _, name := range []string{"bare", "main", "slow"} {
 		if c, ok := env.children[name]; ok {

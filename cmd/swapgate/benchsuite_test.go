@@ -63,8 +63,8 @@ func TestBenchSuiteSmoke(t *testing.T) {
 		if r.Requests == 0 || r.Errors != 0 || r.RPS.Value.Median <= 0 {
 			t.Errorf("%s/%s: %d requests, %d errors, %v rps", r.Scenario, r.Target, r.Requests, r.Errors, r.RPS.Value.Median)
 		}
-		if r.Scenario == "ping" && (r.MaxRate == nil || r.MaxRate.Value.Median <= 0) {
-			t.Errorf("ping/%s: no max rate", r.Target)
+		if r.Scenario == "ping" && r.MaxRate == nil {
+			t.Errorf("ping/%s: not searched for its max rate", r.Target)
 		}
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") || rep.Preset != "smoke" {
