@@ -755,6 +755,10 @@ func (env *environment) summaryNotes(rows []Row) []string {
 			notes = append(notes, fmt.Sprintf("quote-slow-provider: p99 %s against --quote-deadline %s (×%.2f); p50 %s. Stalled for %s: %s.",
 				fmtUs(r.P99.Value.Median), c.QuoteDeadline, r.P99.Value.Median/float64(c.QuoteDeadline.Microseconds()),
 				fmtUs(r.P50.Value.Median), c.StallLatency, strings.Join(env.stalled, ", ")))
+			if r.MaxRate != nil {
+				notes = append(notes, fmt.Sprintf("quote-slow-provider's max/s cannot exceed %s/s: %d connections each waiting about the deadline.",
+					fmtRate(float64(c.Workers)/c.QuoteDeadline.Seconds()), c.Workers))
+			}
 		case "webhook-storm":
 			var per, events []float64
 			var n, failed int
