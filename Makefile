@@ -3,8 +3,10 @@ BIN     := bin/swapgate
 PKGS    := ./...
 BENCH   ?= .
 BENCHTIME ?= 1s
+# BENCHFLAGS are extra swapgate bench-suite flags, e.g. BENCHFLAGS='--rounds 3'.
+BENCHFLAGS ?=
 
-.PHONY: build run test test-deps lint bench clean
+.PHONY: build run test test-deps lint bench bench-quick bench-go clean
 
 ## build: compile the service to bin/swapgate
 build:
@@ -27,8 +29,16 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: the Go benchmarks, with allocations
-bench:
+## bench: Swapgate against the bare-server limit, every scenario in five rounds with find-max (bench/README.md); results in bench/results/<time>/
+bench: build
+	./$(BIN) bench-suite --preset full --out bench/results $(BENCHFLAGS)
+
+## bench-quick: the same table in under two minutes (two short rounds, find-max of ping only)
+bench-quick: build
+	./$(BIN) bench-suite --preset quick --out bench/results $(BENCHFLAGS)
+
+## bench-go: the Go benchmarks, with allocations
+bench-go:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) $(PKGS)
 
 clean:

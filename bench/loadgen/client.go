@@ -44,12 +44,14 @@ type requester struct {
 	hc       *fasthttp.HostClient
 	target   Target
 	scenario Scenario
-	apiKey   string
-	timeout  time.Duration
-	rec      *Recorder
-	req      fasthttp.Request
-	resp     fasthttp.Response
-	uri      []byte
+	// full is scenario when it has requests other than a plain GET.
+	full    RequestScenario
+	apiKey  string
+	timeout time.Duration
+	rec     *Recorder
+	req     fasthttp.Request
+	resp    fasthttp.Response
+	uri     []byte
 }
 
 // do sends the seq-th request and classifies its answer.
@@ -60,19 +62,34 @@ func (r *requester) do(seq uint64) Outcome {
 	r.uri = append(r.uri, "://"...)
 	r.uri = append(r.uri, r.target.Host...)
 	r.uri = append(r.uri, r.target.PathPrefix...)
-	r.uri = append(r.uri, r.scenario.Path(seq)...)
+	method := fasthttp.MethodGet
+	var body []byte
+	if r.full != nil {
+		sr := r.full.Request(seq)
+		r.uri = append(r.uri, sr.Path...)
+		if sr.Method != "" {
+			method = sr.Method
+		}
+		body = sr.Body
+	} else {
+		r.uri = append(r.uri, r.scenario.Path(seq)...)
+	}
 	r.req.SetRequestURIBytes(r.uri)
-	r.req.Header.SetMethod(fasthttp.MethodGet)
+	r.req.Header.SetMethod(method)
+	if len(body) > 0 {
+		r.req.Header.SetContentType("application/json")
+		r.req.SetBody(body)
+	}
 	if r.apiKey != "" {
 		r.req.Header.Set("X-API-Key", r.apiKey)
 	}
 	if err := r.hc.DoTimeout(&r.req, &r.resp, r.timeout); err != nil {
 		return Outcome{Status: 0, Body: []byte(err.Error())}
 	}
-	body := r.resp.Body()
-	o := Outcome{Status: r.resp.StatusCode(), BadEnvelope: !bytes.HasPrefix(body, envelopePrefix)}
+	answer := r.resp.Body()
+	o := Outcome{Status: r.resp.StatusCode(), BadEnvelope: !bytes.HasPrefix(answer, envelopePrefix)}
 	if o.Failed() && r.rec.WantsSample() {
-		o.Body = bytes.Clone(body)
+		o.Body = bytes.Clone(answer)
 	}
 	return o
 }

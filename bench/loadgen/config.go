@@ -31,8 +31,15 @@ type Config struct {
 	// Workers is the number of concurrent requests at most (and, in the
 	// closed loop, exactly).
 	Workers int
-	// Duration bounds the run's wall time.
+	// Duration bounds the run's wall time, warm-up included.
 	Duration time.Duration
+	// Warmup is the first part of the run whose requests (by start time in
+	// the closed loop, by intended send time in the open loop) are sent and
+	// shown in the interval lines but left out of the summary's counts and
+	// percentiles: connections, caches and the server's pools fill up
+	// during it, which is not the steady state a figure should describe.
+	// It must be shorter than Duration.
+	Warmup time.Duration
 	// MaxRequests bounds the number of requests sent.
 	MaxRequests int64
 	// Rate, when above zero, selects the open loop at that many requests
@@ -49,6 +56,10 @@ type Config struct {
 	Interval time.Duration
 	// JSONLines makes the per-interval lines JSON objects.
 	JSONLines bool
+	// OnInterval, when set, is called with each interval line after it is
+	// written, from the goroutine that called Run, so that a caller can
+	// keep the timeline or print its own progress without parsing text.
+	OnInterval func(Line)
 	// Seed seeds the Poisson arrivals; zero picks one from the clock.
 	Seed uint64
 	// Resolver resolves the base URL's host for the loopback guard; nil
@@ -95,6 +106,9 @@ func (c *Config) validate() error {
 	}
 	if c.Arrival != ArrivalPoisson && c.Arrival != ArrivalFixed {
 		errs = append(errs, fmt.Errorf("arrival must be %q or %q, got %q", ArrivalPoisson, ArrivalFixed, c.Arrival))
+	}
+	if c.Warmup < 0 || (c.Duration > 0 && c.Warmup >= c.Duration) {
+		errs = append(errs, fmt.Errorf("warm-up must be in [0, duration), got %s", c.Warmup))
 	}
 	if c.Timeout < 0 || c.Interval < 0 {
 		errs = append(errs, errors.New("timeout and interval must not be negative"))

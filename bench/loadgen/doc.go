@@ -10,6 +10,11 @@
 // to sending it, so that a stalled server is charged for the requests it
 // delayed (coordinated omission).
 //
+// A run may start with a warm-up whose requests are sent and shown in the
+// interval lines but kept out of the summary, so that figures describe the
+// steady state rather than connection setup and cold caches. The summary
+// carries the percentile curve of the measured part for HDR plots.
+//
 // Every run is bounded both in duration and in total requests and stops by
 // itself, and it refuses any target that is not on loopback: load is only
 // ever aimed at the machine the generator runs on.

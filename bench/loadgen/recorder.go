@@ -93,6 +93,8 @@ type Recorder struct {
 	counts   Counts
 	status   map[int]int64
 	samples  []ErrorSample
+	// warmup counts the requests kept out of the totals (see RecordWarmup).
+	warmup int64
 }
 
 // NewRecorder returns an empty recorder.
@@ -127,6 +129,26 @@ func (r *Recorder) Record(o Outcome, latency time.Duration) {
 	}
 }
 
+// RecordWarmup adds one request sent during the warm-up: it shows in the
+// interval being reported, so that the progress lines cover the whole run,
+// but stays out of the totals, which describe the measured part only.
+func (r *Recorder) RecordWarmup(o Outcome, latency time.Duration) {
+	us := latency.Microseconds()
+	us = max(histMinUs, min(us, histMaxUs))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_ = r.interval.RecordValue(us)
+	r.ivCounts.add(o)
+	r.warmup++
+}
+
+// WarmupRequests is the number of requests recorded with RecordWarmup.
+func (r *Recorder) WarmupRequests() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.warmup
+}
+
 // WantsSample reports whether the next failure's body would be kept, so
 // that workers copy bodies only while it is useful.
 func (r *Recorder) WantsSample() bool {
@@ -159,6 +181,35 @@ func (r *Recorder) Totals() (Counts, map[int]int64, Percentiles, []ErrorSample) 
 	c := r.counts
 	c.Class = cloneMap(r.counts.Class)
 	return c, cloneMap(r.status), percentilesOf(r.total), append([]ErrorSample(nil), r.samples...)
+}
+
+// Curve returns the latency of the whole run at each of CurveQuantiles,
+// the points of an HDR percentile plot.
+func (r *Recorder) Curve() []CurvePoint {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.total.TotalCount() == 0 {
+		return nil
+	}
+	qs := CurveQuantiles()
+	out := make([]CurvePoint, 0, len(qs))
+	for _, q := range qs {
+		out = append(out, CurvePoint{Percentile: q, LatencyUs: r.total.ValueAtQuantile(q)})
+	}
+	return out
+}
+
+// CurveQuantiles lists the percentiles Curve reports, in increasing order:
+// dense towards the tail, where an HDR plot's logarithmic axis spends most
+// of its width. It is a function so that no caller can change the list.
+func CurveQuantiles() []float64 {
+	return []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.995, 99.999, 100}
+}
+
+// CurvePoint is one point of a latency percentile curve.
+type CurvePoint struct {
+	Percentile float64 `json:"percentile"`
+	LatencyUs  int64   `json:"latencyUs"`
 }
 
 func cloneMap[K comparable](m map[K]int64) map[K]int64 {

@@ -22,6 +22,8 @@ type Line struct {
 	// length (ticks can be late on a loaded machine).
 	RPS     float64     `json:"rps"`
 	Latency Percentiles `json:"latencyUs"`
+	// Warmup is set on lines that end within the run's warm-up.
+	Warmup bool `json:"warmup,omitempty"`
 }
 
 // Reporter turns the recorder's intervals into one line each, as text
@@ -33,6 +35,7 @@ type Reporter struct {
 	start  time.Time
 	last   time.Time
 	lines  int
+	warmup time.Duration
 }
 
 // NewReporter returns a reporter for a run started at start. The times it
@@ -47,6 +50,7 @@ func (r *Reporter) Tick(now time.Time) (Line, error) {
 	iv := r.rec.TakeInterval()
 	l := Line{Elapsed: now.Sub(r.start), Counts: iv.Counts, Latency: iv.Latency}
 	l.ElapsedSec = l.Elapsed.Seconds()
+	l.Warmup = l.Elapsed <= r.warmup
 	if span := now.Sub(r.last).Seconds(); span > 0 {
 		l.RPS = float64(iv.Requests) / span
 	}

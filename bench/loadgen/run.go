@@ -37,10 +37,18 @@ type Summary struct {
 	// still waiting on earlier ones: a non-zero value means the target rate
 	// was not reached and the percentiles undercount the backlog.
 	Unsent int64 `json:"unsent,omitempty"`
-	// RPS is completed requests per second of wall time.
-	RPS          float64       `json:"rps"`
-	Latency      Percentiles   `json:"latencyUs"`
-	ErrorSamples []ErrorSample `json:"errorSamples,omitempty"`
+	// RPS is completed requests per second of wall time, over the
+	// measured part of the run (after the warm-up).
+	RPS     float64     `json:"rps"`
+	Latency Percentiles `json:"latencyUs"`
+	// Curve is the latency at each of CurveQuantiles, for percentile plots.
+	Curve []CurvePoint `json:"curve,omitempty"`
+	// WarmupSec is the warm-up's length; ElapsedSec, the counts and the
+	// percentiles exclude it.
+	WarmupSec float64 `json:"warmupSec,omitempty"`
+	// WarmupRequests counts the requests sent during the warm-up.
+	WarmupRequests int64         `json:"warmupRequests,omitempty"`
+	ErrorSamples   []ErrorSample `json:"errorSamples,omitempty"`
 }
 
 // WriteJSON writes the summary as one line of JSON.
@@ -96,13 +104,16 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	b := &budget{max: cfg.MaxRequests}
 	var unsent atomic.Int64
 	newRequester := func() *requester {
-		return &requester{hc: hc, target: target, scenario: cfg.Scenario, apiKey: cfg.APIKey, timeout: cfg.Timeout, rec: rec}
+		full, _ := cfg.Scenario.(RequestScenario)
+		return &requester{hc: hc, target: target, scenario: cfg.Scenario, full: full, apiKey: cfg.APIKey, timeout: cfg.Timeout, rec: rec}
 	}
 
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	startReal := time.Now()
+	measureFrom := startReal.Add(cfg.Warmup)
 	rep := NewReporter(out, rec, cfg.Clock.Now(), cfg.JSONLines)
+	rep.warmup = cfg.Warmup
 	ticks, stopTicker := cfg.Clock.NewTicker(cfg.Interval)
 	defer stopTicker()
 
@@ -110,9 +121,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	go func() {
 		defer close(done)
 		if cfg.Rate > 0 {
-			runOpen(runCtx, cfg, startReal, b, &unsent, rec, newRequester)
+			runOpen(runCtx, cfg, startReal, measureFrom, b, &unsent, rec, newRequester)
 		} else {
-			runClosed(runCtx, cfg.Workers, b, rec, newRequester)
+			runClosed(runCtx, cfg.Workers, measureFrom, b, rec, newRequester)
 		}
 	}()
 
@@ -120,9 +131,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	for waiting := true; waiting; {
 		select {
 		case now := <-ticks:
-			if _, err := rep.Tick(now); err != nil && reportErr == nil {
+			l, err := rep.Tick(now)
+			if err != nil && reportErr == nil {
 				reportErr = err
 				cancel() // nobody can read the report: stop the load
+			}
+			if cfg.OnInterval != nil {
+				cfg.OnInterval(l)
 			}
 		case <-done:
 			waiting = false
@@ -130,25 +145,37 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	}
 	elapsed := time.Since(startReal)
 	if reportErr == nil {
-		if _, err := rep.Tick(cfg.Clock.Now()); err != nil {
+		l, err := rep.Tick(cfg.Clock.Now())
+		if err != nil {
 			reportErr = err
 		}
+		if cfg.OnInterval != nil {
+			cfg.OnInterval(l)
+		}
 	}
+	// The measured part ends with the schedule (or earlier, when the budget
+	// or ctx stopped it); the wait for answers still in flight after that
+	// is not part of it, or a slow server's last answers would lower the
+	// achieved rate of every request it served on time.
+	measured := max(0, min(elapsed, cfg.Duration)-cfg.Warmup)
 
 	counts, status, lat, samples := rec.Totals()
 	s := &Summary{
-		Scenario:     cfg.Scenario.Name(),
-		Target:       cfg.BaseURL,
-		Mode:         "closed",
-		Workers:      cfg.Workers,
-		PartnerKey:   cfg.APIKey != "",
-		StopReason:   StopDuration,
-		ElapsedSec:   elapsed.Seconds(),
-		Counts:       counts,
-		Status:       status,
-		Unsent:       unsent.Load(),
-		Latency:      lat,
-		ErrorSamples: samples,
+		Scenario:       cfg.Scenario.Name(),
+		Target:         cfg.BaseURL,
+		Mode:           "closed",
+		Workers:        cfg.Workers,
+		PartnerKey:     cfg.APIKey != "",
+		StopReason:     StopDuration,
+		ElapsedSec:     measured.Seconds(),
+		Counts:         counts,
+		Status:         status,
+		Unsent:         unsent.Load(),
+		Latency:        lat,
+		Curve:          rec.Curve(),
+		WarmupSec:      cfg.Warmup.Seconds(),
+		WarmupRequests: rec.WarmupRequests(),
+		ErrorSamples:   samples,
 	}
 	if cfg.Rate > 0 {
 		s.Mode, s.TargetRate, s.Arrival = "open", cfg.Rate, cfg.Arrival
@@ -159,8 +186,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	case ctx.Err() != nil:
 		s.StopReason = StopCanceled
 	}
-	if elapsed > 0 {
-		s.RPS = float64(counts.Requests) / elapsed.Seconds()
+	if measured > 0 {
+		s.RPS = float64(counts.Requests) / measured.Seconds()
 	}
 	if reportErr != nil {
 		return s, reportErr
@@ -169,8 +196,8 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 }
 
 // runClosed keeps one request in flight per worker until ctx ends or the
-// budget is spent.
-func runClosed(ctx context.Context, workers int, b *budget, rec *Recorder, newRequester func() *requester) {
+// budget is spent. Requests started before measureFrom are warm-up.
+func runClosed(ctx context.Context, workers int, measureFrom time.Time, b *budget, rec *Recorder, newRequester func() *requester) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -184,7 +211,11 @@ func runClosed(ctx context.Context, workers int, b *budget, rec *Recorder, newRe
 				}
 				t0 := time.Now()
 				o := r.do(seq)
-				rec.Record(o, time.Since(t0))
+				if t0.Before(measureFrom) {
+					rec.RecordWarmup(o, time.Since(t0))
+				} else {
+					rec.Record(o, time.Since(t0))
+				}
 			}
 		}()
 	}
@@ -199,8 +230,9 @@ type job struct {
 
 // runOpen schedules requests at cfg.Rate and hands them to cfg.Workers
 // senders. Each latency runs from the intended send time, so time spent
-// queued behind a slow answer counts against the server.
-func runOpen(ctx context.Context, cfg Config, start time.Time, b *budget, unsent *atomic.Int64, rec *Recorder, newRequester func() *requester) {
+// queued behind a slow answer counts against the server. Requests due
+// before measureFrom are warm-up.
+func runOpen(ctx context.Context, cfg Config, start, measureFrom time.Time, b *budget, unsent *atomic.Int64, rec *Recorder, newRequester func() *requester) {
 	jobs := make(chan job, cfg.Workers)
 	var wg sync.WaitGroup
 	for range cfg.Workers {
@@ -214,7 +246,11 @@ func runOpen(ctx context.Context, cfg Config, start time.Time, b *budget, unsent
 					continue
 				}
 				o := r.do(j.seq)
-				rec.Record(o, time.Since(j.intended))
+				if j.intended.Before(measureFrom) {
+					rec.RecordWarmup(o, time.Since(j.intended))
+				} else {
+					rec.Record(o, time.Since(j.intended))
+				}
 			}
 		}()
 	}

@@ -21,6 +21,7 @@ type stubServer struct {
 	url    string
 	served atomic.Int64
 	keys   atomic.Int64
+	posts  atomic.Int64
 }
 
 func startStub(t *testing.T, delay time.Duration) *stubServer {
@@ -34,6 +35,9 @@ func startStub(t *testing.T, delay time.Duration) *stubServer {
 		n := s.served.Add(1)
 		if len(ctx.Request.Header.Peek("X-API-Key")) > 0 {
 			s.keys.Add(1)
+		}
+		if ctx.IsPost() {
+			s.posts.Add(1)
 		}
 		if delay > 0 {
 			time.Sleep(delay)
@@ -228,18 +232,79 @@ func TestRunRefusesNonLoopback(t *testing.T) {
 func TestRunValidatesBounds(t *testing.T) {
 	base := Config{BaseURL: "http://127.0.0.1:1", Scenario: staticScenario{"ping", "/v1/ping"}, Workers: 1, Duration: time.Second, MaxRequests: 1}
 	for name, mutate := range map[string]func(*Config){
-		"no workers":      func(c *Config) { c.Workers = 0 },
-		"too many":        func(c *Config) { c.Workers = MaxWorkers + 1 },
-		"no duration":     func(c *Config) { c.Duration = 0 },
-		"too long":        func(c *Config) { c.Duration = MaxDuration + time.Second },
-		"no max requests": func(c *Config) { c.MaxRequests = 0 },
-		"negative rate":   func(c *Config) { c.Rate = -1 },
-		"bad arrival":     func(c *Config) { c.Arrival = "burst" },
+		"no workers":       func(c *Config) { c.Workers = 0 },
+		"too many":         func(c *Config) { c.Workers = MaxWorkers + 1 },
+		"no duration":      func(c *Config) { c.Duration = 0 },
+		"too long":         func(c *Config) { c.Duration = MaxDuration + time.Second },
+		"no max requests":  func(c *Config) { c.MaxRequests = 0 },
+		"negative rate":    func(c *Config) { c.Rate = -1 },
+		"bad arrival":      func(c *Config) { c.Arrival = "burst" },
+		"warm-up too long": func(c *Config) { c.Warmup = c.Duration },
+		"negative warm-up": func(c *Config) { c.Warmup = -time.Second },
 	} {
 		c := base
 		mutate(&c)
 		if _, err := Run(context.Background(), c, &bytes.Buffer{}); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestRunWarmupExcluded runs 500 ms at 400/s with a 250 ms warm-up: about
+// half the requests are warm-up, shown in the interval lines but not in the
+// summary, whose rate is over the measured 250 ms.
+func TestRunWarmupExcluded(t *testing.T) {
+	stub := startStub(t, 0)
+	var lines []Line
+	s, err := Run(context.Background(), Config{
+		BaseURL: stub.url, Scenario: mustScenario(t, "tokens"), Workers: 4,
+		Duration: 500 * time.Millisecond, Warmup: 250 * time.Millisecond, MaxRequests: 1 << 20,
+		Rate: 400, Arrival: ArrivalFixed, Interval: 100 * time.Millisecond,
+		OnInterval: func(l Line) { lines = append(lines, l) },
+	}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.WarmupRequests < 90 || s.WarmupRequests > 101 || s.Requests < 90 || s.Requests > 101 {
+		t.Fatalf("warm-up %d, measured %d: want about 100 each", s.WarmupRequests, s.Requests)
+	}
+	if served := stub.served.Load(); served != s.Requests+s.WarmupRequests {
+		t.Fatalf("served %d != measured %d + warm-up %d", served, s.Requests, s.WarmupRequests)
+	}
+	if s.WarmupSec != 0.25 || s.ElapsedSec < 0.2 || s.ElapsedSec > 1.5 || s.RPS < 100 {
+		t.Fatalf("warm-up %vs, measured %vs, rps %v", s.WarmupSec, s.ElapsedSec, s.RPS)
+	}
+	var total int64
+	for _, l := range lines {
+		total += l.Requests
+	}
+	if len(lines) < 3 || !lines[0].Warmup || lines[len(lines)-1].Warmup || total != s.Requests+s.WarmupRequests {
+		t.Fatalf("interval lines %+v add to %d", lines, total)
+	}
+	qs := CurveQuantiles()
+	if len(s.Curve) != len(qs) {
+		t.Fatalf("curve has %d points, want %d", len(s.Curve), len(qs))
+	}
+	for i, p := range s.Curve {
+		if p.Percentile != qs[i] || (i > 0 && p.LatencyUs < s.Curve[i-1].LatencyUs) {
+			t.Fatalf("curve not increasing at %d: %+v", i, s.Curve)
+		}
+	}
+	if s.Curve[len(s.Curve)-1].LatencyUs != s.Latency.Max {
+		t.Fatalf("curve ends at %d, max is %d", s.Curve[len(s.Curve)-1].LatencyUs, s.Latency.Max)
+	}
+}
+
+func TestRunSendsPosts(t *testing.T) {
+	stub := startStub(t, 0)
+	s, err := Run(context.Background(), Config{
+		BaseURL: stub.url, Scenario: NewPostScenario("hook", "/v1/partner/webhooks/x/test"), Workers: 2,
+		Duration: 5 * time.Second, MaxRequests: 30,
+	}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Scenario != "hook" || s.Requests != 30 || stub.posts.Load() != 30 {
+		t.Fatalf("%d requests, %d POSTs", s.Requests, stub.posts.Load())
 	}
 }

@@ -21,6 +21,8 @@ commands:
   partner   manage partner accounts: create, list, rotate-key, set-fees, set-limits, disable
   settle    pay out pending partner earnings of one ecosystem (see swapgate settle -h)
   bench     drive load against a loopback server, HDR percentiles each second (see swapgate bench -h)
+  bench-bare  the bare-server limit: Swapgate's ping bytes from a bare fasthttp server (see swapgate bench-bare -h)
+  bench-suite  Swapgate against the bare-server limit, every scenario in rounds; table, JSON and HTML report (see swapgate bench-suite -h)
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -39,6 +41,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runSettle(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
+	case "bench-bare":
+		return runBenchBare(args[1:], stdout, stderr)
+	case "bench-suite":
+		return runBenchSuite(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,5 @@
+//go:build !race
+
+package bare
+
+const raceEnabled = false

@@ -1,0 +1,87 @@
+package suite
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQuickFitsTwoMinutes keeps make bench-quick under two minutes: its
+// load at the worst (every search taking all its steps) leaves room for
+// starting the servers, provisioning and the webhook drain.
+func TestQuickFitsTwoMinutes(t *testing.T) {
+	if b := Quick().LoadBudget(); b > 90*time.Second {
+		t.Fatalf("quick offers load for up to %s", b)
+	}
+	if b := Smoke().LoadBudget(); b > 6*time.Second {
+		t.Fatalf("smoke offers load for up to %s", b)
+	}
+	if b := Full().LoadBudget(); b > 40*time.Minute {
+		t.Fatalf("full offers load for up to %s", b)
+	}
+}
+
+func TestPresetsAreValid(t *testing.T) {
+	for _, name := range []string{"full", "quick", "smoke"} {
+		c, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Binary = "/bin/true"
+		if err := c.validate(); err != nil || c.Preset != name {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Preset("huge"); err == nil {
+		t.Fatal("unknown preset accepted")
+	}
+}
+
+func TestConfigRefusesUnbounded(t *testing.T) {
+	for name, mutate := range map[string]func(*Config){
+		"no binary":        func(c *Config) { c.Binary = "" },
+		"rounds":           func(c *Config) { c.Rounds = maxRounds + 1 },
+		"long runs":        func(c *Config) { c.Measure = time.Hour },
+		"rate":             func(c *Config) { c.Rate = 0 },
+		"workers":          func(c *Config) { c.Workers = 0 },
+		"fail share":       func(c *Config) { c.WebhookFailShare = 1 },
+		"stall too short":  func(c *Config) { c.StallLatency = c.QuoteDeadline },
+		"unknown scenario": func(c *Config) { c.Scenarios = []string{"flood"} },
+		"unknown search":   func(c *Config) { c.FindMax = []string{"flood"} },
+		"search steps":     func(c *Config) { c.Search.Factor = 1 },
+	} {
+		c := Quick()
+		c.Binary = "/bin/true"
+		mutate(&c)
+		if err := c.validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestScenariosAreDocumented(t *testing.T) {
+	want := "ping tokens quote-partner quote-fee quote-anon routes mixed quote-slow-provider webhook-storm"
+	if got := strings.Join(ScenarioNames(), " "); got != want {
+		t.Fatalf("scenarios %q, want %q", got, want)
+	}
+	for _, s := range Scenarios() {
+		if len(s.Doc) < 40 {
+			t.Errorf("%s: doc %q says too little", s.Name, s.Doc)
+		}
+	}
+}
+
+// TestStalledToolsAreTheAggregators checks the slow-provider server's
+// stall list against the catalog: every aggregator tool, no other.
+func TestStalledToolsAreTheAggregators(t *testing.T) {
+	got, err := providerTools("aggregator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "sbx-arcbridge,sbx-canal,sbx-wormway,sbx-uniflow,sbx-curveline,sbx-solswap,sbx-suiswap" {
+		t.Fatalf("aggregator tools %v", got)
+	}
+	if _, err := providerTools("nobody"); err == nil {
+		t.Fatal("a provider without tools accepted")
+	}
+}

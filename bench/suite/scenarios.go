@@ -1,0 +1,129 @@
+package suite
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/swapgate/swapgate/bench/loadgen"
+)
+
+// Servers a scenario runs against.
+const (
+	// serverMain is the Swapgate every scenario but one loads.
+	serverMain = "main"
+	// serverSlow is a second Swapgate whose aggregator tools stall past
+	// its quote deadline.
+	serverSlow = "slow"
+)
+
+// Targets as the table names them.
+const (
+	targetBare     = "bare"
+	targetSwapgate = "swapgate"
+)
+
+// Keys a scenario sends.
+const (
+	keyNone  = ""
+	keyZero  = "zero"  // a partner with a 0 bps fee
+	keyFee   = "fee"   // a partner with a 30 bps fee and fee wallets
+	keyHooks = "hooks" // the partner whose webhook receives the storm
+)
+
+// scenarioDef is one scenario of the suite.
+type scenarioDef struct {
+	name, doc string
+	server    string
+	key       string
+	// vsBare runs the scenario against the bare server too (ping only:
+	// the bare server answers nothing else).
+	vsBare bool
+	// searchable tells whether find-max applies.
+	searchable bool
+	// build returns the request mix and the requests to check before the
+	// run (method and paths).
+	build func(env *environment) (loadgen.Scenario, string, []string, error)
+}
+
+// ScenarioInfo is a scenario's name and what it measures.
+type ScenarioInfo struct {
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
+}
+
+// Scenarios lists the suite's scenarios in the order a round runs them.
+func Scenarios() []ScenarioInfo {
+	var out []ScenarioInfo
+	for _, d := range scenarioDefs() {
+		out = append(out, ScenarioInfo{d.name, d.doc})
+	}
+	return out
+}
+
+// ScenarioNames lists the scenarios' names in run order.
+func ScenarioNames() []string {
+	var out []string
+	for _, d := range scenarioDefs() {
+		out = append(out, d.name)
+	}
+	return out
+}
+
+// quotePaths is the check list of a quote mix: every distinct request.
+func quoteMix(name, endpoint string, kinds ...string) func(*environment) (loadgen.Scenario, string, []string, error) {
+	return func(*environment) (loadgen.Scenario, string, []string, error) {
+		q, err := loadgen.NewQuoteMix(name, endpoint, kinds...)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return q, http.MethodGet, q.Paths(), nil
+	}
+}
+
+// scenarioDefs is the suite; a function so that the table is nobody's
+// mutable state. webhook-storm comes last in a round: its retries drain
+// before the next round's bare ping.
+func scenarioDefs() []scenarioDef {
+	return []scenarioDef{
+		{name: "ping", server: serverMain, vsBare: true, searchable: true,
+			doc: "GET /v1/ping without a key, against the bare server and Swapgate: the HTTP floor and Swapgate's cost on top of it (routing, envelope, metrics)",
+			build: func(*environment) (loadgen.Scenario, string, []string, error) {
+				return loadgen.NewStaticScenario("ping", "/v1/ping"), http.MethodGet, []string{"/v1/ping"}, nil
+			}},
+		{name: "tokens", server: serverMain, key: keyZero, searchable: true,
+			doc: "GET /v1/tokens?chains=1 with a partner key: a cached reference read with authentication and the read bucket",
+			build: func(*environment) (loadgen.Scenario, string, []string, error) {
+				return loadgen.NewStaticScenario("tokens", "/v1/tokens?chains=1"), http.MethodGet, []string{"/v1/tokens?chains=1"}, nil
+			}},
+		{name: "quote-partner", server: serverMain, key: keyZero, searchable: true,
+			doc:   "GET /v1/quote with a 0 bps partner's key over the quote mix (all three providers: EVM to EVM, both ways to Solana, to TON, pulseroute direct inbound, outbound and multi-step); its records are analytics, queued without the quote waiting",
+			build: quoteMix("quote-partner", "/v1/quote")},
+		{name: "quote-fee", server: serverMain, key: keyFee, searchable: true,
+			doc:   "the same mix with a 30 bps partner with fee wallets: every quote's earnings row is written durably (synced) before it is answered",
+			build: quoteMix("quote-fee", "/v1/quote")},
+		{name: "quote-anon", server: serverMain, key: keyNone, searchable: true,
+			doc:   "the same mix without a key: anonymous limits (raised for the suite) and the anonymous fee",
+			build: quoteMix("quote-anon", "/v1/quote")},
+		{name: "routes", server: serverMain, key: keyZero, searchable: true,
+			doc:   "GET /v1/routes over the quote mix: every candidate route, tagged, instead of the best one",
+			build: quoteMix("routes", "/v1/routes")},
+		{name: "mixed", server: serverMain, key: keyZero, searchable: true,
+			doc: "an integrator's day in one mix: per 20 requests 1 chains, 3 tokens and 2 gas-prices reads, 8 quotes and 6 status polls (GET /v1/status?txHash= of real sandbox swaps, and one hash not followed)",
+			build: func(env *environment) (loadgen.Scenario, string, []string, error) {
+				m := loadgen.NewMixedScenario(env.txHashes)
+				return m, http.MethodGet, m.Paths(), nil
+			}},
+		{name: "quote-slow-provider", server: serverSlow, key: keyZero, searchable: true,
+			doc:   "a second Swapgate whose aggregator tools stall past its --quote-deadline; quotes between EVM chains and Solana, which the intents provider also answers, come back at about the deadline: compare p99 with the deadline",
+			build: quoteMix("quote-slow-provider", "/v1/quote", loadgen.QuoteEVMToSolana, loadgen.QuoteSolanaToEVM)},
+		{name: "webhook-storm", server: serverMain, key: keyHooks,
+			doc: "POST /v1/partner/webhooks/{id}/test at a fixed rate: each a durable event delivered over HTTPS to a local receiver that answers a share with 500, forcing retries; reports deliveries per second seen at the receiver, retries included",
+			build: func(env *environment) (loadgen.Scenario, string, []string, error) {
+				if env.webhookID == "" {
+					return nil, "", nil, fmt.Errorf("webhook-storm: no webhook registered")
+				}
+				p := "/v1/partner/webhooks/" + env.webhookID + "/test"
+				return loadgen.NewPostScenario("webhook-storm", p), http.MethodPost, []string{p}, nil
+			}},
+	}
+}

@@ -1,0 +1,811 @@
+package suite
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/swapgate/swapgate/bench/loadgen"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/tools"
+)
+
+// environment is one suite run's servers, accounts and records.
+type environment struct {
+	cfg      Config
+	origin   time.Time
+	dir      string
+	tmp      string
+	out      io.Writer
+	cores    int
+	children map[string]*child
+	apis     map[string]*api
+	partners map[string]partner // by key role; slow-server partners prefixed "slow-"
+	samplers []*Sampler
+
+	webhookID     string
+	webhookSecret string
+	txHashes      []string
+	stalled       []string
+	deliveries    deliveryLog
+
+	runs     []RunRecord
+	searches []SearchRecord
+	notes    []string
+}
+
+// RunRecord is one fixed-rate run.
+type RunRecord struct {
+	Scenario string `json:"scenario"`
+	Target   string `json:"target"`
+	Round    int    `json:"round"`
+	// StartSec and EndSec are seconds since the suite started.
+	StartSec float64          `json:"startSec"`
+	EndSec   float64          `json:"endSec"`
+	Offered  float64          `json:"offeredRate"`
+	Summary  *loadgen.Summary `json:"summary"`
+	Timeline []loadgen.Line   `json:"timeline"`
+	// GenCPU and ServerCPU are shares of all cores over the run.
+	GenCPU    float64        `json:"generatorCpu"`
+	ServerCPU float64        `json:"serverCpu"`
+	Webhook   *WebhookFigure `json:"webhook,omitempty"`
+}
+
+// WebhookFigure is what the receiver saw of a webhook-storm run.
+type WebhookFigure struct {
+	// Events is the test events Swapgate accepted in the measured part.
+	Events int64 `json:"events"`
+	// Deliveries and Failed are the attempts the receiver got in the
+	// measured part, and those it answered 500.
+	Deliveries int `json:"deliveries"`
+	Failed     int `json:"failed"`
+	// PerSec is Deliveries over the measured part's length.
+	PerSec float64 `json:"deliveriesPerSec"`
+	// Drained tells whether the retries had stopped within the drain
+	// bound; DrainSec is how long that took after the run.
+	Drained  bool    `json:"drained"`
+	DrainSec float64 `json:"drainSec"`
+}
+
+// SearchRecord is one find-max search.
+type SearchRecord struct {
+	Scenario string        `json:"scenario"`
+	Target   string        `json:"target"`
+	Round    int           `json:"round"`
+	StartSec float64       `json:"startSec"`
+	EndSec   float64       `json:"endSec"`
+	GenCPU   float64       `json:"generatorCpu"`
+	Result   FindMaxResult `json:"result"`
+}
+
+// ServerInfo describes a process the suite started.
+type ServerInfo struct {
+	Name string   `json:"name"`
+	PID  int      `json:"pid"`
+	Addr string   `json:"addr"`
+	Args []string `json:"args"`
+	Log  string   `json:"log"`
+}
+
+// Machine is where the run happened; the load average says how busy the
+// machine was with other work, which every figure depends on.
+type Machine struct {
+	Cores        int    `json:"cores"`
+	GOOS         string `json:"goos"`
+	GOARCH       string `json:"goarch"`
+	GoVersion    string `json:"goVersion"`
+	Kernel       string `json:"kernel,omitempty"`
+	LoadAvgStart string `json:"loadAvgStart,omitempty"`
+	LoadAvgEnd   string `json:"loadAvgEnd,omitempty"`
+}
+
+// Report is the run's results.json, and what the HTML report is drawn from.
+type Report struct {
+	Preset    string         `json:"preset"`
+	Started   time.Time      `json:"started"`
+	Finished  time.Time      `json:"finished"`
+	Dir       string         `json:"dir"`
+	Machine   Machine        `json:"machine"`
+	Config    Config         `json:"config"`
+	Scenarios []ScenarioInfo `json:"scenarios"`
+	Servers   []ServerInfo   `json:"servers"`
+	// Stalled lists the tools the slow-provider server stalls.
+	Stalled []string `json:"stalledTools,omitempty"`
+	Table   []Row    `json:"table"`
+	Notes   []string `json:"notes"`
+	// TableText is the table as printed.
+	TableText string         `json:"tableText"`
+	Runs      []RunRecord    `json:"runs"`
+	Searches  []SearchRecord `json:"findMax,omitempty"`
+	// Processes are the servers' CPU and memory over time, and the
+	// generator's (this process).
+	Processes []ProcSeries `json:"processes"`
+	// DeliveriesPerSec counts receiver deliveries per second of the run.
+	DeliveriesPerSec []int `json:"deliveriesPerSec,omitempty"`
+}
+
+// Run runs the suite as cfg says, printing progress and the table to out,
+// and writes results.json, report.html and table.txt to a new folder under
+// cfg.ResultsDir. Everything it starts, it stops, on every path.
+func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("bench suite: %w", err)
+	}
+	if cfg.Search.Start == 0 {
+		cfg.Search.Start = cfg.Rate
+	}
+	env := &environment{cfg: cfg, origin: time.Now(), out: out, cores: runtime.NumCPU(),
+		children: map[string]*child{}, apis: map[string]*api{}, partners: map[string]partner{}}
+	env.dir = filepath.Join(cfg.ResultsDir, env.origin.UTC().Format("20060102-150405Z"))
+	if err := os.MkdirAll(filepath.Join(env.dir, "logs"), 0o755); err != nil {
+		return nil, fmt.Errorf("bench suite: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "swapgate-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("bench suite: %w", err)
+	}
+	env.tmp = tmp
+	defer os.RemoveAll(tmp)
+	machine := Machine{Cores: env.cores, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version(),
+		Kernel: readTrim("/proc/sys/kernel/osrelease"), LoadAvgStart: readTrim("/proc/loadavg")}
+	env.printf("bench suite (%s): results in %s; %d cores, load average %s\n", cfg.Preset, env.dir, env.cores, machine.LoadAvgStart)
+
+	servers, procs, runErr := env.run(ctx)
+	machine.LoadAvgEnd = readTrim("/proc/loadavg")
+	rep := &Report{
+		Preset: cfg.Preset, Started: env.origin, Finished: time.Now(), Dir: env.dir, Machine: machine, Config: cfg,
+		Scenarios: env.selectedInfo(), Servers: servers, Stalled: env.stalled, Runs: env.runs, Searches: env.searches,
+		Processes: procs, DeliveriesPerSec: env.deliveries.perSecond(env.origin),
+	}
+	if runErr != nil {
+		rep.Notes = append(rep.Notes, "the run stopped early: "+runErr.Error())
+	}
+	rep.Table = env.rows()
+	rep.Notes = append(rep.Notes, env.summaryNotes(rep.Table)...)
+	var tb strings.Builder
+	if err := WriteTable(&tb, rep.Table); err != nil {
+		return rep, err
+	}
+	rep.TableText = tb.String()
+	if err := writeReport(rep); err != nil {
+		return rep, errors.Join(runErr, err)
+	}
+	env.printf("\n%s\n", rep.TableText)
+	for _, n := range rep.Notes {
+		env.printf("%s\n", n)
+	}
+	env.printf("\nwrote %s, %s and %s\n", filepath.Join(env.dir, "results.json"), filepath.Join(env.dir, "report.html"), filepath.Join(env.dir, "table.txt"))
+	return rep, runErr
+}
+
+// run starts the servers, provisions them, runs the rounds and stops
+// everything; it returns what it started and the samples even when it
+// fails half way.
+func (env *environment) run(ctx context.Context) (servers []ServerInfo, procs []ProcSeries, err error) {
+	gen := StartSampler("generator", os.Getpid(), env.origin, env.cfg.SampleInterval)
+	defer func() {
+		procs = append(procs, gen.Stop())
+		for _, s := range env.samplers {
+			procs = append(procs, s.Stop())
+		}
+		// Stop every child at once: each drains for a moment, and waiting
+		// for them in turn would add those moments up.
+		names := []string{"receiver", "bare", "main", "slow"}
+		stopped := make([]chan error, len(names))
+		for i, name := range names {
+			c, ok := env.children[name]
+			if !ok {
+				continue
+			}
+			servers = append(servers, ServerInfo{Name: name, PID: c.pid(), Addr: c.addr, Args: hideSecret(c.cmd.Args[1:]), Log: filepath.Join("logs", name+".log")})
+			stopped[i] = make(chan error, 1)
+			go func() { stopped[i] <- c.stop(20 * time.Second) }()
+		}
+		for i, name := range names {
+			if stopped[i] == nil {
+				continue
+			}
+			if serr := <-stopped[i]; serr != nil && err == nil && name != "receiver" {
+				err = fmt.Errorf("stop %w (see logs/%s.log)", serr, name)
+			}
+		}
+		env.stage("stopped every process\n")
+	}()
+	if err := env.start(ctx); err != nil {
+		return nil, nil, err
+	}
+	if err := env.provision(ctx); err != nil {
+		return nil, nil, err
+	}
+	for round := 1; round <= env.cfg.Rounds; round++ {
+		if err := env.round(ctx, round); err != nil {
+			return nil, nil, err
+		}
+	}
+	return nil, nil, nil
+}
+
+func (env *environment) printf(format string, args ...any) {
+	fmt.Fprintf(env.out, format, args...)
+}
+
+// stage prints a line prefixed with the time since the suite started, so
+// that a slow step (a start, the provisioning, a drain) shows.
+func (env *environment) stage(format string, args ...any) {
+	env.printf("[%6.1fs] "+format, append([]any{env.since()}, args...)...)
+}
+
+// selected lists the scenarios the config selects, ping always first.
+func (env *environment) selected() []scenarioDef {
+	var out []scenarioDef
+	for _, d := range scenarioDefs() {
+		if d.name == "ping" || len(env.cfg.Scenarios) == 0 || slices.Contains(env.cfg.Scenarios, d.name) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (env *environment) selectedInfo() []ScenarioInfo {
+	var out []ScenarioInfo
+	for _, d := range env.selected() {
+		out = append(out, ScenarioInfo{d.name, d.doc})
+	}
+	return out
+}
+
+func (env *environment) wants(name string) bool {
+	return slices.ContainsFunc(env.selected(), func(d scenarioDef) bool { return d.name == name })
+}
+
+// searched tells whether find-max runs for d.
+func (env *environment) searched(d scenarioDef) bool {
+	return d.searchable && (slices.Contains(env.cfg.FindMax, "all") || slices.Contains(env.cfg.FindMax, d.name))
+}
+
+// start starts the receiver (its certificate must exist before the main
+// server starts, which trusts it through SSL_CERT_FILE), then the bare
+// server and the Swapgates together.
+func (env *environment) start(ctx context.Context) error {
+	log := func(name string) string { return filepath.Join(env.dir, "logs", name+".log") }
+	limits := []string{"--anon-heavy-per-min", fmt.Sprint(unlimited), "--anon-read-per-min", fmt.Sprint(unlimited)}
+	var mainEnv []string
+	var mainArgs []string
+	if env.wants("webhook-storm") {
+		secret := make([]byte, 16)
+		_, _ = rand.Read(secret)
+		env.webhookSecret = "whsec_" + hex.EncodeToString(secret)
+		cert := filepath.Join(env.tmp, "receiver.pem")
+		rc, err := startChild(ctx, env.cfg.Binary, childSpec{
+			name: "receiver", logPath: log("receiver"), env: childEnv(), addrOf: receiverAddr, onStdout: env.deliveries.add,
+			args: []string{"webhook-receiver", "--addr", "127.0.0.1:0", "--secret", env.webhookSecret,
+				"--cert-out", cert, "--fail-share", fmt.Sprint(env.cfg.WebhookFailShare)},
+		}, env.cfg.StartTimeout)
+		if err != nil {
+			return err
+		}
+		env.children["receiver"] = rc
+		mainEnv = append(mainEnv, "SSL_CERT_FILE="+cert)
+		mainArgs = append(mainArgs, "--allow-loopback-webhooks", "--webhook-retry-base", env.cfg.WebhookRetryBase.String())
+	}
+	specs := []childSpec{
+		{name: "bare", args: []string{"bench-bare", "--addr", "127.0.0.1:0"}, addrOf: jsonAddr("bench-bare serving")},
+		{name: "main", args: append(append([]string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(env.tmp, "main")}, limits...), mainArgs...),
+			env: mainEnv, addrOf: jsonAddr("swapgate serving")},
+	}
+	if env.wants("quote-slow-provider") {
+		stalled, err := providerTools(registry.ProviderAggregator)
+		if err != nil {
+			return err
+		}
+		env.stalled = stalled
+		inject := map[string]map[string]int64{}
+		for _, t := range stalled {
+			inject[t] = map[string]int64{"latencyMs": env.cfg.StallLatency.Milliseconds()}
+		}
+		b, _ := json.Marshal(inject)
+		specs = append(specs, childSpec{name: "slow", addrOf: jsonAddr("swapgate serving"),
+			args: append([]string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(env.tmp, "slow"),
+				"--quote-deadline", env.cfg.QuoteDeadline.String(), "--sandbox-tools", string(b)}, limits...)})
+	}
+	type started struct {
+		c   *child
+		err error
+	}
+	results := make([]chan started, len(specs))
+	for i, spec := range specs {
+		spec.logPath = log(spec.name)
+		spec.env = childEnv(spec.env...)
+		results[i] = make(chan started, 1)
+		go func() {
+			c, err := startChild(ctx, env.cfg.Binary, spec, env.cfg.StartTimeout)
+			results[i] <- started{c, err}
+		}()
+	}
+	var errs []error
+	for i, spec := range specs {
+		r := <-results[i]
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		env.children[spec.name] = r.c
+		env.stage("started %-8s pid %-7d on %s\n", spec.name, r.c.pid(), r.c.addr)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for name, c := range env.children {
+		// The suite loads loopback only, as loadgen does: a child that
+		// reported anything else is refused before any request.
+		if _, err := loadgen.ResolveTarget(ctx, net.DefaultResolver, "http://"+c.addr); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	for _, name := range []string{"bare", "main", "slow"} {
+		if c, ok := env.children[name]; ok {
+			env.apis[name] = newAPI("http://" + c.addr)
+			env.samplers = append(env.samplers, StartSampler(name, c.pid(), env.origin, env.cfg.SampleInterval))
+		}
+	}
+	return nil
+}
+
+// providerTools lists the sandbox tools of a provider from the catalog, so
+// that the stall follows the catalog if tools are added.
+func providerTools(provider string) ([]string, error) {
+	reg, err := registry.Load()
+	if err != nil {
+		return nil, err
+	}
+	cat, err := tools.Load(reg)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range cat.All() {
+		if t.Provider == provider {
+			out = append(out, t.Key)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no sandbox tool of provider %q", provider)
+	}
+	return out, nil
+}
+
+// provision creates the partners through the CLI, registers fee wallets
+// and the webhook over HTTP, makes the swaps the status polls follow, and
+// checks every distinct request of every scenario once.
+func (env *environment) provision(ctx context.Context) error {
+	if err := env.createPartners(ctx); err != nil {
+		return err
+	}
+	main := env.apis["main"]
+	if err := registerFeeWallets(ctx, main, env.partners[keyFee].APIKey); err != nil {
+		return err
+	}
+	if rc, ok := env.children["receiver"]; ok {
+		id, err := createWebhook(ctx, main, env.partners[keyHooks].APIKey, "https://"+rc.addr+"/hook", env.webhookSecret)
+		if err != nil {
+			return err
+		}
+		env.webhookID = id
+	}
+	if env.wants("mixed") {
+		hashes, err := makeSwaps(ctx, main, env.partners[keyZero].APIKey, env.cfg.StatusSwaps)
+		if err != nil {
+			return fmt.Errorf("swaps for the status polls: %w", err)
+		}
+		env.txHashes = hashes
+	}
+	for _, d := range env.selected() {
+		_, method, paths, err := d.build(env)
+		if err != nil {
+			return err
+		}
+		if err := preflight(ctx, env.apis[d.server], env.key(d), method, paths); err != nil {
+			return fmt.Errorf("%s: %w", d.name, err)
+		}
+	}
+	if rc := env.children["receiver"]; rc != nil {
+		// The check's test event must have arrived, and its retries (if
+		// the receiver failed it) ended, before anything is measured.
+		if !env.deliveries.waitFor(ctx, 1, env.cfg.WebhookDrain) {
+			return fmt.Errorf("webhook-storm: the receiver got no delivery of the test event within %s (see logs/main.log)", env.cfg.WebhookDrain)
+		}
+		env.deliveries.waitQuiet(ctx, time.Second, env.cfg.WebhookDrain)
+	}
+	env.stage("provisioned: partners with 0 and 30 bps, fee wallets, webhook %s, %d swaps for the status polls; every request checked\n",
+		env.webhookID, len(env.txHashes))
+	return nil
+}
+
+// createPartners creates the partners of both Swapgates through the CLI,
+// the partners side by side (each one's three commands in order), since
+// every command is a process start.
+func (env *environment) createPartners(ctx context.Context) error {
+	type want struct {
+		role, dir string
+		fee       int
+	}
+	mainDir := filepath.Join(env.tmp, "main")
+	wants := []want{{keyZero, mainDir, 0}, {keyFee, mainDir, 30}, {keyHooks, mainDir, 0}}
+	if _, ok := env.children["slow"]; ok {
+		wants = append(wants, want{"slow-" + keyZero, filepath.Join(env.tmp, "slow"), 0})
+	}
+	type made struct {
+		p   partner
+		err error
+	}
+	results := make([]chan made, len(wants))
+	for i, w := range wants {
+		results[i] = make(chan made, 1)
+		go func() {
+			p, err := createPartner(ctx, env.cfg.Binary, w.dir, "bench-"+w.role, w.fee)
+			results[i] <- made{p, err}
+		}()
+	}
+	var errs []error
+	for i, w := range wants {
+		m := <-results[i]
+		errs = append(errs, m.err)
+		env.partners[w.role] = m.p
+	}
+	return errors.Join(errs...)
+}
+
+// key is the API key scenario d sends.
+func (env *environment) key(d scenarioDef) string {
+	if d.key == keyNone {
+		return ""
+	}
+	if d.server == serverSlow {
+		return env.partners["slow-"+d.key].APIKey
+	}
+	return env.partners[d.key].APIKey
+}
+
+// round runs every selected scenario once, then the searches. The bare and
+// Swapgate pings swap order every round, so that neither always runs on a
+// machine the other just warmed or tired.
+func (env *environment) round(ctx context.Context, round int) error {
+	targets := []string{targetBare, targetSwapgate}
+	if round%2 == 0 {
+		slices.Reverse(targets)
+	}
+	for _, d := range env.selected() {
+		if d.vsBare {
+			for _, t := range targets {
+				if err := env.fixedRun(ctx, d, t, round); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := env.fixedRun(ctx, d, targetSwapgate, round); err != nil {
+			return err
+		}
+	}
+	for _, d := range env.selected() {
+		if !env.searched(d) {
+			continue
+		}
+		ts := []string{targetSwapgate}
+		if d.vsBare {
+			ts = targets
+		}
+		for _, t := range ts {
+			if err := env.search(ctx, d, t, round); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// loadConfig is the loadgen configuration of d against target, without
+// rate or durations.
+func (env *environment) loadConfig(d scenarioDef, target string) (loadgen.Config, error) {
+	sc, _, _, err := d.build(env)
+	if err != nil {
+		return loadgen.Config{}, err
+	}
+	server := d.server
+	if target == targetBare {
+		server = "bare"
+	}
+	c, ok := env.children[server]
+	if !ok || !c.alive() {
+		return loadgen.Config{}, fmt.Errorf("%s: the %s server is not running (see logs/%s.log)", d.name, server, server)
+	}
+	return loadgen.Config{BaseURL: "http://" + c.addr, Scenario: sc, Workers: env.cfg.Workers, APIKey: env.key(d),
+		Timeout: env.cfg.Timeout, Interval: env.cfg.Interval, MaxRequests: math.MaxInt64}, nil
+}
+
+// pid is the process a target of d runs in.
+func (env *environment) pid(d scenarioDef, target string) int {
+	if target == targetBare {
+		return env.children["bare"].pid()
+	}
+	return env.children[d.server].pid()
+}
+
+func (env *environment) since() float64 { return time.Since(env.origin).Seconds() }
+
+// progress prints one interval line: what runs, the rate, errors, p50, p99.
+func (env *environment) progress(label string, l loadgen.Line) {
+	warm := ""
+	if l.Warmup {
+		warm = "  (warm-up)"
+	}
+	env.printf("  %-40s %6.1fs  rate %8s/s  err %-5d p50 %-8s p99 %-8s%s\n", label, l.ElapsedSec, fmtRate(l.RPS), l.Errors,
+		fmtUs(float64(l.Latency.P50)), fmtUs(float64(l.Latency.P99)), warm)
+}
+
+// fixedRun runs d against target at the fixed rate (webhook-storm: at its
+// event rate) and records it.
+func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target string, round int) error {
+	lc, err := env.loadConfig(d, target)
+	if err != nil {
+		return err
+	}
+	rate := env.cfg.Rate
+	if d.name == "webhook-storm" {
+		rate = env.cfg.WebhookRate
+	}
+	label := fmt.Sprintf("r%d %s@%s %s/s", round, d.name, target, fmtRate(rate))
+	env.stage("%s\n", label)
+	rec := RunRecord{Scenario: d.name, Target: target, Round: round, Offered: rate}
+	lc.Rate, lc.Arrival = rate, loadgen.ArrivalFixed
+	lc.Warmup, lc.Duration = env.cfg.Warmup, env.cfg.Warmup+env.cfg.Measure
+	lc.OnInterval = func(l loadgen.Line) {
+		rec.Timeline = append(rec.Timeline, l)
+		env.progress(label, l)
+	}
+	pid := env.pid(d, target)
+	srv0, _ := ProcCPU(pid)
+	gen0, _ := SelfCPU()
+	start := time.Now()
+	rec.StartSec = env.since()
+	sum, err := loadgen.Run(ctx, lc, io.Discard)
+	if sum == nil {
+		return fmt.Errorf("%s: %w", label, err)
+	}
+	wall := time.Since(start)
+	rec.EndSec = env.since()
+	srv1, _ := ProcCPU(pid)
+	gen1, _ := SelfCPU()
+	rec.Summary = sum
+	rec.GenCPU = CPUShare(gen1-gen0, wall, env.cores)
+	rec.ServerCPU = CPUShare(srv1-srv0, wall, env.cores)
+	if d.name == "webhook-storm" {
+		measuredFrom := start.Add(env.cfg.Warmup)
+		end := time.Now()
+		drainStart := time.Now()
+		drained := env.deliveries.waitQuiet(ctx, time.Second, env.cfg.WebhookDrain)
+		n, failed := env.deliveries.count(measuredFrom, end)
+		rec.Webhook = &WebhookFigure{Events: sum.Class["2xx"], Deliveries: n, Failed: failed,
+			PerSec: float64(n) / end.Sub(measuredFrom).Seconds(), Drained: drained,
+			DrainSec: max(0, time.Since(drainStart).Seconds()-1)}
+		env.printf("  %-40s receiver: %d deliveries (%.1f/s, %d answered 500), retries drained: %v\n", label, n, rec.Webhook.PerSec, failed, drained)
+	}
+	env.runs = append(env.runs, rec)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%s: %w", label, err)
+	}
+	return ctx.Err()
+}
+
+// search runs find-max for d against target, starting from the previous
+// round's result when there is one, so that later rounds spend their steps
+// near the limit.
+func (env *environment) search(ctx context.Context, d scenarioDef, target string, round int) error {
+	lc, err := env.loadConfig(d, target)
+	if err != nil {
+		return err
+	}
+	cfg := env.cfg.Search
+	if d.name == "quote-slow-provider" {
+		// Its answers wait for the deadline by design: the bound is the
+		// deadline plus the usual allowance.
+		cfg.P99Bound += env.cfg.QuoteDeadline
+	}
+	for i := len(env.searches) - 1; i >= 0; i-- {
+		s := env.searches[i]
+		if s.Scenario == d.name && s.Target == target && s.Result.MaxRate > 0 && !s.Result.Capped {
+			cfg.Start = math.Max(cfg.MinRate, math.Min(cfg.MaxRate, math.Round(s.Result.MaxRate*0.7)))
+			break
+		}
+	}
+	label := fmt.Sprintf("r%d find-max %s@%s", round, d.name, target)
+	env.stage("%s (p99 bound %s)\n", label, cfg.P99Bound)
+	probe := LoadProbe(lc, env.cfg.StepWarmup, env.cfg.StepMeasure, env.pid(d, target), func(rate float64, l loadgen.Line) {
+		env.progress(fmt.Sprintf("%s step %s/s", label, fmtRate(rate)), l)
+	})
+	rec := SearchRecord{Scenario: d.name, Target: target, Round: round, StartSec: env.since()}
+	gen0, _ := SelfCPU()
+	start := time.Now()
+	res, err := FindMax(ctx, cfg, probe)
+	gen1, _ := SelfCPU()
+	rec.EndSec, rec.Result = env.since(), res
+	rec.GenCPU = CPUShare(gen1-gen0, time.Since(start), env.cores)
+	env.searches = append(env.searches, rec)
+	if err != nil {
+		return fmt.Errorf("%s: %w", label, err)
+	}
+	capped := ""
+	if res.Capped {
+		capped = " (the ceiling: the limit is higher)"
+	}
+	at := ""
+	if res.AtMax != nil {
+		at = fmt.Sprintf(" (there the generator used %s and the server %s of the cores)", fmtShare(one(res.AtMax.GenCPU)), fmtShare(one(res.AtMax.ServerCPU)))
+	}
+	env.printf("  %s: %s/s sustained%s after %d steps%s\n", label, fmtRate(res.MaxRate), capped, len(res.Steps), at)
+	return nil
+}
+
+// rows aggregates the runs into the table: per scenario and target, the
+// median and range of each figure over the rounds, and of its per-round
+// ratio to the bare ping.
+func (env *environment) rows() []Row {
+	bareRPS, bareP50, bareP99 := map[int]float64{}, map[int]float64{}, map[int]float64{}
+	bareMax := map[int]float64{}
+	bareOffered := 0.0
+	for _, r := range env.runs {
+		if r.Scenario == "ping" && r.Target == targetBare {
+			bareRPS[r.Round], bareP50[r.Round], bareP99[r.Round] = r.Summary.RPS, float64(r.Summary.Latency.P50), float64(r.Summary.Latency.P99)
+			bareOffered = r.Offered
+		}
+	}
+	for _, s := range env.searches {
+		if s.Scenario == "ping" && s.Target == targetBare {
+			bareMax[s.Round] = s.Result.MaxRate
+		}
+	}
+	var rows []Row
+	for _, d := range env.selected() {
+		targets := []string{targetSwapgate}
+		if d.vsBare {
+			targets = []string{targetBare, targetSwapgate}
+		}
+		for _, t := range targets {
+			row := Row{Scenario: d.name, Target: t}
+			rps, p50, p99 := map[int]float64{}, map[int]float64{}, map[int]float64{}
+			var gen, srv []float64
+			for _, r := range env.runs {
+				if r.Scenario != d.name || r.Target != t {
+					continue
+				}
+				row.Offered = r.Offered
+				rps[r.Round], p50[r.Round], p99[r.Round] = r.Summary.RPS, float64(r.Summary.Latency.P50), float64(r.Summary.Latency.P99)
+				row.Errors += r.Summary.Errors
+				row.Requests += r.Summary.Requests
+				gen, srv = append(gen, r.GenCPU), append(srv, r.ServerCPU)
+			}
+			if len(rps) == 0 {
+				continue
+			}
+			row.RPS = Figure{Value: SpreadOf(valuesOf(rps))}
+			row.P50 = Figure{Value: SpreadOf(valuesOf(p50))}
+			row.P99 = Figure{Value: SpreadOf(valuesOf(p99))}
+			// Ratios compare equal loads only: webhook-storm offers its own
+			// event rate, which the bare ping was not measured at.
+			if row.Offered == bareOffered {
+				row.RPS.Ratio = SpreadOf(Ratios(rps, bareRPS))
+				row.P50.Ratio = SpreadOf(Ratios(p50, bareP50))
+				row.P99.Ratio = SpreadOf(Ratios(p99, bareP99))
+			}
+			row.GenCPU, row.ServerCPU = SpreadOf(gen), SpreadOf(srv)
+			maxes := map[int]float64{}
+			for _, s := range env.searches {
+				if s.Scenario == d.name && s.Target == t {
+					maxes[s.Round] = s.Result.MaxRate
+				}
+			}
+			if len(maxes) > 0 {
+				row.MaxRate = &Figure{SpreadOf(valuesOf(maxes)), SpreadOf(Ratios(maxes, bareMax))}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// summaryNotes are the lines printed under the table: how it was measured,
+// and the figures that are not ratios (the slow provider's p99 against its
+// deadline, the webhook deliveries).
+func (env *environment) summaryNotes(rows []Row) []string {
+	c := env.cfg
+	notes := []string{fmt.Sprintf("Each figure: median over %d round(s) of open-loop runs at %s/s offered (fixed arrivals, latency from the intended send time), %s warm-up excluded, %s measured; ×bare: median (min–max) of per-round ratios to the bare server's ping at the same rate in the same round. CPU: share of all %d cores (generator: getrusage of this process; server: /proc).",
+		c.Rounds, fmtRate(c.Rate), c.Warmup, c.Measure, env.cores)}
+	if len(c.FindMax) > 0 {
+		notes = append(notes, fmt.Sprintf("max/s: highest offered rate with no error, p99 within %s and at least %.0f%% of it completed (find-max: ×%g steps of %s + %s warm-up, %d bisections); ×bare: per-round ratio to the bare ping's.",
+			c.Search.P99Bound, 100*max(c.Search.MinAchieved, 0.95), c.Search.Factor, c.StepMeasure, c.StepWarmup, c.Search.Refine))
+	}
+	for _, r := range rows {
+		if r.MaxRate != nil {
+			var gen, srv []float64
+			for _, s := range env.searches {
+				if s.Scenario == r.Scenario && s.Target == r.Target && s.Result.AtMax != nil {
+					gen, srv = append(gen, s.Result.AtMax.GenCPU), append(srv, s.Result.AtMax.ServerCPU)
+				}
+			}
+			if len(gen) > 0 {
+				notes = append(notes, fmt.Sprintf("max/s %s@%s: %s/s (rounds %s–%s); at it the generator used %s and the server %s of the %d cores%s.",
+					r.Scenario, r.Target, fmtRate(r.MaxRate.Value.Median), fmtRate(r.MaxRate.Value.Min), fmtRate(r.MaxRate.Value.Max),
+					fmtShare(SpreadOf(gen)), fmtShare(SpreadOf(srv)), env.cores, machineBound(SpreadOf(gen).Median, SpreadOf(srv).Median)))
+			}
+		}
+		switch r.Scenario {
+		case "quote-slow-provider":
+			notes = append(notes, fmt.Sprintf("quote-slow-provider: p99 %s against --quote-deadline %s (×%.2f); p50 %s. Stalled for %s: %s.",
+				fmtUs(r.P99.Value.Median), c.QuoteDeadline, r.P99.Value.Median/float64(c.QuoteDeadline.Microseconds()),
+				fmtUs(r.P50.Value.Median), c.StallLatency, strings.Join(env.stalled, ", ")))
+			if r.MaxRate != nil {
+				notes = append(notes, fmt.Sprintf("quote-slow-provider's max/s cannot exceed %s/s: %d connections each waiting about the deadline.",
+					fmtRate(float64(c.Workers)/c.QuoteDeadline.Seconds()), c.Workers))
+			}
+		case "webhook-storm":
+			var per, events []float64
+			var n, failed int
+			drained := true
+			for _, run := range env.runs {
+				if run.Webhook != nil {
+					per = append(per, run.Webhook.PerSec)
+					events = append(events, float64(run.Webhook.Events)/max(run.Summary.ElapsedSec, 1e-9))
+					n += run.Webhook.Deliveries
+					failed += run.Webhook.Failed
+					drained = drained && run.Webhook.Drained
+				}
+			}
+			notes = append(notes, fmt.Sprintf("webhook-storm: %s test events/s accepted, %s deliveries/s at the receiver including retries (median; %d deliveries, %d answered 500 on purpose); retries drained after each storm: %v.",
+				fmtRate(SpreadOf(events).Median), fmtRate(SpreadOf(per).Median), n, failed, drained))
+		}
+	}
+	return notes
+}
+
+// machineBound says when a maximum is the machine's rather than the
+// server's: generator and server together used (nearly) every core, so
+// neither could go faster without taking CPU from the other.
+func machineBound(gen, srv float64) string {
+	if gen+srv >= 0.85 {
+		return " (together nearly all of the machine: the limit is the machine shared by generator and server, not the server alone)"
+	}
+	return ""
+}
+
+// hideSecret replaces the value of --secret in args: the receiver's secret
+// is throwaway, but a report is no place for secrets.
+func hideSecret(args []string) []string {
+	out := slices.Clone(args)
+	for i := range out {
+		if out[i] == "--secret" && i+1 < len(out) {
+			out[i+1] = "(hidden)"
+		}
+	}
+	return out
+}
+
+// readTrim reads a small file, trimmed; empty when it cannot.
+func readTrim(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

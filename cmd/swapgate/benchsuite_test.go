@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBenchSuiteSmoke runs make bench-quick's machinery end to end at toy
+// durations (--preset smoke): this test binary stands in for bin/swapgate
+// (see TestMain), so the suite starts real bare, Swapgate and receiver
+// processes from it, provisions them through the CLI and HTTP, runs every
+// scenario and a find-max, stops everything and writes its files. The test
+// checks the files, not the speed of anything.
+func TestBenchSuiteSmoke(t *testing.T) {
+	dir := t.TempDir()
+	linkSwapgate(t, dir)
+	out := filepath.Join(dir, "results")
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run([]string{"bench-suite", "--preset", "smoke", "--out", out, "--binary", filepath.Join(dir, "bin", "swapgate")}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("bench-suite: exit %d after %s\nstdout:\n%s\nstderr:\n%s", code, time.Since(start), stdout.String(), stderr.String())
+	}
+	runs, err := filepath.Glob(filepath.Join(out, "*"))
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("results folders %v: %v", runs, err)
+	}
+	raw, err := os.ReadFile(filepath.Join(runs[0], "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Preset string
+		Table  []struct {
+			Scenario, Target string
+			Requests, Errors int64
+			RPS              struct{ Value struct{ Median float64 } }
+			MaxRate          *struct{ Value struct{ Median float64 } }
+		}
+		Runs []struct {
+			Scenario string
+			Webhook  *struct{ Deliveries int }
+		}
+		Processes []struct {
+			Name    string
+			Samples []struct{ RSS int64 }
+		}
+		Servers []struct{ Name string }
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	want := []string{"ping/bare", "ping/swapgate", "tokens/swapgate", "quote-partner/swapgate", "quote-fee/swapgate", "quote-anon/swapgate",
+		"routes/swapgate", "mixed/swapgate", "quote-slow-provider/swapgate", "webhook-storm/swapgate"}
+	var got []string
+	for _, r := range rep.Table {
+		got = append(got, r.Scenario+"/"+r.Target)
+		if r.Requests == 0 || r.Errors != 0 || r.RPS.Value.Median <= 0 {
+			t.Errorf("%s/%s: %d requests, %d errors, %v rps", r.Scenario, r.Target, r.Requests, r.Errors, r.RPS.Value.Median)
+		}
+		if r.Scenario == "ping" && r.MaxRate == nil {
+			t.Errorf("ping/%s: not searched for its max rate", r.Target)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || rep.Preset != "smoke" {
+		t.Fatalf("table rows %v, want %v", got, want)
+	}
+	for _, r := range rep.Runs {
+		if r.Scenario == "webhook-storm" && (r.Webhook == nil || r.Webhook.Deliveries == 0) {
+			t.Errorf("webhook-storm: no delivery seen at the receiver: %+v", r.Webhook)
+		}
+	}
+	names := map[string]bool{}
+	for _, p := range rep.Processes {
+		if len(p.Samples) > 0 && p.Samples[0].RSS > 0 {
+			names[p.Name] = true
+		}
+	}
+	for _, n := range []string{"generator", "bare", "main", "slow"} {
+		if !names[n] {
+			t.Errorf("no memory samples of %s: %v", n, names)
+		}
+	}
+	if len(rep.Servers) != 4 {
+		t.Errorf("servers %+v", rep.Servers)
+	}
+	page, err := os.ReadFile(filepath.Join(runs[0], "report.html"))
+	if err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || bytes.Count(page, []byte("<svg ")) < 10 || bytes.Contains(page, []byte("<script")) {
+		t.Fatalf("report.html (%d bytes): %v", len(page), err)
+	}
+	table, err := os.ReadFile(filepath.Join(runs[0], "table.txt"))
+	if err != nil || !bytes.Contains(stdout.Bytes(), bytes.SplitN(table, []byte("\n"), 2)[0]) || !strings.Contains(stdout.String(), "p99") {
+		t.Fatalf("the printed table and table.txt differ: %v\n%s", err, stdout.String())
+	}
+	for _, l := range []string{"bare.log", "main.log", "slow.log", "receiver.log"} {
+		if _, err := os.Stat(filepath.Join(runs[0], "logs", l)); err != nil {
+			t.Errorf("log: %v", err)
+		}
+	}
+	t.Logf("smoke suite took %s", time.Since(start))
+}
+
+func TestBenchSuiteRefusesAndExplains(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--preset", "huge"}, "unknown preset"},
+		{[]string{"--scenarios", "flood"}, "unknown scenario"},
+		{[]string{"--rounds", "1000"}, "rounds"},
+		{[]string{"extra"}, "unexpected arguments"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"bench-suite", "--out", t.TempDir()}, tc.args...), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+	var stdout bytes.Buffer
+	if code := run([]string{"bench-suite", "-h"}, &stdout, &bytes.Buffer{}); code != 0 || !strings.Contains(stdout.String(), "webhook-storm") || !strings.Contains(stdout.String(), "-find-max") {
+		t.Fatalf("help: exit %d\n%s", code, stdout.String())
+	}
+}
