@@ -477,11 +477,19 @@ func TestPartnerQuoteFeesAndLedger(t *testing.T) {
 		t.Fatalf("outbound bridge fee %d", out.FeeBps)
 	}
 	// Both quotes are in the partner's transactions, newest first; only
-	// the first carried a fee, which the earnings show as pending.
+	// the first carried a fee, which the earnings show as pending. The
+	// fee-free quote's row is written just after its answer (see package
+	// ledger), so the list is read until it shows up.
 	var txs struct {
 		Transactions []struct{ ID, Kind, FeeUsd string }
 	}
-	ts.get("/v1/partner/transactions", withKey(key)).decode(t, &txs)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		txs.Transactions = nil
+		ts.get("/v1/partner/transactions", withKey(key)).decode(t, &txs)
+		if len(txs.Transactions) == 2 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(txs.Transactions) != 2 || txs.Transactions[1].ID != q.Quote.ID || txs.Transactions[1].Kind != "quote" ||
 		txs.Transactions[1].FeeUsd == "0" || txs.Transactions[0].FeeUsd != "0.00" && txs.Transactions[0].FeeUsd != "0" {
 		t.Fatalf("transactions %+v", txs)
