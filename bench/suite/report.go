@@ -10,16 +10,25 @@ import (
 	"time"
 )
 
-// writeReport writes results.json, report.html and table.txt to rep.Dir.
+// writeReport writes results.json, report.html and table.txt to rep.Dir,
+// and each of the page's charts as a standalone SVG file in its charts/
+// folder, for documents that embed them one by one.
 func writeReport(rep *Report) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
+	page, charts := renderReport(rep)
 	files := map[string][]byte{
 		"results.json": append(b, '\n'),
-		"report.html":  []byte(RenderHTML(rep)),
+		"report.html":  []byte(page),
 		"table.txt":    []byte(rep.TableText + "\n" + strings.Join(rep.Notes, "\n") + "\n"),
+	}
+	for i, c := range charts {
+		files[filepath.Join("charts", fmt.Sprintf("%02d-%s.svg", i+1, slug(c.title)))] = []byte(c.standalone())
+	}
+	if err := os.MkdirAll(filepath.Join(rep.Dir, "charts"), 0o755); err != nil {
+		return fmt.Errorf("charts folder: %w", err)
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(rep.Dir, name), data, 0o644); err != nil {
@@ -27,6 +36,23 @@ func writeReport(rep *Report) error {
 		}
 	}
 	return nil
+}
+
+// slug makes a chart title a file name: lower-case letters and digits,
+// runs of anything else one dash.
+func slug(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(title) {
+		if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
 }
 
 // reportCSS is the page's only style, inline.
@@ -44,7 +70,18 @@ td.l,th.l{text-align:left}th{background:#f6f6f6}pre{background:#f8f8f8;padding:8
 // as well-formed XML as well as HTML (every element closed, only the five
 // XML entities), so that tools and the tests can parse it strictly.
 func RenderHTML(rep *Report) string {
+	page, _ := renderReport(rep)
+	return page
+}
+
+// renderReport renders the page and returns its charts in page order.
+func renderReport(rep *Report) (string, []chart) {
 	var b strings.Builder
+	var charts []chart
+	emit := func(c chart) {
+		charts = append(charts, c)
+		b.WriteString(c.svg())
+	}
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w(`<!DOCTYPE html>` + "\n")
 	w(`<html lang="en"><head><meta charset="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/>`)
@@ -76,9 +113,9 @@ func RenderHTML(rep *Report) string {
 			continue
 		}
 		w(`<h3>%s</h3><div class="charts">`, esc(s.Name))
-		b.WriteString(curveChart(s.Name, runs).svg())
-		b.WriteString(timelineChart(s.Name+": throughput per second", "requests/s", runs, func(l float64, p99 float64) float64 { return l }).svg())
-		b.WriteString(timelineChart(s.Name+": p99 per second", "p99", runs, func(_ float64, p99 float64) float64 { return p99 }).svg())
+		emit(curveChart(s.Name, runs))
+		emit(timelineChart(s.Name+": throughput per second", "requests/s", runs, func(l float64, p99 float64) float64 { return l }))
+		emit(timelineChart(s.Name+": p99 per second", "p99", runs, func(_ float64, p99 float64) float64 { return p99 }))
 		w(`</div>`)
 	}
 
@@ -117,15 +154,15 @@ func RenderHTML(rep *Report) string {
 	}
 	pct := func(v float64) string { return fmtTick(v) + "%" }
 	mib := func(v float64) string { return fmtTick(v) + " MiB" }
-	b.WriteString(chart{title: "CPU (% of all cores)", xLabel: "seconds since start", yLabel: "CPU", series: cpu, bands: bands, yFmt: pct, yMin0: true}.svg())
-	b.WriteString(chart{title: "Resident memory", xLabel: "seconds since start", yLabel: "RSS", series: rss, bands: bands, yFmt: mib, yMin0: true}.svg())
+	emit(chart{title: "CPU (% of all cores)", xLabel: "seconds since start", yLabel: "CPU", series: cpu, bands: bands, yFmt: pct, yMin0: true})
+	emit(chart{title: "Resident memory", xLabel: "seconds since start", yLabel: "RSS", series: rss, bands: bands, yFmt: mib, yMin0: true})
 	if len(rep.DeliveriesPerSec) > 0 {
 		var d [][2]float64
 		for i, n := range rep.DeliveriesPerSec {
 			d = append(d, [2]float64{float64(i), float64(n)})
 		}
-		b.WriteString(chart{title: "Webhook deliveries per second at the receiver (retries included)", xLabel: "seconds since start",
-			yLabel: "deliveries/s", series: []series{{name: "receiver", color: palette("receiver"), pts: d}}, bands: bands, yMin0: true}.svg())
+		emit(chart{title: "Webhook deliveries per second at the receiver (retries included)", xLabel: "seconds since start",
+			yLabel: "deliveries/s", series: []series{{name: "receiver", color: palette("receiver"), pts: d}}, bands: bands, yMin0: true})
 	}
 	w(`</div>`)
 
@@ -135,7 +172,7 @@ func RenderHTML(rep *Report) string {
 			esc(s.Name), s.PID, esc(s.Addr), esc(strings.Join(s.Args, " ")), esc(s.Log))
 	}
 	w(`</table><p class="muted">Every figure is also in results.json next to this page.</p></body></html>` + "\n")
-	return b.String()
+	return b.String(), charts
 }
 
 // writeHTMLTable renders the rows as an HTML table with the same cells as

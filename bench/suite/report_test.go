@@ -224,3 +224,46 @@ func TestPercentileAxis(t *testing.T) {
 func fmtSscan(xy string, x, y *float64) (int, error) {
 	return fmt.Sscanf(xy, "%f,%f", x, y)
 }
+
+// TestStandaloneChartsAreSVGDocuments: every chart of the page is also
+// a well-formed SVG document of its own, in the SVG namespace with its
+// style inside, so that a document can embed the file alone.
+func TestStandaloneChartsAreSVGDocuments(t *testing.T) {
+	_, charts := renderReport(testReport())
+	if len(charts) == 0 {
+		t.Fatal("no charts")
+	}
+	names := map[string]bool{}
+	for _, c := range charts {
+		name := slug(c.title)
+		if name == "" || names[name] {
+			t.Fatalf("chart %q has the file name %q, empty or taken", c.title, name)
+		}
+		names[name] = true
+		doc := c.standalone()
+		d := xml.NewDecoder(strings.NewReader(doc))
+		d.Strict = true
+		var root *xml.StartElement
+		styles := 0
+		for {
+			tok, err := d.Token()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s is not well-formed: %v", name, err)
+			}
+			if el, ok := tok.(xml.StartElement); ok {
+				if root == nil {
+					root = &el
+				}
+				if el.Name.Local == "style" {
+					styles++
+				}
+			}
+		}
+		if root == nil || root.Name.Local != "svg" || root.Name.Space != "http://www.w3.org/2000/svg" || styles != 1 {
+			t.Fatalf("%s: root %v, %d styles", name, root, styles)
+		}
+	}
+}

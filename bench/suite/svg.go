@@ -93,6 +93,16 @@ func niceTicks(lo, hi float64, n int) []float64 {
 }
 
 // svg renders the chart, or a note when it has no data.
+// standalone is the chart as an SVG document of its own: the namespace,
+// and the page's style inside it, since a file has no page around it.
+func (c chart) standalone() string {
+	s := c.svg()
+	open := strings.Index(s, ">") + 1
+	return `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+		strings.Replace(s[:open], `<svg `, `<svg xmlns="http://www.w3.org/2000/svg" `, 1) +
+		"<style>" + reportCSS + "</style>" + s[open:] + "\n"
+}
+
 func (c chart) svg() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img">`, chartW, chartH, chartW, chartH)
