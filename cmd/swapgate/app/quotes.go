@@ -157,24 +157,27 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 		qs.statusSources[registry.ProviderIntents] = c
 		qs.depositNotifier = c
 	}
-	legs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "swapgate_provider_leg_seconds", Help: "Time each provider leg took, by outcome (route, error, panic, late).",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
-	}, []string{"provider", "outcome"})
-	if err := metrics.Register(legs); err != nil {
-		return nil, fmt.Errorf("app: register metrics: %w", err)
-	}
 	warm := cfg.WarmGoroutines
 	if warm <= 0 {
 		warm = DefaultWarmGoroutines()
 	}
 	qs.dispatcher = actors.NewWarmDispatcher(warm, 300)
+	// The catalog's tools are the leg metrics' tool labels; anything else
+	// (a live upstream's tools) is counted as engine.OtherTool.
+	catalog := map[string][]string{}
+	for _, t := range cat.All() {
+		catalog[t.Provider] = append(catalog[t.Provider], t.Key)
+	}
 	qs.engine, err = engine.Start(sys, providers, engine.Config{Dispatcher: qs.dispatcher,
-		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes,
-		Observe: func(p string, d time.Duration, outcome string) { legs.WithLabelValues(p, outcome).Observe(d.Seconds()) },
+		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes, Tools: catalog,
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range []prometheus.Collector{qs.dispatcher.Collector(), qs.engine.Collector()} {
+		if err := metrics.Register(c); err != nil {
+			return nil, fmt.Errorf("app: register quote metrics: %w", err)
+		}
 	}
 	if qs.ledger, err = ledger.Start(sys, store, ledger.Options{SyncInterval: cfg.LedgerSyncInterval, Logger: cfg.Logger}, actor.WithDispatcher(qs.dispatcher)); err != nil {
 		return nil, err
