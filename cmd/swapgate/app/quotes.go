@@ -182,6 +182,9 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 	if qs.ledger, err = ledger.Start(sys, store, ledger.Options{SyncInterval: cfg.LedgerSyncInterval, Logger: cfg.Logger}, actor.WithDispatcher(qs.dispatcher)); err != nil {
 		return nil, err
 	}
+	if err := metrics.Register(qs.ledger.Collector()); err != nil {
+		return nil, fmt.Errorf("app: register ledger metrics: %w", err)
+	}
 	qs.tickets = tickets.Start(store, tickets.Options{})
 	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, contracts, nil)
 	return qs, nil
