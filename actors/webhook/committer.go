@@ -69,6 +69,7 @@ func (c *committer) commit(ctx actor.Context) {
 			c.p.stats.Commits.Add(1)
 		}
 		if err != nil && !c.p.isShutdown(err) {
+			c.p.stats.CommitFailures.Add(1)
 			c.p.cfg.Logger.Error("record delivery outcomes", slog.Int("outcomes", n), slog.Any("err", err))
 		}
 	}

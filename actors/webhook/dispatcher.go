@@ -80,6 +80,13 @@ func newDispatcher(p *Pool) *dispatcher {
 }
 
 func (d *dispatcher) Receive(ctx actor.Context) {
+	d.receive(ctx)
+	// The dispatcher alone writes these; a scrape reads the last.
+	d.p.stats.Busy.Store(int64(d.p.cfg.PoolSize - len(d.idle)))
+	d.p.stats.Queued.Store(int64(len(d.queue)))
+}
+
+func (d *dispatcher) receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		committer := ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return &committer{p: d.p} }))
@@ -201,6 +208,7 @@ func (d *dispatcher) scan(full bool) {
 	if err != nil {
 		d.floor = time.Time{}
 		if !d.p.isShutdown(err) {
+			d.p.stats.ScanFailures.Add(1)
 			d.p.cfg.Logger.Error("webhook outbox scan failed", slog.Any("err", err))
 		}
 		return
