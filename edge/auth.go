@@ -28,6 +28,8 @@ type authenticator struct {
 	// gen counts invalidations, so that a lookup that raced one does not
 	// put a stale partner back into the cache.
 	gen atomic.Uint64
+	// hits and misses count cache lookups, for metrics.
+	hits, misses atomic.Uint64
 }
 
 // Authenticate returns the partner of a key, or UNAUTHORIZED for a malformed,
@@ -39,8 +41,10 @@ func (a *authenticator) Authenticate(ctx context.Context, key []byte) (*account.
 	}
 	d := account.KeyDigest(string(key))
 	if v, ok := a.cache.Load(d); ok {
+		a.hits.Add(1)
 		return check(v.(*account.Partner))
 	}
+	a.misses.Add(1)
 	gen := a.gen.Load()
 	p, err := a.finder.PartnerByKeyDigest(ctx, d)
 	if errors.Is(err, account.ErrNotFound) {

@@ -152,6 +152,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.metrics, err = newMetrics(deps.Metrics); err != nil {
 		return nil, err
 	}
+	if err = deps.Metrics.Register(limiterCollector{s.limiter}); err != nil {
+		return nil, fmt.Errorf("edge: register rate-limit metrics: %w", err)
+	}
 	if s.ref, err = newRefCache(deps.Registry, deps.Tools, deps.RefData); err != nil {
 		return nil, err
 	}

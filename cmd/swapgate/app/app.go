@@ -323,6 +323,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err = metrics.Register(cacheCollector{sources: []cacheStats{a.edge.CacheStats, a.store.CacheStats, a.ref.CacheStats}}); err != nil {
+		return nil, fmt.Errorf("app: register cache metrics: %w", err)
+	}
 	if a.admin, err = admin.New(cfg.DataDir, a.store, a.edge.InvalidatePartner); err != nil {
 		return nil, fmt.Errorf("app: admin listener: %w", err)
 	}
