@@ -33,6 +33,13 @@ type Store interface {
 	QuoteByDeposit(ctx context.Context, address, memo string) (string, error)
 }
 
+// Defaults of Options.
+const (
+	DefaultMaxPendingBytes = 8 << 20
+	DefaultGrace           = 2 * time.Minute
+	DefaultSweepEvery      = 10 * time.Second
+)
+
 // Options tunes a Keeper. The zero value is ready to use.
 type Options struct {
 	// MaxPendingBytes bounds the encoded tickets held in memory awaiting
@@ -73,13 +80,13 @@ type Keeper struct {
 // Start returns a running keeper over store.
 func Start(store Store, o Options) *Keeper {
 	if o.MaxPendingBytes <= 0 {
-		o.MaxPendingBytes = 8 << 20
+		o.MaxPendingBytes = DefaultMaxPendingBytes
 	}
 	if o.Grace <= 0 {
-		o.Grace = 2 * time.Minute
+		o.Grace = DefaultGrace
 	}
 	if o.SweepEvery <= 0 {
-		o.SweepEvery = 10 * time.Second
+		o.SweepEvery = DefaultSweepEvery
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -142,7 +142,7 @@ func decr(m map[string]int, k string) {
 
 // scan tops the in-memory queue up from the outbox with entries due now,
 // earliest first, skipping those already queued and those of a webhook that
-// already has maxQueuedPerWebhook waiting. A full scan starts at the front of
+// already has Config.QueuePerWebhook waiting. A full scan starts at the front of
 // the outbox; any other starts at the floor the previous scan left.
 func (d *dispatcher) scan(full bool) {
 	d.p.woken.Store(false)
@@ -176,7 +176,7 @@ func (d *dispatcher) scan(full bool) {
 		if d.known[id] {
 			return true
 		}
-		if pe, ok := d.parked[id]; ok && d.queuedHook[pe.webhookID] >= maxQueuedPerWebhook {
+		if pe, ok := d.parked[id]; ok && d.queuedHook[pe.webhookID] >= d.p.cfg.QueuePerWebhook {
 			leave(pe.due)
 			return true
 		}
@@ -184,7 +184,7 @@ func (d *dispatcher) scan(full bool) {
 	}
 	err := d.p.store.DueDeliveries(d.p.ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
 		examined++
-		if d.queuedHook[e.WebhookID] >= maxQueuedPerWebhook {
+		if d.queuedHook[e.WebhookID] >= d.p.cfg.QueuePerWebhook {
 			// Left in the outbox for now; a later scan, after this
 			// webhook's queue has drained, picks it up.
 			if len(d.parked) < maxParked {
