@@ -45,7 +45,9 @@ func (s *Server) connections(r *Request) error {
 		key[1] = to.ID
 	}
 	if fromToken == "" && toToken == "" {
-		if b, ok := s.ref.connByPair.Load(key); ok {
+		b, ok := s.ref.connByPair.Load(key)
+		s.ref.connStats.count(ok)
+		if ok {
 			writeRaw(r, statusOK, b.([]byte))
 			return nil
 		}

@@ -60,6 +60,31 @@ func statusText(code int) string {
 	return strconv.Itoa(code)
 }
 
+// CacheStats reports the edge's caches, by name, with their hits and
+// misses so far: the partner cache of API key authentication
+// ("partner_auth") and the pre-encoded reference answers ("ref_tokens",
+// "ref_gas", "ref_chains", "ref_connections"). The counters are atomics the
+// request path adds to; reading them is for a metrics collector.
+func (s *Server) CacheStats(visit func(cache string, hits, misses uint64)) {
+	visit("partner_auth", s.auth.hits.Load(), s.auth.misses.Load())
+	s.ref.cacheStats(visit)
+}
+
+var refusalsDesc = prometheus.NewDesc("swapgate_ratelimit_refusals_total",
+	"Requests refused by a rate limit, by bucket (heavy, read).", []string{"bucket"}, nil)
+
+// limiterCollector exposes the limiter's refusal counts, read at scrape
+// time.
+type limiterCollector struct{ l *Limiter }
+
+func (c limiterCollector) Describe(ch chan<- *prometheus.Desc) { ch <- refusalsDesc }
+
+func (c limiterCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, b := range []Bucket{BucketHeavy, BucketRead} {
+		ch <- prometheus.MustNewConstMetric(refusalsDesc, prometheus.CounterValue, float64(c.l.Refusals(b)), b.String())
+	}
+}
+
 func (m *metrics) handler(reg *prometheus.Registry) fasthttp.RequestHandler {
 	return fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 }

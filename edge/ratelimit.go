@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,6 +18,17 @@ const (
 	BucketHeavy
 	BucketRead
 )
+
+// String names the bucket as metrics label it.
+func (b Bucket) String() string {
+	switch b {
+	case BucketHeavy:
+		return "heavy"
+	case BucketRead:
+		return "read"
+	}
+	return "none"
+}
 
 // Window is the length of a rate-limit window.
 const Window = 60 * time.Second
@@ -44,6 +56,10 @@ type limiterShard struct {
 	mu        sync.Mutex
 	windows   map[RateKey]*window
 	lastSweep time.Time
+	// refused counts the requests refused, by bucket. Counted in the
+	// shard, under its lock, it costs no contention beyond the lock the
+	// request already took; a scrape sums the shards.
+	refused [BucketRead + 1]atomic.Uint64
 }
 
 // RateKey names one counter: a bucket of one partner, or of one client IP
@@ -88,12 +104,27 @@ func (l *Limiter) Allow(key RateKey, limit int, now time.Time) RateResult {
 	}
 	res := RateResult{Limit: limit, Reset: w.start.Add(Window).Unix()}
 	if w.count >= limit {
+		if int(key.Bucket) < len(s.refused) {
+			s.refused[key.Bucket].Add(1)
+		}
 		return res
 	}
 	w.count++
 	res.Allowed = true
 	res.Remaining = limit - w.count
 	return res
+}
+
+// Refusals is how many requests of bucket b were refused so far.
+func (l *Limiter) Refusals(b Bucket) uint64 {
+	if int(b) >= len(l.shards[0].refused) {
+		return 0
+	}
+	var n uint64
+	for i := range l.shards {
+		n += l.shards[i].refused[b].Load()
+	}
+	return n
 }
 
 func (s *limiterShard) sweep(now time.Time) {

@@ -37,6 +37,21 @@ type refCache struct {
 	tokenArrays map[uint64]*atomic.Pointer[versioned]
 	gasRecords  map[uint64]*atomic.Pointer[versioned]
 	chainsJSON  atomic.Pointer[versioned]
+
+	// Hits (answered from encoded bytes) and misses (encoded anew) of each
+	// kind of answer, for metrics.
+	tokenStats, gasStats, chainStats, connStats hitCounter
+}
+
+// hitCounter counts a cache's hits and misses.
+type hitCounter struct{ hits, misses atomic.Uint64 }
+
+func (h *hitCounter) count(hit bool) {
+	if hit {
+		h.hits.Add(1)
+	} else {
+		h.misses.Add(1)
+	}
 }
 
 type versioned struct {
@@ -129,8 +144,10 @@ func (c *refCache) tokenArray(chainID uint64) ([]byte, error) {
 	snap, _ := c.ref.Prices(chainID)
 	slot := c.tokenArrays[chainID]
 	if v := slot.Load(); v != nil && v.version == snap.Version && v.b != nil {
+		c.tokenStats.count(true)
 		return v.b, nil
 	}
+	c.tokenStats.count(false)
 	toks := c.reg.Tokens(chainID)
 	list := make([]tokenJSON, 0, len(toks))
 	for _, t := range toks {
@@ -150,12 +167,14 @@ func (c *refCache) gasRecord(chainID uint64) ([]byte, error) {
 	ver := c.ref.GasVersion(chainID)
 	slot := c.gasRecords[chainID]
 	if v := slot.Load(); v != nil && v.version == ver && v.b != nil {
+		c.gasStats.count(true)
 		return v.b, nil
 	}
 	rec, ok := c.ref.Gas(chainID)
 	if !ok {
-		return nil, nil
+		return nil, nil // no record to cache: neither a hit nor a miss
 	}
+	c.gasStats.count(false)
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("edge: encode gas of chain %d: %w", chainID, err)
@@ -186,8 +205,10 @@ func (c *refCache) chains() ([]byte, error) {
 		sum += s.Version
 	}
 	if v := c.chainsJSON.Load(); v != nil && v.version == sum {
+		c.chainStats.count(true)
 		return v.b, nil
 	}
+	c.chainStats.count(false)
 	list := make([]chainJSON, 0, len(c.reg.Chains()))
 	for _, ch := range c.reg.Chains() {
 		snap, _ := c.ref.Prices(ch.ID)
@@ -201,6 +222,16 @@ func (c *refCache) chains() ([]byte, error) {
 	}
 	c.chainsJSON.Store(&versioned{version: sum, b: b})
 	return b, nil
+}
+
+// cacheStats reports each kind of pre-encoded answer as a cache.
+func (c *refCache) cacheStats(visit func(cache string, hits, misses uint64)) {
+	for _, k := range []struct {
+		name string
+		h    *hitCounter
+	}{{"ref_tokens", &c.tokenStats}, {"ref_gas", &c.gasStats}, {"ref_chains", &c.chainStats}, {"ref_connections", &c.connStats}} {
+		visit(k.name, k.h.hits.Load(), k.h.misses.Load())
+	}
 }
 
 // formatUSD renders a price with the shortest decimal that round-trips.

@@ -44,6 +44,9 @@ type Config struct {
 	// IdempotencyWait is how long a request waits for another one with the
 	// same Idempotency-Key before it is refused as in progress.
 	IdempotencyWait time.Duration
+	// AuthCacheSize bounds the partners cached by API key digest (see
+	// authenticator); 0 means DefaultAuthCacheSize.
+	AuthCacheSize int
 }
 
 // DefaultConfig returns the anonymous tier's limits per client IP and
@@ -57,6 +60,7 @@ func DefaultConfig() Config {
 		AnonReadPerMin:  account.AnonymousReadPerMin,
 		Mode:            "sandbox",
 		IdempotencyWait: DefaultIdempotencyWait,
+		AuthCacheSize:   DefaultAuthCacheSize,
 	}
 }
 
@@ -136,7 +140,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		log:     deps.Logger,
 		now:     deps.Now,
 		limiter: NewLimiter(),
-		auth:    &authenticator{finder: deps.Partners},
+		auth:    &authenticator{finder: deps.Partners, max: int64(cfg.AuthCacheSize)},
+	}
+	if s.auth.max <= 0 {
+		s.auth.max = DefaultAuthCacheSize
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -151,6 +158,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	var err error
 	if s.metrics, err = newMetrics(deps.Metrics); err != nil {
 		return nil, err
+	}
+	if err = deps.Metrics.Register(limiterCollector{s.limiter}); err != nil {
+		return nil, fmt.Errorf("edge: register rate-limit metrics: %w", err)
 	}
 	if s.ref, err = newRefCache(deps.Registry, deps.Tools, deps.RefData); err != nil {
 		return nil, err

@@ -82,9 +82,11 @@ func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (add
 	}
 	key := walletKey{partnerID, ecosystem}
 	if v, hit := s.wallets.Load(key); hit {
+		s.walletHits.Add(1)
 		addr = v.(string)
 		return addr, addr != "", nil
 	}
+	s.walletMisses.Add(1)
 	s.walletMu.Lock()
 	defer s.walletMu.Unlock()
 	if v, hit := s.wallets.Load(key); hit {
@@ -101,6 +103,19 @@ func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (add
 	}
 	s.wallets.Store(key, w.Address)
 	return w.Address, true, nil
+}
+
+// CacheStats reports the store's caches, by name, with their hits and
+// misses so far: the fee-wallet cache in front of Pebble ("fee_wallet")
+// and Pebble's block cache ("pebble_block", sized by Options.CacheSize).
+// A closed store reports the fee-wallet cache alone.
+func (s *Store) CacheStats(visit func(cache string, hits, misses uint64)) {
+	visit("fee_wallet", s.walletHits.Load(), s.walletMisses.Load())
+	if s.closed.Load() {
+		return
+	}
+	m := s.db.Metrics()
+	visit("pebble_block", uint64(m.BlockCache.Hits), uint64(m.BlockCache.Misses))
 }
 
 // setWalletCache records a wallet write in the cache (known false: the

@@ -117,3 +117,36 @@ func TestFeeWalletRefusesBadKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheStats: the fee-wallet cache counts a first lookup as a miss and
+// the next as a hit; Pebble's block cache is reported too, and only the
+// fee-wallet cache once the store is closed.
+func TestCacheStats(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, nil)
+	if err := s.PutFeeWallet(ctx, "ptn_a", "evm", "0x00000000000000000000000000000000000000aa"); err != nil {
+		t.Fatal(err)
+	}
+	s.wallets.Clear() // the write filled the cache; start cold
+	for range 2 {
+		if _, ok, err := s.FeeWallet(ctx, "ptn_a", "evm"); err != nil || !ok {
+			t.Fatalf("FeeWallet: %v %v", ok, err)
+		}
+	}
+	got := map[string][2]uint64{}
+	s.CacheStats(func(cache string, hits, misses uint64) { got[cache] = [2]uint64{hits, misses} })
+	if got["fee_wallet"] != [2]uint64{1, 1} {
+		t.Fatalf("fee_wallet hits and misses %v, want 1 and 1", got["fee_wallet"])
+	}
+	if _, ok := got["pebble_block"]; !ok || len(got) != 2 {
+		t.Fatalf("caches reported: %v", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	clear(got)
+	s.CacheStats(func(cache string, hits, misses uint64) { got[cache] = [2]uint64{hits, misses} })
+	if len(got) != 1 {
+		t.Fatalf("caches reported by a closed store: %v", got)
+	}
+}

@@ -373,3 +373,32 @@ func (s *Store) Deliveries(ctx context.Context, partnerID, webhookID string, lim
 	}
 	return out, nil
 }
+
+// CountOutbox counts the deliveries still owed: due, whose next attempt is
+// due at now or before, and scheduled, due later (retries waiting out their
+// backoff). It decodes no entry and reads at most limit (positive) of them:
+// past it the counts stop, so that a metrics scrape of a huge backlog costs
+// bounded work; due plus scheduled equal to limit means at least that many.
+func (s *Store) CountOutbox(ctx context.Context, now time.Time, limit int) (due, scheduled int, err error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return 0, 0, err
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixOutbox), UpperBound: prefixUpperBound(prefixOutbox)})
+	if err != nil {
+		return 0, 0, fmt.Errorf("persistence: outbox iterator: %w", err)
+	}
+	defer it.Close()
+	dueBy := uint64(now.UnixNano())
+	for ok := it.First(); ok && due+scheduled < limit; ok = it.Next() {
+		k := it.Key()
+		if len(k) >= len(prefixOutbox)+8 && binary.BigEndian.Uint64(k[len(prefixOutbox):]) > dueBy {
+			scheduled++
+		} else {
+			due++
+		}
+	}
+	if err := it.Error(); err != nil {
+		return 0, 0, fmt.Errorf("persistence: count outbox: %w", err)
+	}
+	return due, scheduled, nil
+}

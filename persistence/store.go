@@ -88,6 +88,9 @@ type Store struct {
 	wallets sync.Map // walletKey → string address, "" for none
 	// walletMu orders cache fills after the writes they could miss.
 	walletMu sync.Mutex
+	// walletHits and walletMisses count FeeWallet's cache lookups, for
+	// metrics.
+	walletHits, walletMisses atomic.Uint64
 
 	// idemMu lets remembered answers be written concurrently (read-locked)
 	// and swept alone (locked), so a sweep never deletes a record that a

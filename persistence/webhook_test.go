@@ -303,3 +303,48 @@ func TestWebhookRecordEncodings(t *testing.T) {
 		t.Fatalf("decoded %+v %v", w, err)
 	}
 }
+
+// TestCountOutbox counts owed deliveries as due or scheduled by their next
+// attempt's time, stops at the limit, and counts none once delivered.
+func TestCountOutbox(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s := openWebhookStore(t, t.TempDir(), clock)
+	w := newHook("ptn_a", webhook.SwapCompleted)
+	if err := s.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		ev := webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now(), Data: webhook.SwapData{TransactionID: fmt.Sprintf("tx%d", i)}}
+		if err := s.Publish(ctx, "ptn_a", ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(now time.Time, limit int) (int, int) {
+		t.Helper()
+		due, scheduled, err := s.CountOutbox(ctx, now, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return due, scheduled
+	}
+	if due, scheduled := count(clock.Now(), 100); due != 3 || scheduled != 0 {
+		t.Fatalf("after three events: %d due, %d scheduled", due, scheduled)
+	}
+	entries := dueEntries(t, s, clock.Now())
+	if err := finishAttempt(ctx, s, entries[0], &webhook.DeliveryRecord{Attempt: 1, StatusCode: 500, State: webhook.DeliveryRetrying}, clock.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := finishAttempt(ctx, s, entries[1], &webhook.DeliveryRecord{Attempt: 1, StatusCode: 204, State: webhook.DeliveryDelivered}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if due, scheduled := count(clock.Now(), 100); due != 1 || scheduled != 1 {
+		t.Fatalf("after a retry and a delivery: %d due, %d scheduled; want 1 and 1", due, scheduled)
+	}
+	if due, scheduled := count(clock.Now().Add(time.Minute), 100); due != 2 || scheduled != 0 {
+		t.Fatalf("once the retry is due: %d due, %d scheduled; want 2 and 0", due, scheduled)
+	}
+	if due, scheduled := count(clock.Now().Add(time.Minute), 1); due+scheduled != 1 {
+		t.Fatalf("limit 1 counted %d", due+scheduled)
+	}
+}

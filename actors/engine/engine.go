@@ -7,6 +7,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -29,9 +30,10 @@ type Config struct {
 	// Dispatcher runs the pools' mailboxes; nil means protoactor's
 	// default (a new goroutine per scheduling).
 	Dispatcher actor.Dispatcher
-	// Observe receives each leg's provider, duration and outcome (route,
-	// error, panic, late) for metrics; nil ignores them.
-	Observe func(provider string, d time.Duration, outcome string)
+	// Tools lists, by provider, the tools whose legs and wins are counted
+	// apart (the tool catalog's keys); any other tool is counted as
+	// OtherTool, so the metrics' series stay a fixed set.
+	Tools map[string][]string
 }
 
 // Defaults of Config.
@@ -48,6 +50,11 @@ type Engine struct {
 	pools  map[string]*actor.PID
 	shared map[string]*poolShared
 	provs  map[string]quote.Provider
+	// legs and poolStats are the figures of each provider's tools and
+	// pool (see metrics.go); the maps are fixed at Start.
+	legs                map[string]map[string]*legStats
+	poolStats           map[string]*poolStats
+	races, deadlineHits atomic.Uint64
 }
 
 // Start spawns one pool per provider.
@@ -61,18 +68,18 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 	if cfg.QueuePerWorker <= 0 {
 		cfg.QueuePerWorker = DefaultQueuePerWorker
 	}
-	if cfg.Observe == nil {
-		cfg.Observe = func(string, time.Duration, string) {}
-	}
 	e := &Engine{cfg: cfg, root: sys.Root, pools: map[string]*actor.PID{}, shared: map[string]*poolShared{},
-		provs: map[string]quote.Provider{}}
+		provs: map[string]quote.Provider{}, legs: map[string]map[string]*legStats{}, poolStats: map[string]*poolStats{}}
 	for _, p := range providers {
 		size := cfg.PoolSize
 		if n := cfg.PoolSizes[p.Name()]; n > 0 {
 			size = n
 		}
 		shared := &poolShared{idle: make(chan *actor.PID, size)}
-		pa := &poolActor{p: p, size: size, maxQueue: size * cfg.QueuePerWorker, observe: cfg.Observe, shared: shared}
+		st := &poolStats{provider: p.Name(), workers: size, capacity: size * cfg.QueuePerWorker, shared: shared}
+		e.legs[p.Name()] = newLegStats(p.Name(), cfg.Tools[p.Name()])
+		e.poolStats[p.Name()] = st
+		pa := &poolActor{p: p, size: size, maxQueue: size * cfg.QueuePerWorker, shared: shared, st: st}
 		opts := []actor.PropsOption{actor.WithSupervisor(actor.NewRestartingStrategy())}
 		if cfg.Dispatcher != nil {
 			pa.opts = []actor.PropsOption{actor.WithDispatcher(cfg.Dispatcher)}
@@ -143,7 +150,7 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	for i := range msgs {
 		o := &outcomes[i]
 		msgs[i] = legMsg{index: i, provider: o.Provider, leg: o.Leg, req: req, ctx: raceCtx,
-			deadline: deadline, results: results, start: start}
+			deadline: deadline, results: results, start: start, stats: e.legStatsFor(o.Provider, o.Leg)}
 		// Straight to an idle worker; through the pool's queue when all
 		// are busy (see pool.go).
 		to := e.shared[o.Provider].take()
@@ -157,9 +164,11 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 		case r := <-results:
 			outcomes[r.index] = r.out
 		case <-raceCtx.Done():
+			e.countRace(outcomes, msgs, true)
 			return outcomes
 		}
 	}
+	e.countRace(outcomes, msgs, false)
 	return outcomes
 }
 

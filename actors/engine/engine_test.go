@@ -2,12 +2,16 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/big"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/internal/metricstest"
 	"github.com/swapgate/swapgate/routing/quote"
 )
 
@@ -17,6 +21,7 @@ type fakeProvider struct {
 	legs   []string
 	delay  time.Duration
 	hang   bool
+	fail   bool         // answer every leg with an error
 	panics atomic.Int32 // panic this many more times
 	calls  atomic.Int32
 }
@@ -32,6 +37,9 @@ func (f *fakeProvider) QuoteLeg(ctx context.Context, _ *quote.Request, leg strin
 	if f.hang {
 		<-ctx.Done()
 		return nil, ctx.Err()
+	}
+	if f.fail {
+		return nil, errors.New("no route")
 	}
 	select {
 	case <-time.After(f.delay):
@@ -150,6 +158,73 @@ func TestSaturatedPoolFailsFast(t *testing.T) {
 	}
 	if saturated != 1 {
 		t.Fatalf("%d legs refused for saturation, want 1", saturated)
+	}
+	v := metricstest.Values(t, e.Collector())
+	for k, want := range map[string]float64{
+		`swapgate_provider_pool_saturation_refusals_total{provider="slow"}`: 1,
+		`swapgate_quote_leg_errors_total{provider="slow",tool="other"}`:     1,
+		`swapgate_provider_pool_workers{provider="slow"}`:                   1,
+		`swapgate_provider_pool_queue_capacity{provider="slow"}`:            1,
+	} {
+		if v[k] != want {
+			t.Errorf("%s = %v, want %v", k, v[k], want)
+		}
+	}
+}
+
+// TestMetrics checks what the engine counts for each provider tool (leg
+// latency, errors, timeouts, wins, the catalog's tools apart and the rest
+// as "other"), for races (deadline hits) and for each pool.
+func TestMetrics(t *testing.T) {
+	a := &fakeProvider{name: "a", legs: []string{"t1", "t2"}}
+	up := &fakeProvider{name: "up", legs: []string{""}}
+	bad := &fakeProvider{name: "bad", legs: []string{"b1"}, fail: true}
+	hung := &fakeProvider{name: "hung", legs: []string{"h1"}, hang: true}
+	e := start(t, Config{Deadline: 300 * time.Millisecond, PoolSize: 2, QueuePerWorker: 3,
+		Tools: map[string][]string{"a": {"t1"}, "bad": {"b1"}, "hung": {"h1"}}}, a, up, bad, hung)
+	e.Race(context.Background(), &quote.Request{}, names(a, up, bad))
+	e.Race(context.Background(), &quote.Request{}, names(a, hung))
+	e.Won("a", "t1")
+	e.Won("a", "not-in-the-catalog")
+	e.Won("nobody", "t1") // an unknown provider counts nothing
+	want := map[string]float64{
+		"swapgate_quote_races_total":                                     2,
+		"swapgate_quote_deadline_hits_total":                             1,
+		`swapgate_quote_leg_seconds_count{provider="a",tool="t1"}`:       2,
+		`swapgate_quote_leg_seconds_count{provider="a",tool="other"}`:    2,
+		`swapgate_quote_leg_seconds_count{provider="up",tool="other"}`:   1,
+		`swapgate_quote_leg_seconds_count{provider="bad",tool="b1"}`:     1,
+		`swapgate_quote_leg_seconds_count{provider="hung",tool="h1"}`:    1, // late, once the race ended
+		`swapgate_quote_leg_errors_total{provider="bad",tool="b1"}`:      1,
+		`swapgate_quote_leg_errors_total{provider="a",tool="t1"}`:        0,
+		`swapgate_quote_leg_timeouts_total{provider="hung",tool="h1"}`:   1,
+		`swapgate_quote_leg_timeouts_total{provider="a",tool="t1"}`:      0,
+		`swapgate_quote_wins_total{provider="a",tool="t1"}`:              1,
+		`swapgate_quote_wins_total{provider="a",tool="other"}`:           1,
+		`swapgate_provider_pool_workers{provider="a"}`:                   2,
+		`swapgate_provider_pool_queue_capacity{provider="a"}`:            6,
+		`swapgate_provider_pool_queued_legs{provider="a"}`:               0,
+		`swapgate_provider_pool_saturation_refusals_total{provider="a"}`: 0,
+		`swapgate_provider_pool_idle_workers{provider="a"}`:              2,
+		`swapgate_provider_pool_idle_workers{provider="hung"}`:           2,
+	}
+	// Late legs and workers going idle land after the race returns.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v := metricstest.Values(t, e.Collector())
+		var diff []string
+		for k, w := range want {
+			if got, ok := v[k]; !ok || got != w {
+				diff = append(diff, fmt.Sprintf("%s = %v, want %v", k, got, w))
+			}
+		}
+		if len(diff) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics differ:\n%s", strings.Join(diff, "\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

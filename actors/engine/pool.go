@@ -36,6 +36,9 @@ type legMsg struct {
 	deadline time.Time
 	results  chan<- legResult
 	start    time.Time
+	// stats are the figures of the leg's provider tool, resolved by the
+	// race when it sent the leg.
+	stats *legStats
 }
 
 // legResult is one leg's outcome and its place in the race.
@@ -85,7 +88,9 @@ type poolActor struct {
 	maxQueue int
 	shared   *poolShared
 	queue    []*legMsg
-	observe  func(provider string, d time.Duration, outcome string)
+	// st counts the pool's saturation refusals for metrics; its idle
+	// workers and queued legs are read from shared at scrape time.
+	st *poolStats
 	// opts are the workers' props options (their dispatcher).
 	opts []actor.PropsOption
 }
@@ -95,7 +100,7 @@ func (a *poolActor) Receive(c actor.Context) {
 	case *actor.Started:
 		props := actor.PropsFromProducer(func() actor.Actor {
 			pricer, _ := a.p.(quote.Pricer)
-			return &workerActor{p: a.p, pricer: pricer, observe: a.observe, shared: a.shared}
+			return &workerActor{p: a.p, pricer: pricer, shared: a.shared}
 		}, a.opts...)
 		// Fresh workers are idle from birth; registering them here
 		// rather than waiting for a message from each means the first
@@ -107,6 +112,7 @@ func (a *poolActor) Receive(c actor.Context) {
 		// The race found every worker busy a moment ago; one may have
 		// freed up since.
 		if len(a.queue) >= a.maxQueue {
+			a.st.saturationRefusals.Add(1)
 			m.results <- legResult{index: m.index, out: quote.LegOutcome{Provider: m.provider, Leg: m.leg, Answered: true,
 				Err: apierr.New(apierr.ServiceUnavailable, fmt.Sprintf("%s pool saturated (%d workers, %d queued)", m.provider, a.size, len(a.queue)))}}
 			return
@@ -144,10 +150,9 @@ func (a *poolActor) pop() *legMsg {
 }
 
 type workerActor struct {
-	p       quote.Provider
-	pricer  quote.Pricer // p, when it prices in two phases
-	observe func(provider string, d time.Duration, outcome string)
-	shared  *poolShared
+	p      quote.Provider
+	pricer quote.Pricer // p, when it prices in two phases
+	shared *poolShared
 }
 
 func (w *workerActor) Receive(c actor.Context) {
@@ -168,7 +173,7 @@ func (w *workerActor) run(c actor.Context, m *legMsg) {
 		if p := recover(); p != nil {
 			out.Err = apierr.New(apierr.UpstreamError, fmt.Sprintf("%s/%s failed", m.provider, m.leg)).Wrap(fmt.Errorf("panic: %v", p))
 			m.results <- legResult{index: m.index, out: out}
-			w.observe(m.provider, time.Since(m.start), "panic")
+			m.stats.latency.ObserveDuration(time.Since(m.start))
 			panic(p) // let the supervisor restart this worker
 		}
 	}()
@@ -181,16 +186,13 @@ func (w *workerActor) run(c actor.Context, m *legMsg) {
 	if out.Err == nil && out.Route == nil {
 		out.Err = apierr.New(apierr.UpstreamError, m.provider+" answered neither a route nor an error")
 	}
+	// The leg held this worker until now, whether or not its race still
+	// waits for it: that is what the latency tells an operator.
+	m.stats.latency.ObserveDuration(time.Since(m.start))
 	if ctx.Err() != nil {
 		// Past the deadline: the quote is answered already, the result
-		// is dropped, quietly.
-		w.observe(m.provider, time.Since(m.start), "late")
+		// is dropped, quietly (the race counted it as a timeout).
 		return
 	}
 	m.results <- legResult{index: m.index, out: out}
-	outcome := "route"
-	if out.Err != nil {
-		outcome = "error"
-	}
-	w.observe(m.provider, time.Since(m.start), outcome)
 }

@@ -152,6 +152,7 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *account.Partn
 	if err := q.tickets.Keep(ctx, is); err != nil {
 		return nil, apierr.New(apierr.ServiceUnavailable, "could not keep the quote; retry").Wrap(err)
 	}
+	q.engine.Won(best.Provider, best.Tool)
 	return is, nil
 }
 

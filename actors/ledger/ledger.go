@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/persistence"
@@ -95,6 +96,18 @@ type stats struct {
 	queued atomic.Int64
 	// failed counts commits that failed.
 	failed atomic.Int64
+	// batch is the rows of each commit; synced and unsynced the time each
+	// commit took, by its durability. Only the ledger actor observes them.
+	batch            *actors.Histogram
+	synced, unsynced *actors.Histogram
+}
+
+func newStats() *stats {
+	return &stats{
+		batch:    actors.NewHistogram(1, actors.ExponentialBounds(1, 2, 14)...), // 1 to 8,192 rows
+		synced:   actors.NewDurationHistogram(25*time.Microsecond, 2, 14),       // 25 µs to 205 ms
+		unsynced: actors.NewDurationHistogram(25*time.Microsecond, 2, 14),
+	}
 }
 
 // appendReq is one record to commit. A record no quote waits for is
@@ -139,7 +152,7 @@ func Start(sys *actor.ActorSystem, store Appender, o Options, props ...actor.Pro
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	st := &stats{}
+	st := newStats()
 	p := actor.PropsFromProducer(func() actor.Actor {
 		return &ledgerActor{root: sys.Root, store: store, maxBatch: o.MaxBatch, interval: o.SyncInterval, busy: o.BusyBatch, st: st, log: o.Logger}
 	}, props...)
@@ -193,6 +206,43 @@ func (l *Ledger) Queued() int64 { return l.st.queued.Load() }
 
 // Failed reports the commits that failed.
 func (l *Ledger) Failed() int64 { return l.st.failed.Load() }
+
+// Collector exposes the ledger's figures to Prometheus, read at scrape
+// time from the atomics the actor updates: the rows of each commit and the
+// time it took (what --ledger-sync-interval trades against each other),
+// commits, rows, failed commits and the fee-free records queued.
+func (l *Ledger) Collector() prometheus.Collector { return ledgerCollector{l.st} }
+
+var (
+	batchRowsDesc = prometheus.NewDesc("swapgate_ledger_batch_rows",
+		"Partner quote records per ledger commit.", nil, nil)
+	commitSecondsDesc = prometheus.NewDesc("swapgate_ledger_commit_seconds",
+		"Time a ledger commit took, by durability: synced (a quote waits for it) or unsynced (fee-free records alone).",
+		[]string{"durability"}, nil)
+	commitsDesc  = prometheus.NewDesc("swapgate_ledger_commits_total", "Ledger commits that succeeded.", nil, nil)
+	rowsDesc     = prometheus.NewDesc("swapgate_ledger_rows_total", "Partner quote records committed.", nil, nil)
+	failuresDesc = prometheus.NewDesc("swapgate_ledger_commit_failures_total", "Ledger commits that failed.", nil, nil)
+	queuedDesc   = prometheus.NewDesc("swapgate_ledger_queued_rows",
+		"Fee-free partner quote records queued for a commit that no quote waits for (bounded by --ledger-max-unsynced).", nil, nil)
+)
+
+type ledgerCollector struct{ st *stats }
+
+func (c ledgerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{batchRowsDesc, commitSecondsDesc, commitsDesc, rowsDesc, failuresDesc, queuedDesc} {
+		ch <- d
+	}
+}
+
+func (c ledgerCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- c.st.batch.Metric(batchRowsDesc)
+	ch <- c.st.synced.Metric(commitSecondsDesc, "synced")
+	ch <- c.st.unsynced.Metric(commitSecondsDesc, "unsynced")
+	ch <- prometheus.MustNewConstMetric(commitsDesc, prometheus.CounterValue, float64(c.st.commits.Load()))
+	ch <- prometheus.MustNewConstMetric(rowsDesc, prometheus.CounterValue, float64(c.st.rows.Load()))
+	ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.CounterValue, float64(c.st.failed.Load()))
+	ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, float64(c.st.queued.Load()))
+}
 
 // Stop commits what is queued and stops the actor.
 func (l *Ledger) Stop() {
@@ -264,7 +314,15 @@ func (a *ledgerActor) commit() {
 			d = persistence.Synced
 		}
 	}
+	began := time.Now()
 	_, err := a.store.RecordQuotes(context.Background(), recs, d)
+	took := time.Since(began)
+	a.st.batch.Observe(int64(n))
+	if d == persistence.Synced {
+		a.st.synced.ObserveDuration(took)
+	} else {
+		a.st.unsynced.ObserveDuration(took)
+	}
 	a.st.queued.Add(-detached)
 	if err == nil {
 		a.st.commits.Add(1)

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/internal/metricstest"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/account"
 )
@@ -366,6 +368,49 @@ func TestFeeFreeRecordsNeitherWaitNorSync(t *testing.T) {
 	}
 	if len(sizes) != 4 || sizes[3] != 2 || total != 9 || l.Rows() != 9 {
 		t.Fatalf("commits of %v rows (%d counted), want [1 5 1 2]", sizes, l.Rows())
+	}
+	v := metricstest.Values(t, l.Collector())
+	for k, want := range map[string]float64{
+		"swapgate_ledger_batch_rows_count": 4, "swapgate_ledger_batch_rows_sum": 9,
+		`swapgate_ledger_batch_rows_bucket{le="1"}`: 2, `swapgate_ledger_batch_rows_bucket{le="2"}`: 3,
+		`swapgate_ledger_batch_rows_bucket{le="8"}`:                   4,
+		`swapgate_ledger_commit_seconds_count{durability="synced"}`:   3,
+		`swapgate_ledger_commit_seconds_count{durability="unsynced"}`: 1,
+		"swapgate_ledger_commits_total":                               4, "swapgate_ledger_rows_total": 9,
+		"swapgate_ledger_commit_failures_total": 0, "swapgate_ledger_queued_rows": 0,
+	} {
+		if v[k] != want {
+			t.Errorf("%s = %v, want %v", k, v[k], want)
+		}
+	}
+	// Each commit took the log's 200 ms.
+	if s := v[`swapgate_ledger_commit_seconds_sum{durability="synced"}`]; s < 0.6 || s > 6 {
+		t.Errorf("synced commits took %vs in all, want about 0.6", s)
+	}
+}
+
+// failingAppender refuses every commit.
+type failingAppender struct{}
+
+func (failingAppender) RecordQuotes(context.Context, []persistence.EncodedQuote, persistence.Durability) ([]bool, error) {
+	return nil, errors.New("disk full")
+}
+
+// TestFailedCommitsAreCounted: a failed commit is answered to its quote
+// and counted as a failure, not as a commit or rows.
+func TestFailedCommitsAreCounted(t *testing.T) {
+	sys := actors.NewSystem()
+	defer sys.Shutdown()
+	l, err := Start(sys, failingAppender{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(context.Background(), row("ptn_a", "q1", time.Now())); err == nil {
+		t.Fatal("a failed commit was answered as a success")
+	}
+	v := metricstest.Values(t, l.Collector())
+	if v["swapgate_ledger_commit_failures_total"] != 1 || v["swapgate_ledger_commits_total"] != 0 || v["swapgate_ledger_rows_total"] != 0 {
+		t.Fatalf("after a failed commit: %v", v)
 	}
 }
 

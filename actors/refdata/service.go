@@ -41,6 +41,11 @@ type Config struct {
 	Logger         *slog.Logger  // default slog.Default()
 	// Now stamps price snapshots; default time.Now.
 	Now func() time.Time
+	// CacheSize is the entries each ristretto cache (prices, gas) holds;
+	// 0 sizes each at twice what the registry has (tokens, chains) plus
+	// 16. A smaller cache only costs misses, which the published
+	// snapshots answer.
+	CacheSize int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -94,11 +99,11 @@ func Start(ctx context.Context, sys *actor.ActorSystem, reg *registry.Registry, 
 	for _, c := range chains {
 		tokens += len(reg.Tokens(c.ID))
 	}
-	priceCache, err := newCache[string, float64](tokens)
+	priceCache, err := newCache[string, float64](cacheCapacity(cfg.CacheSize, tokens))
 	if err != nil {
 		return nil, fmt.Errorf("refdata: price cache: %w", err)
 	}
-	gasCache, err := newCache[uint64, *gasEntry](len(chains))
+	gasCache, err := newCache[uint64, *gasEntry](cacheCapacity(cfg.CacheSize, len(chains)))
 	if err != nil {
 		priceCache.Close()
 		return nil, fmt.Errorf("refdata: gas cache: %w", err)
@@ -142,17 +147,37 @@ func Start(ctx context.Context, sys *actor.ActorSystem, reg *registry.Registry, 
 	return s, nil
 }
 
-// newCache returns a ristretto cache that holds up to twice items entries,
+// cacheCapacity is the entries a cache holds: size when set, else twice
+// the items it is for plus 16.
+func cacheCapacity(size, items int) int64 {
+	if size > 0 {
+		return int64(size)
+	}
+	return int64(2*items + 16)
+}
+
+// newCache returns a ristretto cache that holds up to capacity entries,
 // each of cost one. IgnoreInternalCost keeps ristretto from adding its own
-// per-item overhead to that cost, which would make items vanish.
-func newCache[K ristretto.Key, V any](items int) (*ristretto.Cache[K, V], error) {
-	capacity := int64(2*items + 16)
+// per-item overhead to that cost, which would make items vanish. Its hit
+// and miss counts are on (CacheStats): ristretto keeps them in sharded
+// atomics, a few nanoseconds a lookup.
+func newCache[K ristretto.Key, V any](capacity int64) (*ristretto.Cache[K, V], error) {
 	return ristretto.NewCache(&ristretto.Config[K, V]{
 		NumCounters:        10 * capacity,
 		MaxCost:            capacity,
 		BufferItems:        64,
 		IgnoreInternalCost: true,
+		Metrics:            true,
 	})
+}
+
+// CacheStats reports the service's ristretto caches, by name, with their
+// hits and misses so far: "refdata_price" (per-token prices, read only
+// until a chain's first snapshot is published, which then answers
+// directly) and "refdata_gas" (each chain's gas record).
+func (s *Service) CacheStats(visit func(cache string, hits, misses uint64)) {
+	visit("refdata_price", s.priceCache.Metrics.Hits(), s.priceCache.Metrics.Misses())
+	visit("refdata_gas", s.gasCache.Metrics.Hits(), s.gasCache.Metrics.Misses())
 }
 
 // Price returns the USD price of a token, the address in any case.

@@ -453,3 +453,37 @@ func TestStopIsIdempotentAndReadsSurviveIt(t *testing.T) {
 		t.Fatalf("Refresh after Stop: %v", err)
 	}
 }
+
+// TestCacheStats: reading a chain's gas record goes through the gas cache
+// and counts there, a chain without a gas market as a miss.
+func TestCacheStats(t *testing.T) {
+	f := start(t, nil)
+	read := func() map[string][2]uint64 {
+		got := map[string][2]uint64{}
+		f.svc.CacheStats(func(cache string, hits, misses uint64) { got[cache] = [2]uint64{hits, misses} })
+		return got
+	}
+	var evm, other uint64
+	for _, c := range f.reg.Chains() {
+		if c.ChainType == registry.EVM && evm == 0 {
+			evm = c.ID
+		}
+		if c.ChainType != registry.EVM && other == 0 {
+			other = c.ID
+		}
+	}
+	before := read()
+	for range 3 {
+		if _, ok := f.svc.Gas(evm); !ok {
+			t.Fatalf("no gas on chain %d", evm)
+		}
+	}
+	f.svc.Gas(other)
+	after := read()
+	if len(after) != 2 {
+		t.Fatalf("caches reported: %v", after)
+	}
+	if hits, misses := after["refdata_gas"][0]-before["refdata_gas"][0], after["refdata_gas"][1]-before["refdata_gas"][1]; hits != 3 || misses != 1 {
+		t.Fatalf("gas cache: %d hits and %d misses, want 3 and 1", hits, misses)
+	}
+}

@@ -35,14 +35,14 @@ type Store interface {
 	QuoteByDeposit(ctx context.Context, address, memo string) (string, error)
 }
 
-// DefaultGrace is how long past its expiry a ticket is kept unless
-// Options.Grace says otherwise; a store that drops old tickets on open
-// keeps quote.TTL plus this.
-const DefaultGrace = 15 * time.Second
-
-// DefaultCommitEvery spaces the keeper's commits unless Options says
-// otherwise.
-const DefaultCommitEvery = 5 * time.Millisecond
+// Defaults of Options. DefaultGrace is what a store that drops old
+// tickets on open keeps past quote.TTL.
+const (
+	DefaultMaxPendingBytes = 8 << 20
+	DefaultGrace           = 15 * time.Second
+	DefaultSweepEvery      = 10 * time.Second
+	DefaultCommitEvery     = 5 * time.Millisecond
+)
 
 // Options tunes a Keeper. The zero value is ready to use.
 type Options struct {
@@ -94,13 +94,13 @@ type Keeper struct {
 // Start returns a running keeper over store.
 func Start(store Store, o Options) *Keeper {
 	if o.MaxPendingBytes <= 0 {
-		o.MaxPendingBytes = 8 << 20
+		o.MaxPendingBytes = DefaultMaxPendingBytes
 	}
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
 	if o.SweepEvery <= 0 {
-		o.SweepEvery = 10 * time.Second
+		o.SweepEvery = DefaultSweepEvery
 	}
 	if o.CommitEvery <= 0 {
 		o.CommitEvery = DefaultCommitEvery

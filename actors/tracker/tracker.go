@@ -58,6 +58,12 @@ type Options struct {
 	Now       func() time.Time
 }
 
+// Defaults of Options.
+const (
+	DefaultWorkers     = 8
+	DefaultPollTimeout = 10 * time.Second
+)
+
 // Tracker is the running tracker.
 type Tracker struct {
 	store Store
@@ -79,10 +85,10 @@ func Start(ctx context.Context, store Store, o Options) (*Tracker, error) {
 		o.Schedule = swap.DefaultSchedule()
 	}
 	if o.Workers <= 0 {
-		o.Workers = 8
+		o.Workers = DefaultWorkers
 	}
 	if o.PollTimeout <= 0 {
-		o.PollTimeout = 10 * time.Second
+		o.PollTimeout = DefaultPollTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now

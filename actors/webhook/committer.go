@@ -8,9 +8,6 @@ import (
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
-// maxCommitBatch bounds how many attempt outcomes one synced batch carries.
-const maxCommitBatch = 256
-
 // outcomeMsg hands an attempt's outcome from a worker to the committer.
 type outcomeMsg struct{ out hook.AttemptOutcome }
 
@@ -55,12 +52,12 @@ func (c *committer) Receive(ctx actor.Context) {
 	}
 }
 
-// commit writes up to maxCommitBatch outcomes in one synced batch and
+// commit writes up to Config.CommitBatch outcomes in one synced batch and
 // reports them settled. While the pool stops, nothing is written: the
 // entries stay in the outbox and the next process delivers them again,
 // exactly as after a crash.
 func (c *committer) commit(ctx actor.Context) {
-	n := min(len(c.pending), maxCommitBatch)
+	n := min(len(c.pending), c.p.cfg.CommitBatch)
 	batch := c.pending[:n]
 	if c.p.enter() {
 		err := c.p.store.FinishAttempts(c.p.ctx, batch)
@@ -69,6 +66,7 @@ func (c *committer) commit(ctx actor.Context) {
 			c.p.stats.Commits.Add(1)
 		}
 		if err != nil && !c.p.isShutdown(err) {
+			c.p.stats.CommitFailures.Add(1)
 			c.p.cfg.Logger.Error("record delivery outcomes", slog.Int("outcomes", n), slog.Any("err", err))
 		}
 	}

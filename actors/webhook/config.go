@@ -17,14 +17,17 @@ const (
 	DefaultTimeout      = 5 * time.Second
 	DefaultScanInterval = time.Second
 	DefaultScanBatch    = 1024
-	// maxQueuedPerWebhook bounds how many of one webhook's due entries the
-	// dispatcher holds in memory. Entries beyond it stay in the outbox and the
-	// scan reads past them, which is what lets a backlog behind one dead
-	// receiver sit in the outbox without crowding out anyone else.
+	// DefaultQueuePerWebhook bounds how many of one webhook's due entries
+	// the dispatcher holds in memory. Entries beyond it stay in the outbox
+	// and the scan reads past them, which is what lets a backlog behind one
+	// dead receiver sit in the outbox without crowding out anyone else.
 	// Each scan walks the keys of the entries it leaves behind, so the
 	// bound is also how many of a busy webhook's deliveries pass between
 	// two scans on its behalf.
-	maxQueuedPerWebhook = 64
+	DefaultQueuePerWebhook = 64
+	// DefaultCommitBatch bounds how many attempt outcomes one synced batch
+	// carries.
+	DefaultCommitBatch = 256
 	// scanExamineFactor bounds the entries one scan reads, as a multiple of
 	// ScanBatch, so a huge backlog costs bounded work per scan.
 	scanExamineFactor = 8
@@ -55,6 +58,11 @@ type Config struct {
 	ScanInterval time.Duration
 	// ScanBatch bounds the due entries held in memory at once.
 	ScanBatch int
+	// QueuePerWebhook bounds the due entries of one webhook held in
+	// memory (see DefaultQueuePerWebhook).
+	QueuePerWebhook int
+	// CommitBatch bounds the attempt outcomes one synced batch records.
+	CommitBatch int
 	// AllowLoopback admits loopback receivers (--allow-loopback-webhooks).
 	AllowLoopback bool
 	// TLSConfig is the client TLS configuration; nil verifies against the
@@ -102,6 +110,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ScanBatch <= 0 {
 		c.ScanBatch = DefaultScanBatch
+	}
+	if c.QueuePerWebhook <= 0 {
+		c.QueuePerWebhook = DefaultQueuePerWebhook
+	}
+	if c.CommitBatch <= 0 {
+		c.CommitBatch = DefaultCommitBatch
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -80,6 +80,13 @@ func newDispatcher(p *Pool) *dispatcher {
 }
 
 func (d *dispatcher) Receive(ctx actor.Context) {
+	d.receive(ctx)
+	// The dispatcher alone writes these; a scrape reads the last.
+	d.p.stats.Busy.Store(int64(d.p.cfg.PoolSize - len(d.idle)))
+	d.p.stats.Queued.Store(int64(len(d.queue)))
+}
+
+func (d *dispatcher) receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		committer := ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return &committer{p: d.p} }))
@@ -135,7 +142,7 @@ func decr(m map[string]int, k string) {
 
 // scan tops the in-memory queue up from the outbox with entries due now,
 // earliest first, skipping those already queued and those of a webhook that
-// already has maxQueuedPerWebhook waiting. A full scan starts at the front of
+// already has Config.QueuePerWebhook waiting. A full scan starts at the front of
 // the outbox; any other starts at the floor the previous scan left.
 func (d *dispatcher) scan(full bool) {
 	d.p.woken.Store(false)
@@ -169,7 +176,7 @@ func (d *dispatcher) scan(full bool) {
 		if d.known[id] {
 			return true
 		}
-		if pe, ok := d.parked[id]; ok && d.queuedHook[pe.webhookID] >= maxQueuedPerWebhook {
+		if pe, ok := d.parked[id]; ok && d.queuedHook[pe.webhookID] >= d.p.cfg.QueuePerWebhook {
 			leave(pe.due)
 			return true
 		}
@@ -177,7 +184,7 @@ func (d *dispatcher) scan(full bool) {
 	}
 	err := d.p.store.DueDeliveries(d.p.ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
 		examined++
-		if d.queuedHook[e.WebhookID] >= maxQueuedPerWebhook {
+		if d.queuedHook[e.WebhookID] >= d.p.cfg.QueuePerWebhook {
 			// Left in the outbox for now; a later scan, after this
 			// webhook's queue has drained, picks it up.
 			if len(d.parked) < maxParked {
@@ -201,6 +208,7 @@ func (d *dispatcher) scan(full bool) {
 	if err != nil {
 		d.floor = time.Time{}
 		if !d.p.isShutdown(err) {
+			d.p.stats.ScanFailures.Add(1)
 			d.p.cfg.Logger.Error("webhook outbox scan failed", slog.Any("err", err))
 		}
 		return

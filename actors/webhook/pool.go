@@ -42,6 +42,9 @@ type Store interface {
 	Publish(ctx context.Context, partnerID string, ev hook.Event) error
 	PublishTo(ctx context.Context, w *hook.Registration, ev hook.Event) (string, error)
 	Webhook(ctx context.Context, partnerID, id string) (*hook.Registration, error)
+	// CountOutbox counts the deliveries owed, due by now and due later,
+	// reading at most limit entries; metrics call it at scrape time.
+	CountOutbox(ctx context.Context, now time.Time, limit int) (due, scheduled int, err error)
 }
 
 var _ Store = (*persistence.Store)(nil)
@@ -76,13 +79,21 @@ type Pool struct {
 
 // Stats are the pool's counters, for metrics and tests. Commits counts the
 // synced batches that recorded attempt outcomes; Attempts over Commits is how
-// many attempts share one sync.
+// many attempts share one sync. A failed attempt is Retried or, at its last,
+// Dead. CommitFailures and ScanFailures count the store's refusals to
+// record outcomes and to list due entries. Busy and Queued are gauges the
+// dispatcher keeps: workers making an attempt, and due entries it holds in
+// memory waiting for one.
 type Stats struct {
-	Attempts  atomic.Int64
-	Delivered atomic.Int64
-	Retried   atomic.Int64
-	Dead      atomic.Int64
-	Commits   atomic.Int64
+	Attempts       atomic.Int64
+	Delivered      atomic.Int64
+	Retried        atomic.Int64
+	Dead           atomic.Int64
+	Commits        atomic.Int64
+	CommitFailures atomic.Int64
+	ScanFailures   atomic.Int64
+	Busy           atomic.Int64
+	Queued         atomic.Int64
 }
 
 // Start spawns the dispatcher and its workers and begins the periodic scan;

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/internal/metricstest"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/account"
 	hook "github.com/swapgate/swapgate/routing/webhook"
@@ -249,6 +250,48 @@ func TestRetryUntilSuccessKeepsDeliveryID(t *testing.T) {
 	}
 	if rec := lastState(t, s, w); rec.Attempt != 3 || rec.StatusCode != 204 {
 		t.Fatalf("history %+v", rec)
+	}
+	want := map[string]float64{
+		`swapgate_webhook_deliveries_total{outcome="attempt"}`:   3,
+		`swapgate_webhook_deliveries_total{outcome="retried"}`:   2,
+		`swapgate_webhook_deliveries_total{outcome="delivered"}`: 1,
+		`swapgate_webhook_deliveries_total{outcome="dead"}`:      0,
+		`swapgate_webhook_store_failures_total{op="commit"}`:     0,
+		`swapgate_webhook_store_failures_total{op="scan"}`:       0,
+		"swapgate_webhook_workers":                               DefaultPoolSize,
+		"swapgate_webhook_busy_workers":                          0,
+		"swapgate_webhook_queued_deliveries":                     0,
+		`swapgate_webhook_outbox_entries{state="due"}`:           0,
+		`swapgate_webhook_outbox_entries{state="scheduled"}`:     0,
+		"swapgate_webhook_commits_total":                         3,
+	}
+	eventually(t, 5*time.Second, "metrics", func() bool {
+		v := metricstest.Values(t, p.Collector())
+		for k, w := range want {
+			if v[k] != w {
+				t.Logf("%s = %v, want %v", k, v[k], w)
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestOutboxDepthCountsScheduledRetries: a failed attempt's retry waits in
+// the outbox as scheduled, not due, until its backoff ends.
+func TestOutboxDepthCountsScheduledRetries(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	rc := newReceiver(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
+	w := register(t, s, "ptn_a", rc.srv.URL, hook.SwapCompleted)
+	p := startPool(t, newSystem(t), s, Config{TLSConfig: tlsFor(rc), RetryBase: time.Hour, Jitter: -1})
+	if err := p.Publish(context.Background(), "ptn_a", swapEvent("tx-s")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "a failed attempt recorded", func() bool { return lastState(t, s, w).State == hook.DeliveryRetrying })
+	v := metricstest.Values(t, p.Collector())
+	if v[`swapgate_webhook_outbox_entries{state="scheduled"}`] != 1 || v[`swapgate_webhook_outbox_entries{state="due"}`] != 0 ||
+		v[`swapgate_webhook_deliveries_total{outcome="retried"}`] != 1 {
+		t.Fatalf("after one failed attempt: %v", v)
 	}
 }
 

@@ -2,7 +2,10 @@ package admin
 
 import (
 	"fmt"
+	"net/http/pprof"
 
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 	"github.com/valyala/fasthttp/pprofhandler"
 )
 
@@ -16,9 +19,19 @@ import (
 //
 // Mutex and block profiles record only when their rates are set at start
 // (--pprof-mutex-fraction, --pprof-block-rate).
+//
+// The index at /debug/pprof/ is net/http/pprof's own: fasthttp's handler
+// (v1.74) answers 404 to every path ending in a slash, the index's
+// included, so it serves only the named profiles.
 func RegisterPprof(s *Server) error {
-	for _, path := range []string{"/debug/pprof/", "/debug/pprof/{profile:*}"} {
-		if err := s.Handle("GET", path, pprofhandler.PprofHandler); err != nil {
+	for _, r := range []struct {
+		path string
+		h    fasthttp.RequestHandler
+	}{
+		{"/debug/pprof/", fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Index)},
+		{"/debug/pprof/{profile:*}", pprofhandler.PprofHandler},
+	} {
+		if err := s.Handle("GET", r.path, r.h); err != nil {
 			return fmt.Errorf("admin: pprof: %w", err)
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/swapgate/swapgate/actors/onrampdesk"
 	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/actors/sandboxchain"
+	"github.com/swapgate/swapgate/actors/tickets"
 	"github.com/swapgate/swapgate/actors/tracker"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
@@ -80,6 +81,16 @@ type Config struct {
 	TrustedProxies string
 	PriceInterval  time.Duration
 	GasInterval    time.Duration
+	// RefreshTimeout bounds one price or gas read of the reference data's
+	// refreshers; RefdataCacheSize is the entries of each of their caches
+	// (0: sized from the registry). See refdata.Config.
+	RefreshTimeout   time.Duration
+	RefdataCacheSize int
+	// IdempotencyWait is how long a request waits for another with its
+	// Idempotency-Key; AuthCacheSize bounds the partners cached by API key.
+	// See edge.Config.
+	IdempotencyWait time.Duration
+	AuthCacheSize   int
 	// GasRPC maps chain ids to JSON-RPC URLs; those chains' gas prices are
 	// read with eth_feeHistory instead of the sandbox oracle.
 	GasRPC map[uint64]string
@@ -91,6 +102,18 @@ type Config struct {
 	WebhookRetryBase                    time.Duration
 	AllowLoopbackWebhooks               bool
 	WebhookTLS                          *tls.Config
+	// The delivery pool's bounds (see webhook.Config): an attempt's
+	// timeout, the outbox scan's interval and batch, the due entries held
+	// per webhook, the outcomes per synced commit, and the attempts in
+	// flight per webhook and per partner (0: derived from the pool size).
+	WebhookTimeout, WebhookScanInterval                  time.Duration
+	WebhookScanBatch, WebhookQueuePerWebhook             int
+	WebhookCommitBatch                                   int
+	WebhookInflightPerWebhook, WebhookInflightPerPartner int
+	// TrackerWorkers bounds the tracked swaps polled at once and
+	// TrackerPollTimeout one poll (see tracker.Options).
+	TrackerWorkers     int
+	TrackerPollTimeout time.Duration
 	// SwapSchedule is how tracked swaps are polled (zero: the default,
 	// first after 2 s, backing off to once a minute, for 6 hours).
 	SwapSchedule swap.Schedule
@@ -152,12 +175,23 @@ func DefaultConfig() Config {
 		ShutdownTimeout:    15 * time.Second,
 		AnonHeavyPerMin:    ec.AnonHeavyPerMin,
 		AnonReadPerMin:     ec.AnonReadPerMin,
-		PriceInterval:      15 * time.Second,
-		GasInterval:        10 * time.Second,
+		PriceInterval:      refdata.DefaultPriceInterval,
+		GasInterval:        refdata.DefaultGasInterval,
+		RefreshTimeout:     refdata.DefaultRefreshTimeout,
+		IdempotencyWait:    ec.IdempotencyWait,
+		AuthCacheSize:      ec.AuthCacheSize,
 		WebhookPoolSize:    webhookpool.DefaultPoolSize, WebhookRetryBase: webhook.DefaultRetryBase, WebhookMaxAttempts: webhook.DefaultMaxAttempts,
+		WebhookTimeout: webhookpool.DefaultTimeout, WebhookScanInterval: webhookpool.DefaultScanInterval,
+		WebhookScanBatch: webhookpool.DefaultScanBatch, WebhookQueuePerWebhook: webhookpool.DefaultQueuePerWebhook,
+		WebhookCommitBatch: webhookpool.DefaultCommitBatch,
+		TrackerWorkers:     tracker.DefaultWorkers, TrackerPollTimeout: tracker.DefaultPollTimeout,
 		Quote: QuoteConfig{
-			Deadline: engine.DefaultDeadline, PoolSize: engine.DefaultPoolSize, UpstreamTimeout: 10 * time.Second,
-			LedgerSyncInterval: ledger.DefaultSyncInterval,
+			Deadline: engine.DefaultDeadline, PoolSize: engine.DefaultPoolSize, QueuePerWorker: engine.DefaultQueuePerWorker,
+			WarmThroughput: DefaultWarmThroughput, UpstreamTimeout: 10 * time.Second,
+			LedgerSyncInterval: ledger.DefaultSyncInterval, LedgerMaxBatch: ledger.DefaultMaxBatch,
+			LedgerBusyBatch: ledger.DefaultBusyBatch, LedgerMaxUnsynced: ledger.DefaultMaxUnsynced,
+			TicketBufferBytes: tickets.DefaultMaxPendingBytes, TicketGrace: tickets.DefaultGrace,
+			TicketSweepInterval: tickets.DefaultSweepEvery,
 		},
 	}
 }
@@ -204,7 +238,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if cfg.Mode != ModeSandbox && cfg.Mode != ModeLive {
 		return nil, fmt.Errorf("app: mode %q: want %s or %s", cfg.Mode, ModeSandbox, ModeLive)
 	}
-	proxies, err := parseProxies(cfg.TrustedProxies)
+	proxies, err := ParseTrustedProxies(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
 	}
@@ -229,8 +263,8 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.ref, err = refdata.Start(ctx, a.sys, reg, refdata.Config{
-		PriceInterval: cfg.PriceInterval, GasInterval: cfg.GasInterval,
-		Prices: priceSource, Gas: oracle, Logger: a.log,
+		PriceInterval: cfg.PriceInterval, GasInterval: cfg.GasInterval, RefreshTimeout: cfg.RefreshTimeout,
+		CacheSize: cfg.RefdataCacheSize, Prices: priceSource, Gas: oracle, Logger: a.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("app: start reference data: %w", err)
@@ -255,7 +289,10 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.log.Info("sandbox chain ready", slog.Int("chains", len(a.chains.ChainIDs())), slog.Int("replayed", stats.Ops),
 			slog.Int("diverged", stats.Diverged), slog.Duration("took", time.Since(started)))
 	}
-	if a.hooks, err = webhookpool.Start(a.sys, a.store, webhookpool.Config{PoolSize: cfg.WebhookPoolSize, RetryBase: cfg.WebhookRetryBase, MaxAttempts: cfg.WebhookMaxAttempts, AllowLoopback: cfg.AllowLoopbackWebhooks, TLSConfig: cfg.WebhookTLS, Logger: a.log}); err != nil {
+	if a.hooks, err = webhookpool.Start(a.sys, a.store, webhookpool.Config{PoolSize: cfg.WebhookPoolSize, RetryBase: cfg.WebhookRetryBase,
+		MaxAttempts: cfg.WebhookMaxAttempts, Timeout: cfg.WebhookTimeout, ScanInterval: cfg.WebhookScanInterval, ScanBatch: cfg.WebhookScanBatch,
+		QueuePerWebhook: cfg.WebhookQueuePerWebhook, CommitBatch: cfg.WebhookCommitBatch, PerWebhook: cfg.WebhookInflightPerWebhook,
+		PerPartner: cfg.WebhookInflightPerPartner, AllowLoopback: cfg.AllowLoopbackWebhooks, TLSConfig: cfg.WebhookTLS, Logger: a.log}); err != nil {
 		return nil, fmt.Errorf("app: start webhook pool: %w", err)
 	}
 	if err = metrics.Register(a.hooks.Collector()); err != nil {
@@ -266,6 +303,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	ec.AnonHeavyPerMin, ec.AnonReadPerMin = cfg.AnonHeavyPerMin, cfg.AnonReadPerMin
 	ec.TrustedProxies = proxies
 	ec.Mode = cfg.Mode
+	ec.IdempotencyWait, ec.AuthCacheSize = cfg.IdempotencyWait, cfg.AuthCacheSize
 	// The store keeps registrations and their history; the pool owns the URL
 	// policy it enforces when it dials, and sends test deliveries.
 	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
@@ -301,7 +339,8 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		}
 	}
 	if a.tracker, err = tracker.Start(ctx, a.store, tracker.Options{Sources: a.quotes.statusSources, Fallback: bridging,
-		Schedule: cfg.SwapSchedule, Published: a.hooks.Wake, Logger: a.log}); err != nil {
+		Schedule: cfg.SwapSchedule, Workers: cfg.TrackerWorkers, PollTimeout: cfg.TrackerPollTimeout,
+		Published: a.hooks.Wake, Logger: a.log}); err != nil {
 		return nil, fmt.Errorf("app: start swap tracker: %w", err)
 	}
 	var balances edge.BalanceReader
@@ -322,6 +361,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if err = metrics.Register(cacheCollector{sources: []cacheStats{a.edge.CacheStats, a.store.CacheStats, a.ref.CacheStats}}); err != nil {
+		return nil, fmt.Errorf("app: register cache metrics: %w", err)
 	}
 	if a.admin, err = admin.New(cfg.DataDir, a.store, a.edge.InvalidatePartner); err != nil {
 		return nil, fmt.Errorf("app: admin listener: %w", err)
@@ -443,7 +485,9 @@ func gasOracle(ctx context.Context, rpc map[uint64]string) (gas.Oracle, error) {
 	return gas.NewMulti(sandbox, over), nil
 }
 
-func parseProxies(s string) ([]netip.Prefix, error) {
+// ParseTrustedProxies parses --trusted-proxies: comma-separated addresses
+// and CIDRs, an address standing for itself alone.
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)

@@ -35,10 +35,16 @@ type QuoteConfig struct {
 	Deadline  time.Duration
 	PoolSize  int
 	PoolSizes map[string]int
+	// QueuePerWorker bounds the legs a provider pool queues per worker
+	// when every worker is busy (see engine.Config).
+	QueuePerWorker int
 	// WarmGoroutines is how many long-lived goroutines run the quote
 	// path's actor mailboxes (see actors.WarmDispatcher); 0 means
 	// DefaultWarmGoroutines.
 	WarmGoroutines int
+	// WarmThroughput is how many messages a quote-path mailbox handles
+	// before it yields its warm goroutine.
+	WarmThroughput int
 	// SandboxTools injects latency and failures per sandbox tool.
 	SandboxTools map[string]sandbox.ToolConfig
 	// AggregatorURL and IntentsURL point the aggregator and intents
@@ -53,6 +59,16 @@ type QuoteConfig struct {
 	// LedgerSyncInterval spaces the ledger's synced commits under load
 	// (see package ledger); 0 commits back to back.
 	LedgerSyncInterval time.Duration
+	// LedgerMaxBatch, LedgerBusyBatch and LedgerMaxUnsynced bound a
+	// ledger commit, tell a busy ledger and bound the fee-free records
+	// queued (see ledger.Options).
+	LedgerMaxBatch, LedgerBusyBatch, LedgerMaxUnsynced int
+	// TicketBufferBytes bounds the issued quotes' tickets held in memory
+	// until their commit; TicketGrace keeps a ticket past its expiry;
+	// TicketSweepInterval is how often expired ones are dropped (see
+	// tickets.Options).
+	TicketBufferBytes                int
+	TicketGrace, TicketSweepInterval time.Duration
 	// Logger is set by Start.
 	Logger *slog.Logger
 }
@@ -65,6 +81,10 @@ type QuoteConfig struct {
 // on 2 cores: 12 goroutines 13.5–15.8k quotes/s, 64 17.1–19.6k, 128
 // 19.6–22.2k, 256 20.6–22.8k; each idle one costs a few KiB.
 func DefaultWarmGoroutines() int { return 64 * runtime.GOMAXPROCS(0) }
+
+// DefaultWarmThroughput is the messages a quote-path mailbox handles
+// before it yields its warm goroutine.
+const DefaultWarmThroughput = 300
 
 // loadCatalog runs a start-up catalog load within the upstream timeout.
 func loadCatalog(ctx context.Context, timeout time.Duration, load func(context.Context) error) error {
@@ -184,35 +204,51 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 		qs.statusSources[registry.ProviderIntents] = c
 		qs.depositNotifier = c
 	}
-	legs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "swapgate_provider_leg_seconds", Help: "Time each provider leg took, by outcome (route, error, panic, late).",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
-	}, []string{"provider", "outcome"})
-	if err := metrics.Register(legs); err != nil {
-		return nil, fmt.Errorf("app: register metrics: %w", err)
-	}
 	warm := cfg.WarmGoroutines
 	if warm <= 0 {
 		warm = DefaultWarmGoroutines()
 	}
-	qs.dispatcher = actors.NewWarmDispatcher(warm, 300)
+	throughput := cfg.WarmThroughput
+	if throughput <= 0 {
+		throughput = DefaultWarmThroughput
+	}
+	qs.dispatcher = actors.NewWarmDispatcher(warm, throughput)
+	// The catalog's tools are the leg metrics' tool labels; anything else
+	// (a live upstream's tools) is counted as engine.OtherTool.
+	catalog := map[string][]string{}
+	for _, t := range cat.All() {
+		catalog[t.Provider] = append(catalog[t.Provider], t.Key)
+	}
 	qs.engine, err = engine.Start(sys, providers, engine.Config{Dispatcher: qs.dispatcher,
-		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes,
-		Observe: func(p string, d time.Duration, outcome string) { legs.WithLabelValues(p, outcome).Observe(d.Seconds()) },
+		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes, QueuePerWorker: cfg.QueuePerWorker, Tools: catalog,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if qs.ledger, err = ledger.Start(sys, store, ledger.Options{SyncInterval: cfg.LedgerSyncInterval, Logger: cfg.Logger}, actor.WithDispatcher(qs.dispatcher)); err != nil {
+	for _, c := range []prometheus.Collector{qs.dispatcher.Collector(), qs.engine.Collector()} {
+		if err := metrics.Register(c); err != nil {
+			return nil, fmt.Errorf("app: register quote metrics: %w", err)
+		}
+	}
+	if qs.ledger, err = ledger.Start(sys, store, ledger.Options{SyncInterval: cfg.LedgerSyncInterval, MaxBatch: cfg.LedgerMaxBatch,
+		BusyBatch: cfg.LedgerBusyBatch, MaxUnsynced: cfg.LedgerMaxUnsynced, Logger: cfg.Logger}, actor.WithDispatcher(qs.dispatcher)); err != nil {
 		return nil, err
 	}
+	if err := metrics.Register(qs.ledger.Collector()); err != nil {
+		return nil, fmt.Errorf("app: register ledger metrics: %w", err)
+	}
 	// Tickets live out of Pebble, whose compactions would rewrite them again
-	// and again in their three minutes; segments past the keeper's sweep
-	// bound are deleted on open rather than read.
-	if qs.ticketLog, err = persistence.OpenTicketLog(dataDir, persistence.TicketLogOptions{Horizon: quote.TTL + tickets.DefaultGrace}); err != nil {
+	// and again in their lifetime; segments past the keeper's sweep bound
+	// are deleted on open rather than read.
+	grace := cfg.TicketGrace
+	if grace <= 0 {
+		grace = tickets.DefaultGrace
+	}
+	if qs.ticketLog, err = persistence.OpenTicketLog(dataDir, persistence.TicketLogOptions{Horizon: quote.TTL + grace}); err != nil {
 		return nil, fmt.Errorf("app: open ticket log: %w", err)
 	}
-	qs.tickets = tickets.Start(ticketHome{TicketLog: qs.ticketLog, refs: store}, tickets.Options{})
+	qs.tickets = tickets.Start(ticketHome{TicketLog: qs.ticketLog, refs: store}, tickets.Options{MaxPendingBytes: cfg.TicketBufferBytes,
+		Grace: grace, SweepEvery: cfg.TicketSweepInterval})
 	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, contracts, nil)
 	return qs, nil
 }

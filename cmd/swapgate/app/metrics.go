@@ -1,0 +1,36 @@
+package app
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// cacheStats is how a component reports its caches: each by name with its
+// hits and misses so far (edge.Server, persistence.Store and
+// refdata.Service each have one).
+type cacheStats func(visit func(cache string, hits, misses uint64))
+
+// cacheCollector gathers every component's caches into one pair of
+// metric families, swapgate_cache_hits_total and
+// swapgate_cache_misses_total by cache: one family per figure, whichever
+// package owns the cache, so that a dashboard computes every hit ratio
+// with one query. It reads the components' atomics at scrape time.
+type cacheCollector struct{ sources []cacheStats }
+
+var (
+	cacheHitsDesc = prometheus.NewDesc("swapgate_cache_hits_total",
+		"Lookups a cache answered, by cache.", []string{"cache"}, nil)
+	cacheMissesDesc = prometheus.NewDesc("swapgate_cache_misses_total",
+		"Lookups a cache could not answer (the value was then read or built), by cache.", []string{"cache"}, nil)
+)
+
+func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- cacheHitsDesc
+	ch <- cacheMissesDesc
+}
+
+func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, src := range c.sources {
+		src(func(cache string, hits, misses uint64) {
+			ch <- prometheus.MustNewConstMetric(cacheHitsDesc, prometheus.CounterValue, float64(hits), cache)
+			ch <- prometheus.MustNewConstMetric(cacheMissesDesc, prometheus.CounterValue, float64(misses), cache)
+		})
+	}
+}
