@@ -178,3 +178,24 @@ func TestEverySettingHasARow(t *testing.T) {
 		t.Fatalf("the defaults are refused:\n%v", err)
 	}
 }
+
+// TestReadmeListsEveryFlag: the README's table of serve options names
+// every flag.
+func TestReadmeListsEveryFlag(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	start, end := strings.Index(s, "## Operating it"), strings.Index(s, "### Metrics")
+	if start < 0 || end < start {
+		t.Fatal("the README has no Operating it section before its Metrics")
+	}
+	table := s[start:end]
+	cfg := app.DefaultConfig()
+	serveFlags(&cfg, new(string), new(string)).VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(table, "`--"+f.Name+"`") && !strings.Contains(table, "`--"+f.Name+" ") {
+			t.Errorf("the README's serve options do not list --%s", f.Name)
+		}
+	})
+}
