@@ -74,7 +74,7 @@ func TestWarmDispatcherStats(t *testing.T) {
 // TestHistogram checks bucketing at the bounds, the scaled sum and the
 // exported form.
 func TestHistogram(t *testing.T) {
-	h := NewHistogram(0.5, 1, 4, 16)
+	h := NewHistogram(2, 1, 4, 16)
 	for _, v := range []int64{0, 1, 2, 4, 5, 16, 17, 100} {
 		h.Observe(v)
 	}

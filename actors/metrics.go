@@ -19,21 +19,23 @@ type Histogram struct {
 	// every bound.
 	counts []atomic.Uint64
 	sum    atomic.Int64
-	// scale converts bounds and sum into the exported unit (1e-9 turns
-	// nanoseconds into seconds).
-	scale float64
+	// perUnit is how many observed units make one exported unit (1e9
+	// nanoseconds a second); bounds and sum are divided by it, which,
+	// unlike a multiplication by its inverse, exports bounds such as
+	// 0.0004 without a binary rounding tail.
+	perUnit float64
 }
 
 // NewHistogram returns a histogram over the ascending upper bounds, exported
-// multiplied by scale.
-func NewHistogram(scale float64, bounds ...int64) *Histogram {
-	return &Histogram{bounds: bounds, counts: make([]atomic.Uint64, len(bounds)+1), scale: scale}
+// divided by perUnit.
+func NewHistogram(perUnit float64, bounds ...int64) *Histogram {
+	return &Histogram{bounds: bounds, counts: make([]atomic.Uint64, len(bounds)+1), perUnit: perUnit}
 }
 
 // NewDurationHistogram returns a histogram of durations exported in
 // seconds, its n bounds growing from start by factor.
 func NewDurationHistogram(start time.Duration, factor float64, n int) *Histogram {
-	return NewHistogram(1e-9, ExponentialBounds(int64(start), factor, n)...)
+	return NewHistogram(float64(time.Second), ExponentialBounds(int64(start), factor, n)...)
 }
 
 // ExponentialBounds returns n bounds growing from start by factor, each
@@ -80,8 +82,8 @@ func (h *Histogram) Metric(desc *prometheus.Desc, labels ...string) prometheus.M
 	var cum uint64
 	for i, b := range h.bounds {
 		cum += h.counts[i].Load()
-		buckets[float64(b)*h.scale] = cum
+		buckets[float64(b)/h.perUnit] = cum
 	}
 	cum += h.counts[len(h.bounds)].Load()
-	return prometheus.MustNewConstHistogram(desc, cum, float64(h.sum.Load())*h.scale, buckets, labels...)
+	return prometheus.MustNewConstHistogram(desc, cum, float64(h.sum.Load())/h.perUnit, buckets, labels...)
 }

@@ -38,14 +38,35 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "comma-separated proxy addresses/CIDRs whose X-Forwarded-For is trusted")
 	fs.DurationVar(&cfg.PriceInterval, "price-interval", cfg.PriceInterval, "price refresh interval")
 	fs.DurationVar(&cfg.GasInterval, "gas-interval", cfg.GasInterval, "gas price refresh interval")
+	fs.DurationVar(&cfg.RefreshTimeout, "refdata-refresh-timeout", cfg.RefreshTimeout, "timeout of one price or gas read by the reference-data refreshers")
+	fs.IntVar(&cfg.RefdataCacheSize, "refdata-cache-size", cfg.RefdataCacheSize, "entries of each reference-data cache, prices and gas (0: twice the registry's tokens or chains, plus 16)")
+	fs.DurationVar(&cfg.IdempotencyWait, "idempotency-wait", cfg.IdempotencyWait, "how long a request waits for another with the same Idempotency-Key before it is refused as in progress")
+	fs.IntVar(&cfg.AuthCacheSize, "auth-cache-size", cfg.AuthCacheSize, "partners cached by API key; a fill past it drops the cache")
 	fs.IntVar(&cfg.WebhookPoolSize, "webhook-pool-size", cfg.WebhookPoolSize, "webhook delivery workers (concurrent attempts)")
 	fs.DurationVar(&cfg.WebhookRetryBase, "webhook-retry-base", cfg.WebhookRetryBase, "wait after the first failed webhook attempt; doubles each retry, with jitter")
 	fs.IntVar(&cfg.WebhookMaxAttempts, "webhook-max-attempts", cfg.WebhookMaxAttempts, "webhook attempts before a delivery is dead-lettered")
+	fs.DurationVar(&cfg.WebhookTimeout, "webhook-timeout", cfg.WebhookTimeout, "timeout of one webhook attempt: connect, TLS, request and response headers")
+	fs.DurationVar(&cfg.WebhookScanInterval, "webhook-scan-interval", cfg.WebhookScanInterval, "how often the webhook outbox is scanned for retries coming due")
+	fs.IntVar(&cfg.WebhookScanBatch, "webhook-scan-batch", cfg.WebhookScanBatch, "due webhook deliveries held in memory at once")
+	fs.IntVar(&cfg.WebhookQueuePerWebhook, "webhook-queue-per-webhook", cfg.WebhookQueuePerWebhook, "due deliveries of one webhook held in memory at once; the rest wait in the outbox")
+	fs.IntVar(&cfg.WebhookCommitBatch, "webhook-commit-batch", cfg.WebhookCommitBatch, "webhook attempt outcomes recorded per synced commit")
+	fs.IntVar(&cfg.WebhookInflightPerWebhook, "webhook-inflight-per-webhook", cfg.WebhookInflightPerWebhook, "webhook attempts in flight to one webhook (0: 2, at most the per-partner cap)")
+	fs.IntVar(&cfg.WebhookInflightPerPartner, "webhook-inflight-per-partner", cfg.WebhookInflightPerPartner, "webhook attempts in flight to one partner's webhooks (0: half the pool)")
 	fs.BoolVar(&cfg.AllowLoopbackWebhooks, "allow-loopback-webhooks", cfg.AllowLoopbackWebhooks, "accept and deliver to loopback webhook URLs (local testing only)")
+	fs.IntVar(&cfg.TrackerWorkers, "tracker-workers", cfg.TrackerWorkers, "tracked swaps polled at their provider at once")
+	fs.DurationVar(&cfg.TrackerPollTimeout, "tracker-poll-timeout", cfg.TrackerPollTimeout, "timeout of one poll of a tracked swap")
 	fs.DurationVar(&cfg.Quote.Deadline, "quote-deadline", cfg.Quote.Deadline, "deadline of a quote's provider race")
 	fs.DurationVar(&cfg.Quote.LedgerSyncInterval, "ledger-sync-interval", cfg.Quote.LedgerSyncInterval, "least time between two synced ledger commits under load; partner quotes arriving faster share a commit")
+	fs.IntVar(&cfg.Quote.LedgerMaxBatch, "ledger-max-batch", cfg.Quote.LedgerMaxBatch, "partner quote records per ledger commit at most; a full batch does not wait for the sync interval")
+	fs.IntVar(&cfg.Quote.LedgerBusyBatch, "ledger-busy-batch", cfg.Quote.LedgerBusyBatch, "records in a ledger commit from which the ledger counts as busy and spaces its commits by the sync interval")
+	fs.IntVar(&cfg.Quote.LedgerMaxUnsynced, "ledger-max-unsynced", cfg.Quote.LedgerMaxUnsynced, "fee-free partner quote records queued without their quote waiting; past it a quote waits for its record")
+	fs.IntVar(&cfg.Quote.TicketBufferBytes, "ticket-buffer-bytes", cfg.Quote.TicketBufferBytes, "bytes of issued quotes' tickets held in memory until committed; past it a quote waits for the commit")
+	fs.DurationVar(&cfg.Quote.TicketGrace, "ticket-grace", cfg.Quote.TicketGrace, "how long an issued quote's ticket is kept past its expiry")
+	fs.DurationVar(&cfg.Quote.TicketSweepInterval, "ticket-sweep-interval", cfg.Quote.TicketSweepInterval, "how often expired tickets are dropped")
 	fs.IntVar(&cfg.Quote.WarmGoroutines, "warm-goroutines", cfg.Quote.WarmGoroutines, "long-lived goroutines running the quote path's actor mailboxes (0: 64 per core)")
+	fs.IntVar(&cfg.Quote.WarmThroughput, "warm-throughput", cfg.Quote.WarmThroughput, "messages a quote-path actor's mailbox handles before it yields its goroutine")
 	fs.IntVar(&cfg.Quote.PoolSize, "provider-pool-size", cfg.Quote.PoolSize, "worker actors per provider")
+	fs.IntVar(&cfg.Quote.QueuePerWorker, "provider-queue-per-worker", cfg.Quote.QueuePerWorker, "legs a provider pool queues per worker when all are busy; past it a leg is refused at once")
 	fs.Func("provider-pool-sizes", "per-provider pool sizes as JSON, e.g. {\"aggregator\":128}", func(v string) error {
 		return json.Unmarshal([]byte(v), &cfg.Quote.PoolSizes)
 	})
@@ -157,8 +178,13 @@ func runServe(args []string, _, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	if err == nil {
+		err = validateServeConfig(&cfg)
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "swapgate serve: %v\n", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "swapgate serve: %s\n", line)
+		}
 		return 2
 	}
 	var lv slog.Level

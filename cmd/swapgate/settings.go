@@ -1,0 +1,287 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/tools"
+)
+
+// setting is one row of the serve options' validation: the flag it
+// checks (its environment variable and config-file key are the same
+// setting) and the check of its value in a loaded configuration. The
+// bounds are wide: they refuse values that cannot work (a pool of no
+// workers, a zero timeout, a rate above one) or that are surely a slip of a
+// unit (a deadline of an hour), not values an operator might choose.
+type setting struct {
+	flag  string
+	check func(c *app.Config) error
+}
+
+// uncheckedFlags are the serve flags that have no row, each with why: any
+// value is acceptable.
+var uncheckedFlags = map[string]string{
+	"config":                  "read before the others; a missing or malformed file is refused as it is read",
+	"log-level":               "checked where it is parsed, with slog's own message",
+	"aggregator-key":          "an opaque credential",
+	"intents-key":             "an opaque credential",
+	"allow-loopback-webhooks": "a boolean",
+}
+
+// Size bounds shared by several rows.
+const (
+	kib = 1 << 10
+	mib = 1 << 20
+	gib = 1 << 30
+)
+
+// serveSettings is the validation table of `swapgate serve`: one row per
+// flag but those of uncheckedFlags.
+var serveSettings = []setting{
+	{"mode", oneOf(func(c *app.Config) string { return c.Mode }, app.ModeSandbox, app.ModeLive)},
+	{"addr", func(c *app.Config) error { return hostPort(c.Addr) }},
+	{"data", func(c *app.Config) error {
+		if strings.TrimSpace(c.DataDir) == "" {
+			return errors.New("must name a directory")
+		}
+		return nil
+	}},
+	durIn(func(c *app.Config) time.Duration { return c.ReadTimeout }, "read-timeout", 100*time.Millisecond, 10*time.Minute),
+	durIn(func(c *app.Config) time.Duration { return c.WriteTimeout }, "write-timeout", 100*time.Millisecond, 10*time.Minute),
+	durIn(func(c *app.Config) time.Duration { return c.IdleTimeout }, "idle-timeout", time.Second, time.Hour),
+	durIn(func(c *app.Config) time.Duration { return c.ShutdownTimeout }, "shutdown-timeout", time.Second, 10*time.Minute),
+	intIn(func(c *app.Config) int { return c.AnonHeavyPerMin }, "anon-heavy-per-min", 0, 1_000_000_000),
+	intIn(func(c *app.Config) int { return c.AnonReadPerMin }, "anon-read-per-min", 0, 1_000_000_000),
+	{"trusted-proxies", func(c *app.Config) error { _, err := app.ParseTrustedProxies(c.TrustedProxies); return err }},
+	durIn(func(c *app.Config) time.Duration { return c.PriceInterval }, "price-interval", 100*time.Millisecond, time.Hour),
+	durIn(func(c *app.Config) time.Duration { return c.GasInterval }, "gas-interval", 100*time.Millisecond, time.Hour),
+	durIn(func(c *app.Config) time.Duration { return c.RefreshTimeout }, "refdata-refresh-timeout", 100*time.Millisecond, time.Minute),
+	intZeroOrIn(func(c *app.Config) int { return c.RefdataCacheSize }, "refdata-cache-size", 16, 1<<20),
+	{"gas-rpc", func(c *app.Config) error { return rpcURLs(c.GasRPC) }},
+	durIn(func(c *app.Config) time.Duration { return c.Quote.Deadline }, "quote-deadline", 10*time.Millisecond, time.Minute),
+	intIn(func(c *app.Config) int { return c.Quote.PoolSize }, "provider-pool-size", 1, 4096),
+	{"provider-pool-sizes", func(c *app.Config) error { return poolSizes(c.Quote.PoolSizes) }},
+	intIn(func(c *app.Config) int { return c.Quote.QueuePerWorker }, "provider-queue-per-worker", 1, 1024),
+	intZeroOrIn(func(c *app.Config) int { return c.StoreMemTableSize }, "store-memtable-size", mib, 4*gib-1),
+	intZeroOrIn(func(c *app.Config) int { return c.StoreCacheSize }, "store-cache-size", mib, 1024*gib),
+	intIn(func(c *app.Config) int { return c.Quote.WarmGoroutines }, "warm-goroutines", 0, 65536),
+	intIn(func(c *app.Config) int { return c.Quote.WarmThroughput }, "warm-throughput", 1, 100_000),
+	intIn(func(c *app.Config) int { return c.MutexProfileFraction }, "pprof-mutex-fraction", 0, 1_000_000),
+	intIn(func(c *app.Config) int { return c.BlockProfileRate }, "pprof-block-rate", 0, 1_000_000_000),
+	durIn(func(c *app.Config) time.Duration { return c.Quote.LedgerSyncInterval }, "ledger-sync-interval", 0, time.Second),
+	intIn(func(c *app.Config) int { return c.Quote.LedgerMaxBatch }, "ledger-max-batch", 1, 65536),
+	intIn(func(c *app.Config) int { return c.Quote.LedgerBusyBatch }, "ledger-busy-batch", 1, 65536),
+	intIn(func(c *app.Config) int { return c.Quote.LedgerMaxUnsynced }, "ledger-max-unsynced", 1, 1<<24),
+	intIn(func(c *app.Config) int { return c.Quote.TicketBufferBytes }, "ticket-buffer-bytes", 64*kib, gib),
+	durIn(func(c *app.Config) time.Duration { return c.Quote.TicketGrace }, "ticket-grace", time.Second, 24*time.Hour),
+	durIn(func(c *app.Config) time.Duration { return c.Quote.TicketSweepInterval }, "ticket-sweep-interval", time.Second, time.Hour),
+	durIn(func(c *app.Config) time.Duration { return c.IdempotencyWait }, "idempotency-wait", 100*time.Millisecond, 5*time.Minute),
+	intIn(func(c *app.Config) int { return c.AuthCacheSize }, "auth-cache-size", 1, 1<<24),
+	{"sandbox-tools", sandboxTools},
+	{"aggregator-url", func(c *app.Config) error { return httpURL(c.Quote.AggregatorURL) }},
+	{"intents-url", func(c *app.Config) error { return httpURL(c.Quote.IntentsURL) }},
+	durIn(func(c *app.Config) time.Duration { return c.Quote.UpstreamTimeout }, "upstream-timeout", 100*time.Millisecond, 5*time.Minute),
+	{"pulse-rpc", func(c *app.Config) error { return rpcURLs(c.Quote.PulseRPC) }},
+	floatIn(func(c *app.Config) float64 { return c.SandboxBridgeScale }, "sandbox-bridge-scale", 0, 1000),
+	floatIn(func(c *app.Config) float64 { return c.SandboxBridgeFailureRate }, "sandbox-bridge-failure-rate", 0, 1),
+	durIn(func(c *app.Config) time.Duration { return c.SandboxOnrampStep }, "sandbox-onramp-step", 0, time.Hour),
+	{"public-url", func(c *app.Config) error { return httpURL(c.PublicURL) }},
+	{"evm-rpc", func(c *app.Config) error { return rpcURLs(c.EVMRPC) }},
+	intIn(func(c *app.Config) int { return c.WebhookPoolSize }, "webhook-pool-size", 1, 1024),
+	durIn(func(c *app.Config) time.Duration { return c.WebhookRetryBase }, "webhook-retry-base", time.Millisecond, time.Hour),
+	intIn(func(c *app.Config) int { return c.WebhookMaxAttempts }, "webhook-max-attempts", 1, 100),
+	durIn(func(c *app.Config) time.Duration { return c.WebhookTimeout }, "webhook-timeout", 100*time.Millisecond, 5*time.Minute),
+	durIn(func(c *app.Config) time.Duration { return c.WebhookScanInterval }, "webhook-scan-interval", 10*time.Millisecond, time.Hour),
+	intIn(func(c *app.Config) int { return c.WebhookScanBatch }, "webhook-scan-batch", 1, 1<<20),
+	intIn(func(c *app.Config) int { return c.WebhookQueuePerWebhook }, "webhook-queue-per-webhook", 1, 65536),
+	intIn(func(c *app.Config) int { return c.WebhookCommitBatch }, "webhook-commit-batch", 1, 65536),
+	{"webhook-inflight-per-webhook", func(c *app.Config) error {
+		return zeroOrUpToPool(c.WebhookInflightPerWebhook, c.WebhookPoolSize)
+	}},
+	{"webhook-inflight-per-partner", func(c *app.Config) error {
+		return zeroOrUpToPool(c.WebhookInflightPerPartner, c.WebhookPoolSize)
+	}},
+	intIn(func(c *app.Config) int { return c.TrackerWorkers }, "tracker-workers", 1, 4096),
+	durIn(func(c *app.Config) time.Duration { return c.TrackerPollTimeout }, "tracker-poll-timeout", 100*time.Millisecond, 5*time.Minute),
+}
+
+// validateServeConfig checks every setting of c against its row of
+// serveSettings and returns every refusal, one a line, each naming its
+// flag, so that an operator fixes them all in one go rather than one per
+// start.
+func validateServeConfig(c *app.Config) error {
+	var errs []error
+	for _, s := range serveSettings {
+		if err := s.check(c); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", s.flag, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func intIn(get func(*app.Config) int, flag string, lo, hi int) setting {
+	return setting{flag, func(c *app.Config) error {
+		if v := get(c); v < lo || v > hi {
+			return fmt.Errorf("must be between %d and %d, got %d", lo, hi, v)
+		}
+		return nil
+	}}
+}
+
+// intZeroOrIn is intIn for a setting whose 0 means its default.
+func intZeroOrIn(get func(*app.Config) int, flag string, lo, hi int) setting {
+	return setting{flag, func(c *app.Config) error {
+		if v := get(c); v != 0 && (v < lo || v > hi) {
+			return fmt.Errorf("must be 0 (the default) or between %d and %d, got %d", lo, hi, v)
+		}
+		return nil
+	}}
+}
+
+func durIn(get func(*app.Config) time.Duration, flag string, lo, hi time.Duration) setting {
+	return setting{flag, func(c *app.Config) error {
+		if v := get(c); v < lo || v > hi {
+			return fmt.Errorf("must be between %s and %s, got %s", lo, hi, v)
+		}
+		return nil
+	}}
+}
+
+func floatIn(get func(*app.Config) float64, flag string, lo, hi float64) setting {
+	return setting{flag, func(c *app.Config) error {
+		// A NaN fails both comparisons: it is refused by the negation.
+		if v := get(c); !(v >= lo && v <= hi) {
+			return fmt.Errorf("must be between %g and %g, got %g", lo, hi, v)
+		}
+		return nil
+	}}
+}
+
+func oneOf(get func(*app.Config) string, values ...string) func(*app.Config) error {
+	return func(c *app.Config) error {
+		if v := get(c); !slices.Contains(values, v) {
+			return fmt.Errorf("must be %s, got %q", strings.Join(values, " or "), v)
+		}
+		return nil
+	}
+}
+
+// hostPort checks a listen address: a host (which may be empty) and a port
+// number.
+func hostPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("must be host:port, got %q", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("port must be a number from 0 to 65535, got %q", port)
+	}
+	return nil
+}
+
+// httpURL checks an optional base URL: empty, or absolute with an http or
+// https scheme and a host.
+func httpURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	return absoluteURL(s, "http", "https")
+}
+
+func absoluteURL(s string, schemes ...string) error {
+	u, err := url.Parse(s)
+	if err != nil || !slices.Contains(schemes, u.Scheme) || u.Host == "" {
+		return fmt.Errorf("must be an absolute %s URL, got %q", strings.Join(schemes, " or "), s)
+	}
+	return nil
+}
+
+// rpcURLs checks the JSON-RPC endpoints of a CHAINID=URL flag.
+func rpcURLs(m map[uint64]string) error {
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		if err := absoluteURL(m[id], "http", "https", "ws", "wss"); err != nil {
+			return fmt.Errorf("chain %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// poolSizes checks --provider-pool-sizes: known providers, each with a
+// size provider-pool-size would accept.
+func poolSizes(m map[string]int) error {
+	known := []string{registry.ProviderAggregator, registry.ProviderIntents, registry.ProviderPulseroute}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !slices.Contains(known, name) {
+			return fmt.Errorf("unknown provider %q (want %s)", name, strings.Join(known, ", "))
+		}
+		if n := m[name]; n < 1 || n > 4096 {
+			return fmt.Errorf("%s: must be between 1 and 4096, got %d", name, n)
+		}
+	}
+	return nil
+}
+
+// sandboxTools checks --sandbox-tools: tools of the sandbox catalog, with
+// a latency below ten minutes, a failure rate that is a share, and no
+// negative liquidity or minimum.
+func sandboxTools(c *app.Config) error {
+	if len(c.Quote.SandboxTools) == 0 {
+		return nil
+	}
+	reg, err := registry.Load()
+	if err != nil {
+		return err
+	}
+	cat, err := tools.Load(reg)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(c.Quote.SandboxTools))
+	for k := range c.Quote.SandboxTools {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		tc := c.Quote.SandboxTools[k]
+		switch _, ok := cat.Tool(k); {
+		case !ok:
+			return fmt.Errorf("unknown sandbox tool %q", k)
+		case tc.LatencyMs < 0 || tc.LatencyMs > 600_000:
+			return fmt.Errorf("%s: latencyMs must be between 0 and 600000, got %d", k, tc.LatencyMs)
+		case !(tc.FailureRate >= 0 && tc.FailureRate <= 1):
+			return fmt.Errorf("%s: failureRate must be between 0 and 1, got %g", k, tc.FailureRate)
+		case !(tc.LiquidityUSD >= 0) || !(tc.MinAmountUSD >= 0):
+			return fmt.Errorf("%s: liquidityUSD and minAmountUSD must not be negative", k)
+		}
+	}
+	return nil
+}
+
+// zeroOrUpToPool checks an in-flight cap of the webhook pool: 0 (derived
+// from the pool size) or from 1 to the pool size, beyond which it caps
+// nothing.
+func zeroOrUpToPool(v, pool int) error {
+	if v != 0 && (v < 1 || v > pool) {
+		return fmt.Errorf("must be 0 (derived from --webhook-pool-size) or between 1 and --webhook-pool-size (%d), got %d", pool, v)
+	}
+	return nil
+}

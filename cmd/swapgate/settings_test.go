@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
+)
+
+// TestServeRefusesBadSettings runs `swapgate serve` with one bad setting
+// (or several) at a time and checks that it exits 2 before starting
+// anything, with one line per refusal naming the flag. Every row of
+// serveSettings has at least one case here.
+func TestServeRefusesBadSettings(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--mode", "test"}, []string{`--mode: must be sandbox or live, got "test"`}},
+		{[]string{"--addr", "nonsense"}, []string{`--addr: must be host:port, got "nonsense"`}},
+		{[]string{"--addr", "127.0.0.1:99999"}, []string{`--addr: port must be a number from 0 to 65535, got "99999"`}},
+		{[]string{"--data", " "}, []string{"--data: must name a directory"}},
+		{[]string{"--read-timeout", "0s"}, []string{"--read-timeout: must be between 100ms and 10m0s, got 0s"}},
+		{[]string{"--write-timeout", "1h"}, []string{"--write-timeout: must be between 100ms and 10m0s, got 1h0m0s"}},
+		{[]string{"--idle-timeout", "0s"}, []string{"--idle-timeout: must be between 1s and 1h0m0s, got 0s"}},
+		{[]string{"--shutdown-timeout", "0s"}, []string{"--shutdown-timeout: must be between 1s and 10m0s, got 0s"}},
+		{[]string{"--anon-heavy-per-min", "-1"}, []string{"--anon-heavy-per-min: must be between 0 and 1000000000, got -1"}},
+		{[]string{"--anon-read-per-min", "-1"}, []string{"--anon-read-per-min: must be between 0 and 1000000000, got -1"}},
+		{[]string{"--trusted-proxies", "10.0.0.0/33"}, []string{`--trusted-proxies: app: trusted proxy "10.0.0.0/33"`}},
+		{[]string{"--price-interval", "0s"}, []string{"--price-interval: must be between 100ms and 1h0m0s, got 0s"}},
+		{[]string{"--gas-interval", "2h"}, []string{"--gas-interval: must be between 100ms and 1h0m0s, got 2h0m0s"}},
+		{[]string{"--refdata-refresh-timeout", "0s"}, []string{"--refdata-refresh-timeout: must be between 100ms and 1m0s, got 0s"}},
+		{[]string{"--refdata-cache-size", "3"}, []string{"--refdata-cache-size: must be 0 (the default) or between 16 and 1048576, got 3"}},
+		{[]string{"--gas-rpc", "1=http://"}, []string{`--gas-rpc: chain 1: must be an absolute http or https or ws or wss URL, got "http://"`}},
+		{[]string{"--quote-deadline", "0s"}, []string{"--quote-deadline: must be between 10ms and 1m0s, got 0s"}},
+		{[]string{"--provider-pool-size", "0"}, []string{"--provider-pool-size: must be between 1 and 4096, got 0"}},
+		{[]string{"--provider-pool-size", "5000"}, []string{"--provider-pool-size: must be between 1 and 4096, got 5000"}},
+		{[]string{"--provider-pool-sizes", `{"aggregator":0}`}, []string{"--provider-pool-sizes: aggregator: must be between 1 and 4096, got 0"}},
+		{[]string{"--provider-pool-sizes", `{"lifi":8}`}, []string{`--provider-pool-sizes: unknown provider "lifi" (want aggregator, intents, pulseroute)`}},
+		{[]string{"--provider-queue-per-worker", "0"}, []string{"--provider-queue-per-worker: must be between 1 and 1024, got 0"}},
+		{[]string{"--store-memtable-size", "1000"}, []string{"--store-memtable-size: must be 0 (the default) or between 1048576 and 4294967295, got 1000"}},
+		{[]string{"--store-cache-size", "-1"}, []string{"--store-cache-size: must be 0 (the default) or between 1048576 and 1099511627776, got -1"}},
+		{[]string{"--warm-goroutines", "-1"}, []string{"--warm-goroutines: must be between 0 and 65536, got -1"}},
+		{[]string{"--warm-throughput", "0"}, []string{"--warm-throughput: must be between 1 and 100000, got 0"}},
+		{[]string{"--pprof-mutex-fraction", "-1"}, []string{"--pprof-mutex-fraction: must be between 0 and 1000000, got -1"}},
+		{[]string{"--pprof-block-rate", "-5"}, []string{"--pprof-block-rate: must be between 0 and 1000000000, got -5"}},
+		{[]string{"--ledger-sync-interval", "2s"}, []string{"--ledger-sync-interval: must be between 0s and 1s, got 2s"}},
+		{[]string{"--ledger-max-batch", "0"}, []string{"--ledger-max-batch: must be between 1 and 65536, got 0"}},
+		{[]string{"--ledger-busy-batch", "0"}, []string{"--ledger-busy-batch: must be between 1 and 65536, got 0"}},
+		{[]string{"--ledger-max-unsynced", "0"}, []string{"--ledger-max-unsynced: must be between 1 and 16777216, got 0"}},
+		{[]string{"--ticket-buffer-bytes", "1024"}, []string{"--ticket-buffer-bytes: must be between 65536 and 1073741824, got 1024"}},
+		{[]string{"--ticket-grace", "0s"}, []string{"--ticket-grace: must be between 1s and 24h0m0s, got 0s"}},
+		{[]string{"--ticket-sweep-interval", "0s"}, []string{"--ticket-sweep-interval: must be between 1s and 1h0m0s, got 0s"}},
+		{[]string{"--idempotency-wait", "0s"}, []string{"--idempotency-wait: must be between 100ms and 5m0s, got 0s"}},
+		{[]string{"--auth-cache-size", "0"}, []string{"--auth-cache-size: must be between 1 and 16777216, got 0"}},
+		{[]string{"--sandbox-tools", `{"sbx-nope":{}}`}, []string{`--sandbox-tools: unknown sandbox tool "sbx-nope"`}},
+		{[]string{"--sandbox-tools", `{"sbx-canal":{"failureRate":2}}`}, []string{"--sandbox-tools: sbx-canal: failureRate must be between 0 and 1, got 2"}},
+		{[]string{"--sandbox-tools", `{"sbx-canal":{"latencyMs":-1}}`}, []string{"--sandbox-tools: sbx-canal: latencyMs must be between 0 and 600000, got -1"}},
+		{[]string{"--aggregator-url", "not a url"}, []string{`--aggregator-url: must be an absolute http or https URL, got "not a url"`}},
+		{[]string{"--intents-url", "/relative"}, []string{`--intents-url: must be an absolute http or https URL, got "/relative"`}},
+		{[]string{"--upstream-timeout", "0s"}, []string{"--upstream-timeout: must be between 100ms and 5m0s, got 0s"}},
+		{[]string{"--pulse-rpc", "369=localhost:8545"}, []string{`--pulse-rpc: chain 369: must be an absolute http or https or ws or wss URL, got "localhost:8545"`}},
+		{[]string{"--sandbox-bridge-scale", "-1"}, []string{"--sandbox-bridge-scale: must be between 0 and 1000, got -1"}},
+		{[]string{"--sandbox-bridge-failure-rate", "1.5"}, []string{"--sandbox-bridge-failure-rate: must be between 0 and 1, got 1.5"}},
+		{[]string{"--sandbox-bridge-failure-rate", "NaN"}, []string{"--sandbox-bridge-failure-rate: must be between 0 and 1, got NaN"}},
+		{[]string{"--sandbox-onramp-step", "-1s"}, []string{"--sandbox-onramp-step: must be between 0s and 1h0m0s, got -1s"}},
+		{[]string{"--public-url", "ftp://example.com"}, []string{`--public-url: must be an absolute http or https URL, got "ftp://example.com"`}},
+		{[]string{"--evm-rpc", "1=ftp://node"}, []string{`--evm-rpc: chain 1: must be an absolute http or https or ws or wss URL, got "ftp://node"`}},
+		{[]string{"--webhook-pool-size", "0"}, []string{"--webhook-pool-size: must be between 1 and 1024, got 0"}},
+		{[]string{"--webhook-retry-base", "0s"}, []string{"--webhook-retry-base: must be between 1ms and 1h0m0s, got 0s"}},
+		{[]string{"--webhook-max-attempts", "0"}, []string{"--webhook-max-attempts: must be between 1 and 100, got 0"}},
+		{[]string{"--webhook-timeout", "0s"}, []string{"--webhook-timeout: must be between 100ms and 5m0s, got 0s"}},
+		{[]string{"--webhook-scan-interval", "0s"}, []string{"--webhook-scan-interval: must be between 10ms and 1h0m0s, got 0s"}},
+		{[]string{"--webhook-scan-batch", "0"}, []string{"--webhook-scan-batch: must be between 1 and 1048576, got 0"}},
+		{[]string{"--webhook-queue-per-webhook", "0"}, []string{"--webhook-queue-per-webhook: must be between 1 and 65536, got 0"}},
+		{[]string{"--webhook-commit-batch", "0"}, []string{"--webhook-commit-batch: must be between 1 and 65536, got 0"}},
+		{[]string{"--webhook-inflight-per-webhook", "17"}, []string{"--webhook-inflight-per-webhook: must be 0 (derived from --webhook-pool-size) or between 1 and --webhook-pool-size (16), got 17"}},
+		{[]string{"--webhook-pool-size", "4", "--webhook-inflight-per-partner", "5"}, []string{"--webhook-inflight-per-partner: must be 0 (derived from --webhook-pool-size) or between 1 and --webhook-pool-size (4), got 5"}},
+		{[]string{"--tracker-workers", "0"}, []string{"--tracker-workers: must be between 1 and 4096, got 0"}},
+		{[]string{"--tracker-poll-timeout", "0s"}, []string{"--tracker-poll-timeout: must be between 100ms and 5m0s, got 0s"}},
+		// Every refusal at once, one line each.
+		{[]string{"--provider-pool-size", "0", "--ledger-max-batch", "0", "--mode", "x"}, []string{
+			`--mode: must be sandbox or live, got "x"`,
+			"--provider-pool-size: must be between 1 and 4096, got 0",
+			"--ledger-max-batch: must be between 1 and 65536, got 0",
+		}},
+	}
+	tested := map[string]bool{}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
+			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data}, tt.args...)
+			if tt.args[0] == "--data" || tt.args[0] == "--addr" {
+				args = append([]string{"serve"}, tt.args...)
+			}
+			var stderr bytes.Buffer
+			if code := run(args, io.Discard, &stderr); code != 2 {
+				t.Fatalf("exit %d, want 2: %s", code, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+			if len(lines) != len(tt.want) {
+				t.Fatalf("stderr has %d lines, want %d:\n%s", len(lines), len(tt.want), stderr.String())
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(lines[i], "swapgate serve: "+w) {
+					t.Errorf("line %d: %q\nwant it to start with %q", i+1, lines[i], "swapgate serve: "+w)
+				}
+			}
+			if _, err := os.Stat(data); !os.IsNotExist(err) {
+				t.Errorf("the data directory was created (%v): the service started before the refusal", err)
+			}
+		})
+		for _, w := range tt.want {
+			tested[strings.TrimPrefix(strings.SplitN(w, ":", 2)[0], "--")] = true
+		}
+	}
+	for _, s := range serveSettings {
+		if !tested[s.flag] {
+			t.Errorf("no refusal of --%s is tested", s.flag)
+		}
+	}
+}
+
+// TestSettingsRefusedFromEnvironmentAndFile: a bad value from the
+// environment or the config file is refused like the flag, naming it.
+func TestSettingsRefusedFromEnvironmentAndFile(t *testing.T) {
+	const want = "swapgate serve: --provider-pool-size: must be between 1 and 4096, got 0\n"
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cfg.json")
+	b, _ := json.Marshal(map[string]any{"provider-pool-size": 0, "data": filepath.Join(dir, "data")})
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	if code := run([]string{"serve", "--config", file}, io.Discard, &stderr); code != 2 || stderr.String() != want {
+		t.Fatalf("config file: exit %d, %q", code, stderr.String())
+	}
+	t.Setenv("SWAPGATE_PROVIDER_POOL_SIZE", "0")
+	t.Setenv("SWAPGATE_DATA", filepath.Join(dir, "data"))
+	stderr.Reset()
+	if code := run([]string{"serve"}, io.Discard, &stderr); code != 2 || stderr.String() != want {
+		t.Fatalf("environment: exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestEverySettingHasARow: each serve flag is validated by one row of
+// serveSettings or listed in uncheckedFlags, no row names a flag that does
+// not exist, and the defaults pass.
+func TestEverySettingHasARow(t *testing.T) {
+	cfg := app.DefaultConfig()
+	fs := serveFlags(&cfg, new(string), new(string))
+	rows := map[string]int{}
+	for _, s := range serveSettings {
+		rows[s.flag]++
+		if fs.Lookup(s.flag) == nil {
+			t.Errorf("row --%s names no flag", s.flag)
+		}
+		if rows[s.flag] > 1 {
+			t.Errorf("--%s has %d rows", s.flag, rows[s.flag])
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		_, unchecked := uncheckedFlags[f.Name]
+		if rows[f.Name] == 0 && !unchecked {
+			t.Errorf("--%s has no validation row and is not listed as unchecked", f.Name)
+		}
+		if rows[f.Name] > 0 && unchecked {
+			t.Errorf("--%s has a row and is listed as unchecked", f.Name)
+		}
+	})
+	if err := validateServeConfig(&cfg); err != nil {
+		t.Fatalf("the defaults are refused:\n%v", err)
+	}
+}
+
+// TestReadmeListsEveryFlag: the README's table of serve options names
+// every flag.
+func TestReadmeListsEveryFlag(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	start, end := strings.Index(s, "## Operating it"), strings.Index(s, "### Metrics")
+	if start < 0 || end < start {
+		t.Fatal("the README has no Operating it section before its Metrics")
+	}
+	table := s[start:end]
+	cfg := app.DefaultConfig()
+	serveFlags(&cfg, new(string), new(string)).VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(table, "`--"+f.Name+"`") && !strings.Contains(table, "`--"+f.Name+" ") {
+			t.Errorf("the README's serve options do not list --%s", f.Name)
+		}
+	})
+}
