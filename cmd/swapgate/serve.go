@@ -63,6 +63,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.IntVar(&cfg.Quote.TicketBufferBytes, "ticket-buffer-bytes", cfg.Quote.TicketBufferBytes, "bytes of issued quotes' tickets held in memory until committed; past it a quote waits for the commit")
 	fs.DurationVar(&cfg.Quote.TicketGrace, "ticket-grace", cfg.Quote.TicketGrace, "how long an issued quote's ticket is kept past its expiry")
 	fs.DurationVar(&cfg.Quote.TicketSweepInterval, "ticket-sweep-interval", cfg.Quote.TicketSweepInterval, "how often expired tickets are dropped")
+	fs.DurationVar(&cfg.Quote.TicketCommitInterval, "ticket-commit-interval", cfg.Quote.TicketCommitInterval, "least time between two commits of tickets to the ticket log; tickets arriving meanwhile share the write")
 	fs.IntVar(&cfg.Quote.WarmGoroutines, "warm-goroutines", cfg.Quote.WarmGoroutines, "long-lived goroutines running the quote path's actor mailboxes (0: 64 per core)")
 	fs.IntVar(&cfg.Quote.WarmThroughput, "warm-throughput", cfg.Quote.WarmThroughput, "messages a quote-path actor's mailbox handles before it yields its goroutine")
 	fs.IntVar(&cfg.Quote.PoolSize, "provider-pool-size", cfg.Quote.PoolSize, "worker actors per provider")

@@ -191,7 +191,7 @@ func DefaultConfig() Config {
 			LedgerSyncInterval: ledger.DefaultSyncInterval, LedgerMaxBatch: ledger.DefaultMaxBatch,
 			LedgerBusyBatch: ledger.DefaultBusyBatch, LedgerMaxUnsynced: ledger.DefaultMaxUnsynced,
 			TicketBufferBytes: tickets.DefaultMaxPendingBytes, TicketGrace: tickets.DefaultGrace,
-			TicketSweepInterval: tickets.DefaultSweepEvery,
+			TicketSweepInterval: tickets.DefaultSweepEvery, TicketCommitInterval: tickets.DefaultCommitEvery,
 		},
 	}
 }

@@ -69,6 +69,9 @@ type QuoteConfig struct {
 	// tickets.Options).
 	TicketBufferBytes                int
 	TicketGrace, TicketSweepInterval time.Duration
+	// TicketCommitInterval spaces the ticket keeper's commits (see
+	// tickets.Options.CommitEvery).
+	TicketCommitInterval time.Duration
 	// Logger is set by Start.
 	Logger *slog.Logger
 }
@@ -248,7 +251,7 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 		return nil, fmt.Errorf("app: open ticket log: %w", err)
 	}
 	qs.tickets = tickets.Start(ticketHome{TicketLog: qs.ticketLog, refs: store}, tickets.Options{MaxPendingBytes: cfg.TicketBufferBytes,
-		Grace: grace, SweepEvery: cfg.TicketSweepInterval})
+		Grace: grace, SweepEvery: cfg.TicketSweepInterval, CommitEvery: cfg.TicketCommitInterval})
 	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, contracts, nil)
 	return qs, nil
 }
