@@ -2,8 +2,6 @@ package edge
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/swapgate/swapgate/internal/uuid"
 	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 )
@@ -75,7 +74,7 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 		r := requestPool.Get().(*Request)
 		buf := r.buf[:0]
 		*r = Request{Ctx: ctx, Now: s.now(), buf: buf}
-		newRequestID(&r.ID)
+		uuid.NewV4(&r.ID)
 		start := time.Now()
 		defer func() {
 			if p := recover(); p != nil {
@@ -163,23 +162,6 @@ func (s *Server) bucketFor(r *Request, b Bucket) (int, RateKey) {
 		return s.cfg.AnonHeavyPerMin, key
 	}
 	return s.cfg.AnonReadPerMin, key
-}
-
-// newRequestID writes a random version-4 UUID in its text form into dst.
-func newRequestID(dst *[36]byte) {
-	var u [16]byte
-	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails on supported platforms.
-	u[6] = (u[6] & 0x0f) | 0x40
-	u[8] = (u[8] & 0x3f) | 0x80
-	hex.Encode(dst[0:8], u[0:4])
-	dst[8] = '-'
-	hex.Encode(dst[9:13], u[4:6])
-	dst[13] = '-'
-	hex.Encode(dst[14:18], u[6:8])
-	dst[18] = '-'
-	hex.Encode(dst[19:23], u[8:10])
-	dst[23] = '-'
-	hex.Encode(dst[24:], u[10:])
 }
 
 // Context is the context a handler passes to stores and services. It is

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/swapgate/swapgate/internal/uuid"
 	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/registry"
@@ -267,7 +268,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // over the limit, a malformed request) in the envelope.
 func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	r := &Request{Ctx: ctx, Now: s.now()}
-	newRequestID(&r.ID)
+	uuid.NewV4(&r.ID)
 	if err == fasthttp.ErrBodyTooLarge {
 		writeError(r, apierr.New(apierr.InvalidBody, fmt.Sprintf("request body exceeds %d bytes", MaxBodySize)))
 		return

@@ -14,12 +14,12 @@
 package bare
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/swapgate/swapgate/internal/uuid"
 )
 
 // Config is what the answers and the server settings copy from Swapgate.
@@ -89,7 +89,7 @@ func Handler(cfg Config) fasthttp.RequestHandler {
 	mode := `,"mode":"` + cfg.Mode + `"},"error":null,"meta":{"requestId":"`
 	return func(ctx *fasthttp.RequestCtx) {
 		var id [36]byte
-		newRequestID(&id)
+		uuid.NewV4(&id)
 		var buf [512]byte
 		b := buf[:0]
 		ts := now().Unix()
@@ -109,22 +109,4 @@ func Handler(cfg Config) fasthttp.RequestHandler {
 		b = append(b, "}}"...)
 		ctx.Response.SetBody(b)
 	}
-}
-
-// newRequestID writes a random version-4 UUID, as Swapgate's request ids
-// are.
-func newRequestID(dst *[36]byte) {
-	var u [16]byte
-	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails on supported platforms.
-	u[6] = (u[6] & 0x0f) | 0x40
-	u[8] = (u[8] & 0x3f) | 0x80
-	hex.Encode(dst[0:8], u[0:4])
-	dst[8] = '-'
-	hex.Encode(dst[9:13], u[4:6])
-	dst[13] = '-'
-	hex.Encode(dst[14:18], u[6:8])
-	dst[18] = '-'
-	hex.Encode(dst[19:23], u[8:10])
-	dst[23] = '-'
-	hex.Encode(dst[24:], u[10:])
 }
