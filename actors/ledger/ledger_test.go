@@ -292,6 +292,19 @@ func (c *commitLog) durabilities() ([]int, []persistence.Durability) {
 	return append([]int(nil), c.sizes...), append([]persistence.Durability(nil), c.synced...)
 }
 
+// waitCommits waits until the n-th commit has started.
+func waitCommits(t *testing.T, log *commitLog, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if sizes, _ := log.durabilities(); len(sizes) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("commit %d never started", n)
+		}
+	}
+}
+
 // TestFeeFreeRecordsNeitherWaitNorSync: a fee-free quote's record is
 // queued and Record returns before any commit ends; a commit of such
 // records alone is unsynced, and one that carries a record a quote waits
@@ -308,14 +321,7 @@ func TestFeeFreeRecordsNeitherWaitNorSync(t *testing.T) {
 	// A record with a fee starts the first commit, which takes 200 ms.
 	first := make(chan error, 1)
 	go func() { first <- l.Record(ctx, row("ptn_a", "q_fee1", time.Now())) }()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if sizes, _ := log.durabilities(); len(sizes) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first commit never started")
-		}
-	}
+	waitCommits(t, log, 1)
 	// While it runs, fee-free records return at once and gather.
 	began := time.Now()
 	for i := range 5 {
@@ -338,14 +344,7 @@ func TestFeeFreeRecordsNeitherWaitNorSync(t *testing.T) {
 	// While a third commit runs, a fee-free record and one with a fee
 	// gather into the fourth, which is synced.
 	go func() { first <- l.Record(ctx, row("ptn_a", "q_fee2", time.Now())) }()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if sizes, _ := log.durabilities(); len(sizes) == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the third commit never started")
-		}
-	}
+	waitCommits(t, log, 3)
 	if err := l.Record(ctx, feeFree("ptn_a", "q_free9", time.Now())); err != nil {
 		t.Fatal(err)
 	}
@@ -427,14 +426,7 @@ func TestFeeFreeRecordsWaitPastTheBound(t *testing.T) {
 	}
 	ctx := context.Background()
 	go func() { _ = l.Record(ctx, row("ptn_a", "q_fee", time.Now())) }()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if sizes, _ := log.durabilities(); len(sizes) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first commit never started")
-		}
-	}
+	waitCommits(t, log, 1)
 	began := time.Now()
 	for i := range 2 {
 		if err := l.Record(ctx, feeFree("ptn_a", fmt.Sprintf("q_free%d", i), time.Now())); err != nil {
