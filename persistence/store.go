@@ -23,9 +23,9 @@ import (
 // SchemaVersion is the on-disk layout version this build reads and writes.
 // Version 2 keeps a quote's ledger row inside its activity record; version
 // 3 keeps issued quotes' tickets and their deposit index out of Pebble, in
-// the ticket log. An older directory is migrated when it is opened (see
-// migrate.go).
-const SchemaVersion = 3
+// the ticket log; version 4 keeps webhook secrets sealed (secrets.go). An
+// older directory is migrated when it is opened (see migrate.go).
+const SchemaVersion = 4
 
 var (
 	// ErrLocked means another process (or another Store in this process)
@@ -80,6 +80,10 @@ type Store struct {
 	// concurrent updates cannot lose one another's changes and the key index
 	// stays consistent with the records.
 	partnerMu sync.Mutex
+
+	// seal seals webhook secrets with the data directory's key
+	// (secrets.go).
+	seal *sealer
 
 	// ledger numbers ledger rows (see AppendLedger).
 	ledger ledgerSeq
@@ -153,6 +157,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		now = time.Now
 	}
 	s := &Store{db: db, lock: lock, now: now}
+	if err := s.openSealer(dir); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	if err := s.checkSchema(); err != nil {
 		_ = s.Close()
 		return nil, err
