@@ -41,6 +41,24 @@ func grepDir(t *testing.T, dir string, needles ...string) {
 	}
 }
 
+// dirHolds reports whether a file under dir holds needle.
+func dirHolds(t *testing.T, dir, needle string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		found = found || bytes.Contains(b, []byte(needle))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
 // TestWebhookSecretSealedAtRest: a registration's secret is sealed before
 // it reaches Pebble (its record carries only the sealed form), reads back
 // in clear for the delivery pool, and appears in no file of the data
@@ -50,7 +68,7 @@ func TestWebhookSecretSealedAtRest(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	const secret = "sealed-at-rest-secret-5f3c9a"
-	s, err := Open(dir, Options{})
+	s, err := Open(dir, Options{uncompressedTables: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +103,7 @@ func TestWebhookSecretSealedAtRest(t *testing.T) {
 	grepDir(t, dir, secret) // in the write-ahead log
 	must(t, s.DB().Flush())
 	must(t, s.Close())
-	grepDir(t, dir, secret) // in a table
+	grepDir(t, dir, secret) // in a table, written uncompressed
 
 	fi, err := os.Stat(filepath.Join(dir, SecretKeyFile))
 	if err != nil || fi.Mode().Perm() != 0o600 {
@@ -206,7 +224,7 @@ func TestMigrateSchema3SealsWebhookSecrets(t *testing.T) {
 	for _, flushed := range []bool{true, false} {
 		name := "in the log"
 		if flushed {
-			name = "in a table"
+			name = "in a table of the bottom level"
 		}
 		t.Run(name, func(t *testing.T) { testMigrateSchema3(t, flushed) })
 	}
@@ -215,7 +233,9 @@ func TestMigrateSchema3SealsWebhookSecrets(t *testing.T) {
 func testMigrateSchema3(t *testing.T, flushed bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Open(dir, Options{})
+	// Tables uncompressed, so that a grep of their bytes sees the records.
+	opts := Options{uncompressedTables: true}
+	s, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +261,20 @@ func testMigrateSchema3(t *testing.T, flushed bool) {
 	must(t, b.Set(keySchema, []byte{0, 0, 0, 3}, nil))
 	must(t, b.Commit(pebble.Sync))
 	if flushed {
-		must(t, s.DB().Flush())
+		// Down to the bottom level, where a record stays until a
+		// compaction reaches it.
+		must(t, s.DB().Compact(ctx, []byte(prefixWebhook), prefixUpperBound(prefixWebhook), false))
 	}
 	must(t, s.Close())
+	var needles []string
+	for _, secret := range secrets {
+		needles = append(needles, secret)
+	}
+	if !dirHolds(t, dir, needles[0]) {
+		t.Fatal("the clear records are in no file before the migration: the grep below would prove nothing")
+	}
 
-	s, err = Open(dir, Options{})
+	s, err = Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,13 +292,9 @@ func testMigrateSchema3(t *testing.T, flushed bool) {
 		t.Fatalf("ptn_a's webhooks %+v %v", list, err)
 	}
 	must(t, s.Close())
-	var needles []string
-	for _, secret := range secrets {
-		needles = append(needles, secret)
-	}
 	grepDir(t, dir, needles...)
 	// Opening again migrates nothing more and reads the same.
-	s, err = Open(dir, Options{})
+	s, err = Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/swapgate/swapgate/routing/account"
@@ -62,6 +63,11 @@ type Options struct {
 	MemTableSize int
 	// CacheSize is Pebble's block cache (default DefaultCacheSize).
 	CacheSize int
+
+	// uncompressedTables writes tables without block compression, so that
+	// this package's tests can grep their raw bytes for what must not be
+	// there.
+	uncompressedTables bool
 }
 
 // Defaults of Options.
@@ -146,6 +152,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	for i := range popts.Levels {
 		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		popts.Levels[i].FilterType = pebble.TableFilter
+		if opts.uncompressedTables {
+			popts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
+		}
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
