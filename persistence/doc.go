@@ -27,10 +27,14 @@
 //
 // # Key layout
 //
-// Schema version 3 (an older directory is migrated when it is opened; see
+// Schema version 4 (an older directory is migrated when it is opened; see
 // migrate.go):
 //
 //	meta/schema                               uint32 BE schema version
+//	meta/secretkey                             check value of the key sealing webhook
+//	                                           secrets (secrets.go): a directory opened with
+//	                                           another key, or without one once this exists,
+//	                                           is refused
 //	partner/<partnerID>                        Partner record (JSON, see partnerRecord)
 //	partnerkey/<digest:32>                     partnerID; digest = SHA-256 of the API key
 //	swapp/<partnerID>/<ts:8><quoteID>          a partner's activity, newest first by reverse
@@ -42,7 +46,12 @@
 //	seq/ledger                                 last ledger/e sequence number (uint64 BE)
 //	feewallet/<partnerID>/<ecosystem>          fee wallet (at most one per ecosystem)
 //	settle/<ecosystem>/<batchID>               settlement batch
-//	webhook/<partnerID>/<webhookID>            webhook registration (its signing secret is kept, never returned)
+//	webhook/<partnerID>/<webhookID>            webhook registration (record version 2): its
+//	                                           signing secret sealed with AES-256-GCM under a
+//	                                           key derived from the data directory's
+//	                                           secrets.key, bound to the partner and webhook
+//	                                           IDs; never returned. Schema 3 kept it in clear
+//	                                           (version 1); the migration to 4 seals it
 //	webhookid/<webhookID>                      partnerID, to find a webhook by ID alone
 //	outbox/<due:8><deliveryID>                 pending webhook delivery, ordered by next attempt
 //	delivery/<webhookID>/<ts:8><deliveryID>    delivery history row with its attempt log (record
@@ -80,6 +89,10 @@
 //	onramp/<orderUid>                          an on-ramp order (onramp.Order) with its state
 //	                                           history; its partner's line is in swapp/ (kind
 //	                                           onramp), with its earning once it completes
+//
+// Beside Pebble's files, the data directory holds secrets.key, the key
+// that seals webhook secrets (secrets.go, mode 0600, made on first open),
+// which Pebble's files are useless without.
 //
 // Issued quotes' tickets (quote.Ticket) are not in Pebble (schema 2 had them
 // under quote/<issued:8><quoteID>, with a deposit/<address>/<memo> index; the

@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,10 @@ func (s *Store) migrate(from uint32) error {
 		case 2:
 			if err := s.dropPebbleTickets(); err != nil {
 				return fmt.Errorf("persistence: migrate schema 2 to 3: %w", err)
+			}
+		case 3:
+			if err := s.sealWebhookSecrets(); err != nil {
+				return fmt.Errorf("persistence: migrate schema 3 to 4: %w", err)
 			}
 		}
 		if err := s.stampSchema(v + 1); err != nil {
@@ -213,4 +218,82 @@ func (s *Store) dropPebbleTickets() error {
 		}
 	}
 	return b.Commit(pebble.Sync)
+}
+
+// Schema 3 kept each webhook's signing secret in clear in its record
+// (webhook record version 1, the secret under "secret"); schema 4 seals it
+// (version 2, see secrets.go).
+
+// sealWebhookSecrets rewrites every version 1 webhook record as version 2,
+// its secret sealed, in synced batches of migrateChunk records; records
+// already sealed are left alone, so a crash part-way is finished by the
+// next open. Then it flushes the memtable and compacts the webhook range,
+// so that the tables holding the clear records are rewritten without
+// them and deleted (the logs that held them were replayed and dropped when
+// the store opened). Copies of the directory made before the migration
+// still hold the secrets in clear, as does free space the file system has
+// not reused (see SECURITY.md).
+func (s *Store) sealWebhookSecrets() error {
+	n := 0
+	for {
+		sealed, err := s.sealWebhookChunk()
+		if err != nil {
+			return err
+		}
+		if sealed == 0 {
+			break
+		}
+		n += sealed
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := s.db.Flush(); err != nil {
+		return fmt.Errorf("flush sealed webhooks: %w", err)
+	}
+	if err := s.db.Compact(context.Background(), []byte(prefixWebhook), prefixUpperBound(prefixWebhook), false); err != nil {
+		return fmt.Errorf("compact sealed webhooks: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) sealWebhookChunk() (int, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixWebhook), UpperBound: prefixUpperBound(prefixWebhook)})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	b := s.db.NewBatch()
+	defer b.Close()
+	n := 0
+	for ok := it.First(); ok && n < migrateChunk; ok = it.Next() {
+		var rec webhookRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			return 0, fmt.Errorf("decode webhook %q: %w", it.Key(), err)
+		}
+		switch rec.V {
+		case webhookVersion:
+			continue
+		case 1:
+		default:
+			return 0, fmt.Errorf("webhook %q: version %d unknown", it.Key(), rec.V)
+		}
+		w := rec.Registration
+		w.Secret = rec.Secret
+		val, err := s.encodeWebhook(&w)
+		if err != nil {
+			return 0, err
+		}
+		if err := b.Set(slices.Clone(it.Key()), val, nil); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	if err := it.Error(); err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return n, b.Commit(pebble.Sync)
 }

@@ -93,7 +93,7 @@ func TestMigrateSchema1LedgerRows(t *testing.T) {
 }
 
 // A schema 2 directory (tickets and their deposit index in Pebble) opens
-// as schema 3 without them, every other family untouched, its neighbours
+// as schema 3 (and on, as the current schema) without them, every other family untouched, its neighbours
 // in key order included.
 func TestMigrateSchema2DropsPebbleTickets(t *testing.T) {
 	dir := t.TempDir()
@@ -129,7 +129,7 @@ func TestMigrateSchema2DropsPebbleTickets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.get(keySchema); err != nil || binary.BigEndian.Uint32(v) != 3 {
+	if v, err := s.get(keySchema); err != nil || binary.BigEndian.Uint32(v) != SchemaVersion {
 		t.Fatalf("schema after open %v %v", v, err)
 	}
 	for _, k := range keys {

@@ -10,7 +10,6 @@ import (
 type versioned interface{ version() int }
 
 func (r activityRecord) version() int { return r.V }
-func (r webhookRecord) version() int  { return r.V }
 func (r idemRecord) version() int     { return r.V }
 
 // decodeV1 decodes a version-1 record of the named kind. A later encoding

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/swapgate/swapgate/routing/account"
@@ -23,9 +24,9 @@ import (
 // SchemaVersion is the on-disk layout version this build reads and writes.
 // Version 2 keeps a quote's ledger row inside its activity record; version
 // 3 keeps issued quotes' tickets and their deposit index out of Pebble, in
-// the ticket log. An older directory is migrated when it is opened (see
-// migrate.go).
-const SchemaVersion = 3
+// the ticket log; version 4 keeps webhook secrets sealed (secrets.go). An
+// older directory is migrated when it is opened (see migrate.go).
+const SchemaVersion = 4
 
 var (
 	// ErrLocked means another process (or another Store in this process)
@@ -62,6 +63,11 @@ type Options struct {
 	MemTableSize int
 	// CacheSize is Pebble's block cache (default DefaultCacheSize).
 	CacheSize int
+
+	// uncompressedTables writes tables without block compression, so that
+	// this package's tests can grep their raw bytes for what must not be
+	// there.
+	uncompressedTables bool
 }
 
 // Defaults of Options.
@@ -80,6 +86,10 @@ type Store struct {
 	// concurrent updates cannot lose one another's changes and the key index
 	// stays consistent with the records.
 	partnerMu sync.Mutex
+
+	// seal seals webhook secrets with the data directory's key
+	// (secrets.go).
+	seal *sealer
 
 	// ledger numbers ledger rows (see AppendLedger).
 	ledger ledgerSeq
@@ -142,6 +152,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	for i := range popts.Levels {
 		popts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		popts.Levels[i].FilterType = pebble.TableFilter
+		if opts.uncompressedTables {
+			popts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
+		}
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
@@ -153,6 +166,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		now = time.Now
 	}
 	s := &Store{db: db, lock: lock, now: now}
+	if err := s.openSealer(dir); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	if err := s.checkSchema(); err != nil {
 		_ = s.Close()
 		return nil, err

@@ -14,7 +14,7 @@ import (
 
 // Webhook key families (see the package comment):
 //
-//	webhook/<partnerID>/<webhookID>   the registration, secret included
+//	webhook/<partnerID>/<webhookID>   the registration, its secret sealed (secrets.go)
 //	webhookid/<webhookID>             partnerID, to find a webhook by ID alone
 //	delivery/<webhookID>/...          its delivery history (outbox.go), removed with it
 const (
@@ -22,11 +22,24 @@ const (
 	prefixWebhookID = "webhookid/"
 )
 
+// webhookVersion is the record version written: 2, the secret sealed.
+// Version 1 kept it in clear under "secret"; the migration to schema 4
+// seals every version 1 record (sealWebhookSecrets), and a version 1
+// record found later is refused rather than read.
+const webhookVersion = 2
+
 // webhookRecord is the stored encoding of a registration: the registration's
-// own JSON fields and the record version.
+// own JSON fields, the record version, and the secret sealed with the data
+// directory's key.
 type webhookRecord struct {
 	V int `json:"v"`
 	webhook.Registration
+	// Secret shadows Registration.Secret in the JSON: version 1's clear
+	// secret, read by the migration alone, and never written.
+	Secret string `json:"secret,omitempty"`
+	// SealedSecret is the nonce and AES-256-GCM ciphertext of the secret,
+	// bound to the record's partner and webhook IDs (version 2).
+	SealedSecret []byte `json:"sealedSecret,omitempty"`
 }
 
 func webhookKey(partnerID, id string) []byte {
@@ -37,11 +50,35 @@ func webhookPartnerPrefix(partnerID string) string { return prefixWebhook + part
 
 func webhookIDKey(id string) []byte { return []byte(prefixWebhookID + id) }
 
-func decodeWebhook(b []byte) (*webhook.Registration, error) {
-	rec, err := decodeV1[webhookRecord](b, "webhook")
+// encodeWebhook is w's stored record: its secret sealed, never in clear.
+func (s *Store) encodeWebhook(w *webhook.Registration) ([]byte, error) {
+	sealed, err := s.seal.sealSecret(w.Secret, webhookSecretAAD(w.PartnerID, w.ID))
 	if err != nil {
 		return nil, err
 	}
+	rec := webhookRecord{V: webhookVersion, Registration: *w, SealedSecret: sealed}
+	rec.Registration.Secret = ""
+	val, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: encode webhook: %w", err)
+	}
+	return val, nil
+}
+
+// decodeWebhook reads a stored registration, its secret opened.
+func (s *Store) decodeWebhook(b []byte) (*webhook.Registration, error) {
+	var rec webhookRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("persistence: decode webhook: %w", err)
+	}
+	if rec.V != webhookVersion {
+		return nil, fmt.Errorf("persistence: webhook record version %d unknown", rec.V)
+	}
+	secret, err := s.seal.openSecret(rec.SealedSecret, webhookSecretAAD(rec.PartnerID, rec.ID))
+	if err != nil {
+		return nil, fmt.Errorf("persistence: webhook %s: %w", rec.ID, err)
+	}
+	rec.Registration.Secret = secret
 	return &rec.Registration, nil
 }
 
@@ -86,9 +123,9 @@ func (s *Store) CreateWebhook(ctx context.Context, w *webhook.Registration) erro
 	}
 	now := s.now().UTC()
 	w.CreatedAt, w.UpdatedAt = now, now
-	val, err := json.Marshal(webhookRecord{V: 1, Registration: *w})
+	val, err := s.encodeWebhook(w)
 	if err != nil {
-		return fmt.Errorf("persistence: encode webhook: %w", err)
+		return err
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -125,7 +162,7 @@ func (s *Store) listWebhooks(partnerID string) ([]*webhook.Registration, error) 
 	defer it.Close()
 	var out []*webhook.Registration
 	for ok := it.First(); ok; ok = it.Next() {
-		w, err := decodeWebhook(it.Value())
+		w, err := s.decodeWebhook(it.Value())
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +203,7 @@ func (s *Store) Webhook(ctx context.Context, partnerID, id string) (*webhook.Reg
 	if err != nil {
 		return nil, err
 	}
-	return decodeWebhook(val)
+	return s.decodeWebhook(val)
 }
 
 // WebhookByID returns a webhook by ID alone, for the delivery pool.

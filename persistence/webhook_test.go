@@ -263,8 +263,10 @@ func TestWebhookRecordEncodings(t *testing.T) {
 		v    any
 		want string
 	}{
-		{"webhook", webhookRecord{V: 1, Registration: reg},
-			`{"v":1,"id":"wh_1","partnerId":"ptn_a","url":"https://example.com/hook","events":["swap.completed"],"secret":"0123456789abcdef","active":true,"createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z"}`},
+		{"webhook", webhookRecord{V: 2, Registration: withoutSecret(reg), SealedSecret: []byte("sealed")},
+			`{"v":2,"id":"wh_1","partnerId":"ptn_a","url":"https://example.com/hook","events":["swap.completed"],"active":true,"createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z","sealedSecret":"c2VhbGVk"}`},
+		{"webhook version 1 (read by the migration alone)", webhookRecord{V: 1, Registration: withoutSecret(reg), Secret: reg.Secret},
+			`{"v":1,"id":"wh_1","partnerId":"ptn_a","url":"https://example.com/hook","events":["swap.completed"],"active":true,"createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z","secret":"0123456789abcdef"}`},
 		{"outbox", outboxRecord{V: 1, OutboxEntry: entry},
 			`{"v":1,"deliveryId":"dlv_1","webhookId":"wh_1","partnerId":"ptn_a","event":"swap.completed","body":"e30=","attempt":2,"createdAt":"2026-03-01T12:00:00Z","due":"2026-03-01T12:00:00Z"}`},
 		{"delivery", deliveryRecord{V: deliveryVersion, DeliveryRecord: rec},
@@ -298,10 +300,25 @@ func TestWebhookRecordEncodings(t *testing.T) {
 	if _, err := decodeDelivery([]byte(`{"v":3,"id":"dlv_1"}`)); err == nil {
 		t.Fatal("a delivery record of an unknown version was read")
 	}
-	w, err := decodeWebhook([]byte(`{"v":1,"id":"wh_1","partnerId":"ptn_a","url":"https://example.com/hook","events":["swap.completed"],"secret":"0123456789abcdef","active":true,"createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z"}`))
+	// A version 2 record reads with its secret opened; a version 1 record
+	// (a clear secret the migration missed) is refused, not read.
+	s := openWebhookStore(t, t.TempDir(), &fakeClock{t: at})
+	val, err := s.encodeWebhook(&reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.decodeWebhook(val)
 	if err != nil || w.ID != reg.ID || w.Secret != reg.Secret || !w.Subscribes(webhook.SwapCompleted) || !w.CreatedAt.Equal(at) {
 		t.Fatalf("decoded %+v %v", w, err)
 	}
+	if w, err := s.decodeWebhook([]byte(`{"v":1,"id":"wh_1","partnerId":"ptn_a","url":"https://example.com/hook","events":["swap.completed"],"secret":"0123456789abcdef","active":true,"createdAt":"2026-03-01T12:00:00Z","updatedAt":"2026-03-01T12:00:00Z"}`)); err == nil {
+		t.Fatalf("a version 1 webhook record was read: %+v", w)
+	}
+}
+
+func withoutSecret(r webhook.Registration) webhook.Registration {
+	r.Secret = ""
+	return r
 }
 
 // TestCountOutbox counts owed deliveries as due or scheduled by their next

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -37,16 +38,61 @@ var metadataAddrs = []netip.Addr{
 }
 
 // extraForbidden are ranges that are neither private nor link-local in the
-// net/netip sense but still reach internal systems: "this network", carrier
-// NAT (where some clouds put metadata, e.g. 100.100.100.200), IETF protocol
-// assignments, benchmarking, reserved and broadcast, and IPv6 discard.
+// net/netip sense but still reach internal systems, or nothing anyone should
+// be sent to: "this network", carrier NAT (where some clouds put metadata,
+// e.g. 100.100.100.200), IETF protocol assignments, the documentation
+// networks, the 6to4 relay anycast, benchmarking, reserved and broadcast;
+// in IPv6 the IPv4-compatible block (::a.b.c.d, deprecated, which some
+// stacks still carry to the IPv4 address; :: and ::1 are caught before),
+// discard, Teredo (its server and client addresses are IPv4 addresses in
+// disguise), documentation and the deprecated site-local block.
 var extraForbidden = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("192.88.99.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),
 	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("2001::/32"),
+	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("fec0::/10"),
+}
+
+// IPv6 prefixes that carry an IPv4 address which the network, not this
+// host, turns into an IPv4 destination: NAT64 (RFC 6052's well-known
+// prefix and RFC 8215's local-use one, the address in the last 32 bits)
+// and 6to4 (the address in bits 16 to 48). A DNS64 resolver on an
+// IPv6-only network answers public names with NAT64 addresses, so these
+// are not refused as a whole: the IPv4 address inside is checked instead,
+// loopback never allowed (it would be the gateway's loopback, not ours).
+var (
+	nat64Prefixes = []netip.Prefix{
+		netip.MustParsePrefix("64:ff9b::/96"),
+		netip.MustParsePrefix("64:ff9b:1::/48"),
+	}
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+// embeddedIPv4 returns the IPv4 address a NAT64 or 6to4 address carries.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	for _, pr := range nat64Prefixes {
+		if pr.Contains(a) {
+			return netip.AddrFrom4([4]byte(b[12:16])), true
+		}
+	}
+	if sixToFour.Contains(a) {
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
 }
 
 // Policy decides which webhook URLs and addresses deliveries may reach.
@@ -59,9 +105,17 @@ type Policy struct {
 	Resolver Resolver
 }
 
-// CheckAddr returns nil when a delivery may connect to a.
+// CheckAddr returns nil when a delivery may connect to a. An IPv4-mapped
+// IPv6 address (::ffff:a.b.c.d) is judged as the IPv4 address it is, and a
+// NAT64 or 6to4 address by the IPv4 address it carries.
 func (p Policy) CheckAddr(a netip.Addr) error {
 	a = a.Unmap()
+	if v4, ok := embeddedIPv4(a); ok {
+		if err := (Policy{}).CheckAddr(v4); err != nil {
+			return fmt.Errorf("%w: %s carries %s", ErrForbiddenAddress, a, v4)
+		}
+		return nil
+	}
 	for _, m := range metadataAddrs {
 		if a == m {
 			return fmt.Errorf("%w: %s is a cloud metadata address", ErrForbiddenAddress, a)
@@ -125,8 +179,14 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 			return fmt.Errorf("%w: port %q", ErrBadURL, port)
 		}
 	}
-	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")); err == nil {
+	// A literal is judged as it is, without DNS: one trailing dot (an
+	// absolute name's) does not make it a name.
+	literal := strings.TrimSuffix(host, ".")
+	if a, err := netip.ParseAddr(literal); err == nil {
 		return p.CheckAddr(a)
+	}
+	if a, isNumber, err := legacyIPv4(literal); isNumber {
+		return refuseLegacyIPv4(host, a, err)
 	}
 	res := p.Resolver
 	if res == nil {
@@ -145,6 +205,98 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 		}
 	}
 	return nil
+}
+
+// refuseLegacyIPv4 refuses a host that ends in a number but is not a
+// dotted-decimal IPv4 address: 2130706433, 0x7f.1, 0177.0.0.1, 127.1.
+// URL parsers (WHATWG's, browsers') and the C resolver's inet_aton read
+// these as IPv4 addresses while Go's resolver takes them for names, so
+// whichever reading a component makes, the host is ambiguous: it is
+// refused as forbidden when the address it denotes is, and as malformed
+// otherwise (write the address in dotted decimal). Loopback is judged
+// forbidden here even where the policy allows it: a test receiver has no
+// reason to be written this way.
+func refuseLegacyIPv4(host string, a netip.Addr, perr error) error {
+	if perr != nil {
+		return fmt.Errorf("%w: host %q ends in a number but is no IPv4 address: %v", ErrBadURL, host, perr)
+	}
+	if err := (Policy{}).CheckAddr(a); err != nil {
+		return fmt.Errorf("%s is %s: %w", host, a, err)
+	}
+	return fmt.Errorf("%w: host %q is the IPv4 address %s written in another form; write it in dotted decimal", ErrBadURL, host, a)
+}
+
+// legacyIPv4 reads host as the WHATWG URL standard's IPv4 parser (and
+// inet_aton) does. isNumber reports whether host ends in a number (its
+// last dot-separated part, one trailing empty part aside, is decimal
+// digits or 0x and hex digits): such a host is an IPv4 address or
+// invalid, never a name. Each of one to four parts is decimal, octal (a
+// leading 0) or hex (0x); the last fills the bytes the others leave.
+func legacyIPv4(host string) (a netip.Addr, isNumber bool, err error) {
+	parts := strings.Split(host, ".")
+	if len(parts) > 1 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	last := parts[len(parts)-1]
+	if !isNumeric(last) {
+		return netip.Addr{}, false, nil
+	}
+	if len(parts) > 4 {
+		return netip.Addr{}, true, errors.New("more than four parts")
+	}
+	var v uint64
+	for i, part := range parts {
+		n, err := ipv4Part(part)
+		if err != nil {
+			return netip.Addr{}, true, err
+		}
+		limit := uint64(255)
+		if i == len(parts)-1 {
+			limit = 1<<(8*(5-len(parts))) - 1
+		}
+		if n > limit {
+			return netip.Addr{}, true, fmt.Errorf("part %q out of range", part)
+		}
+		if i == len(parts)-1 {
+			v |= n
+		} else {
+			v |= n << (8 * (3 - i))
+		}
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true, nil
+}
+
+// isNumeric reports whether s is a number by the WHATWG rule: decimal
+// digits, or 0x (0X) followed by hex digits, possibly none.
+func isNumeric(s string) bool {
+	if s == "" {
+		return false
+	}
+	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		return strings.Trim(s[2:], "0123456789abcdefABCDEF") == ""
+	}
+	return strings.Trim(s, "0123456789") == ""
+}
+
+// ipv4Part parses one part of a legacy IPv4 address.
+func ipv4Part(s string) (uint64, error) {
+	base, digits := 10, s
+	switch {
+	case s == "":
+		return 0, errors.New("empty part")
+	case len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'):
+		base, digits = 16, s[2:]
+		if digits == "" {
+			return 0, nil
+		}
+	case len(s) > 1 && s[0] == '0':
+		base, digits = 8, s[1:]
+	}
+	n, err := strconv.ParseUint(digits, base, 64)
+	if err != nil {
+		return 0, fmt.Errorf("part %q is not a number", s)
+	}
+	return n, nil
 }
 
 // Control is a net.Dialer Control function that refuses to connect to an

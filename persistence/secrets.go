@@ -1,0 +1,232 @@
+package persistence
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// SecretKeyFile is the file in the data directory holding the key that
+// seals webhook signing secrets at rest: 64 hex digits (32 random bytes)
+// and a newline, mode 0600, created when a directory is first opened
+// without one.
+//
+// A webhook's secret has to be kept in a form the service can use, since
+// every delivery is signed with it (API keys, which are only compared, are
+// kept as SHA-256 digests instead). Sealing it with AES-256-GCM under a key
+// kept outside Pebble means that Pebble's files (tables, write-ahead logs,
+// a backup or a copy of them, a support bundle) give nobody the secrets:
+// only the key file opens them. It does not protect against someone who
+// can read the key file too (the whole directory, or the process's
+// memory): an operator who copies the directory elsewhere keeps the key
+// file out of that copy, or keeps it on another volume and links it here
+// (a symbolic link is followed, and its target is held to the same mode).
+//
+// The key is the service's own: it is never shown, and nothing but this
+// package reads it. Losing it loses the secrets (partners register their
+// webhooks again); a directory whose records were sealed refuses to open
+// without its key rather than make a new one, and refuses a different key.
+const SecretKeyFile = "secrets.key"
+
+var (
+	// ErrSecretKeyMissing means the data directory's webhook secrets were
+	// sealed with a key whose file is gone.
+	ErrSecretKeyMissing = errors.New("persistence: the key sealing webhook secrets is missing")
+	// ErrSecretKeyMismatch means the key file is not the one the data
+	// directory's webhook secrets were sealed with.
+	ErrSecretKeyMismatch = errors.New("persistence: the key file does not match the key webhook secrets were sealed with")
+	// ErrSecretKeyExposed means the key file may be read by other users.
+	ErrSecretKeyExposed = errors.New("persistence: the key file is readable by group or others")
+)
+
+// keySecretCheck holds a check value of the sealing key (an HMAC of a fixed
+// string under a key derived for that alone, revealing nothing of the key),
+// written when the key is first used, so that a missing or swapped key file
+// is told at open rather than at the first delivery.
+var keySecretCheck = []byte("meta/secretkey")
+
+// secretKeyLen is the length of the key in the file, and of each key
+// derived from it.
+const secretKeyLen = 32
+
+// Purposes of the keys derived from the file's key (HKDF-SHA256 info
+// strings), so that the file can serve later purposes without reusing a
+// key across two of them.
+const (
+	hkdfWebhookSecret = "swapgate/v1/webhook-secret"
+	hkdfKeyCheck      = "swapgate/v1/key-check"
+)
+
+// sealer seals and opens webhook secrets.
+type sealer struct {
+	aead  cipher.AEAD
+	check []byte
+}
+
+// openSealer loads the data directory's sealing key, creating it if the
+// directory has none and never had one, and checks it against the check
+// value stored with the records.
+func (s *Store) openSealer(dir string) error {
+	stored, err := s.get(keySecretCheck)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		stored = nil
+	case err != nil:
+		return fmt.Errorf("persistence: read the secret key's check value: %w", err)
+	}
+	path := filepath.Join(dir, SecretKeyFile)
+	key, err := readSecretKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if stored != nil {
+			return fmt.Errorf("%w: %s does not exist, and the webhook secrets in this directory were sealed with it; restore it from where it was kept", ErrSecretKeyMissing, path)
+		}
+		key, err = createSecretKey(dir, path)
+	}
+	if err != nil {
+		return err
+	}
+	sl, err := newSealer(key)
+	if err != nil {
+		return err
+	}
+	switch {
+	case stored == nil:
+		if err := s.db.Set(keySecretCheck, sl.check, pebble.Sync); err != nil {
+			return fmt.Errorf("persistence: write the secret key's check value: %w", err)
+		}
+	case !hmac.Equal(stored, sl.check):
+		return fmt.Errorf("%w: %s", ErrSecretKeyMismatch, path)
+	}
+	s.seal = sl
+	return nil
+}
+
+func newSealer(key []byte) (*sealer, error) {
+	sealKey, err := hkdf.Key(sha256.New, key, nil, hkdfWebhookSecret, secretKeyLen)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: derive the sealing key: %w", err)
+	}
+	checkKey, err := hkdf.Key(sha256.New, key, nil, hkdfKeyCheck, secretKeyLen)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: derive the key check: %w", err)
+	}
+	block, err := aes.NewCipher(sealKey)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: sealing cipher: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: sealing cipher: %w", err)
+	}
+	m := hmac.New(sha256.New, checkKey)
+	m.Write([]byte("swapgate secret key check"))
+	return &sealer{aead: aead, check: m.Sum(nil)[:16]}, nil
+}
+
+// readSecretKey reads the key file, refusing one that group or others may
+// read or write.
+func readSecretKey(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("persistence: %s is not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("%w: %s has mode %04o; chmod 600 it", ErrSecretKeyExposed, path, perm)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: read %s: %w", path, err)
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil || len(key) != secretKeyLen {
+		return nil, fmt.Errorf("persistence: %s does not hold %d hex digits", path, 2*secretKeyLen)
+	}
+	return key, nil
+}
+
+// createSecretKey writes a new random key to path, mode 0600, synced, in
+// a temporary file renamed into place so that a crash leaves the whole file
+// or none. The caller holds the directory lock.
+func createSecretKey(dir, path string) ([]byte, error) {
+	key := make([]byte, secretKeyLen)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("persistence: generate the secret key: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+SecretKeyFile+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("persistence: create the secret key: %w", err)
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	werr := tmp.Chmod(0o600)
+	if werr == nil {
+		_, werr = tmp.WriteString(hex.EncodeToString(key) + "\n")
+	}
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr == nil {
+		werr = syncDir(dir)
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("persistence: write %s: %w", path, werr)
+	}
+	return key, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// webhookSecretAAD binds a sealed secret to its webhook: sealed for one
+// record, it does not open in another.
+func webhookSecretAAD(partnerID, webhookID string) []byte {
+	return []byte("webhook/" + partnerID + "/" + webhookID)
+}
+
+// sealSecret returns the nonce and the AES-256-GCM ciphertext of secret.
+func (sl *sealer) sealSecret(secret string, aad []byte) ([]byte, error) {
+	nonce := make([]byte, sl.aead.NonceSize(), sl.aead.NonceSize()+len(secret)+sl.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("persistence: seal webhook secret: %w", err)
+	}
+	return sl.aead.Seal(nonce, nonce, []byte(secret), aad), nil
+}
+
+// openSecret opens what sealSecret sealed.
+func (sl *sealer) openSecret(sealed, aad []byte) (string, error) {
+	n := sl.aead.NonceSize()
+	if len(sealed) < n+sl.aead.Overhead() {
+		return "", errors.New("persistence: sealed webhook secret too short")
+	}
+	plain, err := sl.aead.Open(nil, sealed[:n], sealed[n:], aad)
+	if err != nil {
+		return "", fmt.Errorf("persistence: open sealed webhook secret: %w", err)
+	}
+	return string(plain), nil
+}
