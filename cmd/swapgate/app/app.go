@@ -250,7 +250,10 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.store, err = persistence.Open(cfg.DataDir, persistence.Options{MemTableSize: cfg.StoreMemTableSize, CacheSize: cfg.StoreCacheSize}); err != nil {
+	// Pebble's error reports (a failed flush or compaction, corruption
+	// found in the background) go to the service's log with the rest.
+	if a.store, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.log,
+		MemTableSize: cfg.StoreMemTableSize, CacheSize: cfg.StoreCacheSize}); err != nil {
 		return nil, fmt.Errorf("app: open store: %w", err)
 	}
 	a.sys = actors.NewSystemWithLogger(a.log)
