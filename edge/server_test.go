@@ -125,3 +125,53 @@ func TestNewRequestIDIsUUIDv4(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// TestRepeatedQueryParameter: a query parameter given twice is refused
+// naming it, whatever the endpoint, before the handler reads either value.
+func TestRepeatedQueryParameter(t *testing.T) {
+	s := newTestServer(t, DefaultConfig(), io.Discard)
+	called := false
+	s.Handle("GET", "/v1/echo", route{name: "echo"}, func(r *Request) error {
+		called = true
+		writeRaw(r, statusOK, []byte(`{}`))
+		return nil
+	})
+	many := "/v1/echo?"
+	for i := range 20 {
+		many += "p" + string(rune('a'+i)) + "=1&"
+	}
+	for uri, param := range map[string]string{
+		"/v1/echo?a=1&b=2&a=1": "a",
+		"/v1/echo?a=1&a=2":     "a",
+		"/v1/echo?a&a":         "a",
+		"/v1/echo?x=1&b=1&b=":  "b",
+		many + "pc=2":          "pc",
+		"/v1/echo?%61=1&a=2":   "a",
+		"/v1/echo?a=1&b=2&c=3": "",
+		"/v1/echo?a=1&A=2":     "",
+		many + "zz=1":          "",
+		"/v1/echo":             "",
+	} {
+		called = false
+		ctx := serve(s, "GET", uri, "127.0.0.1:5000", nil)
+		var env struct {
+			Error *struct {
+				Code    string
+				Details map[string]any
+			}
+		}
+		if err := json.Unmarshal(ctx.Response.Body(), &env); err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		if param == "" {
+			if ctx.Response.StatusCode() != 200 || !called {
+				t.Errorf("%s: %d %s", uri, ctx.Response.StatusCode(), ctx.Response.Body())
+			}
+			continue
+		}
+		if ctx.Response.StatusCode() != 400 || env.Error == nil || env.Error.Code != "INVALID_PARAMS" ||
+			env.Error.Details["param"] != param || env.Error.Details["reason"] != "repeated" || called {
+			t.Errorf("%s: %d %s, want INVALID_PARAMS naming %s", uri, ctx.Response.StatusCode(), ctx.Response.Body(), param)
+		}
+	}
+}
