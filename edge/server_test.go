@@ -1,14 +1,19 @@
 package edge
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -173,5 +178,53 @@ func TestRepeatedQueryParameter(t *testing.T) {
 			env.Error.Details["param"] != param || env.Error.Details["reason"] != "repeated" || called {
 			t.Errorf("%s: %d %s, want INVALID_PARAMS naming %s", uri, ctx.Response.StatusCode(), ctx.Response.Body(), param)
 		}
+	}
+}
+
+// TestOversizedHead: a URL or a header that takes the request head past
+// MaxHeadSize is answered in the envelope, INVALID_PARAMS naming
+// "headers"; a head just within it is served.
+func TestOversizedHead(t *testing.T) {
+	s := newTestServer(t, DefaultConfig(), io.Discard)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(ln) }()
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	send := func(target, header string) (int, []byte) {
+		t.Helper()
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nX-Pad: %s\r\nConnection: close\r\n\r\n", target, header)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, body
+	}
+	long := strings.Repeat("a", MaxHeadSize)
+	for name, req := range map[string][2]string{"header": {"/v1/ping", long}, "URL": {"/v1/ping?pad=" + long, "x"}} {
+		status, body := send(req[0], req[1])
+		var env struct {
+			Data  any
+			Error struct {
+				Code    string
+				Details map[string]any
+			}
+		}
+		if err := json.Unmarshal(body, &env); err != nil || status != 400 || env.Error.Code != "INVALID_PARAMS" ||
+			env.Error.Details["param"] != "headers" || env.Error.Details["limit"] != float64(MaxHeadSize) {
+			t.Errorf("%s over the limit: %d %s", name, status, body)
+		}
+	}
+	if status, body := send("/v1/ping", strings.Repeat("a", MaxHeadSize/2)); status != 200 {
+		t.Errorf("a head within the limit: %d %s", status, body)
 	}
 }
