@@ -175,6 +175,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.cfg.IdempotencyWait = DefaultIdempotencyWait
 	}
 	s.router = router.New()
+	// A path that matches a route only without its trailing slash, in
+	// another case or once cleaned (/v1//ping, /v1/x/../ping) is not that
+	// route: it is answered NOT_FOUND in the envelope like any unknown path,
+	// not redirected with an empty 301 or 308.
+	s.router.RedirectTrailingSlash = false
+	s.router.RedirectFixedPath = false
 	s.routes()
 	if s.routeErr != nil {
 		return nil, s.routeErr

@@ -228,3 +228,23 @@ func TestOversizedHead(t *testing.T) {
 		t.Errorf("a head within the limit: %d %s", status, body)
 	}
 }
+
+// TestPathVariantsAreNotFound: a path that names a route only once a
+// trailing slash is dropped, its case changed or it is cleaned is answered
+// NOT_FOUND in the envelope, never redirected.
+func TestPathVariantsAreNotFound(t *testing.T) {
+	s := newTestServer(t, DefaultConfig(), io.Discard)
+	for _, p := range []string{"/v1/ping/", "/V1/PING", "/v1//ping", "/v1/chains/../ping", "/v1/./ping"} {
+		var req fasthttp.Request
+		req.Header.SetMethod("GET")
+		req.Header.SetRequestURI(p)
+		req.URI().DisablePathNormalizing = true
+		ctx := new(fasthttp.RequestCtx)
+		ctx.Init(&req, net.TCPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:5000")), nil)
+		s.Handler()(ctx)
+		var env struct{ Error struct{ Code string } }
+		if err := json.Unmarshal(ctx.Response.Body(), &env); err != nil || ctx.Response.StatusCode() != 404 || env.Error.Code != "NOT_FOUND" {
+			t.Errorf("%s: %d %q", p, ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+	}
+}
