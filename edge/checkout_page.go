@@ -453,11 +453,11 @@ func (s *Server) checkoutState(r *Request) error {
 	setCheckoutHeaders(r)
 	uid, _ := r.Ctx.UserValue("orderUid").(string)
 	if !onramp.ValidUID(uid) {
-		return apierr.New(apierr.NotFound, "no order "+uid)
+		return apierr.New(apierr.NotFound, "no order "+uid).With("param", "orderUid")
 	}
 	o, err := s.deps.Onramp.Order(r.Context(), uid)
 	if errors.Is(err, account.ErrNotFound) {
-		return apierr.New(apierr.NotFound, "no order "+uid)
+		return apierr.New(apierr.NotFound, "no order "+uid).With("param", "orderUid")
 	} else if err != nil {
 		return apierr.From(err)
 	}

@@ -518,7 +518,7 @@ func TestCheckoutState(t *testing.T) {
 	}
 	for _, uid := range []string{onramp.NewUID(), "nonsense"} {
 		a := fetch(t, "GET", base+"/checkout/"+uid+"/state", nil, nil)
-		if a.status != 404 || !strings.Contains(a.body, `"code":"NOT_FOUND"`) {
+		if a.status != 404 || !strings.Contains(a.body, `"code":"NOT_FOUND"`) || !strings.Contains(a.body, `"param":"orderUid"`) {
 			t.Errorf("state of %s: %d %s", uid, a.status, a.body)
 		}
 	}

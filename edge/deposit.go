@@ -33,6 +33,11 @@ type DepositNotifier interface {
 	SubmitDeposit(ctx context.Context, txHash, depositAddress, memo string) error
 }
 
+// maxDepositMemo bounds a deposit memo: the intents provider's memos (and
+// the sandbox's, a quote id) are far shorter; nothing longer, or
+// unprintable, is looked up.
+const maxDepositMemo = 128
+
 func (s *Server) depositRoutes() {
 	s.Handle("POST", "/v1/execute/deposit/submit", route{bucket: BucketHeavy, name: "deposit-submit", idempotent: true}, s.submitDeposit)
 	s.Handle("GET", "/v1/execute/deposit/status", route{bucket: BucketHeavy, name: "deposit-status"}, s.depositStatus)
@@ -100,6 +105,9 @@ func (s *Server) submitDeposit(r *Request) error {
 	memo := ""
 	if body.Memo != nil {
 		memo = *body.Memo
+		if err := textParam("memo", memo, maxDepositMemo); err != nil {
+			return err
+		}
 	}
 	id, err := s.deps.DepositQuotes.QuoteByDeposit(r.Context(), *body.DepositAddress, memo)
 	if errors.Is(err, account.ErrNotFound) {
@@ -152,6 +160,9 @@ func (s *Server) depositStatus(r *Request) error {
 		return apierr.Param("depositAddress", "depositAddress is required")
 	}
 	memo, _ := query(r, "depositMemo")
+	if err := textParam("depositMemo", memo, maxDepositMemo); err != nil {
+		return err
+	}
 	sw, err := s.deps.DepositSwaps.SwapByDeposit(r.Context(), addr, memo)
 	if err == nil {
 		writeJSON(r, statusOK, depositStatusOf(sw))

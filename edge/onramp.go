@@ -264,8 +264,9 @@ func (s *Server) onrampAssets(r *Request) error {
 	var only uint64
 	if raw := r.Ctx.QueryArgs().Peek("chainId"); len(raw) > 0 {
 		id, err := strconv.ParseUint(string(raw), 10, 64)
-		if err != nil {
-			return apierr.Param("chainId", "chainId must be an integer").With("value", string(raw))
+		if err != nil || id == 0 {
+			// 0 would read as no filter at all.
+			return apierr.Param("chainId", "chainId must be a chain ID (a positive integer)").With("value", string(raw))
 		}
 		only = id
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/swapgate/swapgate/routing/address"
 	"github.com/swapgate/swapgate/routing/apierr"
@@ -65,4 +67,19 @@ func positiveIntParam(param, v string) (int, *apierr.Error) {
 		return 0, apierr.Param(param, param+" must be a positive integer").With("value", v)
 	}
 	return n, nil
+}
+
+// textParam checks a free-text parameter (a search term, a memo, a status
+// word): at most max bytes of valid UTF-8 without control characters, so
+// that nothing unbounded or unprintable is looked up, echoed or stored.
+func textParam(param, v string, max int) *apierr.Error {
+	switch {
+	case len(v) > max:
+		return apierr.Param(param, param+" must be at most "+strconv.Itoa(max)+" bytes").With("length", len(v))
+	case !utf8.ValidString(v):
+		return apierr.Param(param, param+" must be valid UTF-8")
+	case strings.ContainsFunc(v, unicode.IsControl):
+		return apierr.Param(param, param+" must not contain control characters")
+	}
+	return nil
 }

@@ -93,6 +93,11 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 			s.refuse(r, rt, err)
 			return
 		}
+		if name, ok := repeatedParam(ctx.QueryArgs()); ok {
+			s.refuse(r, rt, apierr.Param(name, "query parameter "+name+" is given more than once; give it once").
+				With("reason", "repeated"))
+			return
+		}
 		var err error
 		if rt.idempotent {
 			err = s.serveIdempotent(r, h)
@@ -123,6 +128,40 @@ func (s *Server) refuse(r *Request, rt route, e *apierr.Error) {
 		return
 	}
 	writeError(r, e)
+}
+
+// repeatedParam returns the first query parameter given more than once.
+// No endpoint takes a parameter twice (lists are comma-separated), and
+// reading only the first of two would let a client believe the second one
+// counted; so a repeat is refused, whatever its values. Requests carry few
+// parameters: they are compared pairwise without allocating, unless there
+// are many.
+func repeatedParam(args *fasthttp.Args) (string, bool) {
+	n := args.Len()
+	if n < 2 {
+		return "", false
+	}
+	if n > 16 {
+		seen := make(map[string]bool, n)
+		for k := range args.All() {
+			if seen[string(k)] {
+				return string(k), true
+			}
+			seen[string(k)] = true
+		}
+		return "", false
+	}
+	var buf [16][]byte
+	keys := buf[:0]
+	for k := range args.All() {
+		for _, prev := range keys {
+			if string(prev) == string(k) {
+				return string(k), true
+			}
+		}
+		keys = append(keys, k)
+	}
+	return "", false
 }
 
 // admit authenticates the request and counts it against its bucket.

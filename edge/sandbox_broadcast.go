@@ -62,7 +62,7 @@ type broadcastView struct {
 // (malformed, or a gas limit outside [intrinsic gas, block gas limit]),
 // and transactionRequest.from or .chainId when they disagree with the
 // body's. The gas price is the sandbox chain's own, fixed per chain; a
-// gasPrice in the request is ignored.
+// gasPrice in the request must be a quantity and is otherwise ignored.
 func (s *Server) sandboxBroadcast(r *Request) error {
 	var body broadcastBody
 	if err := decodeBody(r, &body); err != nil {
@@ -90,6 +90,13 @@ func (s *Server) sandboxBroadcast(r *Request) error {
 	}
 	if txb.ChainID != nil && *txb.ChainID != *body.ChainID {
 		return apierr.Param("transactionRequest.chainId", fmt.Sprintf("transactionRequest.chainId %d differs from chainId %d", *txb.ChainID, *body.ChainID))
+	}
+	// The gas price is the sandbox chain's own, but one that is given must
+	// be a gas price, as a node would insist.
+	if txb.GasPrice != nil {
+		if _, ok := simchain.ParseQuantity(*txb.GasPrice); !ok {
+			return apierr.Param("transactionRequest.gasPrice", "transactionRequest.gasPrice: want wei as a hex quantity or a decimal integer below 2^256")
+		}
 	}
 	str := func(p *string) string {
 		if p == nil {

@@ -6,6 +6,7 @@ package edge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -26,6 +27,11 @@ import (
 // MaxBodySize is the largest request body accepted: 64 KiB; a larger one
 // is refused with INVALID_BODY.
 const MaxBodySize = 64 << 10
+
+// MaxHeadSize bounds a request's line and headers together: a longer URL or
+// header is refused with INVALID_PARAMS naming "headers" before any handler
+// runs (fasthttp's read buffer, which must hold the whole head).
+const MaxHeadSize = 4 << 10
 
 // Version is the API description version reported by /v1/ping.
 const Version = "1.0.0"
@@ -170,6 +176,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.cfg.IdempotencyWait = DefaultIdempotencyWait
 	}
 	s.router = router.New()
+	// A path that matches a route only without its trailing slash, in
+	// another case or once cleaned (/v1//ping, /v1/x/../ping) is not that
+	// route: it is answered NOT_FOUND in the envelope like any unknown path,
+	// not redirected with an empty 301 or 308.
+	s.router.RedirectTrailingSlash = false
+	s.router.RedirectFixedPath = false
 	s.routes()
 	if s.routeErr != nil {
 		return nil, s.routeErr
@@ -191,6 +203,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		WriteTimeout:          cfg.WriteTimeout,
 		IdleTimeout:           cfg.IdleTimeout,
 		MaxRequestBodySize:    MaxBodySize,
+		ReadBufferSize:        MaxHeadSize,
 		NoDefaultServerHeader: true,
 		NoDefaultDate:         false,
 		ErrorHandler:          s.transportError,
@@ -264,13 +277,23 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.srv.ShutdownWithContext(ctx)
 }
 
-// transportError answers requests fasthttp refused before routing (a body
-// over the limit, a malformed request) in the envelope.
+// transportError answers requests fasthttp refused before routing in the
+// envelope: a body over the limit is INVALID_BODY, a request line and
+// headers over MaxHeadSize INVALID_PARAMS naming "headers", anything else
+// (a malformed request) INVALID_BODY.
 func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	r := &Request{Ctx: ctx, Now: s.now()}
 	uuid.NewV4(&r.ID)
 	if err == fasthttp.ErrBodyTooLarge {
 		writeError(r, apierr.New(apierr.InvalidBody, fmt.Sprintf("request body exceeds %d bytes", MaxBodySize)))
+		return
+	}
+	var small *fasthttp.ErrSmallBuffer
+	if errors.As(err, &small) {
+		// The URL and the headers are the request's parameters: the
+		// contract has no code of its own for a head that is too long.
+		writeError(r, apierr.Param("headers", fmt.Sprintf("the request line and headers exceed %d bytes: shorten the URL or a header", MaxHeadSize)).
+			With("reason", "too_large").With("limit", MaxHeadSize).Wrap(err))
 		return
 	}
 	writeError(r, apierr.New(apierr.InvalidBody, "malformed request").Wrap(err))

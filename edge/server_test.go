@@ -1,14 +1,19 @@
 package edge
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -110,6 +115,124 @@ func TestClientIP(t *testing.T) {
 		ctx.Init(&req, net.TCPAddrFromAddrPort(netip.MustParseAddrPort(c.peer)), nil)
 		if got := s.clientIP(ctx).String(); got != c.want {
 			t.Errorf("peer %s xff %q: got %s, want %s", c.peer, c.xff, got, c.want)
+		}
+	}
+}
+
+// TestRepeatedQueryParameter: a query parameter given twice is refused
+// naming it, whatever the endpoint, before the handler reads either value.
+func TestRepeatedQueryParameter(t *testing.T) {
+	s := newTestServer(t, DefaultConfig(), io.Discard)
+	called := false
+	s.Handle("GET", "/v1/echo", route{name: "echo"}, func(r *Request) error {
+		called = true
+		writeRaw(r, statusOK, []byte(`{}`))
+		return nil
+	})
+	many := "/v1/echo?"
+	for i := range 20 {
+		many += "p" + string(rune('a'+i)) + "=1&"
+	}
+	for uri, param := range map[string]string{
+		"/v1/echo?a=1&b=2&a=1": "a",
+		"/v1/echo?a=1&a=2":     "a",
+		"/v1/echo?a&a":         "a",
+		"/v1/echo?x=1&b=1&b=":  "b",
+		many + "pc=2":          "pc",
+		"/v1/echo?%61=1&a=2":   "a",
+		"/v1/echo?a=1&b=2&c=3": "",
+		"/v1/echo?a=1&A=2":     "",
+		many + "zz=1":          "",
+		"/v1/echo":             "",
+	} {
+		called = false
+		ctx := serve(s, "GET", uri, "127.0.0.1:5000", nil)
+		var env struct {
+			Error *struct {
+				Code    string
+				Details map[string]any
+			}
+		}
+		if err := json.Unmarshal(ctx.Response.Body(), &env); err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		if param == "" {
+			if ctx.Response.StatusCode() != 200 || !called {
+				t.Errorf("%s: %d %s", uri, ctx.Response.StatusCode(), ctx.Response.Body())
+			}
+			continue
+		}
+		if ctx.Response.StatusCode() != 400 || env.Error == nil || env.Error.Code != "INVALID_PARAMS" ||
+			env.Error.Details["param"] != param || env.Error.Details["reason"] != "repeated" || called {
+			t.Errorf("%s: %d %s, want INVALID_PARAMS naming %s", uri, ctx.Response.StatusCode(), ctx.Response.Body(), param)
+		}
+	}
+}
+
+// TestOversizedHead: a URL or a header that takes the request head past
+// MaxHeadSize is answered in the envelope, INVALID_PARAMS naming
+// "headers"; a head just within it is served.
+func TestOversizedHead(t *testing.T) {
+	s := newTestServer(t, DefaultConfig(), io.Discard)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(ln) }()
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	send := func(target, header string) (int, []byte) {
+		t.Helper()
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nX-Pad: %s\r\nConnection: close\r\n\r\n", target, header)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, body
+	}
+	long := strings.Repeat("a", MaxHeadSize)
+	for name, req := range map[string][2]string{"header": {"/v1/ping", long}, "URL": {"/v1/ping?pad=" + long, "x"}} {
+		status, body := send(req[0], req[1])
+		var env struct {
+			Data  any
+			Error struct {
+				Code    string
+				Details map[string]any
+			}
+		}
+		if err := json.Unmarshal(body, &env); err != nil || status != 400 || env.Error.Code != "INVALID_PARAMS" ||
+			env.Error.Details["param"] != "headers" || env.Error.Details["limit"] != float64(MaxHeadSize) {
+			t.Errorf("%s over the limit: %d %s", name, status, body)
+		}
+	}
+	if status, body := send("/v1/ping", strings.Repeat("a", MaxHeadSize/2)); status != 200 {
+		t.Errorf("a head within the limit: %d %s", status, body)
+	}
+}
+
+// TestPathVariantsAreNotFound: a path that names a route only once a
+// trailing slash is dropped, its case changed or it is cleaned is answered
+// NOT_FOUND in the envelope, never redirected.
+func TestPathVariantsAreNotFound(t *testing.T) {
+	s := newTestServer(t, DefaultConfig(), io.Discard)
+	for _, p := range []string{"/v1/ping/", "/V1/PING", "/v1//ping", "/v1/chains/../ping", "/v1/./ping"} {
+		var req fasthttp.Request
+		req.Header.SetMethod("GET")
+		req.Header.SetRequestURI(p)
+		req.URI().DisablePathNormalizing = true
+		ctx := new(fasthttp.RequestCtx)
+		ctx.Init(&req, net.TCPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:5000")), nil)
+		s.Handler()(ctx)
+		var env struct{ Error struct{ Code string } }
+		if err := json.Unmarshal(ctx.Response.Body(), &env); err != nil || ctx.Response.StatusCode() != 404 || env.Error.Code != "NOT_FOUND" {
+			t.Errorf("%s: %d %q", p, ctx.Response.StatusCode(), ctx.Response.Body())
 		}
 	}
 }

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 
@@ -12,8 +13,9 @@ import (
 // tokens answers GET /v1/tokens: data.tokens maps chain id strings to token
 // arrays. Parameters: chains (comma-separated ids; default every chain),
 // search (case-insensitive substring of symbol, name or address), chainTypes
-// (comma-separated EVM, SVM, UTXO, MVM, INTENTS), minPriceUSD, and limit
-// (at most that many tokens per chain). Without filters the per-chain arrays
+// (comma-separated EVM, SVM, UTXO, MVM, INTENTS), minPriceUSD (a finite
+// non-negative number), and limit (at most that many tokens per chain);
+// search is at most 256 bytes of printable UTF-8. Without filters the per-chain arrays
 // are served from pre-encoded bytes.
 func (s *Server) tokens(r *Request) error {
 	chains := s.deps.Registry.Chains()
@@ -37,11 +39,14 @@ func (s *Server) tokens(r *Request) error {
 		}
 	}
 	if v, ok := query(r, "search"); ok && v != "" {
+		if err := textParam("search", v, maxSearchLen); err != nil {
+			return err
+		}
 		f.search = strings.ToLower(v)
 	}
 	if v, ok := query(r, "minPriceUSD"); ok && v != "" {
 		p, err := strconv.ParseFloat(v, 64)
-		if err != nil || p < 0 || p != p {
+		if err != nil || p < 0 || math.IsNaN(p) || math.IsInf(p, 0) {
 			return apierr.Param("minPriceUSD", "minPriceUSD must be a non-negative number").With("value", v)
 		}
 		f.minPrice, f.hasMinPrice = p, true
@@ -87,6 +92,10 @@ func (s *Server) tokens(r *Request) error {
 	endData(r)
 	return nil
 }
+
+// maxSearchLen bounds the search term: longer than any symbol, name or
+// address (a Sui coin type included) it could match.
+const maxSearchLen = 256
 
 type tokenFilter struct {
 	types       map[registry.ChainType]bool

@@ -37,7 +37,8 @@ var microUSD = decimal.NewFromInt(1_000_000)
 // chain=&minFeeUsd=: the partner's quotes, swaps and on-ramp orders, newest
 // first, a page at a time. chain matches the source or the destination
 // chain; minFeeUsd keeps fee-bearing rows whose fee is at least that much,
-// so minFeeUsd=0 is the per-swap earnings breakdown (feeUsd > 0).
+// so minFeeUsd=0 is the per-swap earnings breakdown (feeUsd > 0). status
+// (at most 64 bytes) and cursor (at most 256) are printable text.
 func (s *Server) transactions(r *Request) error {
 	var q account.ActivityQuery
 	if v, ok := query(r, "limit"); ok {
@@ -51,9 +52,16 @@ func (s *Server) transactions(r *Request) error {
 		q.Limit = n
 	}
 	if v, ok := query(r, "cursor"); ok {
+		// A cursor is the store's, and far shorter than this.
+		if err := textParam("cursor", v, 256); err != nil {
+			return err
+		}
 		q.Cursor = v
 	}
 	if v, ok := query(r, "status"); ok {
+		if err := textParam("status", v, 64); err != nil {
+			return err
+		}
 		q.Status = strings.TrimSpace(v)
 	}
 	if v, ok := query(r, "chain"); ok {

@@ -124,8 +124,8 @@ func (s *Server) createWebhook(r *Request) error {
 			events = append(events, e)
 		}
 	}
-	if len(*body.Secret) < webhook.MinSecretLen {
-		return apierr.Param("secret", fmt.Sprintf("secret must be at least %d characters", webhook.MinSecretLen))
+	if err := webhook.CheckSecret(*body.Secret); err != nil {
+		return apierr.Param("secret", err.Error())
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), urlCheckTimeout)
 	defer cancel()

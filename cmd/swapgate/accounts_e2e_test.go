@@ -474,6 +474,8 @@ func TestStatsAndTransactionsE2E(t *testing.T) {
 	for _, tc := range []struct{ query, param string }{
 		{"limit=0", "limit"}, {"limit=abc", "limit"}, {"limit=501", "limit"}, {"chain=base", "chain"},
 		{"minFeeUsd=-1", "minFeeUsd"}, {"minFeeUsd=lots", "minFeeUsd"}, {"cursor=%21%21", "cursor"},
+		{"cursor=" + strings.Repeat("A", 257), "cursor"}, {"status=" + strings.Repeat("A", 65), "status"},
+		{"status=DONE%00", "status"}, {"status=a%0Ab", "status"}, {"status=%FF", "status"},
 	} {
 		ts.get("/v1/partner/transactions?"+tc.query, withKey(keyA)).wantError(t, 400, "INVALID_PARAMS", tc.param)
 	}

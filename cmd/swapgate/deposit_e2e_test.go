@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -65,6 +66,11 @@ func TestIntentsDepositSubmitAndStatus(t *testing.T) {
 	submit(`{"txHash":"0x12","depositAddress":"`+q.Quote.DepositAddress+`"}`).wantError(t, 400, "INVALID_PARAMS", "txHash")
 	submit(`{"txHash":"`+hash+`","depositAddress":"0x0000000000000000000000000000000000000001"}`).wantError(t, 400, "INVALID_PARAMS", "depositAddress")
 	submit(`{"txHash":"`+hash+`","depositAddress":"`+q.Quote.DepositAddress+`","extra":1}`).wantError(t, 400, "VALIDATION_ERROR", "")
+	for _, memo := range []string{`"` + strings.Repeat("m", 129) + `"`, `"a\u0000"`, `"a\nb"`} {
+		submit(`{"txHash":"`+hash+`","depositAddress":"`+q.Quote.DepositAddress+`","memo":`+memo+`}`).wantError(t, 400, "INVALID_PARAMS", "memo")
+	}
+	ts.get(status+"&depositMemo="+strings.Repeat("m", 129)).wantError(t, 400, "INVALID_PARAMS", "depositMemo")
+	ts.get(status+"&depositMemo=a%00").wantError(t, 400, "INVALID_PARAMS", "depositMemo")
 	submit(`{"txHash":"`+hash+`","depositAddress":"`+q.Quote.DepositAddress+`"}`).decode(t, &st)
 	if st.Status != "KNOWN_DEPOSIT_TX" || st.TxHash != hash || st.SwapDetails == nil || st.SwapDetails.AmountIn != "250000000" {
 		t.Fatalf("submitted: %+v", st)

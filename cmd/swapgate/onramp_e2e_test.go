@@ -507,6 +507,9 @@ func TestOnrampCompletedOrderInPartnerLedger(t *testing.T) {
 		t.Fatalf("USDC on Base among the on-ramp's assets: %+v", assets)
 	}
 	usdc := assets.Assets[i]
+	for _, bad := range []string{"0", "-1", "base", "1e400"} {
+		ts.get("/v1/onramp/assets?chainId="+bad).wantError(t, 400, "INVALID_PARAMS", "chainId")
+	}
 
 	anon := ts.onrampCheckout(t, "", onrampCheckoutBody("anonymous", nil))
 	if anon.Quote.Fees.PartnerFee != "1.50" {

@@ -121,3 +121,21 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+// TestOverlongAddresses: past maxAddressLen every format refuses before its
+// codec runs (base58 decoding is quadratic in the length).
+func TestOverlongAddresses(t *testing.T) {
+	long := "Ae2" + strings.Repeat("2", maxAddressLen)
+	formats := map[string]bool{}
+	for _, f := range loadFixtures(t) {
+		formats[f.Format] = true
+	}
+	for f := range formats {
+		if err := Validate(f, long); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Validate(%s, %d characters) = %v", f, len(long), err)
+		}
+		if err := ValidateToken(f, long); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ValidateToken(%s, %d characters) = %v", f, len(long), err)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func wantAPIError(t *testing.T, got *apierr.Error, code, name string) {
 		t.Fatalf("code %s (%s), want %s", got.Code, got.Message, code)
 	}
 	key := "param"
-	if code == apierr.ValidationError {
+	if code == apierr.ValidationError || code == apierr.InvalidBody {
 		key = "field"
 	}
 	if name == "" {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -95,6 +96,8 @@ func fieldIndex(name string) int {
 // of the edge applies, plus this endpoint's own:
 //
 //   - an empty body, malformed JSON or data after the object: INVALID_BODY;
+//   - a key or a value that is not valid UTF-8: INVALID_BODY with
+//     details.field naming the field;
 //   - a body that is not an object: VALIDATION_ERROR;
 //   - a field the endpoint does not know, a field given twice, or a field
 //     of the wrong JSON type (the five strings and the number
@@ -174,17 +177,23 @@ func splitObject(body []byte) ([len(bodyFields)]json.RawMessage, *apierr.Error) 
 		return raw, apierr.New(apierr.InvalidBody, "request body is not valid JSON").Wrap(err)
 	}
 	for dec.More() {
+		keyStart := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return raw, apierr.New(apierr.InvalidBody, "request body is not valid JSON").Wrap(err)
 		}
 		name, _ := tok.(string)
+		rawKey := trimmed[keyStart:dec.InputOffset()]
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			return raw, apierr.New(apierr.InvalidBody, "request body is not valid JSON").Wrap(err)
 		}
 		i := fieldIndex(name)
 		switch {
+		case !utf8.Valid(rawKey) || !utf8.Valid(v):
+			// JSON text is UTF-8; encoding/json would quietly turn the
+			// bytes into U+FFFD.
+			return raw, apierr.New(apierr.InvalidBody, "field "+name+" is not valid UTF-8").With("field", name)
 		case i < 0:
 			return raw, apierr.New(apierr.ValidationError, "unknown field "+name).With("field", name)
 		case raw[i] != nil:

@@ -176,6 +176,8 @@ func TestParse(t *testing.T) {
 		{"signature a number", good.set(FieldSignature, "0").String(), apierr.ValidationError, FieldSignature},
 		{"wrong type beats a missing field", good.drop(FieldTxHash).set(FieldSignature, "0").String(), apierr.ValidationError, FieldSignature},
 		{"first shape error in body order", good.set(FieldSignature, "0").set(FieldFromAddress, "1").String(), apierr.ValidationError, FieldFromAddress},
+		{"invalid UTF-8 value", strings.Replace(good.String(), `"`+reg.ToAddress.Hex()+`"`, "\"0x\xff\"", 1), apierr.InvalidBody, FieldToAddress},
+		{"invalid UTF-8 in an unknown key", strings.Replace(good.String(), "{", "{\"a\xffb\":1,", 1), apierr.InvalidBody, "a\ufffdb"},
 
 		{"empty object", "{}", apierr.InvalidParams, FieldTxHash},
 		{"txHash missing", good.drop(FieldTxHash).String(), apierr.InvalidParams, FieldTxHash},

@@ -219,5 +219,10 @@ func toolSet(cat *tools.Catalog, param, v string) (map[string]bool, *apierr.Erro
 		}
 		set[k] = true
 	}
+	if len(set) == 0 {
+		// tools=%20 would otherwise allow no tool at all (a NO_ROUTE_FOUND
+		// that blames the pair), and denyTools=, deny none.
+		return nil, apierr.Param(param, param+" must name at least one tool key; see /v1/tools").With("value", v)
+	}
 	return set, nil
 }

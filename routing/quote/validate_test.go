@@ -4,6 +4,9 @@ import (
 	"math/big"
 	"strconv"
 	"testing"
+
+	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/tools"
 )
 
 // TestParseUint64MatchesStrconv checks the in-place reader against
@@ -52,6 +55,31 @@ func TestAmount(t *testing.T) {
 			t.Errorf("amount(%q): %v", tt.in, err)
 		case tt.want != "" && n.String() != tt.want:
 			t.Errorf("amount(%q) = %s, want %s", tt.in, n, tt.want)
+		}
+	}
+}
+
+// TestToolSet: a tools or denyTools list must name a tool; one that names
+// none (blanks, commas) is refused rather than read as "no tool".
+func TestToolSet(t *testing.T) {
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := tools.Load(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, want := range map[string]int{
+		"sbx-canal": 1, " sbx-canal , sbx-intents ": 2, "sbx-canal,,sbx-canal": 1,
+		" ": -1, ",": -1, ", ,": -1, "\n": -1, "nope": -1, "sbx-canal,nope": -1,
+	} {
+		set, err := toolSet(cat, "denyTools", v)
+		switch {
+		case want < 0 && (err == nil || err.Details["param"] != "denyTools"):
+			t.Errorf("toolSet(%q) = %v, %v; want a refusal naming denyTools", v, set, err)
+		case want >= 0 && (err != nil || len(set) != want):
+			t.Errorf("toolSet(%q) = %v, %v; want %d tools", v, set, err, want)
 		}
 	}
 }

@@ -76,6 +76,17 @@ func ParseTxRequest(to, data, value, gasLimit string) (TxRequest, error) {
 
 func has0x(s string) bool { return len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') }
 
+// ParseQuantity reads a quantity as a transaction request writes its value
+// or gas price: a non-negative integer below 2^256, 0x-prefixed hex or
+// decimal.
+func ParseQuantity(s string) (*big.Int, bool) {
+	v, ok := parseQuantity(s)
+	if !ok || v.Cmp(maxUint256) > 0 {
+		return nil, false
+	}
+	return v, true
+}
+
 // parseQuantity reads a non-negative integer as 0x-prefixed hex or decimal.
 func parseQuantity(s string) (*big.Int, bool) {
 	base := 10

@@ -4,6 +4,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Delivery headers. Every attempt carries the signature of its raw body, the
@@ -16,8 +21,28 @@ const (
 	HeaderTimestamp = "X-Service-Timestamp"
 )
 
-// MinSecretLen is the shortest signing secret accepted at registration.
-const MinSecretLen = 16
+// MinSecretLen and MaxSecretLen bound a signing secret at registration, in
+// bytes.
+const (
+	MinSecretLen = 16
+	MaxSecretLen = 256
+)
+
+// CheckSecret validates a signing secret at registration: MinSecretLen to
+// MaxSecretLen bytes of valid UTF-8 without control characters, so that
+// the key the partner holds is byte for byte the key deliveries are signed
+// with, and fits a header or a config file as typed.
+func CheckSecret(secret string) error {
+	switch {
+	case len(secret) < MinSecretLen:
+		return fmt.Errorf("secret must be at least %d characters", MinSecretLen)
+	case len(secret) > MaxSecretLen:
+		return fmt.Errorf("secret must be at most %d bytes", MaxSecretLen)
+	case !utf8.ValidString(secret) || strings.ContainsFunc(secret, unicode.IsControl):
+		return errors.New("secret must be printable text (no control characters)")
+	}
+	return nil
+}
 
 // Sign returns the hex-encoded HMAC-SHA256 of body keyed with secret, the
 // value of X-Service-Signature.

@@ -154,12 +154,18 @@ func (p Policy) CheckAddr(a netip.Addr) error {
 	return fmt.Errorf("%w: %s is %s address", ErrForbiddenAddress, a, kind)
 }
 
-// CheckURL validates a webhook URL at registration: absolute https with a
-// host, no user information, and a host whose every address passes
+// MaxURLLen bounds a webhook URL, in bytes.
+const MaxURLLen = 2048
+
+// CheckURL validates a webhook URL at registration: at most MaxURLLen
+// bytes, absolute https with a host, no user information, and a host whose every address passes
 // CheckAddr. Every address must pass, not just one, because the dialer may
 // pick any of them. The same addresses are checked again at delivery time by
 // Control, which is what defeats a name re-pointed after registration.
 func (p Policy) CheckURL(ctx context.Context, raw string) error {
+	if len(raw) > MaxURLLen {
+		return fmt.Errorf("%w: longer than %d bytes", ErrBadURL, MaxURLLen)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadURL, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,6 +84,9 @@ func TestPolicyCheckURL(t *testing.T) {
 		{"https://rebind.test/", false, ErrForbiddenAddress},
 		{"https://8.8.8.8/", false, nil},
 		{"https://[2606:4700:4700::1111]/", false, nil},
+		{"https://example.com/" + strings.Repeat("a", MaxURLLen-len("https://example.com/")), false, nil},
+		{"https://example.com/" + strings.Repeat("a", MaxURLLen), false, ErrBadURL},
+		{"https://example.com/\x00", false, ErrBadURL},
 	}
 	for _, c := range cases {
 		p := Policy{AllowLoopback: c.loopback, Resolver: res}
@@ -268,5 +272,23 @@ func TestLatestAttempt(t *testing.T) {
 	want := Attempt{Attempt: 3, StatusCode: 503, LatencyMs: 12, Error: "receiver answered HTTP 503", At: at}
 	if got := d.LatestAttempt(at); got != want {
 		t.Fatalf("LatestAttempt = %+v, want %+v", got, want)
+	}
+}
+
+func TestCheckSecret(t *testing.T) {
+	for secret, ok := range map[string]bool{
+		"whsec_local_0123456789":            true,
+		strings.Repeat("s", MinSecretLen):   true,
+		strings.Repeat("s", MaxSecretLen):   true,
+		"spaces are fine, ünïcode too":      true,
+		strings.Repeat("s", MinSecretLen-1): false,
+		strings.Repeat("s", MaxSecretLen+1): false,
+		"whsec_local_01234\x00":             false,
+		"whsec_local_01234\n":               false,
+		"whsec_local_01234\xff":             false,
+	} {
+		if err := CheckSecret(secret); (err == nil) != ok {
+			t.Errorf("CheckSecret(%q) = %v, want ok %v", secret, err, ok)
+		}
 	}
 }
