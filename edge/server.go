@@ -127,6 +127,9 @@ type Server struct {
 	checkout *checkoutPages
 	// routeErr is the first route registered without what it needs.
 	routeErr error
+	// table keeps how each route registered through Handle is wrapped, for
+	// Routes.
+	table map[registered]route
 }
 
 // New builds the server and its routes.
@@ -248,6 +251,10 @@ func (s *Server) Handle(method, path string, rt route, h handlerFunc) {
 	if rt.idempotent && s.deps.Idempotency == nil && s.routeErr == nil {
 		s.routeErr = fmt.Errorf("edge: %s %s is idempotent but no idempotency store was given", method, path)
 	}
+	if s.table == nil {
+		s.table = make(map[registered]route)
+	}
+	s.table[registered{method, path}] = rt
 	s.router.Handle(method, path, s.wrap(rt, h))
 }
 
