@@ -130,6 +130,8 @@ type Server struct {
 	// table keeps how each route registered through Handle is wrapped, for
 	// Routes.
 	table map[registered]route
+	// document is the API document served at /v1/openapi.json.
+	document []byte
 }
 
 // New builds the server and its routes.
@@ -166,6 +168,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("edge: register rate-limit metrics: %w", err)
 	}
 	if s.ref, err = newRefCache(deps.Registry, deps.Tools, deps.RefData); err != nil {
+		return nil, err
+	}
+	if s.document, err = openapiDocument(); err != nil {
 		return nil, err
 	}
 	if s.cfg.IdempotencyWait <= 0 {
@@ -209,6 +214,7 @@ func (s *Server) routes() {
 	s.router.GET("/metrics", s.metrics.handler(s.deps.Metrics))
 
 	s.Handle("GET", "/v1/ping", route{bucket: BucketRead, name: "ping", anonFree: true}, s.ping)
+	s.Handle("GET", "/v1/openapi.json", route{bucket: BucketRead, name: "openapi"}, s.openapi)
 	s.Handle("GET", "/v1/chains", route{bucket: BucketRead, name: "chains"}, s.chains)
 	s.Handle("GET", "/v1/tokens", route{bucket: BucketRead, name: "tokens"}, s.tokens)
 	s.Handle("GET", "/v1/connections", route{bucket: BucketRead, name: "connections"}, s.connections)
