@@ -11,9 +11,12 @@
 // without taking on the validation library, which only tests use.
 package api
 
-import "embed"
+import (
+	"embed"
+	"io/fs"
+)
 
-//go:embed openapi.json
+//go:embed openapi.json docs/redoc.standalone.js docs/redoc.standalone.js.LICENSE.txt docs/LICENSE docs/docs.js docs/docs.css
 var files embed.FS
 
 // Document returns the OpenAPI document as JSON. Each call returns a fresh
@@ -25,4 +28,15 @@ func Document() []byte {
 		panic("api: the embedded openapi.json is missing: " + err.Error())
 	}
 	return b
+}
+
+// Assets returns the files of the rendered reference the edge serves under
+// /docs/: the vendored Redoc bundle with its licenses, and the page's own
+// script and stylesheet (see docs/README.md for the bundle's package, version and update).
+func Assets() fs.FS {
+	sub, err := fs.Sub(files, "docs")
+	if err != nil {
+		panic("api: the embedded docs directory is missing: " + err.Error())
+	}
+	return sub
 }

@@ -25,8 +25,8 @@ type Route struct {
 	Idempotent bool
 	// AnonymousFree is set when calls without a key count against no bucket.
 	AnonymousFree bool
-	// HTML is set on routes a browser opens, which answer in HTML rather
-	// than in the JSON envelope.
+	// HTML is set on routes a buyer's browser opens (the hosted checkout),
+	// whose refusals are HTML pages rather than the JSON envelope.
 	HTML bool
 }
 

@@ -215,6 +215,7 @@ func (s *Server) routes() {
 
 	s.Handle("GET", "/v1/ping", route{bucket: BucketRead, name: "ping", anonFree: true}, s.ping)
 	s.Handle("GET", "/v1/openapi.json", route{bucket: BucketRead, name: "openapi"}, s.openapi)
+	s.docsRoutes()
 	s.Handle("GET", "/v1/chains", route{bucket: BucketRead, name: "chains"}, s.chains)
 	s.Handle("GET", "/v1/tokens", route{bucket: BucketRead, name: "tokens"}, s.tokens)
 	s.Handle("GET", "/v1/connections", route{bucket: BucketRead, name: "connections"}, s.connections)
