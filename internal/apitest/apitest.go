@@ -192,3 +192,44 @@ func (c *Contract) Operations() []Operation {
 	})
 	return out
 }
+
+// CheckWebhook validates one webhook delivery the service sent: its
+// X-Service-Event names one of the document's webhooks, the delivery
+// headers that webhook documents are there and match, and the body matches
+// the webhook's schema and names the same event.
+func (c *Contract) CheckWebhook(header http.Header, body []byte) error {
+	event := header.Get("X-Service-Event")
+	item := c.doc.Webhooks[event]
+	if item == nil || item.Post == nil {
+		return fmt.Errorf("webhook %q is not in the document", event)
+	}
+	op := item.Post
+	opts := []openapi3.SchemaValidationOption{openapi3.EnableJSONSchema2020(), openapi3.MultiErrors()}
+	for _, p := range op.Parameters {
+		if p.Value == nil || p.Value.In != openapi3.ParameterInHeader {
+			continue
+		}
+		v := header.Get(p.Value.Name)
+		if v == "" {
+			if p.Value.Required {
+				return fmt.Errorf("webhook %s without its %s header", event, p.Value.Name)
+			}
+			continue
+		}
+		if err := p.Value.Schema.Value.VisitJSON(v, opts...); err != nil {
+			return fmt.Errorf("webhook %s: header %s %q: %w", event, p.Value.Name, v, err)
+		}
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("webhook %s: the body is not JSON: %w", event, err)
+	}
+	schema := op.RequestBody.Value.Content.Get("application/json").Schema.Value
+	if err := schema.VisitJSON(v, opts...); err != nil {
+		return fmt.Errorf("webhook %s: the body does not match the document: %w", event, err)
+	}
+	if got, _ := v.(map[string]any)["event"].(string); got != event {
+		return fmt.Errorf("webhook %s: the body says event %q", event, got)
+	}
+	return nil
+}

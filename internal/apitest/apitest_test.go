@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/webhook"
 )
 
 // TestDocumentLoads checks that the embedded document is valid OpenAPI 3.1
@@ -105,5 +106,48 @@ func TestCheckResponseNamesWhere(t *testing.T) {
 	err = c.CheckResponse(req, 200, http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {id}}, []byte(body))
 	if err == nil || !strings.Contains(err.Error(), "/v1/ping") || !strings.Contains(err.Error(), "extra") || len(err.Error()) > 600 {
 		t.Fatalf("want a short refusal naming the path and the field, got %v", err)
+	}
+}
+
+// TestCheckWebhook checks that a delivery as the service signs it passes,
+// and that an unknown event, a missing or malformed signature header and an
+// undocumented payload field fail.
+func TestCheckWebhook(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := webhook.TestPayloadData("dlv_1")
+	body, err := webhook.Event{Name: webhook.TestEvent, Time: time.Unix(1795506446, 0), Data: data}.Body()
+	if err != nil {
+		t.Fatal(err)
+	}
+	headers := func(event, sig string) http.Header {
+		h := http.Header{}
+		h.Set(webhook.HeaderEvent, event)
+		h.Set(webhook.HeaderDelivery, "dlv_1")
+		h.Set(webhook.HeaderTimestamp, "1795506446")
+		if sig != "" {
+			h.Set(webhook.HeaderSignature, sig)
+		}
+		return h
+	}
+	sig := webhook.Sign([]byte("a-secret-of-16-chars"), body)
+	if err := c.CheckWebhook(headers(webhook.TestEvent, sig), body); err != nil {
+		t.Fatalf("a test delivery: %v", err)
+	}
+	for name, tc := range map[string]struct {
+		h    http.Header
+		body []byte
+	}{
+		"unknown event":     {headers("swap.teleported", sig), body},
+		"no signature":      {headers(webhook.TestEvent, ""), body},
+		"signature not hex": {headers(webhook.TestEvent, "sha256="+sig), body},
+		"another event":     {headers(webhook.SwapFailed, sig), body},
+		"extra field":       {headers(webhook.TestEvent, sig), []byte(strings.Replace(string(body), `"tool"`, `"extra":1,"tool"`, 1))},
+	} {
+		if err := c.CheckWebhook(tc.h, tc.body); err == nil {
+			t.Errorf("%s: passed", name)
+		}
 	}
 }
