@@ -134,6 +134,11 @@ type Server struct {
 	checkout *checkoutPages
 	// routeErr is the first route registered without what it needs.
 	routeErr error
+	// table keeps how each route registered through Handle is wrapped, for
+	// Routes.
+	table map[registered]route
+	// document is the API document served at /v1/openapi.json.
+	document []byte
 }
 
 // New builds the server and its routes.
@@ -170,6 +175,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("edge: register rate-limit metrics: %w", err)
 	}
 	if s.ref, err = newRefCache(deps.Registry, deps.Tools, deps.RefData); err != nil {
+		return nil, err
+	}
+	if s.document, err = openapiDocument(); err != nil {
 		return nil, err
 	}
 	if s.cfg.IdempotencyWait <= 0 {
@@ -220,6 +228,8 @@ func (s *Server) routes() {
 	s.router.GET("/metrics", s.metrics.handler(s.deps.Metrics))
 
 	s.Handle("GET", "/v1/ping", route{bucket: BucketRead, name: "ping", anonFree: true}, s.ping)
+	s.Handle("GET", "/v1/openapi.json", route{bucket: BucketRead, name: "openapi"}, s.openapi)
+	s.docsRoutes()
 	s.Handle("GET", "/v1/chains", route{bucket: BucketRead, name: "chains"}, s.chains)
 	s.Handle("GET", "/v1/tokens", route{bucket: BucketRead, name: "tokens"}, s.tokens)
 	s.Handle("GET", "/v1/connections", route{bucket: BucketRead, name: "connections"}, s.connections)
@@ -262,6 +272,10 @@ func (s *Server) Handle(method, path string, rt route, h handlerFunc) {
 	if rt.idempotent && s.deps.Idempotency == nil && s.routeErr == nil {
 		s.routeErr = fmt.Errorf("edge: %s %s is idempotent but no idempotency store was given", method, path)
 	}
+	if s.table == nil {
+		s.table = make(map[registered]route)
+	}
+	s.table[registered{method, path}] = rt
 	s.router.Handle(method, path, s.wrap(rt, h))
 }
 

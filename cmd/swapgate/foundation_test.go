@@ -332,7 +332,13 @@ func TestRateLimits(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ts.check(req, resp.StatusCode, resp.Header, body)
 			mu.Lock()
 			codes[resp.StatusCode]++
 			mu.Unlock()

@@ -10,11 +10,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/internal/apitest"
 )
+
+// contract is the API document every response of these tests is checked
+// against (see testServer.check), loaded once per test binary: loading and
+// validating the document is the slow part, checking a response only reads
+// it.
+var contract = sync.OnceValues(apitest.Load)
 
 // TestMain lets this test binary stand in for bin/swapgate: run through a
 // link named swapgate (see linkSwapgate), it is the swapgate command line,
@@ -137,6 +145,7 @@ func (ts *testServer) do(method, path string, body []byte, opts ...reqOpt) *enve
 	if err != nil {
 		ts.t.Fatal(err)
 	}
+	ts.check(req, resp.StatusCode, resp.Header, raw)
 	env := &envelope{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	if !strings.HasPrefix(path, "/metrics") {
 		if err := json.Unmarshal(raw, env); err != nil {
@@ -144,6 +153,32 @@ func (ts *testServer) do(method, path string, body []byte, opts ...reqOpt) *enve
 		}
 	}
 	return env
+}
+
+// check holds one answer to the API document: its status must be one the
+// document gives the operation, its documented headers present and its
+// body valid against the schema. A mismatch fails the test (without
+// stopping it, so that one run shows every mismatch, and so that it may be
+// called from any goroutine) naming the request and what the document
+// refused.
+func (ts *testServer) check(req *http.Request, status int, header http.Header, body []byte) {
+	ts.t.Helper()
+	c, err := contract()
+	if err != nil {
+		ts.t.Errorf("the API document: %v", err)
+		return
+	}
+	if err := c.CheckResponse(req, status, header, body); err != nil {
+		ts.t.Errorf("contract: %v\nbody: %s", err, truncate(body, 2000))
+	}
+}
+
+// truncate shortens a body for a failure message.
+func truncate(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
 }
 
 func (ts *testServer) get(path string, opts ...reqOpt) *envelope {

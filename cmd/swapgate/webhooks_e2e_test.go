@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,15 +20,25 @@ const e2eSecret = "e2e-signing-secret-0123"
 
 // signedReceiver is a partner's HTTPS endpoint that checks the signature in
 // constant time and answers 401 on a mismatch, as the specification asks.
+// Every signed delivery is also held to the API document's webhooks (its
+// headers and payload); a mismatch fails the test when it ends.
 type signedReceiver struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	reqs []http.Header
 	body [][]byte
+	// refused are the deliveries the document refused, reported when the
+	// test ends: a delivery may arrive on the receiver's goroutine at any
+	// time, even after the test's last step.
+	refused []error
 }
 
 func newSignedReceiver(t *testing.T) *signedReceiver {
 	rc := &signedReceiver{}
+	c, err := contract()
+	if err != nil {
+		t.Fatalf("the API document: %v", err)
+	}
 	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if !webhook.Verify([]byte(e2eSecret), b, r.Header.Get(webhook.HeaderSignature)) {
@@ -37,9 +48,21 @@ func newSignedReceiver(t *testing.T) *signedReceiver {
 		rc.mu.Lock()
 		rc.reqs = append(rc.reqs, r.Header.Clone())
 		rc.body = append(rc.body, b)
+		if err := c.CheckWebhook(r.Header, b); err != nil {
+			rc.refused = append(rc.refused, fmt.Errorf("%w\nbody: %s", err, truncate(b, 2000)))
+		}
 		rc.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	}))
+	// Cleanups run last first: the server closes, then what it received is
+	// reported.
+	t.Cleanup(func() {
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		for _, err := range rc.refused {
+			t.Errorf("contract: %v", err)
+		}
+	})
 	t.Cleanup(rc.srv.Close)
 	return rc
 }

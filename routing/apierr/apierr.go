@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 )
 
 // Codes of the specification's Errors table, plus NOT_FOUND and
@@ -127,4 +128,15 @@ func From(err error) *Error {
 		return ae
 	}
 	return &Error{Code: Internal, Message: "internal error", Cause: err}
+}
+
+// Codes returns every code a client can be shown, sorted, so that the API
+// document's list of codes and their statuses can be held to this one.
+func Codes() []string {
+	out := make([]string, 0, len(statusByCode))
+	for c := range statusByCode {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -516,3 +516,6 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 // Handler is the edge's full handler chain, for benchmarks that measure a
 // request without the network.
 func (a *App) Handler() fasthttp.RequestHandler { return a.edge.Handler() }
+
+// Routes is the edge's route table, which a test holds the API document to.
+func (a *App) Routes() []edge.Route { return a.edge.Routes() }

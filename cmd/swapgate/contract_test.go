@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/edge"
+	"github.com/swapgate/swapgate/internal/apitest"
+)
+
+// TestDocumentDescribesEveryRoute holds the API document to the edge's
+// route table, both ways: every route a sandbox-mode server registers
+// (sandbox mode serves them all) is an operation of the document, with the
+// same rate-limit bucket, the same need of a partner key, the
+// Idempotency-Key header exactly where the route honours it, and the
+// anonymous ping's exemption; every operation of the document is a route;
+// and the operations marked x-mode are exactly the routes a live-mode
+// server does not register. Only the paths apitest.Outside names (metrics,
+// the checkout pages, the rendered reference) are left out, each for its
+// stated reason.
+func TestDocumentDescribesEveryRoute(t *testing.T) {
+	c, err := contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]apitest.Operation{}
+	for _, o := range c.Operations() {
+		ops[o.Method+" "+o.Path] = o
+	}
+	sandbox := startServer(t, nil)
+	served := map[string]bool{}
+	for _, r := range sandbox.app.Routes() {
+		if why, ok := apitest.Outside(r.Path); ok {
+			t.Logf("%s %s: not in the document: %s", r.Method, r.Path, why)
+			continue
+		}
+		key := r.Method + " " + r.Path
+		served[key] = true
+		o, ok := ops[key]
+		if !ok {
+			t.Errorf("%s is registered but not in the API document", key)
+			continue
+		}
+		if got, want := describe(o), describeRoute(r); got != want {
+			t.Errorf("%s: the document says %s, the route table %s", key, got, want)
+		}
+	}
+	for key := range ops {
+		if !served[key] {
+			t.Errorf("%s is in the API document but no route serves it", key)
+		}
+	}
+
+	live := startServer(t, func(cfg *app.Config) { cfg.Mode = app.ModeLive })
+	inLive := map[string]bool{}
+	for _, r := range live.app.Routes() {
+		inLive[r.Method+" "+r.Path] = true
+	}
+	for key, o := range ops {
+		if absent := !inLive[key]; absent != (o.Mode != "") {
+			t.Errorf("%s: x-mode %q in the document, registered by a live-mode server: %v", key, o.Mode, !absent)
+		}
+	}
+}
+
+// describe and describeRoute put an operation and a route in the same words.
+func describe(o apitest.Operation) string {
+	return fmt.Sprintf("bucket %s, partner only %v, idempotent %v, anonymous free %v", o.Bucket, o.PartnerOnly, o.Idempotent, o.AnonymousFree)
+}
+
+func describeRoute(r edge.Route) string {
+	return fmt.Sprintf("bucket %s, partner only %v, idempotent %v, anonymous free %v", r.Bucket, r.PartnerOnly, r.Idempotent, r.AnonymousFree)
+}
