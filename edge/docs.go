@@ -76,6 +76,9 @@ func (s *Server) docsPage(r *Request) error {
 
 func (s *Server) docsAsset(r *Request) error {
 	name, _ := r.Ctx.UserValue("name").(string)
+	if !docsAssetName(name) {
+		return apierr.Param("name", "not a file name: letters, digits, '.', '_' and '-', at most 64, not starting with '.'")
+	}
 	ct, ok := docsAssets[name]
 	if !ok {
 		return apierr.New(apierr.NotFound, "no such file: "+string(r.Ctx.Path()))
@@ -102,4 +105,20 @@ func (s *Server) docsAnswer(r *Request, contentType string, body []byte) {
 		r.Ctx.Response.Header.Set("X-Frame-Options", "DENY")
 	}
 	r.Ctx.Response.SetBodyRaw(body)
+}
+
+// docsAssetName reports whether name can name a file of the reference: a
+// plain name, so that anything else (a traversal, an encoded slash, a NUL)
+// is refused as malformed rather than looked up.
+func docsAssetName(name string) bool {
+	if name == "" || len(name) > 64 || name[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

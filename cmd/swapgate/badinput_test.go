@@ -149,6 +149,9 @@ func badEndpoints(f badFixture) []badEndpoint {
 		{method: "GET", path: "/healthz"},
 		{method: "GET", path: "/readyz"},
 		{method: "GET", path: "/v1/ping"},
+		{method: "GET", path: "/v1/openapi.json"},
+		{method: "GET", path: "/docs"},
+		{method: "GET", path: "/docs/{name}", params: []badParam{{"name", "docs.css", badID, true}}},
 		{method: "GET", path: "/v1/chains"},
 		{method: "GET", path: "/v1/tools"},
 		{method: "GET", path: "/v1/tokens", query: []badParam{
