@@ -127,6 +127,8 @@ func run(ctx context.Context, docPath string) error {
 	return nil
 }
 
+// kindNote tells apart, in an example's summary, the two payloads deposit
+// events carry.
 func kindNote(kind string) string {
 	switch {
 	case strings.HasSuffix(kind, "-intents"):
