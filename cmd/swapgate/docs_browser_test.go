@@ -37,14 +37,27 @@ func TestBrowserDocs(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	docsCheckTab(t, watch, ts.base)
 	// The top of the page, as a reader first sees it (the whole reference
-	// would be a picture tens of thousands of pixels long).
+	// would be a picture tens of thousands of pixels long), and the quote
+	// operation with its example answers.
+	docsScreenshot(t, b, "docs-desktop")
+	quote := `[data-section-id="tag/Quotes/operation/quote"]`
+	b.Run("scroll to the quote operation", browserStep, chromedp.ScrollIntoView(chromedp.CSS(quote)))
+	docsScreenshot(t, b, "docs-quote")
+	if text := b.Text(quote, browserStep); !strings.Contains(text, "Shape C") {
+		t.Errorf("the quote operation does not show its Shape C example: %.300s", text)
+	}
+}
+
+// docsScreenshot saves what the viewport shows as a test artifact.
+func docsScreenshot(t *testing.T, b *browsertest.Browser, name string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, browserStep)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("browser: screenshot: %v", err)
 	}
-	path, err := browsertest.SaveArtifact("docs-desktop.png", png)
+	path, err := browsertest.SaveArtifact(name+".png", png)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,11 +13,14 @@ import (
 	"github.com/swapgate/swapgate/routing/webhook"
 )
 
+// loaded is the embedded document, loaded once for this package's tests.
+var loaded = sync.OnceValues(Load)
+
 // TestDocumentLoads checks that the embedded document is valid OpenAPI 3.1
-// (its examples included) and routable.
+// and routable, and that its examples match their schemas.
 func TestDocumentLoads(t *testing.T) {
 	start := time.Now()
-	c, err := Load()
+	c, err := loaded()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +31,9 @@ func TestDocumentLoads(t *testing.T) {
 		t.Fatal("no operations")
 	}
 	t.Logf("loaded %d operations in %v", len(c.Operations()), time.Since(start))
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestCheckResponseRefuses checks that the checks bite: a documented answer
@@ -34,7 +41,7 @@ func TestDocumentLoads(t *testing.T) {
 // undocumented status, a missing X-Request-Id and an unknown path answered
 // other than 404 NOT_FOUND each fail.
 func TestCheckResponseRefuses(t *testing.T) {
-	c, err := Load()
+	c, err := loaded()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +81,7 @@ func TestCheckResponseRefuses(t *testing.T) {
 // codes of routing/apierr: the same codes, each with the HTTP status the
 // envelope writer answers it with.
 func TestErrorCodesMatchTheDomain(t *testing.T) {
-	c, err := Load()
+	c, err := loaded()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +103,7 @@ func TestErrorCodesMatchTheDomain(t *testing.T) {
 // TestCheckResponseNamesWhere checks that a refusal names the place in the
 // body and the reason, in a line a test log can show.
 func TestCheckResponseNamesWhere(t *testing.T) {
-	c, err := Load()
+	c, err := loaded()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +120,7 @@ func TestCheckResponseNamesWhere(t *testing.T) {
 // and that an unknown event, a missing or malformed signature header and an
 // undocumented payload field fail.
 func TestCheckWebhook(t *testing.T) {
-	c, err := Load()
+	c, err := loaded()
 	if err != nil {
 		t.Fatal(err)
 	}

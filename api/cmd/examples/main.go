@@ -1,0 +1,38 @@
+// Command examples rewrites the examples of the API document
+// (api/openapi.json) with real sandbox answers: it starts Swapgate
+// in-process in sandbox mode on a temporary data directory, with a local
+// HTTPS webhook receiver, plays a partner's day through the public HTTP
+// interface (reference data, quotes in each of the three shapes, a swap
+// executed to DONE, an intents deposit, a multi-step deposit signed with
+// EIP-712, the on-ramp paid on its checkout page, the partner's account and
+// webhooks, and a few refusals), and writes what it received into the
+// document's examples: answers, request bodies and webhook deliveries.
+//
+// Every answer is held to the document before it is written (as the
+// end-to-end tests hold theirs), so an example can never contradict its
+// schema. Only the examples change: the rest of the document keeps its
+// bytes. Run it from the repository root after changing what an endpoint
+// answers:
+//
+//	go run ./api/cmd/examples
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+)
+
+func main() {
+	doc := flag.String("doc", "api/openapi.json", "the document to rewrite (run from the repository root)")
+	timeout := flag.Duration("timeout", 3*time.Minute, "give up after this long")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	if err := run(ctx, *doc); err != nil {
+		fmt.Fprintf(os.Stderr, "examples: %v\n", err)
+		os.Exit(1)
+	}
+}
