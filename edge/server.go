@@ -6,6 +6,7 @@ package edge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -25,6 +26,14 @@ import (
 // MaxBodySize is the largest request body accepted: 64 KiB; a larger one
 // is refused with INVALID_BODY.
 const MaxBodySize = 64 << 10
+
+// MaxHeaderSize bounds a request's line and headers together: 8 KiB, twice
+// fasthttp's default, room for any client of this API (an API key, an
+// Idempotency-Key, a forwarded-for chain) and no more. It is the size of
+// the connection's read buffer, which is what bounds them in fasthttp;
+// larger headers are refused with 431 (INVALID_BODY) and the connection
+// closed.
+const MaxHeaderSize = 8 << 10
 
 // Version is the API description version reported by /v1/ping.
 const Version = "1.0.0"
@@ -190,6 +199,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		WriteTimeout:          cfg.WriteTimeout,
 		IdleTimeout:           cfg.IdleTimeout,
 		MaxRequestBodySize:    MaxBodySize,
+		ReadBufferSize:        MaxHeaderSize,
 		NoDefaultServerHeader: true,
 		NoDefaultDate:         false,
 		ErrorHandler:          s.transportError,
@@ -263,16 +273,30 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.srv.ShutdownWithContext(ctx)
 }
 
-// transportError answers requests fasthttp refused before routing (a body
-// over the limit, a malformed request) in the envelope.
+// transportError answers requests fasthttp refused before routing in the
+// envelope, and fasthttp closes the connection after it: a body over the
+// limit (INVALID_BODY), headers over MaxHeaderSize (INVALID_BODY with 431),
+// a request not received within the read timeout, as a slow client's or a
+// slow-loris's (TIMEOUT with 408), or a malformed one (INVALID_BODY).
 func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	r := &Request{Ctx: ctx, Now: s.now()}
 	newRequestID(&r.ID)
-	if err == fasthttp.ErrBodyTooLarge {
+	var small *fasthttp.ErrSmallBuffer
+	var netErr net.Error
+	switch {
+	case err == fasthttp.ErrBodyTooLarge:
 		writeError(r, apierr.New(apierr.InvalidBody, fmt.Sprintf("request body exceeds %d bytes", MaxBodySize)))
-		return
+	case errors.As(err, &small):
+		e := apierr.New(apierr.InvalidBody, fmt.Sprintf("request line and headers exceed %d bytes", MaxHeaderSize))
+		e.Status = fasthttp.StatusRequestHeaderFieldsTooLarge
+		writeError(r, e)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		e := apierr.New(apierr.Timeout, fmt.Sprintf("request not received within %s", s.cfg.ReadTimeout))
+		e.Status = fasthttp.StatusRequestTimeout
+		writeError(r, e)
+	default:
+		writeError(r, apierr.New(apierr.InvalidBody, "malformed request").Wrap(err))
 	}
-	writeError(r, apierr.New(apierr.InvalidBody, "malformed request").Wrap(err))
 }
 
 type slogPrintf struct{ l *slog.Logger }
