@@ -28,10 +28,13 @@ import (
 // is refused with INVALID_BODY.
 const MaxBodySize = 64 << 10
 
-// MaxHeadSize bounds a request's line and headers together: a longer URL or
-// header is refused with INVALID_PARAMS naming "headers" before any handler
-// runs (fasthttp's read buffer, which must hold the whole head).
-const MaxHeadSize = 4 << 10
+// MaxHeaderSize bounds a request's line and headers together: 8 KiB, twice
+// fasthttp's default, room for any client of this API (an API key, an
+// Idempotency-Key, a forwarded-for chain) and no more. It is the size of
+// the connection's read buffer, which is what bounds them in fasthttp;
+// larger headers are refused with INVALID_PARAMS naming "headers" and the connection
+// closed.
+const MaxHeaderSize = 8 << 10
 
 // Version is the API description version reported by /v1/ping.
 const Version = "1.0.0"
@@ -211,7 +214,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		WriteTimeout:          cfg.WriteTimeout,
 		IdleTimeout:           cfg.IdleTimeout,
 		MaxRequestBodySize:    MaxBodySize,
-		ReadBufferSize:        MaxHeadSize,
+		ReadBufferSize:        MaxHeaderSize,
 		NoDefaultServerHeader: true,
 		NoDefaultDate:         false,
 		ErrorHandler:          s.transportError,
@@ -292,25 +295,31 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // transportError answers requests fasthttp refused before routing in the
-// envelope: a body over the limit is INVALID_BODY, a request line and
-// headers over MaxHeadSize INVALID_PARAMS naming "headers", anything else
-// (a malformed request) INVALID_BODY.
+// envelope, and fasthttp closes the connection after it: a body over the
+// limit is INVALID_BODY; a request line and headers over MaxHeaderSize are
+// INVALID_PARAMS naming "headers" (the URL and the headers are the
+// request's parameters, and the contract has no code of its own for a head
+// too long), with that code's 400; a request not received within the read timeout, as a
+// slow client's or a slow-loris's, is TIMEOUT with 408; anything else (a
+// malformed request) INVALID_BODY.
 func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	r := &Request{Ctx: ctx, Now: s.now()}
 	uuid.NewV4(&r.ID)
-	if err == fasthttp.ErrBodyTooLarge {
-		writeError(r, apierr.New(apierr.InvalidBody, fmt.Sprintf("request body exceeds %d bytes", MaxBodySize)))
-		return
-	}
 	var small *fasthttp.ErrSmallBuffer
-	if errors.As(err, &small) {
-		// The URL and the headers are the request's parameters: the
-		// contract has no code of its own for a head that is too long.
-		writeError(r, apierr.Param("headers", fmt.Sprintf("the request line and headers exceed %d bytes: shorten the URL or a header", MaxHeadSize)).
-			With("reason", "too_large").With("limit", MaxHeadSize).Wrap(err))
-		return
+	var netErr net.Error
+	switch {
+	case err == fasthttp.ErrBodyTooLarge:
+		writeError(r, apierr.New(apierr.InvalidBody, fmt.Sprintf("request body exceeds %d bytes", MaxBodySize)))
+	case errors.As(err, &small):
+		writeError(r, apierr.Param("headers", fmt.Sprintf("the request line and headers exceed %d bytes: shorten the URL or a header", MaxHeaderSize)).
+			With("reason", "too_large").With("limit", MaxHeaderSize).Wrap(err))
+	case errors.As(err, &netErr) && netErr.Timeout():
+		e := apierr.New(apierr.Timeout, fmt.Sprintf("request not received within %s", s.cfg.ReadTimeout))
+		e.Status = fasthttp.StatusRequestTimeout
+		writeError(r, e)
+	default:
+		writeError(r, apierr.New(apierr.InvalidBody, "malformed request").Wrap(err))
 	}
-	writeError(r, apierr.New(apierr.InvalidBody, "malformed request").Wrap(err))
 }
 
 type slogPrintf struct{ l *slog.Logger }

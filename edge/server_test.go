@@ -170,7 +170,7 @@ func TestRepeatedQueryParameter(t *testing.T) {
 }
 
 // TestOversizedHead: a URL or a header that takes the request head past
-// MaxHeadSize is answered in the envelope, INVALID_PARAMS naming
+// MaxHeaderSize is answered in the envelope, INVALID_PARAMS naming
 // "headers"; a head just within it is served.
 func TestOversizedHead(t *testing.T) {
 	s := newTestServer(t, DefaultConfig(), io.Discard)
@@ -197,7 +197,7 @@ func TestOversizedHead(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, body
 	}
-	long := strings.Repeat("a", MaxHeadSize)
+	long := strings.Repeat("a", MaxHeaderSize)
 	for name, req := range map[string][2]string{"header": {"/v1/ping", long}, "URL": {"/v1/ping?pad=" + long, "x"}} {
 		status, body := send(req[0], req[1])
 		var env struct {
@@ -208,11 +208,11 @@ func TestOversizedHead(t *testing.T) {
 			}
 		}
 		if err := json.Unmarshal(body, &env); err != nil || status != 400 || env.Error.Code != "INVALID_PARAMS" ||
-			env.Error.Details["param"] != "headers" || env.Error.Details["limit"] != float64(MaxHeadSize) {
+			env.Error.Details["param"] != "headers" || env.Error.Details["limit"] != float64(MaxHeaderSize) {
 			t.Errorf("%s over the limit: %d %s", name, status, body)
 		}
 	}
-	if status, body := send("/v1/ping", strings.Repeat("a", MaxHeadSize/2)); status != 200 {
+	if status, body := send("/v1/ping", strings.Repeat("a", MaxHeaderSize/2)); status != 200 {
 		t.Errorf("a head within the limit: %d %s", status, body)
 	}
 }

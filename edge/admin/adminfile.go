@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 )
@@ -70,6 +71,11 @@ func ReadEndpoint(dataDir string) (Endpoint, error) {
 	}
 	if ep.Addr == "" || ep.Token == "" {
 		return Endpoint{}, fmt.Errorf("%s lacks addr or token", path)
+	}
+	// The listener binds loopback only; an advertisement of another
+	// address is not the server's, and the token must not travel there.
+	if ap, err := netip.ParseAddrPort(ep.Addr); err != nil || !ap.Addr().IsLoopback() {
+		return Endpoint{}, fmt.Errorf("%s advertises %q, not a loopback address", path, ep.Addr)
 	}
 	return ep, nil
 }

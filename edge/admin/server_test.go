@@ -183,12 +183,13 @@ func TestReadEndpointErrors(t *testing.T) {
 	if _, err := ReadEndpoint(dir); !errors.Is(err, ErrNoListener) {
 		t.Fatalf("missing file = %v", err)
 	}
-	for _, content := range []string{"{", `{"addr":"127.0.0.1:1"}`} {
+	for _, content := range []string{"{", `{"addr":"127.0.0.1:1"}`, `{"addr":"10.0.0.1:7000","token":"t"}`,
+		`{"addr":"localhost:7000","token":"t"}`, `{"addr":"[::ffff:192.168.1.1]:7000","token":"t"}`, `{"addr":"127.0.0.1","token":"t"}`} {
 		if err := os.WriteFile(filepath.Join(dir, FileName), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := ReadEndpoint(dir); err == nil || errors.Is(err, ErrNoListener) {
-			t.Fatalf("ReadEndpoint(%q) = %v, want a decode error", content, err)
+			t.Fatalf("ReadEndpoint(%q) = %v, want a refusal", content, err)
 		}
 	}
 }
