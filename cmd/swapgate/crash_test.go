@@ -263,6 +263,17 @@ func (rc *crashReceiver) got(deliveryID string) int {
 	return rc.deliveries[deliveryID]
 }
 
+func (rc *crashReceiver) deliveryIDs() []string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	ids := make([]string, 0, len(rc.deliveries))
+	for id := range rc.deliveries {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 func (rc *crashReceiver) badSignatures() int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -705,12 +716,14 @@ var crashChains = []crashChain{
 }
 
 // The paces of the load that mines blocks or fills a bounded list: one
-// execution, order, deposit or webhook registration per interval at most.
+// execution, order or deposit per interval at most; a test event per
+// interval, and a webhook registration instead of every few of them.
 const (
-	crashExecEvery    = 300 * time.Millisecond
-	crashOnrampEvery  = 400 * time.Millisecond
-	crashDepositEvery = 1500 * time.Millisecond
-	crashHookEvery    = 200 * time.Millisecond
+	crashExecEvery      = 300 * time.Millisecond
+	crashOnrampEvery    = 400 * time.Millisecond
+	crashDepositEvery   = 1500 * time.Millisecond
+	crashTestEventEvery = 20 * time.Millisecond
+	crashRegisterEvery  = 10
 )
 
 // crashPace waits until the i-th step of a paced worker that started at
@@ -787,19 +800,19 @@ func (s *crashState) walletLoad(ctx context.Context, c *crashClient, p crashPart
 	}
 }
 
-// hookLoad registers webhooks in turn for the partners, each with an
-// Idempotency-Key and a test event, until every partner has ten (the
-// limit); then it sends test events to the registered ones.
+// hookLoad sends test events to the partners' webhooks and, every few of
+// them, registers another webhook (with an Idempotency-Key) for the
+// partners in turn until each has ten, the limit.
 func (s *crashState) hookLoad(ctx context.Context, c *crashClient, ps []crashPartnerKey, receiver string, round int) {
 	start := time.Now()
-	for i := 0; crashPace(ctx, start, i, crashHookEvery); i++ {
+	for i := 0; crashPace(ctx, start, i, crashTestEventEvery); i++ {
 		var p crashPartnerKey
 		var again crashHook
 		found := false
 		s.add(func() {
 			for j := range ps {
 				q := ps[(i+j)%len(ps)]
-				if s.hookCount[q.id] < 10 && !s.hookFull[q.id] {
+				if i%crashRegisterEvery == 0 && s.hookCount[q.id] < 10 && !s.hookFull[q.id] {
 					p, found = q, true
 					s.hookCount[q.id]++ // counted before it is sent: its outcome may stay unknown
 					return
@@ -1416,6 +1429,7 @@ func (s *crashState) checkStore(t *testing.T, dir string, rcv *crashReceiver, fe
 
 	// Webhooks and every delivery accepted.
 	accepted := 0
+	acceptedIDs := map[string]bool{}
 	for _, p := range append([]crashPartnerKey{fee}, hookers...) {
 		hooks, err := store.Webhooks(ctx, p.id)
 		if err != nil {
@@ -1428,6 +1442,7 @@ func (s *crashState) checkStore(t *testing.T, dir string, rcv *crashReceiver, fe
 			}
 			for _, r := range recs {
 				accepted++
+				acceptedIDs[r.ID] = true
 				if r.State != webhook.DeliveryDelivered || rcv.got(r.ID) == 0 {
 					t.Errorf("store: delivery %s (%s) of webhook %s is %s and reached the receiver %d times", r.ID, r.Event, h.ID, r.State, rcv.got(r.ID))
 				}
@@ -1444,6 +1459,13 @@ func (s *crashState) checkStore(t *testing.T, dir string, rcv *crashReceiver, fe
 	for _, h := range s.hooks {
 		if !ids[h.id] {
 			t.Errorf("store: acknowledged webhook %s is missing", h.id)
+		}
+	}
+	// Nothing reached the receiver that the store did not accept: a
+	// delivery the store has no row of announced a change it lost.
+	for _, d := range rcv.deliveryIDs() {
+		if !acceptedIDs[d] {
+			t.Errorf("the receiver got delivery %s, which the store never accepted", d)
 		}
 	}
 	for _, d := range s.tests {
