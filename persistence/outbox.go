@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -211,11 +212,14 @@ func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webho
 // The zero from reads from the start of the outbox. Delivered entries leave
 // tombstones at its front until compaction, which every scan from the start
 // walks again; a caller that knows nothing it must see lies before some time
-// passes that time as from and never reads them. Entries whose delivery ID
-// skip reports true (nil skips none) are passed over without decoding their
-// value: the delivery pool skips those it already holds, which keeps a
-// rescan cheap however many are in flight.
-func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*webhook.OutboxEntry) bool) error {
+// passes that time as from and never reads them. Entries that skip reports
+// true for (nil skips none) are passed over without decoding their value:
+// skip is given the entry's delivery ID and its webhook's ID, read from the
+// stored bytes without decoding them (nil when they cannot be read so), both
+// valid only during the call. The delivery pool skips the entries it already
+// holds and those of webhooks that can take no more, which keeps a rescan
+// cheap however many are in flight or waiting.
+func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID, webhookID []byte) bool, fn func(*webhook.OutboxEntry) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -230,17 +234,20 @@ func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip fun
 	}
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
-		if skip != nil && len(it.Key()) > len(prefixOutbox)+8 && skip(string(it.Key()[len(prefixOutbox)+8:])) {
-			continue
+		if skip != nil && len(it.Key()) > len(prefixOutbox)+8 {
+			val, err := it.ValueAndErr()
+			if err != nil {
+				return fmt.Errorf("persistence: read outbox entry %q: %w", it.Key(), err)
+			}
+			if skip(it.Key()[len(prefixOutbox)+8:], peekWebhookID(val)) {
+				continue
+			}
 		}
-		var rec outboxRecord
-		if err := json.Unmarshal(it.Value(), &rec); err != nil {
-			return fmt.Errorf("persistence: decode outbox entry %q: %w", it.Key(), err)
+		e, err := decodeOutbox(it.Key(), it.Value())
+		if err != nil {
+			return err
 		}
-		if rec.V != 1 {
-			return fmt.Errorf("persistence: outbox entry version %d unknown", rec.V)
-		}
-		if !fn(&rec.OutboxEntry) {
+		if !fn(e) {
 			break
 		}
 		if err := ctx.Err(); err != nil {
@@ -248,6 +255,79 @@ func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip fun
 		}
 	}
 	return it.Error()
+}
+
+func decodeOutbox(key, val []byte) (*webhook.OutboxEntry, error) {
+	var rec outboxRecord
+	if err := json.Unmarshal(val, &rec); err != nil {
+		return nil, fmt.Errorf("persistence: decode outbox entry %q: %w", key, err)
+	}
+	if rec.V != 1 {
+		return nil, fmt.Errorf("persistence: outbox entry version %d unknown", rec.V)
+	}
+	return &rec.OutboxEntry, nil
+}
+
+// webhookIDField is how the webhook's ID starts in an outbox entry's stored
+// JSON. Identifiers hold no quote or backslash, and the only field before it,
+// the delivery ID, none either, so its first occurrence is the field.
+var webhookIDField = []byte(`"webhookId":"`)
+
+// peekWebhookID returns the webhook ID of an outbox entry's stored value
+// without decoding it, or nil when it cannot be found so.
+func peekWebhookID(val []byte) []byte {
+	i := bytes.Index(val, webhookIDField)
+	if i < 0 {
+		return nil
+	}
+	rest := val[i+len(webhookIDField):]
+	j := bytes.IndexByte(rest, '"')
+	if j <= 0 {
+		return nil
+	}
+	return rest[:j]
+}
+
+// OutboxEntry reads the outbox entry of deliveryID due at due: one that a
+// scan (DueDeliveries) saw and left in place, read again by its key.
+// ErrNotFound when it is no longer there.
+func (s *Store) OutboxEntry(ctx context.Context, due time.Time, deliveryID string) (*webhook.OutboxEntry, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	key := outboxKey(due, deliveryID)
+	val, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("persistence: read outbox entry: %w", err)
+	}
+	defer closer.Close()
+	return decodeOutbox(key, val)
+}
+
+// NextDue returns the due time of the earliest outbox entry due after
+// after, and false when there is none: the next retry coming due, for a
+// caller that wants to scan then rather than poll.
+func (s *Store) NextDue(ctx context.Context, after time.Time) (time.Time, bool, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return time.Time{}, false, err
+	}
+	lower := binary.BigEndian.AppendUint64([]byte(prefixOutbox), uint64(after.UnixNano())+1)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixUpperBound(prefixOutbox)})
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("persistence: outbox iterator: %w", err)
+	}
+	defer it.Close()
+	if !it.First() {
+		return time.Time{}, false, it.Error()
+	}
+	k := it.Key()
+	if len(k) < len(prefixOutbox)+8 {
+		return time.Time{}, false, fmt.Errorf("persistence: outbox key %q too short", k)
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(k[len(prefixOutbox):]))).UTC(), true, nil
 }
 
 // FinishAttempts records the outcomes of attempts in one synced batch, so

@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -220,4 +221,50 @@ func sameAttempts(a, b []webhook.Attempt) bool {
 		}
 	}
 	return true
+}
+
+// TestOutboxEntryAndNextDue reads an entry again by the key a scan saw, and
+// finds the next retry coming due.
+func TestOutboxEntryAndNextDue(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	clock := &fakeClock{t: start}
+	s := openWebhookStore(t, t.TempDir(), clock)
+	w := newHook("ptn_a", webhook.SwapCompleted)
+	if err := s.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.NextDue(ctx, start); err != nil || ok {
+		t.Fatalf("next due in an empty outbox: %v %v", ok, err)
+	}
+	id, err := s.PublishTo(ctx, w, webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.OutboxEntry(ctx, start, id)
+	if err != nil || e.DeliveryID != id || e.WebhookID != w.ID || !e.Due.Equal(start) {
+		t.Fatalf("entry %+v %v", e, err)
+	}
+	if _, err := s.OutboxEntry(ctx, start.Add(time.Nanosecond), id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("entry at another due time: %v", err)
+	}
+	if _, ok, err := s.NextDue(ctx, start); err != nil || ok {
+		t.Fatalf("next due after the only entry's due time: %v %v", ok, err)
+	}
+	if next, ok, err := s.NextDue(ctx, start.Add(-time.Nanosecond)); err != nil || !ok || !next.Equal(start) {
+		t.Fatalf("next due %v %v %v", next, ok, err)
+	}
+	retryAt := start.Add(90 * time.Second)
+	if err := finishAttempt(ctx, s, e, &webhook.DeliveryRecord{Attempt: 1, StatusCode: 500, State: webhook.DeliveryRetrying, Error: "status 500"}, retryAt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OutboxEntry(ctx, start, id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("entry at its old key after the retry was scheduled: %v", err)
+	}
+	if next, ok, err := s.NextDue(ctx, start); err != nil || !ok || !next.Equal(retryAt) {
+		t.Fatalf("next due %v %v %v, want %v", next, ok, err, retryAt)
+	}
+	if e, err := s.OutboxEntry(ctx, retryAt, id); err != nil || e.Attempt != 1 {
+		t.Fatalf("retry entry %+v %v", e, err)
+	}
 }

@@ -182,11 +182,18 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 	if len(due) != 1 || due[0].DeliveryID != id || due[0].Attempt != 1 {
 		t.Fatalf("retry entry %+v", due)
 	}
-	if err := s.DueDeliveries(ctx, time.Time{}, clock.Now(), func(d string) bool { return d == id }, func(*webhook.OutboxEntry) bool {
+	var skipped []string
+	if err := s.DueDeliveries(ctx, time.Time{}, clock.Now(), func(d, w []byte) bool {
+		skipped = append(skipped, string(d)+" "+string(w))
+		return string(d) == id
+	}, func(*webhook.OutboxEntry) bool {
 		t.Fatal("skipped entry decoded")
 		return false
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if want := id + " " + subscribed.ID; len(skipped) != 1 || skipped[0] != want {
+		t.Fatalf("skip saw %q, want %q", skipped, want)
 	}
 	if err := finishAttempt(ctx, s, due[0], &webhook.DeliveryRecord{Attempt: 2, StatusCode: 204, LatencyMs: 3, State: webhook.DeliveryDelivered}, time.Time{}); err != nil {
 		t.Fatal(err)

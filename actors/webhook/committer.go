@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -18,8 +19,12 @@ type commitMsg struct{}
 // store (or could not be written, in which case the entries are still in
 // the outbox at their old keys and a full scan finds them again). Only now
 // may the dispatcher forget them: until then a scan would still find the
-// old key and deliver the entry twice.
-type settledMsg struct{ entries []*hook.OutboxEntry }
+// old key and deliver the entry twice. nextRetry is the earliest retry the
+// batch scheduled, zero when none: the dispatcher scans when it comes due.
+type settledMsg struct {
+	entries   []*hook.OutboxEntry
+	nextRetry time.Time
+}
 
 // committer records attempt outcomes by group commit, like actors/ledger
 // does for quotes: every outcome that arrives while a commit is syncing
@@ -59,18 +64,23 @@ func (c *committer) Receive(ctx actor.Context) {
 func (c *committer) commit(ctx actor.Context) {
 	n := min(len(c.pending), c.p.cfg.CommitBatch)
 	batch := c.pending[:n]
+	settled := &settledMsg{entries: make([]*hook.OutboxEntry, n)}
 	if c.p.enter() {
 		err := c.p.store.FinishAttempts(c.p.ctx, batch)
 		c.p.leave()
 		if err == nil {
 			c.p.stats.Commits.Add(1)
+			for _, o := range batch {
+				if !o.RetryAt.IsZero() && (settled.nextRetry.IsZero() || o.RetryAt.Before(settled.nextRetry)) {
+					settled.nextRetry = o.RetryAt
+				}
+			}
 		}
 		if err != nil && !c.p.isShutdown(err) {
 			c.p.stats.CommitFailures.Add(1)
 			c.p.cfg.Logger.Error("record delivery outcomes", slog.Int("outcomes", n), slog.Any("err", err))
 		}
 	}
-	settled := &settledMsg{entries: make([]*hook.OutboxEntry, n)}
 	for i := range batch {
 		settled.entries[i] = batch[i].Entry
 	}

@@ -9,21 +9,22 @@ import (
 )
 
 // Defaults of the pool. An attempt that gets no answer within 5 seconds has
-// failed (receivers are asked to answer within that time); the outbox is
-// scanned every second for retries coming due and for entries a previous
-// process left behind.
+// failed (receivers are asked to answer within that time). Retries are read
+// from the outbox when they come due; the periodic full scan, every second,
+// finds entries committed too late for the wake-up scans (see floorMargin)
+// and those a failed commit left behind.
 const (
 	DefaultPoolSize     = 16
 	DefaultTimeout      = 5 * time.Second
 	DefaultScanInterval = time.Second
 	DefaultScanBatch    = 1024
 	// DefaultQueuePerWebhook bounds how many of one webhook's due entries
-	// the dispatcher holds in memory. Entries beyond it stay in the outbox
-	// and the scan reads past them, which is what lets a backlog behind one
-	// dead receiver sit in the outbox without crowding out anyone else.
-	// Each scan walks the keys of the entries it leaves behind, so the
-	// bound is also how many of a busy webhook's deliveries pass between
-	// two scans on its behalf.
+	// the dispatcher holds in memory. Entries beyond it stay in the outbox,
+	// the dispatcher remembering only their keys (up to parkFactor ×
+	// ScanBatch of them) and reading each again by its key as the queue
+	// drains, so that a scan reads a backlog once, and reads past it to
+	// everyone else's entries: a backlog behind one dead receiver sits in
+	// the outbox without crowding out anyone else.
 	DefaultQueuePerWebhook = 64
 	// DefaultCommitBatch bounds how many attempt outcomes one synced batch
 	// carries.
@@ -31,6 +32,11 @@ const (
 	// scanExamineFactor bounds the entries one scan reads, as a multiple of
 	// ScanBatch, so a huge backlog costs bounded work per scan.
 	scanExamineFactor = 8
+	// parkFactor bounds the keys of due entries the dispatcher remembers
+	// while leaving the entries in the outbox, as a multiple of ScanBatch:
+	// 64 Ki keys, about 6 MiB, by default, a quarter of them at most for
+	// one webhook.
+	parkFactor = 64
 )
 
 // Config tunes the delivery pool. The zero value of each field means its
@@ -52,9 +58,10 @@ type Config struct {
 	// half the pool, whatever its backlog, and the rest keeps flowing.
 	PerWebhook int
 	PerPartner int
-	// ScanInterval is how often the outbox is scanned for due entries
-	// without a wake-up: retries coming due, and entries left by a previous
-	// process.
+	// ScanInterval is how often the whole outbox is scanned for due
+	// entries no wake-up announced: entries committed after later ones
+	// were scanned, and those of a failed commit. Retries are scanned when
+	// they come due, new events when they are published.
 	ScanInterval time.Duration
 	// ScanBatch bounds the due entries held in memory at once.
 	ScanBatch int

@@ -1,11 +1,13 @@
 package webhook
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/swapgate/swapgate/routing/account"
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -13,12 +15,23 @@ import (
 // the outbox from its start; others start at the dispatcher's floor.
 type scanMsg struct{ full bool }
 
+// timerMsg is the dispatcher's own timer going off (see dispatcher.scanAt);
+// gen tells a timer replaced since from the current one.
+type timerMsg struct{ gen uint64 }
+
 // floorMargin is how far below the time of a scan that left nothing behind
 // the next wake-up's scan starts. It covers events whose outbox entry was
 // stamped before that scan but committed after it (a Publish syncing, an
 // event source's batch); anything later still is found by the periodic full
 // scan, one ScanInterval at most.
 const floorMargin = 250 * time.Millisecond
+
+// scanGap is the least time between two scans other than the periodic full
+// one. Under a stream of events every publish wakes the dispatcher, and
+// each scan walks the floor margin's entries again: a scan at most every
+// scanGap reads each new entry once and the margin about 1/scanGap times a
+// second, whatever the event rate, for at most scanGap of added latency.
+const scanGap = 5 * time.Millisecond
 
 // job hands one entry to a worker.
 type job struct{ entry *hook.OutboxEntry }
@@ -32,103 +45,158 @@ type doneMsg struct {
 	settled bool
 }
 
-// parkedEntry is what the dispatcher remembers of an entry it left in the
-// outbox.
-type parkedEntry struct {
-	webhookID string
-	due       time.Time
+// parkedKey is what the dispatcher remembers of a due entry it left in the
+// outbox because its webhook's queue was full: enough to read it again by
+// its key, in a point read, when the queue has room.
+type parkedKey struct {
+	due time.Time
+	id  string
+}
+
+// hookState is the dispatcher's view of one webhook with deliveries owed:
+// entries loaded and waiting for a worker (at most Config.QueuePerWebhook),
+// the keys of due entries left in the outbox behind them, in due order, and
+// the attempts in flight. Its entries are delivered in the order a scan
+// found them, which is due order but for entries committed late.
+type hookState struct {
+	id, partner string
+	queue       []*hook.OutboxEntry
+	parked      []parkedKey
+	inflight    int
+	// overflow is the due time of the first of this webhook's due entries
+	// that could be neither loaded nor parked (the parking bounds were
+	// reached): it and every later entry of the webhook are left unread by
+	// scans until a catch-up scan from overflow reads them, once the
+	// webhook's parked keys have drained. Zero when every due entry of the
+	// webhook that a scan met is remembered.
+	overflow time.Time
+	// ready records that the webhook is in the dispatcher's ready list,
+	// starving that it is in its starving list.
+	ready, starving bool
 }
 
 // dispatcher owns all scheduling state; only its own goroutine touches it.
-// known holds every delivery queued or in flight so a scan never loads one
-// twice; the per-webhook and per-partner counts enforce Config.PerWebhook
-// and Config.PerPartner.
+//
+// A scan reads due entries from the floor on, in due order, and places
+// each with its webhook: loaded into the webhook's queue while it has room,
+// or else parked, its key alone remembered, so that later scans start past
+// it and a webhook's backlog is read once, not once per scan. As the queue
+// drains, parked entries are loaded again by key. seen holds every delivery
+// loaded, parked, in flight or awaiting its commit, so that no scan takes
+// one twice. Workers are handed entries webhook by webhook in turn, each
+// webhook and each partner up to its in-flight cap (Config.PerWebhook,
+// Config.PerPartner).
 type dispatcher struct {
-	p              *Pool
-	idle           []*actor.PID
-	queue          []*hook.OutboxEntry
-	known          map[string]bool
-	queuedHook     map[string]int
-	inflightHook   map[string]int
+	p     *Pool
+	idle  []*actor.PID
+	seen  map[string]struct{}
+	hooks map[string]*hookState
+	// ready lists the webhooks with loaded entries; next is where the
+	// next round of handing out entries starts, so that each gets its turn.
+	ready []*hookState
+	next  int
+	// starving lists webhooks with parked entries and room in their queue,
+	// left unloaded while Config.ScanBatch entries were loaded: they are
+	// refilled first as loaded entries leave.
+	starving       []*hookState
 	inflightPartnr map[string]int
-	// parked maps the delivery IDs a scan found due but left in the outbox,
-	// because their webhook's queue was full, to that webhook. The next scan
-	// passes over them by key alone while the webhook is still full, instead
-	// of decoding them again: without it, a backlog costs a full decode of
-	// every waiting entry per wake-up. It holds at most maxParked entries;
-	// beyond that, entries are decoded and left as before.
-	parked map[string]parkedEntry
-	// floor is where a wake-up's scan starts reading: below it the outbox
-	// holds only entries known to the dispatcher and the tombstones of
-	// delivered ones, which a scan from the start would walk every time.
-	// Zero means from the start.
+	// queued counts loaded entries (at most Config.ScanBatch), parked the
+	// parked keys (at most maxParked).
+	queued, parked int
+	// floor is where a scan other than a full one starts reading: below it
+	// the outbox holds only entries the dispatcher knows (seen, or past an
+	// overflowing webhook's overflow) and the tombstones of delivered ones,
+	// which a scan from the start would walk every time. Zero means from the
+	// start.
 	floor time.Time
-	// moreDue records that the last scan stopped early, so more due
-	// entries may wait in the outbox as soon as the queue drains.
-	moreDue bool
+	// lastScan is when the last scan ran (see scanGap).
+	lastScan time.Time
+	// timer is the pending wake-up of scanAt, due at timerAt; timerGen
+	// tells its message from a replaced timer's.
+	timer    *time.Timer
+	timerAt  time.Time
+	timerGen uint64
+	self     *actor.PID
 }
 
 func newDispatcher(p *Pool) *dispatcher {
 	return &dispatcher{
 		p:              p,
-		known:          make(map[string]bool),
-		queuedHook:     make(map[string]int),
-		inflightHook:   make(map[string]int),
+		seen:           make(map[string]struct{}),
+		hooks:          make(map[string]*hookState),
 		inflightPartnr: make(map[string]int),
-		parked:         make(map[string]parkedEntry),
 	}
 }
+
+// maxParked bounds the parked keys of all webhooks, maxParkedPerHook those
+// of one, so that a webhook whose receiver is down cannot take the room of
+// every other. A parked key costs about 100 bytes.
+func (d *dispatcher) maxParked() int        { return d.p.cfg.ScanBatch * parkFactor }
+func (d *dispatcher) maxParkedPerHook() int { return d.maxParked() / 4 }
 
 func (d *dispatcher) Receive(ctx actor.Context) {
 	d.receive(ctx)
 	// The dispatcher alone writes these; a scrape reads the last.
 	d.p.stats.Busy.Store(int64(d.p.cfg.PoolSize - len(d.idle)))
-	d.p.stats.Queued.Store(int64(len(d.queue)))
+	d.p.stats.Queued.Store(int64(d.queued))
+	d.p.stats.Parked.Store(int64(d.parked))
 }
 
 func (d *dispatcher) receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		d.self = ctx.Self()
 		committer := ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return &committer{p: d.p} }))
 		props := actor.PropsFromProducer(func() actor.Actor { return &worker{p: d.p, committer: committer} })
 		for range d.p.cfg.PoolSize {
 			d.idle = append(d.idle, ctx.Spawn(props))
 		}
+	case *actor.Stopping:
+		if d.timer != nil {
+			d.timer.Stop()
+		}
 	case scanMsg:
+		if !m.full && d.p.cfg.Now().Sub(d.lastScan) < scanGap {
+			// Paced: the wake-up stays pending (Pool.woken), so further
+			// ones cost nothing until this scan runs.
+			d.scanAt(d.lastScan.Add(scanGap))
+			return
+		}
 		d.scan(m.full)
 		d.pump(ctx)
+	case timerMsg:
+		if m.gen != d.timerGen {
+			return
+		}
+		d.timerAt = time.Time{}
+		if d.p.cfg.Now().Sub(d.lastScan) < scanGap {
+			d.scanAt(d.lastScan.Add(scanGap))
+			return
+		}
+		d.scan(false)
+		d.pump(ctx)
 	case *doneMsg:
-		decr(d.queuedHook, m.entry.WebhookID)
-		decr(d.inflightHook, m.entry.WebhookID)
-		decr(d.inflightPartnr, m.entry.PartnerID)
+		e := m.entry
+		decr(d.inflightPartnr, e.PartnerID)
 		d.idle = append(d.idle, m.worker)
+		h := d.hooks[e.WebhookID]
+		if h != nil {
+			h.inflight--
+		}
 		if m.settled {
-			d.settle(m.entry)
+			delete(d.seen, e.DeliveryID)
 		}
 		d.pump(ctx)
-		d.wakeIfMoreDue()
+		if h != nil {
+			d.dropIfIdle(h)
+		}
 	case *settledMsg:
 		for _, e := range m.entries {
-			d.settle(e)
+			delete(d.seen, e.DeliveryID)
 		}
-		d.wakeIfMoreDue()
-	}
-}
-
-// settle forgets an entry whose outcome is in the store. Its webhook's
-// queue already made room for the next entry when the attempt ended: the
-// pending commit keeps the entry known, which is all a scan needs.
-func (d *dispatcher) settle(e *hook.OutboxEntry) {
-	delete(d.known, e.DeliveryID)
-}
-
-// wakeIfMoreDue rescans when the last scan left due entries behind and a
-// worker is free to take one.
-func (d *dispatcher) wakeIfMoreDue() {
-	if d.moreDue && len(d.idle) > 0 {
-		// Coalesced with every other wake-up: a burst of completions
-		// costs one rescan, not one each.
-		d.p.Wake()
+		if !m.nextRetry.IsZero() {
+			d.scanAt(m.nextRetry)
+		}
 	}
 }
 
@@ -140,17 +208,143 @@ func decr(m map[string]int, k string) {
 	m[k]--
 }
 
-// scan tops the in-memory queue up from the outbox with entries due now,
-// earliest first, skipping those already queued and those of a webhook that
-// already has Config.QueuePerWebhook waiting. A full scan starts at the front of
-// the outbox; any other starts at the floor the previous scan left.
-func (d *dispatcher) scan(full bool) {
-	d.p.woken.Store(false)
-	room := d.p.cfg.ScanBatch - len(d.queue)
-	if room <= 0 {
-		d.moreDue = true
+// scanAt makes sure a scan runs at t at the latest: a retry coming due, or
+// a paced wake-up. An earlier pending wake-up covers it.
+func (d *dispatcher) scanAt(t time.Time) {
+	if !d.timerAt.IsZero() && !t.Before(d.timerAt) {
 		return
 	}
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.timerGen++
+	d.timerAt = t
+	gen, root, self := d.timerGen, d.p.root, d.self
+	d.timer = time.AfterFunc(max(0, t.Sub(d.p.cfg.Now())), func() { root.Send(self, timerMsg{gen: gen}) })
+}
+
+// hook returns the state of webhook id, making it if needed.
+func (d *dispatcher) hook(id, partner string) *hookState {
+	h := d.hooks[id]
+	if h == nil {
+		h = &hookState{id: id, partner: partner}
+		d.hooks[id] = h
+	}
+	return h
+}
+
+// dropIfIdle forgets a webhook with nothing owed in memory.
+func (d *dispatcher) dropIfIdle(h *hookState) {
+	if h.inflight == 0 && len(h.queue) == 0 && len(h.parked) == 0 && h.overflow.IsZero() && !h.ready && !h.starving {
+		delete(d.hooks, h.id)
+	}
+}
+
+// walk reads due entries from `from` to now, placing each unseen one with
+// its webhook, until fn says stop or the scan's bound of decoded entries is
+// reached; it returns the due time of the entry it stopped after at that
+// bound (zero when it read to now) and whether the store failed. Entries of
+// overflowing webhooks other than catchUp are passed over by key.
+func (d *dispatcher) walk(from, now time.Time, catchUp *hookState, fn func(*hookState) bool) (stopAt time.Time, ok bool) {
+	examined, limit := 0, d.p.cfg.ScanBatch*scanExamineFactor
+	skip := func(id, webhookID []byte) bool {
+		if _, ok := d.seen[string(id)]; ok {
+			return true
+		}
+		if h := d.hooks[string(webhookID)]; h != nil && h != catchUp && !h.overflow.IsZero() {
+			return true
+		}
+		return false
+	}
+	err := d.p.store.DueDeliveries(d.p.ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
+		examined++
+		h := d.place(e, catchUp)
+		if !fn(h) {
+			return false
+		}
+		if examined >= limit {
+			stopAt = e.Due
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		if !d.p.isShutdown(err) {
+			d.p.stats.ScanFailures.Add(1)
+			d.p.cfg.Logger.Error("webhook outbox scan failed", slog.Any("err", err))
+		}
+		return time.Time{}, false
+	}
+	return stopAt, true
+}
+
+// place takes an entry a scan read: loaded into its webhook's queue when
+// the webhook has nothing parked and room, parked when the bounds allow,
+// else left in the outbox, the webhook overflowing from it. An overflowing
+// webhook's entries are left alone unless this is its catch-up.
+func (d *dispatcher) place(e *hook.OutboxEntry, catchUp *hookState) *hookState {
+	h := d.hook(e.WebhookID, e.PartnerID)
+	switch {
+	case !h.overflow.IsZero() && h != catchUp:
+	case len(h.parked) == 0 && len(h.queue) < d.p.cfg.QueuePerWebhook && d.queued < d.p.cfg.ScanBatch:
+		d.seen[e.DeliveryID] = struct{}{}
+		d.enqueue(h, e)
+	case len(h.parked) < d.maxParkedPerHook() && d.parked < d.maxParked():
+		d.seen[e.DeliveryID] = struct{}{}
+		h.parked = append(h.parked, parkedKey{due: e.Due, id: e.DeliveryID})
+		d.parked++
+		if len(h.queue) < d.p.cfg.QueuePerWebhook {
+			d.starve(h)
+		}
+	case h.overflow.IsZero():
+		h.overflow = e.Due
+	}
+	return h
+}
+
+// starve lists a webhook whose queue has room while entries of its wait
+// parked because Config.ScanBatch entries are loaded.
+func (d *dispatcher) starve(h *hookState) {
+	if !h.starving {
+		h.starving = true
+		d.starving = append(d.starving, h)
+	}
+}
+
+// feed refills starving webhooks, oldest first, while loaded entries are
+// fewer than Config.ScanBatch.
+func (d *dispatcher) feed() {
+	for len(d.starving) > 0 && d.queued < d.p.cfg.ScanBatch {
+		h := d.starving[0]
+		d.starving[0] = nil
+		d.starving = d.starving[1:]
+		h.starving = false
+		d.refill(h)
+		d.dropIfIdle(h)
+	}
+	if len(d.starving) == 0 {
+		d.starving = nil
+	}
+}
+
+func (d *dispatcher) enqueue(h *hookState, e *hook.OutboxEntry) {
+	h.queue = append(h.queue, e)
+	d.queued++
+	if !h.ready {
+		h.ready = true
+		d.ready = append(d.ready, h)
+	}
+}
+
+// scan tops the webhooks' queues up from the outbox with entries due now,
+// earliest first, parking what they cannot hold. A full scan starts at the
+// front of the outbox, any other at the floor the previous scan left. It
+// then makes sure a scan runs when the next retry comes due, and lets
+// overflowing webhooks with room catch up.
+func (d *dispatcher) scan(full bool) {
+	d.p.woken.Store(false)
+	now := d.p.cfg.Now()
+	d.lastScan = now
 	if !d.p.enter() {
 		return
 	}
@@ -159,89 +353,157 @@ func (d *dispatcher) scan(full bool) {
 	if full {
 		from = time.Time{}
 	}
-	now := d.p.cfg.Now()
-	examined, limit := 0, d.p.cfg.ScanBatch*scanExamineFactor
-	maxParked := limit
-	d.moreDue = false
-	// firstLeft is the due time of the earliest entry this scan leaves in
-	// the outbox; the next floor may not pass it.
-	var firstLeft time.Time
-	leave := func(due time.Time) {
-		d.moreDue = true
-		if firstLeft.IsZero() {
-			firstLeft = due
-		}
-	}
-	skip := func(id string) bool {
-		if d.known[id] {
-			return true
-		}
-		if pe, ok := d.parked[id]; ok && d.queuedHook[pe.webhookID] >= d.p.cfg.QueuePerWebhook {
-			leave(pe.due)
-			return true
-		}
-		return false
-	}
-	err := d.p.store.DueDeliveries(d.p.ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
-		examined++
-		if d.queuedHook[e.WebhookID] >= d.p.cfg.QueuePerWebhook {
-			// Left in the outbox for now; a later scan, after this
-			// webhook's queue has drained, picks it up.
-			if len(d.parked) < maxParked {
-				d.parked[e.DeliveryID] = parkedEntry{webhookID: e.WebhookID, due: e.Due}
-			}
-			leave(e.Due)
-			return examined < limit
-		}
-		delete(d.parked, e.DeliveryID)
-		d.known[e.DeliveryID] = true
-		d.queuedHook[e.WebhookID]++
-		d.queue = append(d.queue, e)
-		room--
-		if room == 0 || examined >= limit {
-			// What follows e is unread.
-			leave(e.Due)
-			return false
-		}
-		return true
-	})
-	if err != nil {
+	stopAt, ok := d.walk(from, now, nil, func(*hookState) bool { return true })
+	if !ok {
 		d.floor = time.Time{}
-		if !d.p.isShutdown(err) {
-			d.p.stats.ScanFailures.Add(1)
-			d.p.cfg.Logger.Error("webhook outbox scan failed", slog.Any("err", err))
-		}
 		return
 	}
 	d.floor = now.Add(-floorMargin)
-	if !firstLeft.IsZero() && firstLeft.Before(d.floor) {
-		d.floor = firstLeft
+	if !stopAt.IsZero() {
+		// Stopped at its bound: the rest is read by the next scan.
+		if stopAt.Before(d.floor) {
+			d.floor = stopAt
+		}
+		d.p.Wake()
+	}
+	if next, ok, err := d.p.store.NextDue(d.p.ctx, now); err == nil && ok {
+		d.scanAt(next)
+	}
+	if full {
+		for _, h := range d.hooks {
+			d.catchUp(h)
+		}
 	}
 }
 
-// pump hands queued entries to idle workers in due order, passing over
-// entries whose webhook or partner is at its in-flight cap: those wait
-// without holding up anyone behind them.
-func (d *dispatcher) pump(ctx actor.Context) {
-	if len(d.idle) == 0 || len(d.queue) == 0 {
+// catchUp reads the entries an overflowing webhook left in the outbox,
+// from its overflow on, once it has room to park half its bound again.
+func (d *dispatcher) catchUp(h *hookState) {
+	if h.overflow.IsZero() || len(h.parked) > d.maxParkedPerHook()/2 || d.parked > d.maxParked()/2 {
 		return
 	}
-	rest := d.queue[:0]
-	for i, e := range d.queue {
-		if len(d.idle) == 0 {
-			rest = append(rest, d.queue[i:]...)
+	from := h.overflow
+	h.overflow = time.Time{}
+	stopAt, ok := d.walk(from, d.p.cfg.Now(), h, func(got *hookState) bool {
+		// Once this webhook overflows again the rest waits for the next
+		// catch-up.
+		return got != h || h.overflow.IsZero()
+	})
+	switch {
+	case !ok:
+		if h.overflow.IsZero() {
+			h.overflow = from
+		}
+	case !stopAt.IsZero() && h.overflow.IsZero():
+		h.overflow = stopAt
+	}
+}
+
+// refill loads a webhook's parked entries into its queue while it has
+// room, by key, and lists it as starving when only Config.ScanBatch stops
+// it. An entry no longer in the outbox is forgotten. When the store fails,
+// all the webhook's parked keys are forgotten: a full scan finds their
+// entries again.
+func (d *dispatcher) refill(h *hookState) {
+	if len(h.parked) == 0 || len(h.queue) >= d.p.cfg.QueuePerWebhook {
+		return
+	}
+	if d.queued >= d.p.cfg.ScanBatch {
+		d.starve(h)
+		return
+	}
+	if !d.p.enter() {
+		return
+	}
+	defer d.p.leave()
+	for len(h.parked) > 0 && len(h.queue) < d.p.cfg.QueuePerWebhook {
+		if d.queued >= d.p.cfg.ScanBatch {
+			d.starve(h)
 			break
 		}
-		if d.inflightHook[e.WebhookID] >= d.p.cfg.PerWebhook || d.inflightPartnr[e.PartnerID] >= d.p.cfg.PerPartner {
-			rest = append(rest, e)
+		k := h.parked[0]
+		h.parked[0] = parkedKey{}
+		h.parked = h.parked[1:]
+		d.parked--
+		e, err := d.p.store.OutboxEntry(d.p.ctx, k.due, k.id)
+		switch {
+		case err == nil:
+			d.enqueue(h, e)
+			continue
+		case errors.Is(err, account.ErrNotFound):
+			delete(d.seen, k.id)
 			continue
 		}
-		w := d.idle[len(d.idle)-1]
-		d.idle = d.idle[:len(d.idle)-1]
-		d.inflightHook[e.WebhookID]++
-		d.inflightPartnr[e.PartnerID]++
-		ctx.Send(w, &job{entry: e})
+		delete(d.seen, k.id)
+		if !d.p.isShutdown(err) {
+			d.p.stats.ScanFailures.Add(1)
+			d.p.cfg.Logger.Error("webhook outbox read failed", slog.String("webhook", h.id), slog.Any("err", err))
+		}
+		for _, k := range h.parked {
+			delete(d.seen, k.id)
+		}
+		d.parked -= len(h.parked)
+		h.parked = nil
+		d.floor = time.Time{}
+		return
 	}
-	clear(d.queue[len(rest):])
-	d.queue = rest
+	if len(h.parked) == 0 {
+		h.parked = nil
+	}
+	d.catchUp(h)
+}
+
+// pump hands loaded entries to idle workers, one webhook after the other,
+// passing over webhooks and partners at their in-flight cap: those wait
+// without holding up anyone else. Each webhook's queue is refilled from its
+// parked keys as it drains.
+func (d *dispatcher) pump(ctx actor.Context) {
+	for len(d.idle) > 0 && len(d.ready) > 0 {
+		gave := false
+		for i := 0; i < len(d.ready) && len(d.idle) > 0; i++ {
+			h := d.ready[(d.next+i)%len(d.ready)]
+			if len(h.queue) == 0 || h.inflight >= d.p.cfg.PerWebhook || d.inflightPartnr[h.partner] >= d.p.cfg.PerPartner {
+				continue
+			}
+			e := h.queue[0]
+			h.queue[0] = nil
+			h.queue = h.queue[1:]
+			d.queued--
+			w := d.idle[len(d.idle)-1]
+			d.idle = d.idle[:len(d.idle)-1]
+			h.inflight++
+			d.inflightPartnr[h.partner]++
+			ctx.Send(w, &job{entry: e})
+			d.refill(h)
+			gave = true
+		}
+		d.pruneReady()
+		d.feed()
+		if !gave {
+			break
+		}
+	}
+	d.feed()
+}
+
+// pruneReady drops the webhooks with an empty queue from the ready list
+// and moves the start of the next round one webhook on.
+func (d *dispatcher) pruneReady() {
+	kept := d.ready[:0]
+	for _, h := range d.ready {
+		if len(h.queue) > 0 {
+			kept = append(kept, h)
+			continue
+		}
+		h.ready = false
+		h.queue = nil
+		d.dropIfIdle(h)
+	}
+	clear(d.ready[len(kept):])
+	d.ready = kept
+	if len(d.ready) > 0 {
+		d.next = (d.next + 1) % len(d.ready)
+	} else {
+		d.next = 0
+	}
 }

@@ -39,13 +39,15 @@ var (
 		"Webhook delivery workers making an attempt at scrape time.", nil, nil)
 	queuedDesc = prometheus.NewDesc("swapgate_webhook_queued_deliveries",
 		"Due deliveries the dispatcher holds in memory waiting for a worker at scrape time.", nil, nil)
+	parkedDesc = prometheus.NewDesc("swapgate_webhook_parked_deliveries",
+		"Due deliveries the dispatcher left in the outbox behind its full per-webhook queues, remembering their keys, at scrape time.", nil, nil)
 	outboxDesc = prometheus.NewDesc("swapgate_webhook_outbox_entries",
 		"Deliveries owed in the outbox at scrape time, by state: due (their attempt is due) or scheduled (a retry waiting out its backoff).",
 		[]string{"state"}, nil)
 )
 
 func (c statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{statsDesc, commitsDesc, storeFailuresDesc, workersDesc, busyDesc, queuedDesc, outboxDesc} {
+	for _, d := range []*prometheus.Desc{statsDesc, commitsDesc, storeFailuresDesc, workersDesc, busyDesc, queuedDesc, parkedDesc, outboxDesc} {
 		ch <- d
 	}
 }
@@ -69,6 +71,7 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(workersDesc, prometheus.GaugeValue, float64(c.p.cfg.PoolSize))
 	ch <- prometheus.MustNewConstMetric(busyDesc, prometheus.GaugeValue, float64(s.Busy.Load()))
 	ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, float64(s.Queued.Load()))
+	ch <- prometheus.MustNewConstMetric(parkedDesc, prometheus.GaugeValue, float64(s.Parked.Load()))
 	ctx, cancel := context.WithTimeout(context.Background(), outboxCountTimeout)
 	defer cancel()
 	// A store that cannot count (closed, failing) leaves the gauge out of

@@ -2,7 +2,11 @@
 // entries from the durable outbox and hands them to a fixed set of worker
 // actors, each of which makes one signed HTTPS attempt at a time and passes
 // its outcome (delivered, rescheduled with backoff, or dead-lettered) to a
-// committer actor. The committer records the outcomes of many attempts in one
+// committer actor. The dispatcher reads the outbox when an event is
+// published (at most every scanGap), when the next retry comes due, and
+// every ScanInterval in full; a webhook's entries beyond its in-memory
+// queue are parked by key and read again by key, so that delivering a
+// backlog costs the same per entry however long it is. The committer records the outcomes of many attempts in one
 // synced batch, the same batch that removes or moves their outbox entries,
 // and only then does the dispatcher forget the entries, so a crash at any
 // point leaves an unrecorded attempt in the outbox to be repeated.
@@ -35,7 +39,11 @@ import (
 // registrations it delivers to, and the delivery history it records. A
 // missing webhook, or another partner's, is account.ErrNotFound.
 type Store interface {
-	DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID string) bool, fn func(*hook.OutboxEntry) bool) error
+	DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error
+	// OutboxEntry reads again an entry a scan left in the outbox;
+	// NextDue is the due time of the first entry due after a time.
+	OutboxEntry(ctx context.Context, due time.Time, deliveryID string) (*hook.OutboxEntry, error)
+	NextDue(ctx context.Context, after time.Time) (time.Time, bool, error)
 	WebhookByID(ctx context.Context, id string) (*hook.Registration, error)
 	FinishAttempts(ctx context.Context, outs []hook.AttemptOutcome) error
 	DropDelivery(ctx context.Context, e *hook.OutboxEntry) error
@@ -81,9 +89,10 @@ type Pool struct {
 // synced batches that recorded attempt outcomes; Attempts over Commits is how
 // many attempts share one sync. A failed attempt is Retried or, at its last,
 // Dead. CommitFailures and ScanFailures count the store's refusals to
-// record outcomes and to list due entries. Busy and Queued are gauges the
-// dispatcher keeps: workers making an attempt, and due entries it holds in
-// memory waiting for one.
+// record outcomes and to list or read due entries. Busy, Queued and Parked
+// are gauges the dispatcher keeps: workers making an attempt, due entries it
+// holds in memory waiting for one, and due entries it left in the outbox
+// behind those, remembering their keys.
 type Stats struct {
 	Attempts       atomic.Int64
 	Delivered      atomic.Int64
@@ -94,6 +103,7 @@ type Stats struct {
 	ScanFailures   atomic.Int64
 	Busy           atomic.Int64
 	Queued         atomic.Int64
+	Parked         atomic.Int64
 }
 
 // Start spawns the dispatcher and its workers and begins the periodic scan;

@@ -46,7 +46,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.DurationVar(&cfg.WebhookRetryBase, "webhook-retry-base", cfg.WebhookRetryBase, "wait after the first failed webhook attempt; doubles each retry, with jitter")
 	fs.IntVar(&cfg.WebhookMaxAttempts, "webhook-max-attempts", cfg.WebhookMaxAttempts, "webhook attempts before a delivery is dead-lettered")
 	fs.DurationVar(&cfg.WebhookTimeout, "webhook-timeout", cfg.WebhookTimeout, "timeout of one webhook attempt: connect, TLS, request and response headers")
-	fs.DurationVar(&cfg.WebhookScanInterval, "webhook-scan-interval", cfg.WebhookScanInterval, "how often the webhook outbox is scanned for retries coming due")
+	fs.DurationVar(&cfg.WebhookScanInterval, "webhook-scan-interval", cfg.WebhookScanInterval, "how often the whole webhook outbox is scanned for entries no wake-up announced (new events and retries coming due are read at once)")
 	fs.IntVar(&cfg.WebhookScanBatch, "webhook-scan-batch", cfg.WebhookScanBatch, "due webhook deliveries held in memory at once")
 	fs.IntVar(&cfg.WebhookQueuePerWebhook, "webhook-queue-per-webhook", cfg.WebhookQueuePerWebhook, "due deliveries of one webhook held in memory at once; the rest wait in the outbox")
 	fs.IntVar(&cfg.WebhookCommitBatch, "webhook-commit-batch", cfg.WebhookCommitBatch, "webhook attempt outcomes recorded per synced commit")
