@@ -256,17 +256,28 @@ func TestRunValidatesBounds(t *testing.T) {
 func TestRunWarmupExcluded(t *testing.T) {
 	stub := startStub(t, 0)
 	var lines []Line
-	s, err := Run(context.Background(), Config{
-		BaseURL: stub.url, Scenario: mustScenario(t, "tokens"), Workers: 4,
-		Duration: 500 * time.Millisecond, Warmup: 250 * time.Millisecond, MaxRequests: 1 << 20,
-		Rate: 400, Arrival: ArrivalFixed, Interval: 100 * time.Millisecond,
-		OnInterval: func(l Line) { lines = append(lines, l) },
-	}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.WarmupRequests < 90 || s.WarmupRequests > 101 || s.Requests < 90 || s.Requests > 101 {
-		t.Fatalf("warm-up %d, measured %d: want about 100 each", s.WarmupRequests, s.Requests)
+	var s *Summary
+	// The counts depend on the schedule being kept: a machine busy with
+	// other tests can stall the generator, so the run gets three tries.
+	for try := 1; ; try++ {
+		lines = lines[:0]
+		stub.served.Store(0)
+		var err error
+		s, err = Run(context.Background(), Config{
+			BaseURL: stub.url, Scenario: mustScenario(t, "tokens"), Workers: 4,
+			Duration: 500 * time.Millisecond, Warmup: 250 * time.Millisecond, MaxRequests: 1 << 20,
+			Rate: 400, Arrival: ArrivalFixed, Interval: 100 * time.Millisecond,
+			OnInterval: func(l Line) { lines = append(lines, l) },
+		}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.WarmupRequests >= 90 && s.WarmupRequests <= 101 && s.Requests >= 90 && s.Requests <= 101 {
+			break
+		}
+		if try == 3 {
+			t.Fatalf("warm-up %d, measured %d: want about 100 each", s.WarmupRequests, s.Requests)
+		}
 	}
 	if served := stub.served.Load(); served != s.Requests+s.WarmupRequests {
 		t.Fatalf("served %d != measured %d + warm-up %d", served, s.Requests, s.WarmupRequests)
