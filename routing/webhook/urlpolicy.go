@@ -47,7 +47,12 @@ var extraForbidden = []netip.Prefix{
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("240.0.0.0/4"),
 	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("64:ff9b:1::/48"), // NAT64 for local use (RFC 8215)
 }
+
+// nat64 is the NAT64 well-known prefix (RFC 6052): on a network with a NAT64
+// gateway, an address in it reaches the IPv4 address of its last 32 bits.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // Policy decides which webhook URLs and addresses deliveries may reach.
 // The zero value forbids loopback and resolves with net.DefaultResolver.
@@ -62,6 +67,14 @@ type Policy struct {
 // CheckAddr returns nil when a delivery may connect to a.
 func (p Policy) CheckAddr(a netip.Addr) error {
 	a = a.Unmap()
+	if nat64.Contains(a) {
+		b := a.As16()
+		v4 := netip.AddrFrom4([4]byte(b[12:]))
+		if err := p.CheckAddr(v4); err != nil {
+			return fmt.Errorf("%w: %s is the NAT64 form of %s", ErrForbiddenAddress, a, v4)
+		}
+		return nil
+	}
 	for _, m := range metadataAddrs {
 		if a == m {
 			return fmt.Errorf("%w: %s is a cloud metadata address", ErrForbiddenAddress, a)
