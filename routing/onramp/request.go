@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/swapgate/swapgate/routing/address"
 	"github.com/swapgate/swapgate/routing/apierr"
@@ -230,7 +232,8 @@ func (c *Catalogue) ResolveCheckout(b *CheckoutBody) (*CheckoutRequest, *apierr.
 	}
 	if b.Email != nil {
 		out.Email = strings.TrimSpace(*b.Email)
-		if at := strings.IndexByte(out.Email, '@'); at < 1 || at == len(out.Email)-1 || len(out.Email) > maxEmail || strings.ContainsAny(out.Email, " <>\"\r\n") {
+		if at := strings.IndexByte(out.Email, '@'); at < 1 || at == len(out.Email)-1 || len(out.Email) > maxEmail ||
+			strings.ContainsAny(out.Email, " <>\"") || !printable(out.Email) {
 			return nil, apierr.Param("email", "email is not an e-mail address")
 		}
 	}
@@ -248,19 +251,16 @@ func (c *Catalogue) ResolveCheckout(b *CheckoutBody) (*CheckoutRequest, *apierr.
 // relative path) is refused.
 func checkRedirect(field, raw string) *apierr.Error {
 	u, err := url.Parse(raw)
-	if err != nil || len(raw) > maxURL || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+	if err != nil || len(raw) > maxURL || !printable(raw) || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return apierr.Param(field, field+" must be an absolute http or https URL")
 	}
 	return nil
 }
 
+// printable reports text a page or a header can carry as it is: valid
+// UTF-8 without control characters (C0, DEL or C1).
 func printable(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
 }
 
 // Redirect is the URL the user lands on after paying: the placeholder UID

@@ -104,6 +104,14 @@ func TestResolveCheckout(t *testing.T) {
 		{"bad email", func(b *CheckoutBody) { b.Email = s("not-an-email") }, "email"},
 		{"good email", func(b *CheckoutBody) { b.Email = s("user@example.com") }, ""},
 		{"external id with a newline", func(b *CheckoutBody) { b.ExternalID = s("a\nb") }, "externalId"},
+		{"external id with invalid UTF-8", func(b *CheckoutBody) { b.ExternalID = s("a\xffb") }, "externalId"},
+		{"external id with a C1 control", func(b *CheckoutBody) { b.ExternalID = s("a\u0085b") }, "externalId"},
+		{"external id in Unicode", func(b *CheckoutBody) { b.ExternalID = s("commande-été") }, ""},
+		{"email with NUL", func(b *CheckoutBody) { b.Email = s("a\x00@example.com") }, "email"},
+		{"email with a tab", func(b *CheckoutBody) { b.Email = s("a@exa\tmple.com") }, "email"},
+		{"email with invalid UTF-8", func(b *CheckoutBody) { b.Email = s("a@\xffexample.com") }, "email"},
+		{"redirect host of invalid UTF-8", func(b *CheckoutBody) { b.RedirectURL = s("http://\xe4") }, "redirectUrl"},
+		{"redirect to an IDN host", func(b *CheckoutBody) { b.RedirectURL = s("https://bücher.example/") }, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
