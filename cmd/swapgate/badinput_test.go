@@ -273,7 +273,7 @@ func badOnrampFields(str func(string) string, checkout bool) []badField {
 			badField{name: "redirectUrl", valid: str("https://shop.example/done?order=UID"), kind: badID,
 				extra: [][2]string{{"10 kB https", str("https://shop.example/" + strings.Repeat("a", 10<<10))}, {"javascript", str("javascript:alert(1)")}}},
 			badField{name: "email", valid: str("buyer@shop.example"), kind: badID,
-				extra: [][2]string{{"NUL before the @", `"a\u0000@shop.example"`}, {"tab in the domain", `"a@shop\t.example"`}}},
+				extra: [][2]string{{"NUL before the @", `"a\u0000@shop.example"`}, {"tab in the domain", `"a@shop\t.example"`}, {"two @", `"a@@shop.example"`}}},
 			badField{name: "externalId", valid: str("order-42"), kind: badText,
 				extra: [][2]string{{"C1 control", `"a\u0085b"`}, {"129 bytes", str(strings.Repeat("x", 129))}}},
 		)
