@@ -5,8 +5,10 @@ BENCH   ?= .
 BENCHTIME ?= 1s
 # BENCHFLAGS are extra swapgate bench-suite flags, e.g. BENCHFLAGS='--rounds 3'.
 BENCHFLAGS ?=
+# FUZZTIME is how long make fuzz runs each fuzz target.
+FUZZTIME ?= 30s
 
-.PHONY: build run test test-deps lint bench bench-quick bench-go clean
+.PHONY: build run test test-deps fuzz lint bench bench-quick bench-go clean
 
 ## build: compile the service to bin/swapgate
 build:
@@ -16,9 +18,14 @@ build:
 run: build
 	./$(BIN) serve
 
-## test: every test, with the race detector (installs Chromium first where it is missing)
+## test: every test, with the race detector (installs Chromium first where it is missing), then every fuzz target for 2 s
 test: test-deps
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	@GO=$(GO) scripts/fuzz-smoke
+
+## fuzz: every fuzz target of scripts/fuzz-targets for FUZZTIME each (default 30s)
+fuzz:
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz
 
 ## test-deps: what the tests need beyond Go (Chromium for the browser tests)
 test-deps:

@@ -31,12 +31,39 @@ import (
 // Missing fields are left at their zero value for the handler to report as
 // INVALID_PARAMS, which is a different rule.
 func decodeBody(r *Request, v any) *apierr.Error {
+	if err := jsonContentType(r); err != nil {
+		return err
+	}
+	return decodeJSON(r.Ctx.PostBody(), v)
+}
+
+// jsonContentType checks that the request says, once, that its body is
+// application/json. fasthttp keeps the last of several Content-Type lines,
+// so the raw headers are counted: text/plain followed by application/json
+// is as ambiguous as the other order.
+func jsonContentType(r *Request) *apierr.Error {
 	ct := string(r.Ctx.Request.Header.ContentType())
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
 		return apierr.New(apierr.InvalidBody, "Content-Type must be application/json").With("contentType", ct)
 	}
-	return decodeJSON(r.Ctx.PostBody(), v)
+	if headerLines(r.Ctx.Request.Header.RawHeaders(), "Content-Type") > 1 {
+		return apierr.New(apierr.InvalidBody, "Content-Type must be given once")
+	}
+	return nil
+}
+
+// headerLines counts the header lines named name in raw headers as sent.
+func headerLines(raw []byte, name string) int {
+	n := 0
+	for len(raw) > 0 {
+		var line []byte
+		line, raw, _ = bytes.Cut(raw, []byte("\n"))
+		if k, _, ok := bytes.Cut(line, []byte(":")); ok && strings.EqualFold(string(bytes.TrimSpace(k)), name) {
+			n++
+		}
+	}
+	return n
 }
 
 // decodeJSON applies decodeBody's rules to body, whatever its origin.

@@ -3,7 +3,6 @@ package edge
 import (
 	"context"
 	"errors"
-	"mime"
 
 	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
@@ -42,9 +41,8 @@ func inboundViewOf(d *inbound.Record) inboundView {
 // registration of a confirmed step 1, signed by the depositor (EIP-712
 // RegisterDeposit); step 2 then runs by itself.
 func (s *Server) registerDeposit(r *Request) error {
-	ct := string(r.Ctx.Request.Header.ContentType())
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return apierr.New(apierr.InvalidBody, "Content-Type must be application/json").With("contentType", ct)
+	if err := jsonContentType(r); err != nil {
+		return err
 	}
 	d, err := s.deps.Inbound.Register(r.Context(), r.Ctx.PostBody())
 	if err != nil {

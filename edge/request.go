@@ -168,9 +168,13 @@ func repeatedParam(args *fasthttp.Args) (string, bool) {
 func (s *Server) admit(r *Request, rt route) *apierr.Error {
 	var authErr *apierr.Error
 	key := r.Ctx.Request.Header.PeekBytes(headerAPIKey)
-	if len(key) > 0 {
+	switch {
+	case len(key) > 0 && len(r.Ctx.Request.Header.PeekAll("X-API-Key")) > 1:
+		// Two keys name two callers: neither is taken.
+		authErr = apierr.New(apierr.Unauthorized, "X-API-Key must be given once")
+	case len(key) > 0:
 		r.Partner, authErr = s.auth.Authenticate(r.Context(), key)
-	} else if rt.auth == authRequired {
+	case rt.auth == authRequired:
 		authErr = apierr.New(apierr.Unauthorized, "a valid X-API-Key header is required")
 	}
 	if rt.bucket == BucketNone || (len(key) == 0 && rt.anonFree) {

@@ -236,3 +236,61 @@ func TestPathVariantsAreNotFound(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedHeaders: two X-API-Key headers are refused as unauthorized
+// (neither key is taken), and two Content-Type headers, in either order,
+// as INVALID_BODY: fasthttp keeps only the last of them.
+func TestRepeatedHeaders(t *testing.T) {
+	s := newTestServer(t, DefaultConfig(), io.Discard)
+	s.Handle("POST", "/v1/echo", route{name: "echo"}, func(r *Request) error {
+		var v struct{ A string }
+		if err := decodeBody(r, &v); err != nil {
+			return err
+		}
+		writeRaw(r, statusOK, []byte(`{}`))
+		return nil
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(ln) }()
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	send := func(raw string) (int, string) {
+		t.Helper()
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		_, _ = io.WriteString(conn, raw)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	body := `{"A":"x"}`
+	post := func(headers string) string {
+		return "POST /v1/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + headers + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body)) + body
+	}
+	for name, c := range map[string]struct {
+		raw    string
+		status int
+		code   string
+	}{
+		"one Content-Type":              {post("Content-Type: application/json\r\n"), 200, ""},
+		"Content-Type twice":            {post("Content-Type: application/json\r\nContent-Type: text/plain\r\n"), 400, "INVALID_BODY"},
+		"Content-Type twice, JSON last": {post("content-type: text/plain\r\nContent-Type: application/json\r\n"), 400, "INVALID_BODY"},
+		"X-API-Key twice":               {"GET /v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-Key: a\r\nX-API-Key: b\r\n\r\n", 401, "UNAUTHORIZED"},
+		"no X-API-Key":                  {"GET /v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 200, ""},
+	} {
+		status, got := send(c.raw)
+		if status != c.status || (c.code != "" && !strings.Contains(got, `"code":"`+c.code+`"`)) {
+			t.Errorf("%s: %d %s, want %d %s", name, status, got, c.status, c.code)
+		}
+	}
+}

@@ -90,6 +90,9 @@ type badEndpoint struct {
 	idem   bool       // honours Idempotency-Key
 	// formBody is sent as a form (the checkout's buttons) instead of JSON.
 	formBody string
+	// conflicts are members added to the valid body that contradict it
+	// (name, JSON members, the field or parameter the refusal must name).
+	conflicts [][3]string
 }
 
 // badWant is what a case must be answered with.
@@ -224,8 +227,9 @@ func badEndpoints(f badFixture) []badEndpoint {
 			{"depositAddress", f.depositAddress, badID, true},
 			{"depositMemo", "", badText, false},
 		}},
-		{method: "POST", path: "/v1/onramp/quote", body: badOnrampFields(str, false)},
-		{method: "POST", path: "/v1/onramp/checkout", idem: true, body: badOnrampFields(str, true)},
+		{method: "POST", path: "/v1/onramp/quote", body: badOnrampFields(str, false), conflicts: badOnrampConflicts},
+		{method: "POST", path: "/v1/onramp/checkout", idem: true, body: badOnrampFields(str, true),
+			conflicts: append([][3]string{{"returnUrl other than redirectUrl", `"returnUrl":"https://other.example/"`, "returnUrl"}}, badOnrampConflicts...)},
 		{method: "GET", path: "/v1/onramp/status", query: []badParam{{"orderUid", "", badID, true}}},
 		{method: "GET", path: "/v1/onramp/config"},
 		{method: "GET", path: "/v1/onramp/assets", query: []badParam{{"chainId", "8453", badUint, false}}},
@@ -242,8 +246,9 @@ func badEndpoints(f badFixture) []badEndpoint {
 				{name: "data", valid: str("0x095ea7b3"), kind: badID},
 				{name: "value", valid: str("0x0"), kind: badID},
 				{name: "gasLimit", valid: str("100000"), kind: badID},
-				{name: "from", valid: str(badWallet), kind: badID},
-				{name: "chainId", valid: "42161", kind: badUint},
+				{name: "from", valid: str(badWallet), kind: badID,
+					extra: [][2]string{{"another address", str("0x1111111111111111111111111111111111111111")}}},
+				{name: "chainId", valid: "42161", kind: badUint, extra: [][2]string{{"another chain", "8453"}}},
 				{name: "gasPrice", valid: str("0x1"), kind: badID},
 			}},
 		}},
@@ -261,6 +266,14 @@ func badEndpoints(f badFixture) []badEndpoint {
 	}
 }
 
+// badOnrampConflicts give both names of one input with different values.
+var badOnrampConflicts = [][3]string{
+	{"cryptoToken other than cryptoAsset", `"cryptoToken":"ETH"`, "cryptoAsset"},
+	{"cryptoChain other than chainId", `"cryptoChain":"arb"`, "chainId"},
+	{"paymentMode other than paymentMethod", `"paymentMode":"bank_transfer"`, "paymentMode"},
+	{"cryptoChain unknown beside chainId", `"cryptoChain":"nowhere"`, "cryptoChain"},
+}
+
 func badOnrampFields(str func(string) string, checkout bool) []badField {
 	fs := []badField{
 		{name: "fiatAmount", valid: "100", kind: badNumber, required: true},
@@ -276,7 +289,7 @@ func badOnrampFields(str func(string) string, checkout bool) []badField {
 			badField{name: "redirectUrl", valid: str("https://shop.example/done?order=UID"), kind: badID,
 				extra: [][2]string{{"10 kB https", str("https://shop.example/" + strings.Repeat("a", 10<<10))}, {"javascript", str("javascript:alert(1)")}}},
 			badField{name: "email", valid: str("buyer@shop.example"), kind: badID,
-				extra: [][2]string{{"NUL before the @", `"a\u0000@shop.example"`}, {"tab in the domain", `"a@shop\t.example"`}}},
+				extra: [][2]string{{"NUL before the @", `"a\u0000@shop.example"`}, {"tab in the domain", `"a@shop\t.example"`}, {"two @", `"a@@shop.example"`}}},
 			badField{name: "externalId", valid: str("order-42"), kind: badText,
 				extra: [][2]string{{"C1 control", `"a\u0085b"`}, {"129 bytes", str(strings.Repeat("x", 129))}}},
 		)
@@ -541,6 +554,9 @@ func badCases(ep badEndpoint, f badFixture) []badCase {
 			badWant{codes: []string{apierr.Unauthorized, apierr.InvalidBody}})
 	}
 
+	add("X-API-Key twice", path+query, append(bodyHeaders(), unknownKey, [2]string{"X-API-Key", f.key}), validBody(),
+		badWant{codes: []string{apierr.Unauthorized}})
+
 	// Authentication on partner endpoints.
 	if ep.key {
 		noKey := bodyHeaders()[1:]
@@ -613,6 +629,7 @@ func badCases(ep badEndpoint, f badFixture) []badCase {
 	add("form Content-Type", path, withCT("application/x-www-form-urlencoded"), valid, invalidBody)
 	add("malformed Content-Type", path, withCT("application/json; charset"), valid, invalidBody)
 	add("Content-Type twice", path, append(withCT("application/json"), [2]string{"Content-Type", "text/plain"}), valid, invalidBody)
+	add("Content-Type twice, JSON last", path, append(withCT("text/plain"), [2]string{"Content-Type", "application/json"}), valid, invalidBody)
 	h := withCT("application/json")
 	// Framing: chunked bodies over the limit or broken, two lengths.
 	chunked := func(what string, chunks string) {
@@ -660,6 +677,14 @@ func badCases(ep badEndpoint, f badFixture) []badCase {
 	add("10,000 levels of nesting, whole body", path, h, []byte(deep), badWant{codes: []string{apierr.InvalidBody, apierr.ValidationError}})
 	deepObj := strings.Repeat(`{"a":`, 10_000) + "1" + strings.Repeat("}", 10_000)
 	add("10,000 levels of objects", path, h, []byte(deepObj), badWant{codes: []string{apierr.InvalidBody, apierr.ValidationError}})
+
+	for _, c := range ep.conflicts {
+		code := apierr.ValidationError
+		if strings.Contains(c[0], "unknown") {
+			code = apierr.InvalidParams
+		}
+		add("conflict: "+c[0], path, h, []byte(strings.Replace(string(valid), "{", "{"+c[1]+",", 1)), badWant{codes: []string{code}, name: c[2]})
+	}
 
 	// Each field.
 	var fieldCases func(fields []badField, prefix string)

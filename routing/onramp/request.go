@@ -232,8 +232,11 @@ func (c *Catalogue) ResolveCheckout(b *CheckoutBody) (*CheckoutRequest, *apierr.
 	}
 	if b.Email != nil {
 		out.Email = strings.TrimSpace(*b.Email)
-		if at := strings.IndexByte(out.Email, '@'); at < 1 || at == len(out.Email)-1 || len(out.Email) > maxEmail ||
-			strings.ContainsAny(out.Email, " <>\"") || !printable(out.Email) {
+		// One @ between a local part and a domain, neither empty: quoted
+		// local parts, the only place a second @ may appear, are refused
+		// with the quotes.
+		if at := strings.IndexByte(out.Email, '@'); at < 1 || at == len(out.Email)-1 || strings.Count(out.Email, "@") != 1 ||
+			len(out.Email) > maxEmail || strings.ContainsAny(out.Email, " <>\"") || !printable(out.Email) {
 			return nil, apierr.Param("email", "email is not an e-mail address")
 		}
 	}

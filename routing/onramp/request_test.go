@@ -107,6 +107,8 @@ func TestResolveCheckout(t *testing.T) {
 		{"external id with invalid UTF-8", func(b *CheckoutBody) { b.ExternalID = s("a\xffb") }, "externalId"},
 		{"external id with a C1 control", func(b *CheckoutBody) { b.ExternalID = s("a\u0085b") }, "externalId"},
 		{"external id in Unicode", func(b *CheckoutBody) { b.ExternalID = s("commande-été") }, ""},
+		{"email with two @", func(b *CheckoutBody) { b.Email = s("0@@") }, "email"},
+		{"email with an @ in the domain", func(b *CheckoutBody) { b.Email = s("a@b@example.com") }, "email"},
 		{"email with NUL", func(b *CheckoutBody) { b.Email = s("a\x00@example.com") }, "email"},
 		{"email with a tab", func(b *CheckoutBody) { b.Email = s("a@exa\tmple.com") }, "email"},
 		{"email with invalid UTF-8", func(b *CheckoutBody) { b.Email = s("a@\xffexample.com") }, "email"},
