@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -220,4 +223,54 @@ func sameAttempts(a, b []webhook.Attempt) bool {
 		}
 	}
 	return true
+}
+
+// TestDueDeliveriesHandsOutOnlyDurableEntries: Pebble shows a committed
+// batch to readers once it is applied, before its WAL record is synced, so
+// the outbox entry of a state change whose synced commit is still under
+// way can be read by the delivery pool. Delivered then, and lost with its
+// change in a crash, it would tell a receiver of something the store
+// never kept. An entry DueDeliveries hands out survives a crash that
+// follows.
+func TestDueDeliveriesHandsOutOnlyDurableEntries(t *testing.T) {
+	ctx := context.Background()
+	fs := vfs.NewCrashableMem()
+	s, err := Open("/data", Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newHook("ptn_a", webhook.SwapCompleted)
+	if err := s.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	// A commit that does not wait for its sync stands for a synced one
+	// whose sync has not finished: applied, visible, not yet on disk.
+	b := s.DB().NewBatch()
+	id, err := s.EnqueueDelivery(b, w, webhook.Event{Name: webhook.SwapCompleted, Time: time.Now(), Data: webhook.SwapData{TransactionID: "tx1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		t.Fatal(err)
+	}
+	handed := dueEntries(t, s, time.Now().Add(time.Hour))
+	if len(handed) != 1 || handed[0].DeliveryID != id {
+		t.Fatalf("handed out %+v, want %s", handed, id)
+	}
+
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := Open("/data", Options{FS: crashed})
+	if err != nil {
+		t.Fatalf("open after the crash: %v", err)
+	}
+	defer after.Close()
+	if owed := dueEntries(t, after, time.Now().Add(time.Hour)); len(owed) != 1 || owed[0].DeliveryID != id {
+		t.Fatalf("after the crash the outbox holds %+v; the entry handed out for delivery, %s, was lost", owed, id)
+	}
+	if hist, err := after.Deliveries(ctx, "ptn_a", w.ID, 10); err != nil || len(hist) != 1 || hist[0].ID != id {
+		t.Fatalf("after the crash the history holds %+v (%v), want %s", hist, err, id)
+	}
 }
