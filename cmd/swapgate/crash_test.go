@@ -1314,6 +1314,9 @@ func crashBalance(t *testing.T, c *crashClient, chainID uint64, holder, token st
 		}
 	}
 	crashGet(t, c, fmt.Sprintf("/v1/balances?address=%s&chains=%d", holder, chainID), "", &b)
+	if len(b.Chains) != 1 {
+		t.Fatalf("balances of %s on chain %d: %+v", holder, chainID, b)
+	}
 	for _, x := range b.Chains[0].Balances {
 		if strings.EqualFold(x.Token.Address, token) {
 			return crashBig(t, x.Amount)
