@@ -28,7 +28,9 @@ import (
 // caused it, so a crash can lose neither one without the other. The delivery
 // pool removes an entry only in the batch that records its outcome, so a
 // crash mid-attempt leaves the entry in place and the attempt is repeated
-// (at-least-once; receivers deduplicate, as the specification says).
+// (at-least-once; receivers deduplicate, as the specification says). It
+// reads entries only through DueDeliveries, which hands out none before it
+// is on disk, so nothing is delivered that a crash could take back.
 const (
 	prefixOutbox   = "outbox/"
 	prefixDelivery = "delivery/"
@@ -219,6 +221,15 @@ func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webho
 // valid only during the call. The delivery pool skips the entries it already
 // holds and those of webhooks that can take no more, which keeps a rescan
 // cheap however many are in flight or waiting.
+//
+// Every entry handed to fn is durable. Pebble shows a committed batch to
+// readers once it is applied, before its WAL record is synced (or even
+// written), so the entry of a state change whose synced commit is still
+// under way can be read here; delivered, then lost with its change in a
+// crash, it would announce a change the store never kept. Before the first
+// entry it reads, DueDeliveries waits for a WAL sync that covers every batch
+// its iterator sees, so that the entries skip is shown (which the pool may
+// park and read again by key with OutboxEntry) are durable too.
 func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID, webhookID []byte) bool, fn func(*webhook.OutboxEntry) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
@@ -233,7 +244,14 @@ func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip fun
 		return fmt.Errorf("persistence: outbox iterator: %w", err)
 	}
 	defer it.Close()
+	synced := false
 	for ok := it.First(); ok; ok = it.Next() {
+		if !synced {
+			if err := s.syncWAL(); err != nil {
+				return fmt.Errorf("persistence: make the outbox durable before delivery: %w", err)
+			}
+			synced = true
+		}
 		if skip != nil && len(it.Key()) > len(prefixOutbox)+8 {
 			val, err := it.ValueAndErr()
 			if err != nil {

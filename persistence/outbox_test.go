@@ -3,8 +3,12 @@ package persistence
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/swapgate/swapgate/routing/webhook"
 )
@@ -266,5 +270,79 @@ func TestOutboxEntryAndNextDue(t *testing.T) {
 	}
 	if e, err := s.OutboxEntry(ctx, retryAt, id); err != nil || e.Attempt != 1 {
 		t.Fatalf("retry entry %+v %v", e, err)
+	}
+}
+
+// TestDueDeliveriesHandsOutOnlyDurableEntries: Pebble shows a committed
+// batch to readers once it is applied, before its WAL record is synced, so
+// the outbox entry of a state change whose synced commit is still under
+// way can be read by the delivery pool. Delivered then, and lost with its
+// change in a crash, it would tell a receiver of something the store
+// never kept. An entry DueDeliveries hands out survives a crash that
+// follows.
+func TestDueDeliveriesHandsOutOnlyDurableEntries(t *testing.T) {
+	ctx := context.Background()
+	// Pebble's files in memory; the secret key file, which the store
+	// keeps beside them on the operating system's file system, in dir.
+	dir := t.TempDir()
+	fs := vfs.NewCrashableMem()
+	syncedMkdirAll(t, fs, dir)
+	s, err := Open(dir, Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newHook("ptn_a", webhook.SwapCompleted)
+	if err := s.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	// A commit that does not wait for its sync stands for a synced one
+	// whose sync has not finished: applied, visible, not yet on disk.
+	b := s.DB().NewBatch()
+	id, err := s.EnqueueDelivery(b, w, webhook.Event{Name: webhook.SwapCompleted, Time: time.Now(), Data: webhook.SwapData{TransactionID: "tx1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		t.Fatal(err)
+	}
+	handed := dueEntries(t, s, time.Now().Add(time.Hour))
+	if len(handed) != 1 || handed[0].DeliveryID != id {
+		t.Fatalf("handed out %+v, want %s", handed, id)
+	}
+
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := Open(dir, Options{FS: crashed})
+	if err != nil {
+		t.Fatalf("open after the crash: %v", err)
+	}
+	defer after.Close()
+	if owed := dueEntries(t, after, time.Now().Add(time.Hour)); len(owed) != 1 || owed[0].DeliveryID != id {
+		t.Fatalf("after the crash the outbox holds %+v; the entry handed out for delivery, %s, was lost", owed, id)
+	}
+	if hist, err := after.Deliveries(ctx, "ptn_a", w.ID, 10); err != nil || len(hist) != 1 || hist[0].ID != id {
+		t.Fatalf("after the crash the history holds %+v (%v), want %s", hist, err, id)
+	}
+}
+
+// syncedMkdirAll makes dir and its parents on fs, syncing each parent so
+// that a crash clone keeps them.
+func syncedMkdirAll(t *testing.T, fs vfs.FS, dir string) {
+	t.Helper()
+	if parent := filepath.Dir(dir); parent != dir {
+		syncedMkdirAll(t, fs, parent)
+	}
+	if err := fs.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d, err := fs.OpenDir(filepath.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
 	}
 }

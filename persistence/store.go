@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +62,11 @@ type Options struct {
 	MemTableSize int
 	// CacheSize is Pebble's block cache (default DefaultCacheSize).
 	CacheSize int
+	// FS is the file system Pebble's files live on; nil is the operating
+	// system's. The secret key file (secrets.go) is always on the
+	// operating system's, in the same directory. Tests pass vfs.NewCrashableMem() to see what a crash
+	// leaves (its CrashClone keeps only what was synced).
+	FS vfs.FS
 
 	// uncompressedTables writes tables without block compression, so that
 	// this package's tests can grep their raw bytes for what must not be
@@ -120,10 +124,14 @@ type Store struct {
 // lock itself before Pebble does so that a lock held elsewhere is reported as
 // ErrLocked rather than as an opaque Pebble error.
 func Open(dir string, opts Options) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if err := fs.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("persistence: create data directory %q: %w", dir, err)
 	}
-	lock, err := pebble.LockDirectory(dir, vfs.Default)
+	lock, err := pebble.LockDirectory(dir, fs)
 	if err != nil {
 		if isLockConflict(err) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrLocked, dir, err)
@@ -139,6 +147,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	cache := pebble.NewCache(int64(opts.CacheSize))
 	defer cache.Unref()
 	popts := &pebble.Options{
+		FS:     fs,
 		Lock:   lock,
 		Logger: pebbleLogger{log: opts.Logger},
 		// A block cache that holds the hot index and filter blocks keeps
@@ -213,6 +222,15 @@ func (s *Store) stampSchema(v uint32) error {
 		return fmt.Errorf("persistence: write schema version %d: %w", v, err)
 	}
 	return nil
+}
+
+// syncWAL returns once every batch a reader could see when it was called
+// is on stable storage: Pebble makes a batch visible once applied, before
+// its WAL record is synced, and writes the WAL in commit order, so a synced
+// record written now covers every batch visible now (a WAL switched away
+// from was synced when it was closed).
+func (s *Store) syncWAL() error {
+	return s.db.LogData(nil, pebble.Sync)
 }
 
 // DB exposes the underlying Pebble database to sibling stores in this module
