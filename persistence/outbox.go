@@ -214,12 +214,12 @@ func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webho
 // walks again; a caller that knows nothing it must see lies before some time
 // passes that time as from and never reads them. Entries that skip reports
 // true for (nil skips none) are passed over without decoding their value:
-// skip is given the entry's delivery ID and its webhook's ID, read from the
-// stored bytes without decoding them (nil when they cannot be read so), both
-// valid only during the call. The delivery pool skips the entries it already
+// skip is given the entry's due time and delivery ID, from its key, and its
+// webhook's ID, read from the stored bytes without decoding them (nil when
+// they cannot be read so); the byte slices are valid only during the call. The delivery pool skips the entries it already
 // holds and those of webhooks that can take no more, which keeps a rescan
 // cheap however many are in flight or waiting.
-func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID, webhookID []byte) bool, fn func(*webhook.OutboxEntry) bool) error {
+func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip func(due time.Time, deliveryID, webhookID []byte) bool, fn func(*webhook.OutboxEntry) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -239,7 +239,8 @@ func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip fun
 			if err != nil {
 				return fmt.Errorf("persistence: read outbox entry %q: %w", it.Key(), err)
 			}
-			if skip(it.Key()[len(prefixOutbox)+8:], peekWebhookID(val)) {
+			due := time.Unix(0, int64(binary.BigEndian.Uint64(it.Key()[len(prefixOutbox):]))).UTC()
+			if skip(due, it.Key()[len(prefixOutbox)+8:], peekWebhookID(val)) {
 				continue
 			}
 		}

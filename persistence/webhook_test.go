@@ -183,7 +183,7 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 		t.Fatalf("retry entry %+v", due)
 	}
 	var skipped []string
-	if err := s.DueDeliveries(ctx, time.Time{}, clock.Now(), func(d, w []byte) bool {
+	if err := s.DueDeliveries(ctx, time.Time{}, clock.Now(), func(_ time.Time, d, w []byte) bool {
 		skipped = append(skipped, string(d)+" "+string(w))
 		return string(d) == id
 	}, func(*webhook.OutboxEntry) bool {

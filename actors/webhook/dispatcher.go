@@ -15,7 +15,7 @@ import (
 // the outbox from its start; others start at the dispatcher's floor.
 type scanMsg struct{ full bool }
 
-// timerMsg is the dispatcher's own timer going off (see dispatcher.scanAt);
+// timerMsg is the dispatcher's own timer going off (see dispatcher.scanIn);
 // gen tells a timer replaced since from the current one.
 type timerMsg struct{ gen uint64 }
 
@@ -109,9 +109,9 @@ type dispatcher struct {
 	// which a scan from the start would walk every time. Zero means from the
 	// start.
 	floor time.Time
-	// lastScan is when the last scan ran (see scanGap).
+	// lastScan is when the last scan ran (see scanGap), on the real clock.
 	lastScan time.Time
-	// timer is the pending wake-up of scanAt, due at timerAt; timerGen
+	// timer is the pending wake-up of scanIn, due at timerAt; timerGen
 	// tells its message from a replaced timer's.
 	timer    *time.Timer
 	timerAt  time.Time
@@ -156,10 +156,10 @@ func (d *dispatcher) receive(ctx actor.Context) {
 			d.timer.Stop()
 		}
 	case scanMsg:
-		if !m.full && d.p.cfg.Now().Sub(d.lastScan) < scanGap {
+		if wait := scanGap - time.Since(d.lastScan); !m.full && wait > 0 {
 			// Paced: the wake-up stays pending (Pool.woken), so further
 			// ones cost nothing until this scan runs.
-			d.scanAt(d.lastScan.Add(scanGap))
+			d.scanIn(wait)
 			return
 		}
 		d.scan(m.full)
@@ -169,8 +169,8 @@ func (d *dispatcher) receive(ctx actor.Context) {
 			return
 		}
 		d.timerAt = time.Time{}
-		if d.p.cfg.Now().Sub(d.lastScan) < scanGap {
-			d.scanAt(d.lastScan.Add(scanGap))
+		if wait := scanGap - time.Since(d.lastScan); wait > 0 {
+			d.scanIn(wait)
 			return
 		}
 		d.scan(false)
@@ -195,7 +195,7 @@ func (d *dispatcher) receive(ctx actor.Context) {
 			delete(d.seen, e.DeliveryID)
 		}
 		if !m.nextRetry.IsZero() {
-			d.scanAt(m.nextRetry)
+			d.scanIn(m.nextRetry.Sub(d.p.cfg.Now()))
 		}
 	}
 }
@@ -208,19 +208,21 @@ func decr(m map[string]int, k string) {
 	m[k]--
 }
 
-// scanAt makes sure a scan runs at t at the latest: a retry coming due, or
-// a paced wake-up. An earlier pending wake-up covers it.
-func (d *dispatcher) scanAt(t time.Time) {
-	if !d.timerAt.IsZero() && !t.Before(d.timerAt) {
+// scanIn makes sure a scan runs within wait at the latest: a retry coming
+// due, or a paced wake-up. An earlier pending wake-up covers it. The timer
+// runs on the real clock, whatever Config.Now says.
+func (d *dispatcher) scanIn(wait time.Duration) {
+	at := time.Now().Add(max(0, wait))
+	if !d.timerAt.IsZero() && !at.Before(d.timerAt) {
 		return
 	}
 	if d.timer != nil {
 		d.timer.Stop()
 	}
 	d.timerGen++
-	d.timerAt = t
+	d.timerAt = at
 	gen, root, self := d.timerGen, d.p.root, d.self
-	d.timer = time.AfterFunc(max(0, t.Sub(d.p.cfg.Now())), func() { root.Send(self, timerMsg{gen: gen}) })
+	d.timer = time.AfterFunc(max(0, wait), func() { root.Send(self, timerMsg{gen: gen}) })
 }
 
 // hook returns the state of webhook id, making it if needed.
@@ -240,28 +242,34 @@ func (d *dispatcher) dropIfIdle(h *hookState) {
 	}
 }
 
-// walk reads due entries from `from` to now, placing each unseen one with
-// its webhook, until fn says stop or the scan's bound of decoded entries is
-// reached; it returns the due time of the entry it stopped after at that
-// bound (zero when it read to now) and whether the store failed. Entries of
-// overflowing webhooks other than catchUp are passed over by key.
-func (d *dispatcher) walk(from, now time.Time, catchUp *hookState, fn func(*hookState) bool) (stopAt time.Time, ok bool) {
+// walk reads due entries from `from` to now and places each the
+// dispatcher has not seen with its webhook. An entry of a webhook already
+// known whose queue cannot take it is placed by its key alone (parked, or
+// left as the webhook's overflow) without decoding it; others are decoded
+// and placed (see place), at most the scan's bound of them: walk returns
+// the due time of the entry it stopped after at that bound (zero when it
+// read to now), and false when the store failed.
+func (d *dispatcher) walk(from, now time.Time) (stopAt time.Time, ok bool) {
 	examined, limit := 0, d.p.cfg.ScanBatch*scanExamineFactor
-	skip := func(id, webhookID []byte) bool {
+	skip := func(due time.Time, id, webhookID []byte) bool {
 		if _, ok := d.seen[string(id)]; ok {
 			return true
 		}
-		if h := d.hooks[string(webhookID)]; h != nil && h != catchUp && !h.overflow.IsZero() {
+		h := d.hooks[string(webhookID)]
+		switch {
+		case h == nil:
+			return false
+		case !h.overflow.IsZero():
 			return true
+		case d.loadable(h):
+			return false
 		}
-		return false
+		d.park(h, due, string(id))
+		return true
 	}
 	err := d.p.store.DueDeliveries(d.p.ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
 		examined++
-		h := d.place(e, catchUp)
-		if !fn(h) {
-			return false
-		}
+		d.place(e)
 		if examined >= limit {
 			stopAt = e.Due
 			return false
@@ -278,28 +286,41 @@ func (d *dispatcher) walk(from, now time.Time, catchUp *hookState, fn func(*hook
 	return stopAt, true
 }
 
-// place takes an entry a scan read: loaded into its webhook's queue when
-// the webhook has nothing parked and room, parked when the bounds allow,
-// else left in the outbox, the webhook overflowing from it. An overflowing
-// webhook's entries are left alone unless this is its catch-up.
-func (d *dispatcher) place(e *hook.OutboxEntry, catchUp *hookState) *hookState {
+// loadable reports whether an entry of h a scan meets may go straight
+// into its queue: nothing of h is parked before it, and there is room.
+func (d *dispatcher) loadable(h *hookState) bool {
+	return len(h.parked) == 0 && len(h.queue) < d.p.cfg.QueuePerWebhook && d.queued < d.p.cfg.ScanBatch
+}
+
+// place takes an entry a scan decoded: loaded into its webhook's queue
+// when loadable, else parked. An overflowing webhook's entries are left
+// alone.
+func (d *dispatcher) place(e *hook.OutboxEntry) {
 	h := d.hook(e.WebhookID, e.PartnerID)
 	switch {
-	case !h.overflow.IsZero() && h != catchUp:
-	case len(h.parked) == 0 && len(h.queue) < d.p.cfg.QueuePerWebhook && d.queued < d.p.cfg.ScanBatch:
+	case !h.overflow.IsZero():
+	case d.loadable(h):
 		d.seen[e.DeliveryID] = struct{}{}
 		d.enqueue(h, e)
-	case len(h.parked) < d.maxParkedPerHook() && d.parked < d.maxParked():
-		d.seen[e.DeliveryID] = struct{}{}
-		h.parked = append(h.parked, parkedKey{due: e.Due, id: e.DeliveryID})
-		d.parked++
-		if len(h.queue) < d.p.cfg.QueuePerWebhook {
-			d.starve(h)
-		}
-	case h.overflow.IsZero():
-		h.overflow = e.Due
+	default:
+		d.park(h, e.Due, e.DeliveryID)
 	}
-	return h
+}
+
+// park remembers the key of an entry of h left in the outbox, in due
+// order behind h's queue, when the parking bounds allow; otherwise h
+// overflows from this entry on.
+func (d *dispatcher) park(h *hookState, due time.Time, id string) {
+	if len(h.parked) >= d.maxParkedPerHook() || d.parked >= d.maxParked() {
+		h.overflow = due
+		return
+	}
+	d.seen[id] = struct{}{}
+	h.parked = append(h.parked, parkedKey{due: due, id: id})
+	d.parked++
+	if len(h.queue) < d.p.cfg.QueuePerWebhook {
+		d.starve(h)
+	}
 }
 
 // starve lists a webhook whose queue has room while entries of its wait
@@ -344,7 +365,7 @@ func (d *dispatcher) enqueue(h *hookState, e *hook.OutboxEntry) {
 func (d *dispatcher) scan(full bool) {
 	d.p.woken.Store(false)
 	now := d.p.cfg.Now()
-	d.lastScan = now
+	d.lastScan = time.Now()
 	if !d.p.enter() {
 		return
 	}
@@ -353,7 +374,7 @@ func (d *dispatcher) scan(full bool) {
 	if full {
 		from = time.Time{}
 	}
-	stopAt, ok := d.walk(from, now, nil, func(*hookState) bool { return true })
+	stopAt, ok := d.walk(from, now)
 	if !ok {
 		d.floor = time.Time{}
 		return
@@ -367,7 +388,7 @@ func (d *dispatcher) scan(full bool) {
 		d.p.Wake()
 	}
 	if next, ok, err := d.p.store.NextDue(d.p.ctx, now); err == nil && ok {
-		d.scanAt(next)
+		d.scanIn(next.Sub(now))
 	}
 	if full {
 		for _, h := range d.hooks {
@@ -378,17 +399,14 @@ func (d *dispatcher) scan(full bool) {
 
 // catchUp reads the entries an overflowing webhook left in the outbox,
 // from its overflow on, once it has room to park half its bound again.
+// The walk places them as any scan does, until the webhook overflows again.
 func (d *dispatcher) catchUp(h *hookState) {
 	if h.overflow.IsZero() || len(h.parked) > d.maxParkedPerHook()/2 || d.parked > d.maxParked()/2 {
 		return
 	}
 	from := h.overflow
 	h.overflow = time.Time{}
-	stopAt, ok := d.walk(from, d.p.cfg.Now(), h, func(got *hookState) bool {
-		// Once this webhook overflows again the rest waits for the next
-		// catch-up.
-		return got != h || h.overflow.IsZero()
-	})
+	stopAt, ok := d.walk(from, d.p.cfg.Now())
 	switch {
 	case !ok:
 		if h.overflow.IsZero() {

@@ -20,7 +20,7 @@ type countingStore struct {
 	decoded, reread atomic.Int64
 }
 
-func (s *countingStore) DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error {
+func (s *countingStore) DueDeliveries(ctx context.Context, from, now time.Time, skip func(due time.Time, deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error {
 	return s.Store.DueDeliveries(ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
 		s.decoded.Add(1)
 		return fn(e)

@@ -39,7 +39,7 @@ import (
 // registrations it delivers to, and the delivery history it records. A
 // missing webhook, or another partner's, is account.ErrNotFound.
 type Store interface {
-	DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error
+	DueDeliveries(ctx context.Context, from, now time.Time, skip func(due time.Time, deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error
 	// OutboxEntry reads again an entry a scan left in the outbox;
 	// NextDue is the due time of the first entry due after a time.
 	OutboxEntry(ctx context.Context, due time.Time, deliveryID string) (*hook.OutboxEntry, error)
