@@ -355,3 +355,43 @@ func TestCountOutbox(t *testing.T) {
 		t.Fatalf("limit 1 counted %d", due+scheduled)
 	}
 }
+
+// TestWebhookCache reads a registration through the cache, both ways, and
+// expects a delete to reach every later read, a cached copy to be the
+// caller's own, and another partner's ID to stay hidden.
+func TestWebhookCache(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s := openWebhookStore(t, t.TempDir(), clock)
+	w := newHook("ptn_a", webhook.SwapCompleted)
+	if err := s.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		got, err := s.WebhookByID(ctx, w.ID)
+		if err != nil || got.PartnerID != "ptn_a" || got.Secret != w.Secret {
+			t.Fatalf("by id %+v %v", got, err)
+		}
+		got.Secret = "changed by a caller"
+		if got, err := s.Webhook(ctx, "ptn_a", w.ID); err != nil || got.Secret != w.Secret || got.URL != w.URL {
+			t.Fatalf("webhook %+v %v", got, err)
+		}
+	}
+	if _, err := s.Webhook(ctx, "ptn_b", w.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another partner's webhook: %v", err)
+	}
+	stats := map[string][2]uint64{}
+	s.CacheStats(func(c string, h, m uint64) { stats[c] = [2]uint64{h, m} })
+	if got := stats["webhook"]; got[1] != 1 || got[0] != 6 {
+		t.Fatalf("webhook cache hits and misses %v, want 6 and 1", got)
+	}
+	if err := s.DeleteWebhook(ctx, "ptn_a", w.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WebhookByID(ctx, w.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted webhook by id: %v", err)
+	}
+	if _, err := s.Webhook(ctx, "ptn_a", w.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted webhook: %v", err)
+	}
+}
