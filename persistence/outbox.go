@@ -338,9 +338,10 @@ func (s *Store) NextDue(ctx context.Context, after time.Time) (time.Time, bool, 
 // when that is zero; the outcome's own Attempts are ignored), and the
 // outbox entry is removed or, when RetryAt is not zero, moved to RetryAt
 // with its Attempt set to the record's; a webhook deleted meanwhile gets no
-// history row. The log is read from the committed row, so outs holds at
-// most one attempt of a delivery, which the pool guarantees: it makes a
-// delivery's next attempt only after the previous one was recorded. The
+// history row. The log is read from the committed row (but for a first
+// attempt, whose row has none), so outs holds at most one attempt of a
+// delivery, which the pool guarantees: it makes a delivery's next attempt
+// only after the previous one was recorded. The
 // batch is atomic: after an error none of them is recorded and every entry
 // is still in the outbox at its old key (its delivery will be repeated).
 // Entries are updated in place only after the commit succeeded; the
@@ -387,7 +388,8 @@ func (s *Store) FinishAttempts(ctx context.Context, outs []webhook.AttemptOutcom
 			rec.ID, rec.WebhookID, rec.Event, rec.CreatedAt = e.DeliveryID, e.WebhookID, e.Event, e.CreatedAt
 			rec.UpdatedAt = updatedAt
 			var log []webhook.Attempt
-			switch val, err := s.get(deliveryKey(e.WebhookID, e.CreatedAt, e.DeliveryID)); {
+			switch val, err := s.historyOf(e); {
+			case val == nil && err == nil:
 			case err == nil:
 				prev, err := decodeDelivery(val)
 				if err != nil {
@@ -414,6 +416,16 @@ func (s *Store) FinishAttempts(ctx context.Context, outs []webhook.AttemptOutcom
 		*o.Entry = next[i]
 	}
 	return nil
+}
+
+// historyOf reads the stored history row of e's delivery, or nil without
+// reading when e has had no attempt yet: its row is then the pending one
+// enqueue wrote, with no attempt in its log.
+func (s *Store) historyOf(e *webhook.OutboxEntry) ([]byte, error) {
+	if e.Attempt == 0 {
+		return nil, nil
+	}
+	return s.get(deliveryKey(e.WebhookID, e.CreatedAt, e.DeliveryID))
 }
 
 // DropDelivery removes an outbox entry without recording anything, for
