@@ -96,29 +96,37 @@ func deliveryKey(webhookID string, createdAt time.Time, deliveryID string) []byt
 // afterwards they wake the delivery pool so that delivery does not wait for
 // its periodic scan. Webhooks are read from the committed state, not from b.
 func (s *Store) EnqueueEvent(b *pebble.Batch, partnerID string, ev webhook.Event) error {
+	_, err := s.enqueueEvent(b, partnerID, ev)
+	return err
+}
+
+func (s *Store) enqueueEvent(b *pebble.Batch, partnerID string, ev webhook.Event) ([]*webhook.OutboxEntry, error) {
 	if s.closed.Load() {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	if !account.ValidID(partnerID) {
-		return fmt.Errorf("persistence: enqueue event: partner id %q invalid", partnerID)
+		return nil, fmt.Errorf("persistence: enqueue event: partner id %q invalid", partnerID)
 	}
 	body, err := ev.Body()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hooks, err := s.listWebhooks(partnerID)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []*webhook.OutboxEntry
 	for _, w := range hooks {
 		if !w.Subscribes(ev.Name) {
 			continue
 		}
-		if _, err := s.enqueue(b, w, ev.Name, body); err != nil {
-			return err
+		e, err := s.enqueue(b, w, ev.Name, body)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, e)
 	}
-	return nil
+	return out, nil
 }
 
 // EnqueueDelivery adds to b one outbox entry for w alone, whatever its
@@ -131,29 +139,33 @@ func (s *Store) EnqueueDelivery(b *pebble.Batch, w *webhook.Registration, ev web
 	if err != nil {
 		return "", err
 	}
-	return s.enqueue(b, w, ev.Name, body)
-}
-
-func (s *Store) enqueue(b *pebble.Batch, w *webhook.Registration, event string, body []byte) (string, error) {
-	id, err := webhook.NewDeliveryID()
+	e, err := s.enqueue(b, w, ev.Name, body)
 	if err != nil {
 		return "", err
 	}
-	now := s.now().UTC()
-	e := webhook.OutboxEntry{DeliveryID: id, WebhookID: w.ID, PartnerID: w.PartnerID, Event: event,
-		Body: body, CreatedAt: now, Due: now}
-	val, err := json.Marshal(outboxRecord{V: 1, OutboxEntry: e})
+	return e.DeliveryID, nil
+}
+
+func (s *Store) enqueue(b *pebble.Batch, w *webhook.Registration, event string, body []byte) (*webhook.OutboxEntry, error) {
+	id, err := webhook.NewDeliveryID()
 	if err != nil {
-		return "", fmt.Errorf("persistence: encode outbox entry: %w", err)
+		return nil, err
+	}
+	now := s.now().UTC()
+	e := &webhook.OutboxEntry{DeliveryID: id, WebhookID: w.ID, PartnerID: w.PartnerID, Event: event,
+		Body: body, CreatedAt: now, Due: now}
+	val, err := json.Marshal(outboxRecord{V: 1, OutboxEntry: *e})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: encode outbox entry: %w", err)
 	}
 	if err := b.Set(outboxKey(e.Due, id), val, nil); err != nil {
-		return "", fmt.Errorf("persistence: enqueue delivery: %w", err)
+		return nil, fmt.Errorf("persistence: enqueue delivery: %w", err)
 	}
 	rec := webhook.DeliveryRecord{ID: id, WebhookID: w.ID, Event: event, State: webhook.DeliveryPending, CreatedAt: now, UpdatedAt: now}
 	if err := setDelivery(b, &rec); err != nil {
-		return "", err
+		return nil, err
 	}
-	return id, nil
+	return e, nil
 }
 
 func setDelivery(b *pebble.Batch, rec *webhook.DeliveryRecord) error {
@@ -169,41 +181,46 @@ func setDelivery(b *pebble.Batch, rec *webhook.DeliveryRecord) error {
 
 // Publish enqueues ev for the partner's subscribed webhooks in a batch of its
 // own, committed with pebble.Sync, for sources with no state change to
-// commit alongside.
-func (s *Store) Publish(ctx context.Context, partnerID string, ev webhook.Event) error {
+// commit alongside, and returns the entries it committed.
+func (s *Store) Publish(ctx context.Context, partnerID string, ev webhook.Event) ([]*webhook.OutboxEntry, error) {
 	if err := s.checkOpen(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := s.EnqueueEvent(b, partnerID, ev); err != nil {
-		return err
+	entries, err := s.enqueueEvent(b, partnerID, ev)
+	if err != nil {
+		return nil, err
 	}
 	if b.Empty() {
-		return nil
+		return nil, nil
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("persistence: commit published event: %w", err)
+		return nil, fmt.Errorf("persistence: commit published event: %w", err)
 	}
-	return nil
+	return entries, nil
 }
 
 // PublishTo enqueues ev for webhook w alone in a synced batch of its own and
-// returns the delivery ID.
-func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webhook.Event) (string, error) {
+// returns the entry it committed (its DeliveryID is the delivery's).
+func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webhook.Event) (*webhook.OutboxEntry, error) {
 	if err := s.checkOpen(ctx); err != nil {
-		return "", err
+		return nil, err
+	}
+	body, err := ev.Body()
+	if err != nil {
+		return nil, err
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	id, err := s.EnqueueDelivery(b, w, ev)
+	e, err := s.enqueue(b, w, ev.Name, body)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return "", fmt.Errorf("persistence: commit test delivery: %w", err)
+		return nil, fmt.Errorf("persistence: commit test delivery: %w", err)
 	}
-	return id, nil
+	return e, nil
 }
 
 // DueDeliveries calls fn for outbox entries due at or after from and at or
@@ -289,23 +306,41 @@ func peekWebhookID(val []byte) []byte {
 	return rest[:j]
 }
 
-// OutboxEntry reads the outbox entry of deliveryID due at due: one that a
-// scan (DueDeliveries) saw and left in place, read again by its key.
-// ErrNotFound when it is no longer there.
-func (s *Store) OutboxEntry(ctx context.Context, due time.Time, deliveryID string) (*webhook.OutboxEntry, error) {
+// OutboxKey names an outbox entry: its due time and delivery ID.
+type OutboxKey struct {
+	Due        time.Time
+	DeliveryID string
+}
+
+// OutboxEntries reads again entries scans saw and left in place, by their
+// keys, with one iterator (keys in due order cost a short step each, not a
+// lookup), calling fn with each key's index and its entry, nil when it is no
+// longer there.
+func (s *Store) OutboxEntries(ctx context.Context, keys []OutboxKey, fn func(i int, e *webhook.OutboxEntry)) error {
 	if err := s.checkOpen(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	key := outboxKey(due, deliveryID)
-	val, closer, err := s.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, ErrNotFound
-	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixOutbox), UpperBound: prefixUpperBound(prefixOutbox)})
 	if err != nil {
-		return nil, fmt.Errorf("persistence: read outbox entry: %w", err)
+		return fmt.Errorf("persistence: outbox iterator: %w", err)
 	}
-	defer closer.Close()
-	return decodeOutbox(key, val)
+	defer it.Close()
+	for i, k := range keys {
+		key := outboxKey(k.Due, k.DeliveryID)
+		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+			if err := it.Error(); err != nil {
+				return fmt.Errorf("persistence: read outbox entry: %w", err)
+			}
+			fn(i, nil)
+			continue
+		}
+		e, err := decodeOutbox(key, it.Value())
+		if err != nil {
+			return err
+		}
+		fn(i, e)
+	}
+	return it.Error()
 }
 
 // NextDue returns the due time of the earliest outbox entry due after

@@ -232,7 +232,7 @@ func TestDeliveriesNewestFirstAndLimited(t *testing.T) {
 	var ids []string
 	for i := range 5 {
 		clock.Advance(time.Second)
-		id, err := s.PublishTo(ctx, w, webhook.Event{Name: webhook.SwapPending, Time: clock.Now(), Data: map[string]int{"n": i}})
+		id, err := publishTo(ctx, s, w, webhook.Event{Name: webhook.SwapPending, Time: clock.Now(), Data: map[string]int{"n": i}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func TestDeliveriesNewestFirstAndLimited(t *testing.T) {
 	if len(got) != 3 || got[0].ID != ids[4] || got[2].ID != ids[2] {
 		t.Fatalf("got %v, want newest three of %v", fmt.Sprint(got[0].ID, got[1].ID, got[2].ID), ids)
 	}
-	if err := s.Publish(ctx, "ptn_nobody", webhook.Event{Name: webhook.SwapPending, Time: clock.Now()}); err != nil {
+	if _, err := s.Publish(ctx, "ptn_nobody", webhook.Event{Name: webhook.SwapPending, Time: clock.Now()}); err != nil {
 		t.Fatalf("publishing with no subscriber: %v", err)
 	}
 }
@@ -323,7 +323,7 @@ func TestCountOutbox(t *testing.T) {
 	}
 	for i := range 3 {
 		ev := webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now(), Data: webhook.SwapData{TransactionID: fmt.Sprintf("tx%d", i)}}
-		if err := s.Publish(ctx, "ptn_a", ev); err != nil {
+		if _, err := s.Publish(ctx, "ptn_a", ev); err != nil {
 			t.Fatal(err)
 		}
 	}

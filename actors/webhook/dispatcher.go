@@ -1,13 +1,12 @@
 package webhook
 
 import (
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/persistence"
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -19,11 +18,16 @@ type scanMsg struct{ full bool }
 // gen tells a timer replaced since from the current one.
 type timerMsg struct{ gen uint64 }
 
+// arrivedMsg hands the dispatcher entries the pool itself just committed
+// (Pool.Publish, Pool.SendTest), so that they need no scan to be found.
+type arrivedMsg struct{ entries []*hook.OutboxEntry }
+
 // floorMargin is how far below the time of a scan that left nothing behind
 // the next wake-up's scan starts. It covers events whose outbox entry was
-// stamped before that scan but committed after it (a Publish syncing, an
-// event source's batch); anything later still is found by the periodic full
-// scan, one ScanInterval at most.
+// stamped before that scan but committed after it (an event source's batch
+// syncing); anything later still is found by the periodic full scan, one
+// ScanInterval at most. Retries need no margin: the committer reports each
+// batch's earliest (see dispatcher.retryFloor).
 const floorMargin = 250 * time.Millisecond
 
 // scanGap is the least time between two scans other than the periodic full
@@ -47,11 +51,8 @@ type doneMsg struct {
 
 // parkedKey is what the dispatcher remembers of a due entry it left in the
 // outbox because its webhook's queue was full: enough to read it again by
-// its key, in a point read, when the queue has room.
-type parkedKey struct {
-	due time.Time
-	id  string
-}
+// its key when the queue has room.
+type parkedKey = persistence.OutboxKey
 
 // hookState is the dispatcher's view of one webhook with deliveries owed:
 // entries loaded and waiting for a worker (at most Config.QueuePerWebhook),
@@ -109,6 +110,14 @@ type dispatcher struct {
 	// which a scan from the start would walk every time. Zero means from the
 	// start.
 	floor time.Time
+	// retryFloor is where a scan for retries coming due starts: the end of
+	// the last scan, or the due time of a retry committed since that lies
+	// before it. Retries are written only by the committer, which reports
+	// each batch's earliest, so these scans need no margin.
+	retryFloor time.Time
+	// wakePending records a wake-up whose scan was put off (see scanGap):
+	// the next scan starts at the floor, not the retry floor.
+	wakePending bool
 	// lastScan is when the last scan ran (see scanGap), on the real clock.
 	lastScan time.Time
 	// timer is the pending wake-up of scanIn, due at timerAt; timerGen
@@ -156,13 +165,19 @@ func (d *dispatcher) receive(ctx actor.Context) {
 			d.timer.Stop()
 		}
 	case scanMsg:
-		if wait := scanGap - time.Since(d.lastScan); !m.full && wait > 0 {
+		if m.full {
+			d.scan(true)
+			d.pump(ctx)
+			return
+		}
+		d.wakePending = true
+		if wait := scanGap - time.Since(d.lastScan); wait > 0 {
 			// Paced: the wake-up stays pending (Pool.woken), so further
 			// ones cost nothing until this scan runs.
 			d.scanIn(wait)
 			return
 		}
-		d.scan(m.full)
+		d.scan(false)
 		d.pump(ctx)
 	case timerMsg:
 		if m.gen != d.timerGen {
@@ -174,6 +189,13 @@ func (d *dispatcher) receive(ctx actor.Context) {
 			return
 		}
 		d.scan(false)
+		d.pump(ctx)
+	case *arrivedMsg:
+		for _, e := range m.entries {
+			if _, ok := d.seen[e.DeliveryID]; !ok {
+				d.place(e)
+			}
+		}
 		d.pump(ctx)
 	case *doneMsg:
 		e := m.entry
@@ -195,6 +217,9 @@ func (d *dispatcher) receive(ctx actor.Context) {
 			delete(d.seen, e.DeliveryID)
 		}
 		if !m.nextRetry.IsZero() {
+			if m.nextRetry.Before(d.retryFloor) {
+				d.retryFloor = m.nextRetry
+			}
 			d.scanIn(m.nextRetry.Sub(d.p.cfg.Now()))
 		}
 	}
@@ -316,7 +341,7 @@ func (d *dispatcher) park(h *hookState, due time.Time, id string) {
 		return
 	}
 	d.seen[id] = struct{}{}
-	h.parked = append(h.parked, parkedKey{due: due, id: id})
+	h.parked = append(h.parked, parkedKey{Due: due, DeliveryID: id})
 	d.parked++
 	if len(h.queue) < d.p.cfg.QueuePerWebhook {
 		d.starve(h)
@@ -359,33 +384,47 @@ func (d *dispatcher) enqueue(h *hookState, e *hook.OutboxEntry) {
 
 // scan tops the webhooks' queues up from the outbox with entries due now,
 // earliest first, parking what they cannot hold. A full scan starts at the
-// front of the outbox, any other at the floor the previous scan left. It
-// then makes sure a scan runs when the next retry comes due, and lets
-// overflowing webhooks with room catch up.
+// front of the outbox; one for a wake-up at the floor the previous one
+// left (or the retry floor, if lower); one for retries coming due at the
+// retry floor. It then makes sure a scan runs when the next retry comes
+// due, and a full scan lets overflowing webhooks with room catch up.
 func (d *dispatcher) scan(full bool) {
 	d.p.woken.Store(false)
 	now := d.p.cfg.Now()
 	d.lastScan = time.Now()
+	wake := d.wakePending || full
+	d.wakePending = false
 	if !d.p.enter() {
 		return
 	}
 	defer d.p.leave()
-	from := d.floor
-	if full {
+	from := d.retryFloor
+	switch {
+	case full:
 		from = time.Time{}
+	case wake && d.floor.Before(from):
+		from = d.floor
 	}
 	stopAt, ok := d.walk(from, now)
 	if !ok {
-		d.floor = time.Time{}
+		d.floor, d.retryFloor = time.Time{}, time.Time{}
 		return
 	}
-	d.floor = now.Add(-floorMargin)
+	// What this scan read up to: now, or where it stopped at its bound
+	// (the rest is read by the next one).
+	upTo := now.Add(time.Nanosecond)
 	if !stopAt.IsZero() {
-		// Stopped at its bound: the rest is read by the next scan.
-		if stopAt.Before(d.floor) {
-			d.floor = stopAt
-		}
+		upTo = stopAt
 		d.p.Wake()
+	}
+	if !from.After(d.floor) {
+		d.floor = now.Add(-floorMargin)
+		if upTo.Before(d.floor) {
+			d.floor = upTo
+		}
+	}
+	if !from.After(d.retryFloor) {
+		d.retryFloor = upTo
 	}
 	if next, ok, err := d.p.store.NextDue(d.p.ctx, now); err == nil && ok {
 		d.scanIn(next.Sub(now))
@@ -417,16 +456,18 @@ func (d *dispatcher) catchUp(h *hookState) {
 	}
 }
 
-// refill loads a webhook's parked entries into its queue while it has
-// room, by key, and lists it as starving when only Config.ScanBatch stops
-// it. An entry no longer in the outbox is forgotten. When the store fails,
-// all the webhook's parked keys are forgotten: a full scan finds their
-// entries again.
+// refill loads a webhook's parked entries into its queue, once it is half
+// empty, as many as it has room for, reading them again by key in one
+// pass, and lists it as starving when only Config.ScanBatch stops it. An
+// entry no longer in the outbox is forgotten. When the store fails, all
+// the webhook's parked keys are forgotten and the floors reset: the next
+// scan finds their entries again.
 func (d *dispatcher) refill(h *hookState) {
-	if len(h.parked) == 0 || len(h.queue) >= d.p.cfg.QueuePerWebhook {
+	if len(h.parked) == 0 || len(h.queue) > d.p.cfg.QueuePerWebhook/2 {
 		return
 	}
-	if d.queued >= d.p.cfg.ScanBatch {
+	n := min(len(h.parked), d.p.cfg.QueuePerWebhook-len(h.queue), d.p.cfg.ScanBatch-d.queued)
+	if n <= 0 {
 		d.starve(h)
 		return
 	}
@@ -434,39 +475,37 @@ func (d *dispatcher) refill(h *hookState) {
 		return
 	}
 	defer d.p.leave()
-	for len(h.parked) > 0 && len(h.queue) < d.p.cfg.QueuePerWebhook {
-		if d.queued >= d.p.cfg.ScanBatch {
-			d.starve(h)
-			break
+	keys := h.parked[:n]
+	err := d.p.store.OutboxEntries(d.p.ctx, keys, func(i int, e *hook.OutboxEntry) {
+		if e == nil {
+			delete(d.seen, keys[i].DeliveryID)
+			return
 		}
-		k := h.parked[0]
-		h.parked[0] = parkedKey{}
-		h.parked = h.parked[1:]
-		d.parked--
-		e, err := d.p.store.OutboxEntry(d.p.ctx, k.due, k.id)
-		switch {
-		case err == nil:
-			d.enqueue(h, e)
-			continue
-		case errors.Is(err, account.ErrNotFound):
-			delete(d.seen, k.id)
-			continue
-		}
-		delete(d.seen, k.id)
+		d.enqueue(h, e)
+	})
+	clear(keys)
+	h.parked = h.parked[n:]
+	d.parked -= n
+	if err != nil {
 		if !d.p.isShutdown(err) {
 			d.p.stats.ScanFailures.Add(1)
 			d.p.cfg.Logger.Error("webhook outbox read failed", slog.String("webhook", h.id), slog.Any("err", err))
 		}
+		for _, k := range keys {
+			delete(d.seen, k.DeliveryID)
+		}
 		for _, k := range h.parked {
-			delete(d.seen, k.id)
+			delete(d.seen, k.DeliveryID)
 		}
 		d.parked -= len(h.parked)
 		h.parked = nil
-		d.floor = time.Time{}
+		d.floor, d.retryFloor = time.Time{}, time.Time{}
 		return
 	}
 	if len(h.parked) == 0 {
 		h.parked = nil
+	} else if len(h.queue) < d.p.cfg.QueuePerWebhook {
+		d.starve(h)
 	}
 	d.catchUp(h)
 }

@@ -27,9 +27,9 @@ func (s *countingStore) DueDeliveries(ctx context.Context, from, now time.Time, 
 	})
 }
 
-func (s *countingStore) OutboxEntry(ctx context.Context, due time.Time, deliveryID string) (*hook.OutboxEntry, error) {
-	s.reread.Add(1)
-	return s.Store.OutboxEntry(ctx, due, deliveryID)
+func (s *countingStore) OutboxEntries(ctx context.Context, keys []persistence.OutboxKey, fn func(int, *hook.OutboxEntry)) error {
+	s.reread.Add(int64(len(keys)))
+	return s.Store.OutboxEntries(ctx, keys, fn)
 }
 
 // fillOutbox commits n deliveries to w in batches, as a busy event source
@@ -159,5 +159,34 @@ func TestRetryScannedWhenDue(t *testing.T) {
 	}
 	if gap := got[1].at.Sub(got[0].at); gap < 50*time.Millisecond || gap > time.Second {
 		t.Fatalf("retry %v after the first attempt, want about 50ms", gap)
+	}
+}
+
+// TestPublishedEntriesNeedNoScan: entries the pool commits itself go to the
+// dispatcher directly; scans pass over them without decoding them.
+func TestPublishedEntriesNeedNoScan(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	rc := newReceiver(t, nil)
+	w := register(t, s, "ptn_a", rc.srv.URL, hook.SwapCompleted)
+	cs := &countingStore{Store: s}
+	p := startPool(t, newSystem(t), cs, Config{TLSConfig: tlsFor(rc), ScanInterval: time.Hour})
+	// Let the first scan, of the empty outbox, pass.
+	time.Sleep(50 * time.Millisecond)
+	const n = 50
+	for i := range n {
+		if i%2 == 0 {
+			if err := p.Publish(context.Background(), "ptn_a", swapEvent("tx-pub")); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := p.SendTest(context.Background(), "ptn_a", w.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "every event delivered", func() bool { return rc.n.Load() >= n })
+	if req, distinct := distinctDeliveries(rc); req != n || distinct != n {
+		t.Fatalf("%d requests for %d distinct deliveries, want %d each", req, distinct, n)
+	}
+	if d := cs.decoded.Load(); d != 0 {
+		t.Fatalf("scans decoded %d entries handed to the dispatcher", d)
 	}
 }

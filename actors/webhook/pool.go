@@ -2,11 +2,12 @@
 // entries from the durable outbox and hands them to a fixed set of worker
 // actors, each of which makes one signed HTTPS attempt at a time and passes
 // its outcome (delivered, rescheduled with backoff, or dead-lettered) to a
-// committer actor. The dispatcher reads the outbox when an event is
-// published (at most every scanGap), when the next retry comes due, and
-// every ScanInterval in full; a webhook's entries beyond its in-memory
-// queue are parked by key and read again by key, so that delivering a
-// backlog costs the same per entry however long it is. The committer records the outcomes of many attempts in one
+// committer actor. Entries the pool commits itself (Publish, SendTest) are
+// handed to the dispatcher after their commit; it reads the outbox when
+// another event source wakes it (at most every scanGap), when the next
+// retry comes due, and every ScanInterval in full. A webhook's entries
+// beyond its in-memory queue are parked by key and read again by key, so
+// that delivering a backlog costs the same per entry however long it is. The committer records the outcomes of many attempts in one
 // synced batch, the same batch that removes or moves their outbox entries,
 // and only then does the dispatcher forget the entries, so a crash at any
 // point leaves an unrecorded attempt in the outbox to be repeated.
@@ -40,15 +41,15 @@ import (
 // missing webhook, or another partner's, is account.ErrNotFound.
 type Store interface {
 	DueDeliveries(ctx context.Context, from, now time.Time, skip func(due time.Time, deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error
-	// OutboxEntry reads again an entry a scan left in the outbox;
+	// OutboxEntries reads again entries a scan left in the outbox, by key;
 	// NextDue is the due time of the first entry due after a time.
-	OutboxEntry(ctx context.Context, due time.Time, deliveryID string) (*hook.OutboxEntry, error)
+	OutboxEntries(ctx context.Context, keys []persistence.OutboxKey, fn func(i int, e *hook.OutboxEntry)) error
 	NextDue(ctx context.Context, after time.Time) (time.Time, bool, error)
 	WebhookByID(ctx context.Context, id string) (*hook.Registration, error)
 	FinishAttempts(ctx context.Context, outs []hook.AttemptOutcome) error
 	DropDelivery(ctx context.Context, e *hook.OutboxEntry) error
-	Publish(ctx context.Context, partnerID string, ev hook.Event) error
-	PublishTo(ctx context.Context, w *hook.Registration, ev hook.Event) (string, error)
+	Publish(ctx context.Context, partnerID string, ev hook.Event) ([]*hook.OutboxEntry, error)
+	PublishTo(ctx context.Context, w *hook.Registration, ev hook.Event) (*hook.OutboxEntry, error)
 	Webhook(ctx context.Context, partnerID, id string) (*hook.Registration, error)
 	// CountOutbox counts the deliveries owed, due by now and due later,
 	// reading at most limit entries; metrics call it at scrape time.
@@ -157,8 +158,9 @@ func newClient(cfg Config, policy hook.Policy) *http.Client {
 	}
 }
 
-// Wake asks the dispatcher to scan the outbox now. Event sources that commit
-// EnqueueEvent in their own batch call it after the commit.
+// Wake asks the dispatcher to scan the outbox now (at most every scanGap).
+// Event sources that commit EnqueueEvent in their own batch call it after
+// the commit.
 func (p *Pool) Wake() {
 	if p.woken.CompareAndSwap(false, true) {
 		p.root.Send(p.pid, scanMsg{})
@@ -166,13 +168,23 @@ func (p *Pool) Wake() {
 }
 
 // Publish makes ev durable for every subscribed webhook of the partner and
-// wakes the pool.
+// hands the entries to the dispatcher.
 func (p *Pool) Publish(ctx context.Context, partnerID string, ev hook.Event) error {
-	if err := p.store.Publish(ctx, partnerID, ev); err != nil {
+	entries, err := p.store.Publish(ctx, partnerID, ev)
+	if err != nil {
 		return err
 	}
-	p.Wake()
+	p.arrived(entries...)
 	return nil
+}
+
+// arrived hands entries the pool committed itself to the dispatcher, which
+// then needs no scan to find them. The entries are the dispatcher's from
+// then on.
+func (p *Pool) arrived(entries ...*hook.OutboxEntry) {
+	if len(entries) > 0 {
+		p.root.Send(p.pid, &arrivedMsg{entries: entries})
+	}
 }
 
 // SendTest enqueues a test event (hook.TestEvent with data.test true) for one
@@ -186,11 +198,12 @@ func (p *Pool) SendTest(ctx context.Context, partnerID, webhookID string) (strin
 	}
 	now := p.cfg.Now()
 	ref := fmt.Sprintf("%s_%d", webhookID, now.UnixNano())
-	id, err := p.store.PublishTo(ctx, w, hook.Event{Name: hook.TestEvent, Time: now, Data: hook.TestPayloadData(ref)})
+	e, err := p.store.PublishTo(ctx, w, hook.Event{Name: hook.TestEvent, Time: now, Data: hook.TestPayloadData(ref)})
 	if err != nil {
 		return "", err
 	}
-	p.Wake()
+	id := e.DeliveryID
+	p.arrived(e)
 	return id, nil
 }
 
