@@ -2,7 +2,10 @@ package webhook
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -188,5 +191,51 @@ func TestPublishedEntriesNeedNoScan(t *testing.T) {
 	}
 	if d := cs.decoded.Load(); d != 0 {
 		t.Fatalf("scans decoded %d entries handed to the dispatcher", d)
+	}
+}
+
+// TestDeliveriesReuseConnections: deliveries to a receiver that offers
+// HTTP/2 go over HTTP/1.1, each connection kept for the next attempt, so a
+// burst opens about as many connections (and TLS handshakes) as attempts
+// run at once, not one per delivery.
+func TestDeliveriesReuseConnections(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		conns = map[string]bool{}
+		proto = map[int]int{}
+		n     atomic.Int64
+	)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		conns[r.RemoteAddr] = true
+		proto[r.ProtoMajor]++
+		mu.Unlock()
+		n.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	s := openStore(t, t.TempDir())
+	register(t, s, "ptn_a", srv.URL, hook.SwapCompleted)
+	const perWebhook, events = 4, 200
+	p := startPool(t, newSystem(t), s, Config{TLSConfig: tlsFor(&receiver{srv: srv}), PoolSize: 16, PerWebhook: perWebhook})
+	for range events {
+		if err := p.Publish(context.Background(), "ptn_a", swapEvent("tx-conn")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "every event delivered", func() bool { return n.Load() >= events })
+	mu.Lock()
+	defer mu.Unlock()
+	if proto[1] != events {
+		t.Fatalf("requests by HTTP major version %v, want all %d over HTTP/1.1", proto, events)
+	}
+	// A request finding no idle connection dials one, and takes whichever
+	// comes first, a connection freed meanwhile or its own: a few more than
+	// the attempts in flight may open, not one per delivery.
+	if len(conns) > 2*perWebhook {
+		t.Fatalf("%d connections for %d deliveries, at most %d in flight", len(conns), events, perWebhook)
 	}
 }
