@@ -106,11 +106,13 @@ func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (add
 }
 
 // CacheStats reports the store's caches, by name, with their hits and
-// misses so far: the fee-wallet cache in front of Pebble ("fee_wallet")
-// and Pebble's block cache ("pebble_block", sized by Options.CacheSize).
-// A closed store reports the fee-wallet cache alone.
+// misses so far: the fee-wallet cache in front of Pebble ("fee_wallet"),
+// the webhook registrations' ("webhook") and Pebble's block cache
+// ("pebble_block", sized by Options.CacheSize). A closed store reports its
+// own caches alone.
 func (s *Store) CacheStats(visit func(cache string, hits, misses uint64)) {
 	visit("fee_wallet", s.walletHits.Load(), s.walletMisses.Load())
+	visit("webhook", s.hookHits.Load(), s.hookMisses.Load())
 	if s.closed.Load() {
 		return
 	}

@@ -119,8 +119,8 @@ func TestFeeWalletRefusesBadKeys(t *testing.T) {
 }
 
 // TestCacheStats: the fee-wallet cache counts a first lookup as a miss and
-// the next as a hit; Pebble's block cache is reported too, and only the
-// fee-wallet cache once the store is closed.
+// the next as a hit; the webhook cache and Pebble's block cache are reported
+// too, and only the store's own caches once it is closed.
 func TestCacheStats(t *testing.T) {
 	ctx := context.Background()
 	s := openTestStore(t, nil)
@@ -138,7 +138,7 @@ func TestCacheStats(t *testing.T) {
 	if got["fee_wallet"] != [2]uint64{1, 1} {
 		t.Fatalf("fee_wallet hits and misses %v, want 1 and 1", got["fee_wallet"])
 	}
-	if _, ok := got["pebble_block"]; !ok || len(got) != 2 {
+	if _, ok := got["pebble_block"]; !ok || len(got) != 3 {
 		t.Fatalf("caches reported: %v", got)
 	}
 	if err := s.Close(); err != nil {
@@ -146,7 +146,7 @@ func TestCacheStats(t *testing.T) {
 	}
 	clear(got)
 	s.CacheStats(func(cache string, hits, misses uint64) { got[cache] = [2]uint64{hits, misses} })
-	if len(got) != 1 {
+	if _, ok := got["webhook"]; !ok || len(got) != 2 {
 		t.Fatalf("caches reported by a closed store: %v", got)
 	}
 }

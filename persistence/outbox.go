@@ -98,29 +98,37 @@ func deliveryKey(webhookID string, createdAt time.Time, deliveryID string) []byt
 // afterwards they wake the delivery pool so that delivery does not wait for
 // its periodic scan. Webhooks are read from the committed state, not from b.
 func (s *Store) EnqueueEvent(b *pebble.Batch, partnerID string, ev webhook.Event) error {
+	_, err := s.enqueueEvent(b, partnerID, ev)
+	return err
+}
+
+func (s *Store) enqueueEvent(b *pebble.Batch, partnerID string, ev webhook.Event) ([]*webhook.OutboxEntry, error) {
 	if s.closed.Load() {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	if !account.ValidID(partnerID) {
-		return fmt.Errorf("persistence: enqueue event: partner id %q invalid", partnerID)
+		return nil, fmt.Errorf("persistence: enqueue event: partner id %q invalid", partnerID)
 	}
 	body, err := ev.Body()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hooks, err := s.listWebhooks(partnerID)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var out []*webhook.OutboxEntry
 	for _, w := range hooks {
 		if !w.Subscribes(ev.Name) {
 			continue
 		}
-		if _, err := s.enqueue(b, w, ev.Name, body); err != nil {
-			return err
+		e, err := s.enqueue(b, w, ev.Name, body)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, e)
 	}
-	return nil
+	return out, nil
 }
 
 // EnqueueDelivery adds to b one outbox entry for w alone, whatever its
@@ -133,29 +141,33 @@ func (s *Store) EnqueueDelivery(b *pebble.Batch, w *webhook.Registration, ev web
 	if err != nil {
 		return "", err
 	}
-	return s.enqueue(b, w, ev.Name, body)
-}
-
-func (s *Store) enqueue(b *pebble.Batch, w *webhook.Registration, event string, body []byte) (string, error) {
-	id, err := webhook.NewDeliveryID()
+	e, err := s.enqueue(b, w, ev.Name, body)
 	if err != nil {
 		return "", err
 	}
-	now := s.now().UTC()
-	e := webhook.OutboxEntry{DeliveryID: id, WebhookID: w.ID, PartnerID: w.PartnerID, Event: event,
-		Body: body, CreatedAt: now, Due: now}
-	val, err := json.Marshal(outboxRecord{V: 1, OutboxEntry: e})
+	return e.DeliveryID, nil
+}
+
+func (s *Store) enqueue(b *pebble.Batch, w *webhook.Registration, event string, body []byte) (*webhook.OutboxEntry, error) {
+	id, err := webhook.NewDeliveryID()
 	if err != nil {
-		return "", fmt.Errorf("persistence: encode outbox entry: %w", err)
+		return nil, err
+	}
+	now := s.now().UTC()
+	e := &webhook.OutboxEntry{DeliveryID: id, WebhookID: w.ID, PartnerID: w.PartnerID, Event: event,
+		Body: body, CreatedAt: now, Due: now}
+	val, err := json.Marshal(outboxRecord{V: 1, OutboxEntry: *e})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: encode outbox entry: %w", err)
 	}
 	if err := b.Set(outboxKey(e.Due, id), val, nil); err != nil {
-		return "", fmt.Errorf("persistence: enqueue delivery: %w", err)
+		return nil, fmt.Errorf("persistence: enqueue delivery: %w", err)
 	}
 	rec := webhook.DeliveryRecord{ID: id, WebhookID: w.ID, Event: event, State: webhook.DeliveryPending, CreatedAt: now, UpdatedAt: now}
 	if err := setDelivery(b, &rec); err != nil {
-		return "", err
+		return nil, err
 	}
-	return id, nil
+	return e, nil
 }
 
 func setDelivery(b *pebble.Batch, rec *webhook.DeliveryRecord) error {
@@ -171,41 +183,46 @@ func setDelivery(b *pebble.Batch, rec *webhook.DeliveryRecord) error {
 
 // Publish enqueues ev for the partner's subscribed webhooks in a batch of its
 // own, committed with pebble.Sync, for sources with no state change to
-// commit alongside.
-func (s *Store) Publish(ctx context.Context, partnerID string, ev webhook.Event) error {
+// commit alongside, and returns the entries it committed.
+func (s *Store) Publish(ctx context.Context, partnerID string, ev webhook.Event) ([]*webhook.OutboxEntry, error) {
 	if err := s.checkOpen(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := s.EnqueueEvent(b, partnerID, ev); err != nil {
-		return err
+	entries, err := s.enqueueEvent(b, partnerID, ev)
+	if err != nil {
+		return nil, err
 	}
 	if b.Empty() {
-		return nil
+		return nil, nil
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("persistence: commit published event: %w", err)
+		return nil, fmt.Errorf("persistence: commit published event: %w", err)
 	}
-	return nil
+	return entries, nil
 }
 
 // PublishTo enqueues ev for webhook w alone in a synced batch of its own and
-// returns the delivery ID.
-func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webhook.Event) (string, error) {
+// returns the entry it committed (its DeliveryID is the delivery's).
+func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webhook.Event) (*webhook.OutboxEntry, error) {
 	if err := s.checkOpen(ctx); err != nil {
-		return "", err
+		return nil, err
+	}
+	body, err := ev.Body()
+	if err != nil {
+		return nil, err
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	id, err := s.EnqueueDelivery(b, w, ev)
+	e, err := s.enqueue(b, w, ev.Name, body)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return "", fmt.Errorf("persistence: commit test delivery: %w", err)
+		return nil, fmt.Errorf("persistence: commit test delivery: %w", err)
 	}
-	return id, nil
+	return e, nil
 }
 
 // DueDeliveries calls fn for outbox entries due at or after from and at or
@@ -216,10 +233,10 @@ func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webho
 // walks again; a caller that knows nothing it must see lies before some time
 // passes that time as from and never reads them. Entries that skip reports
 // true for (nil skips none) are passed over without decoding their value:
-// skip is given the entry's delivery ID and its webhook's ID, read from the
-// stored bytes without decoding them (nil when they cannot be read so), both
-// valid only during the call. The delivery pool skips the entries it already
-// holds and those of webhooks that can take no more, which keeps a rescan
+// skip is given the entry's due time and delivery ID, from its key, and its
+// webhook's ID, read from the stored bytes without decoding them (nil when
+// they cannot be read so); the byte slices are valid only during the call.
+// The delivery pool skips the entries it already holds and those of webhooks that can take no more, which keeps a rescan
 // cheap however many are in flight or waiting.
 //
 // Every entry handed to fn is durable. Pebble shows a committed batch to
@@ -230,7 +247,7 @@ func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webho
 // entry it reads, DueDeliveries waits for a WAL sync that covers every batch
 // its iterator sees, so that the entries skip is shown (which the pool may
 // park and read again by key with OutboxEntry) are durable too.
-func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID, webhookID []byte) bool, fn func(*webhook.OutboxEntry) bool) error {
+func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip func(due time.Time, deliveryID, webhookID []byte) bool, fn func(*webhook.OutboxEntry) bool) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
@@ -257,7 +274,8 @@ func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip fun
 			if err != nil {
 				return fmt.Errorf("persistence: read outbox entry %q: %w", it.Key(), err)
 			}
-			if skip(it.Key()[len(prefixOutbox)+8:], peekWebhookID(val)) {
+			due := time.Unix(0, int64(binary.BigEndian.Uint64(it.Key()[len(prefixOutbox):]))).UTC()
+			if skip(due, it.Key()[len(prefixOutbox)+8:], peekWebhookID(val)) {
 				continue
 			}
 		}
@@ -306,23 +324,41 @@ func peekWebhookID(val []byte) []byte {
 	return rest[:j]
 }
 
-// OutboxEntry reads the outbox entry of deliveryID due at due: one that a
-// scan (DueDeliveries) saw and left in place, read again by its key.
-// ErrNotFound when it is no longer there.
-func (s *Store) OutboxEntry(ctx context.Context, due time.Time, deliveryID string) (*webhook.OutboxEntry, error) {
+// OutboxKey names an outbox entry: its due time and delivery ID.
+type OutboxKey struct {
+	Due        time.Time
+	DeliveryID string
+}
+
+// OutboxEntries reads again entries scans saw and left in place, by their
+// keys, with one iterator (keys in due order cost a short step each, not a
+// lookup), calling fn with each key's index and its entry, nil when it is no
+// longer there.
+func (s *Store) OutboxEntries(ctx context.Context, keys []OutboxKey, fn func(i int, e *webhook.OutboxEntry)) error {
 	if err := s.checkOpen(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	key := outboxKey(due, deliveryID)
-	val, closer, err := s.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, ErrNotFound
-	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixOutbox), UpperBound: prefixUpperBound(prefixOutbox)})
 	if err != nil {
-		return nil, fmt.Errorf("persistence: read outbox entry: %w", err)
+		return fmt.Errorf("persistence: outbox iterator: %w", err)
 	}
-	defer closer.Close()
-	return decodeOutbox(key, val)
+	defer it.Close()
+	for i, k := range keys {
+		key := outboxKey(k.Due, k.DeliveryID)
+		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+			if err := it.Error(); err != nil {
+				return fmt.Errorf("persistence: read outbox entry: %w", err)
+			}
+			fn(i, nil)
+			continue
+		}
+		e, err := decodeOutbox(key, it.Value())
+		if err != nil {
+			return err
+		}
+		fn(i, e)
+	}
+	return it.Error()
 }
 
 // NextDue returns the due time of the earliest outbox entry due after
@@ -355,9 +391,10 @@ func (s *Store) NextDue(ctx context.Context, after time.Time) (time.Time, bool, 
 // when that is zero; the outcome's own Attempts are ignored), and the
 // outbox entry is removed or, when RetryAt is not zero, moved to RetryAt
 // with its Attempt set to the record's; a webhook deleted meanwhile gets no
-// history row. The log is read from the committed row, so outs holds at
-// most one attempt of a delivery, which the pool guarantees: it makes a
-// delivery's next attempt only after the previous one was recorded. The
+// history row. The log is read from the committed row (but for a first
+// attempt, whose row has none), so outs holds at most one attempt of a
+// delivery, which the pool guarantees: it makes a delivery's next attempt
+// only after the previous one was recorded. The
 // batch is atomic: after an error none of them is recorded and every entry
 // is still in the outbox at its old key (its delivery will be repeated).
 // Entries are updated in place only after the commit succeeded; the
@@ -404,7 +441,8 @@ func (s *Store) FinishAttempts(ctx context.Context, outs []webhook.AttemptOutcom
 			rec.ID, rec.WebhookID, rec.Event, rec.CreatedAt = e.DeliveryID, e.WebhookID, e.Event, e.CreatedAt
 			rec.UpdatedAt = updatedAt
 			var log []webhook.Attempt
-			switch val, err := s.get(deliveryKey(e.WebhookID, e.CreatedAt, e.DeliveryID)); {
+			switch val, err := s.historyOf(e); {
+			case val == nil && err == nil:
 			case err == nil:
 				prev, err := decodeDelivery(val)
 				if err != nil {
@@ -431,6 +469,16 @@ func (s *Store) FinishAttempts(ctx context.Context, outs []webhook.AttemptOutcom
 		*o.Entry = next[i]
 	}
 	return nil
+}
+
+// historyOf reads the stored history row of e's delivery, or nil without
+// reading when e has had no attempt yet: its row is then the pending one
+// enqueue wrote, with no attempt in its log.
+func (s *Store) historyOf(e *webhook.OutboxEntry) ([]byte, error) {
+	if e.Attempt == 0 {
+		return nil, nil
+	}
+	return s.get(deliveryKey(e.WebhookID, e.CreatedAt, e.DeliveryID))
 }
 
 // DropDelivery removes an outbox entry without recording anything, for

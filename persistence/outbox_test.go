@@ -2,7 +2,6 @@ package persistence
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -28,7 +27,7 @@ func TestFinishAttemptsOneBatch(t *testing.T) {
 	}
 	ev := webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now(), Data: webhook.SwapData{TransactionID: "tx1"}}
 	for _, p := range []string{"ptn_a", "ptn_b"} {
-		if err := s.Publish(ctx, p, ev); err != nil {
+		if _, err := s.Publish(ctx, p, ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,7 +91,7 @@ func TestDueDeliveriesFrom(t *testing.T) {
 	}
 	var ids []string
 	for range 4 {
-		id, err := s.PublishTo(ctx, w, webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now()})
+		id, err := publishTo(ctx, s, w, webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,9 +226,35 @@ func sameAttempts(a, b []webhook.Attempt) bool {
 	return true
 }
 
-// TestOutboxEntryAndNextDue reads an entry again by the key a scan saw, and
-// finds the next retry coming due.
-func TestOutboxEntryAndNextDue(t *testing.T) {
+// publishTo is PublishTo for tests that want the delivery ID alone.
+func publishTo(ctx context.Context, s *Store, w *webhook.Registration, ev webhook.Event) (string, error) {
+	e, err := s.PublishTo(ctx, w, ev)
+	if err != nil {
+		return "", err
+	}
+	return e.DeliveryID, nil
+}
+
+// outboxEntry reads one entry by its key through OutboxEntries.
+func outboxEntry(t *testing.T, s *Store, due time.Time, id string) *webhook.OutboxEntry {
+	t.Helper()
+	var got *webhook.OutboxEntry
+	calls := 0
+	if err := s.OutboxEntries(context.Background(), []OutboxKey{{Due: due, DeliveryID: id}}, func(i int, e *webhook.OutboxEntry) {
+		calls++
+		got = e
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Fatalf("%d calls for one key", calls)
+	}
+	return got
+}
+
+// TestOutboxEntriesAndNextDue reads entries again by the keys a scan saw,
+// and finds the next retry coming due.
+func TestOutboxEntriesAndNextDue(t *testing.T) {
 	ctx := context.Background()
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	clock := &fakeClock{t: start}
@@ -241,35 +266,53 @@ func TestOutboxEntryAndNextDue(t *testing.T) {
 	if _, ok, err := s.NextDue(ctx, start); err != nil || ok {
 		t.Fatalf("next due in an empty outbox: %v %v", ok, err)
 	}
-	id, err := s.PublishTo(ctx, w, webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now()})
-	if err != nil {
+	var keys []OutboxKey
+	for range 3 {
+		e, err := s.PublishTo(ctx, w, webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, OutboxKey{Due: e.Due, DeliveryID: e.DeliveryID})
+		clock.Advance(time.Millisecond)
+	}
+	// The second key names no entry (another due time); the rest are read
+	// in order.
+	asked := []OutboxKey{keys[0], {Due: keys[1].Due.Add(time.Nanosecond), DeliveryID: keys[1].DeliveryID}, keys[2]}
+	var got []string
+	if err := s.OutboxEntries(ctx, asked, func(i int, e *webhook.OutboxEntry) {
+		id := "-"
+		if e != nil {
+			id = e.DeliveryID
+			if e.WebhookID != w.ID || !e.Due.Equal(asked[i].Due) {
+				t.Errorf("entry %d: %+v", i, e)
+			}
+		}
+		got = append(got, id)
+	}); err != nil {
 		t.Fatal(err)
 	}
-	e, err := s.OutboxEntry(ctx, start, id)
-	if err != nil || e.DeliveryID != id || e.WebhookID != w.ID || !e.Due.Equal(start) {
-		t.Fatalf("entry %+v %v", e, err)
+	if want := []string{keys[0].DeliveryID, "-", keys[2].DeliveryID}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Fatalf("read %v, want %v", got, want)
 	}
-	if _, err := s.OutboxEntry(ctx, start.Add(time.Nanosecond), id); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("entry at another due time: %v", err)
-	}
-	if _, ok, err := s.NextDue(ctx, start); err != nil || ok {
-		t.Fatalf("next due after the only entry's due time: %v %v", ok, err)
+	if _, ok, err := s.NextDue(ctx, keys[2].Due); err != nil || ok {
+		t.Fatalf("next due after the last entry's due time: %v %v", ok, err)
 	}
 	if next, ok, err := s.NextDue(ctx, start.Add(-time.Nanosecond)); err != nil || !ok || !next.Equal(start) {
 		t.Fatalf("next due %v %v %v", next, ok, err)
 	}
+	e := outboxEntry(t, s, keys[0].Due, keys[0].DeliveryID)
 	retryAt := start.Add(90 * time.Second)
 	if err := finishAttempt(ctx, s, e, &webhook.DeliveryRecord{Attempt: 1, StatusCode: 500, State: webhook.DeliveryRetrying, Error: "status 500"}, retryAt); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.OutboxEntry(ctx, start, id); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("entry at its old key after the retry was scheduled: %v", err)
+	if got := outboxEntry(t, s, keys[0].Due, keys[0].DeliveryID); got != nil {
+		t.Fatalf("entry at its old key after the retry was scheduled: %+v", got)
 	}
-	if next, ok, err := s.NextDue(ctx, start); err != nil || !ok || !next.Equal(retryAt) {
+	if next, ok, err := s.NextDue(ctx, keys[2].Due); err != nil || !ok || !next.Equal(retryAt) {
 		t.Fatalf("next due %v %v %v, want %v", next, ok, err, retryAt)
 	}
-	if e, err := s.OutboxEntry(ctx, retryAt, id); err != nil || e.Attempt != 1 {
-		t.Fatalf("retry entry %+v %v", e, err)
+	if got := outboxEntry(t, s, retryAt, keys[0].DeliveryID); got == nil || got.Attempt != 1 {
+		t.Fatalf("retry entry %+v", got)
 	}
 }
 

@@ -106,6 +106,15 @@ type Store struct {
 	// metrics.
 	walletHits, walletMisses atomic.Uint64
 
+	// hooks caches webhook registrations by ID (see Webhook): every
+	// delivery attempt and every test event reads one, and a registration
+	// never changes after it is created, only deleted. hookMu orders fills
+	// after the deletes they could miss; hookCount bounds the entries.
+	hooks                sync.Map // webhook ID → *webhook.Registration
+	hookMu               sync.Mutex
+	hookCount            int
+	hookHits, hookMisses atomic.Uint64
+
 	// idemMu lets remembered answers be written concurrently (read-locked)
 	// and swept alone (locked), so a sweep never deletes a record that a
 	// write is replacing. idemNextSweep is the earliest Unix nanosecond the

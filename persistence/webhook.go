@@ -199,11 +199,14 @@ func (s *Store) Webhook(ctx context.Context, partnerID, id string) (*webhook.Reg
 	if !account.ValidID(partnerID) || !account.ValidID(id) {
 		return nil, ErrNotFound
 	}
-	val, err := s.get(webhookKey(partnerID, id))
+	w, err := s.cachedWebhook(id, func() ([]byte, error) { return s.get(webhookKey(partnerID, id)) })
 	if err != nil {
 		return nil, err
 	}
-	return s.decodeWebhook(val)
+	if w.PartnerID != partnerID {
+		return nil, ErrNotFound
+	}
+	return w, nil
 }
 
 // WebhookByID returns a webhook by ID alone, for the delivery pool.
@@ -214,11 +217,52 @@ func (s *Store) WebhookByID(ctx context.Context, id string) (*webhook.Registrati
 	if !account.ValidID(id) {
 		return nil, ErrNotFound
 	}
-	pid, err := s.get(webhookIDKey(id))
+	return s.cachedWebhook(id, func() ([]byte, error) {
+		pid, err := s.get(webhookIDKey(id))
+		if err != nil {
+			return nil, err
+		}
+		return s.get(webhookKey(string(pid), id))
+	})
+}
+
+// maxCachedWebhooks bounds the registrations kept in memory: ten per
+// partner for thousands of partners. Past it, reads go to Pebble.
+const maxCachedWebhooks = 1 << 16
+
+// cachedWebhook returns a copy of registration id from the cache, or
+// decodes what read returns and caches it. Fills happen under hookMu, and a
+// delete drops the entry under hookMu after its commit, so a fill that read
+// the registration before a delete committed has stored it before the delete
+// drops it: the cache never holds a deleted webhook.
+func (s *Store) cachedWebhook(id string, read func() ([]byte, error)) (*webhook.Registration, error) {
+	if v, ok := s.hooks.Load(id); ok {
+		s.hookHits.Add(1)
+		w := *v.(*webhook.Registration)
+		return &w, nil
+	}
+	s.hookMisses.Add(1)
+	s.hookMu.Lock()
+	defer s.hookMu.Unlock()
+	if v, ok := s.hooks.Load(id); ok {
+		w := *v.(*webhook.Registration)
+		return &w, nil
+	}
+	val, err := read()
 	if err != nil {
 		return nil, err
 	}
-	return s.Webhook(ctx, string(pid), id)
+	w, err := s.decodeWebhook(val)
+	if err != nil {
+		return nil, err
+	}
+	if s.hookCount < maxCachedWebhooks {
+		c := *w
+		c.Events = slices.Clone(w.Events)
+		s.hooks.Store(id, &c)
+		s.hookCount++
+	}
+	return w, nil
 }
 
 // DeleteWebhook removes a partner's webhook, its ID index and its delivery
@@ -247,7 +291,15 @@ func (s *Store) DeleteWebhook(ctx context.Context, partnerID, id string) error {
 	if err := b.DeleteRange([]byte(hist), prefixUpperBound(hist), nil); err != nil {
 		return err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	err := b.Commit(pebble.Sync)
+	// Dropped whatever the outcome: after a failed commit the next read
+	// fills it again from what is on disk.
+	s.hookMu.Lock()
+	if _, ok := s.hooks.LoadAndDelete(id); ok {
+		s.hookCount--
+	}
+	s.hookMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("persistence: commit webhook delete: %w", err)
 	}
 	return nil

@@ -183,7 +183,7 @@ func TestOutboxFanOutAndDurability(t *testing.T) {
 		t.Fatalf("retry entry %+v", due)
 	}
 	var skipped []string
-	if err := s.DueDeliveries(ctx, time.Time{}, clock.Now(), func(d, w []byte) bool {
+	if err := s.DueDeliveries(ctx, time.Time{}, clock.Now(), func(_ time.Time, d, w []byte) bool {
 		skipped = append(skipped, string(d)+" "+string(w))
 		return string(d) == id
 	}, func(*webhook.OutboxEntry) bool {
@@ -232,7 +232,7 @@ func TestDeliveriesNewestFirstAndLimited(t *testing.T) {
 	var ids []string
 	for i := range 5 {
 		clock.Advance(time.Second)
-		id, err := s.PublishTo(ctx, w, webhook.Event{Name: webhook.SwapPending, Time: clock.Now(), Data: map[string]int{"n": i}})
+		id, err := publishTo(ctx, s, w, webhook.Event{Name: webhook.SwapPending, Time: clock.Now(), Data: map[string]int{"n": i}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func TestDeliveriesNewestFirstAndLimited(t *testing.T) {
 	if len(got) != 3 || got[0].ID != ids[4] || got[2].ID != ids[2] {
 		t.Fatalf("got %v, want newest three of %v", fmt.Sprint(got[0].ID, got[1].ID, got[2].ID), ids)
 	}
-	if err := s.Publish(ctx, "ptn_nobody", webhook.Event{Name: webhook.SwapPending, Time: clock.Now()}); err != nil {
+	if _, err := s.Publish(ctx, "ptn_nobody", webhook.Event{Name: webhook.SwapPending, Time: clock.Now()}); err != nil {
 		t.Fatalf("publishing with no subscriber: %v", err)
 	}
 }
@@ -340,7 +340,7 @@ func TestCountOutbox(t *testing.T) {
 	}
 	for i := range 3 {
 		ev := webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now(), Data: webhook.SwapData{TransactionID: fmt.Sprintf("tx%d", i)}}
-		if err := s.Publish(ctx, "ptn_a", ev); err != nil {
+		if _, err := s.Publish(ctx, "ptn_a", ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -370,5 +370,45 @@ func TestCountOutbox(t *testing.T) {
 	}
 	if due, scheduled := count(clock.Now().Add(time.Minute), 1); due+scheduled != 1 {
 		t.Fatalf("limit 1 counted %d", due+scheduled)
+	}
+}
+
+// TestWebhookCache reads a registration through the cache, both ways, and
+// expects a delete to reach every later read, a cached copy to be the
+// caller's own, and another partner's ID to stay hidden.
+func TestWebhookCache(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s := openWebhookStore(t, t.TempDir(), clock)
+	w := newHook("ptn_a", webhook.SwapCompleted)
+	if err := s.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		got, err := s.WebhookByID(ctx, w.ID)
+		if err != nil || got.PartnerID != "ptn_a" || got.Secret != w.Secret {
+			t.Fatalf("by id %+v %v", got, err)
+		}
+		got.Secret = "changed by a caller"
+		if got, err := s.Webhook(ctx, "ptn_a", w.ID); err != nil || got.Secret != w.Secret || got.URL != w.URL {
+			t.Fatalf("webhook %+v %v", got, err)
+		}
+	}
+	if _, err := s.Webhook(ctx, "ptn_b", w.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another partner's webhook: %v", err)
+	}
+	stats := map[string][2]uint64{}
+	s.CacheStats(func(c string, h, m uint64) { stats[c] = [2]uint64{h, m} })
+	if got := stats["webhook"]; got[1] != 1 || got[0] != 6 {
+		t.Fatalf("webhook cache hits and misses %v, want 6 and 1", got)
+	}
+	if err := s.DeleteWebhook(ctx, "ptn_a", w.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WebhookByID(ctx, w.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted webhook by id: %v", err)
+	}
+	if _, err := s.Webhook(ctx, "ptn_a", w.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted webhook: %v", err)
 	}
 }

@@ -14,7 +14,13 @@ import (
 // finds entries committed too late for the wake-up scans (see floorMargin)
 // and those a failed commit left behind.
 const (
-	DefaultPoolSize     = 16
+	// DefaultPoolSize workers make at most as many attempts at once. With
+	// the in-flight caps derived from it (a partner half of them, a webhook
+	// half of its partner's: 32 and 16), one busy webhook whose receiver
+	// answers in a millisecond or two can take thousands of deliveries a
+	// second, while receivers that hang hold at most half the pool. A worker
+	// waiting on its receiver costs a goroutine.
+	DefaultPoolSize     = 64
 	DefaultTimeout      = 5 * time.Second
 	DefaultScanInterval = time.Second
 	DefaultScanBatch    = 1024
@@ -53,9 +59,11 @@ type Config struct {
 	// headers. The specification gives receivers 5 seconds.
 	Timeout time.Duration
 	// PerWebhook and PerPartner cap attempts in flight to one webhook and
-	// to one partner's webhooks. They default to min(2, PerPartner) and
+	// to one partner's webhooks. They default to max(1, PerPartner/2) and
 	// max(1, PoolSize/2), so a partner whose receivers hang occupies at most
-	// half the pool, whatever its backlog, and the rest keeps flowing.
+	// half the pool, whatever its backlog, and the rest keeps flowing, and
+	// one webhook half of its partner's share: deliveries to one receiver
+	// run at most PerWebhook / its answer time per second.
 	PerWebhook int
 	PerPartner int
 	// ScanInterval is how often the whole outbox is scanned for due
@@ -110,7 +118,7 @@ func (c Config) withDefaults() Config {
 		c.PerPartner = max(1, c.PoolSize/2)
 	}
 	if c.PerWebhook <= 0 {
-		c.PerWebhook = min(2, c.PerPartner)
+		c.PerWebhook = max(1, c.PerPartner/2)
 	}
 	if c.ScanInterval <= 0 {
 		c.ScanInterval = DefaultScanInterval

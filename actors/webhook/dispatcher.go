@@ -1,13 +1,12 @@
 package webhook
 
 import (
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/persistence"
 	hook "github.com/swapgate/swapgate/routing/webhook"
 )
 
@@ -15,15 +14,20 @@ import (
 // the outbox from its start; others start at the dispatcher's floor.
 type scanMsg struct{ full bool }
 
-// timerMsg is the dispatcher's own timer going off (see dispatcher.scanAt);
+// timerMsg is the dispatcher's own timer going off (see dispatcher.scanIn);
 // gen tells a timer replaced since from the current one.
 type timerMsg struct{ gen uint64 }
 
+// arrivedMsg hands the dispatcher entries the pool itself just committed
+// (Pool.Publish, Pool.SendTest), so that they need no scan to be found.
+type arrivedMsg struct{ entries []*hook.OutboxEntry }
+
 // floorMargin is how far below the time of a scan that left nothing behind
 // the next wake-up's scan starts. It covers events whose outbox entry was
-// stamped before that scan but committed after it (a Publish syncing, an
-// event source's batch); anything later still is found by the periodic full
-// scan, one ScanInterval at most.
+// stamped before that scan but committed after it (an event source's batch
+// syncing); anything later still is found by the periodic full scan, one
+// ScanInterval at most. Retries need no margin: the committer reports each
+// batch's earliest (see dispatcher.retryFloor).
 const floorMargin = 250 * time.Millisecond
 
 // scanGap is the least time between two scans other than the periodic full
@@ -47,11 +51,8 @@ type doneMsg struct {
 
 // parkedKey is what the dispatcher remembers of a due entry it left in the
 // outbox because its webhook's queue was full: enough to read it again by
-// its key, in a point read, when the queue has room.
-type parkedKey struct {
-	due time.Time
-	id  string
-}
+// its key when the queue has room.
+type parkedKey = persistence.OutboxKey
 
 // hookState is the dispatcher's view of one webhook with deliveries owed:
 // entries loaded and waiting for a worker (at most Config.QueuePerWebhook),
@@ -109,9 +110,17 @@ type dispatcher struct {
 	// which a scan from the start would walk every time. Zero means from the
 	// start.
 	floor time.Time
-	// lastScan is when the last scan ran (see scanGap).
+	// retryFloor is where a scan for retries coming due starts: the end of
+	// the last scan, or the due time of a retry committed since that lies
+	// before it. Retries are written only by the committer, which reports
+	// each batch's earliest, so these scans need no margin.
+	retryFloor time.Time
+	// wakePending records a wake-up whose scan was put off (see scanGap):
+	// the next scan starts at the floor, not the retry floor.
+	wakePending bool
+	// lastScan is when the last scan ran (see scanGap), on the real clock.
 	lastScan time.Time
-	// timer is the pending wake-up of scanAt, due at timerAt; timerGen
+	// timer is the pending wake-up of scanIn, due at timerAt; timerGen
 	// tells its message from a replaced timer's.
 	timer    *time.Timer
 	timerAt  time.Time
@@ -156,24 +165,37 @@ func (d *dispatcher) receive(ctx actor.Context) {
 			d.timer.Stop()
 		}
 	case scanMsg:
-		if !m.full && d.p.cfg.Now().Sub(d.lastScan) < scanGap {
-			// Paced: the wake-up stays pending (Pool.woken), so further
-			// ones cost nothing until this scan runs.
-			d.scanAt(d.lastScan.Add(scanGap))
+		if m.full {
+			d.scan(true)
+			d.pump(ctx)
 			return
 		}
-		d.scan(m.full)
+		d.wakePending = true
+		if wait := scanGap - time.Since(d.lastScan); wait > 0 {
+			// Paced: the wake-up stays pending (Pool.woken), so further
+			// ones cost nothing until this scan runs.
+			d.scanIn(wait)
+			return
+		}
+		d.scan(false)
 		d.pump(ctx)
 	case timerMsg:
 		if m.gen != d.timerGen {
 			return
 		}
 		d.timerAt = time.Time{}
-		if d.p.cfg.Now().Sub(d.lastScan) < scanGap {
-			d.scanAt(d.lastScan.Add(scanGap))
+		if wait := scanGap - time.Since(d.lastScan); wait > 0 {
+			d.scanIn(wait)
 			return
 		}
 		d.scan(false)
+		d.pump(ctx)
+	case *arrivedMsg:
+		for _, e := range m.entries {
+			if _, ok := d.seen[e.DeliveryID]; !ok {
+				d.place(e)
+			}
+		}
 		d.pump(ctx)
 	case *doneMsg:
 		e := m.entry
@@ -195,7 +217,10 @@ func (d *dispatcher) receive(ctx actor.Context) {
 			delete(d.seen, e.DeliveryID)
 		}
 		if !m.nextRetry.IsZero() {
-			d.scanAt(m.nextRetry)
+			if m.nextRetry.Before(d.retryFloor) {
+				d.retryFloor = m.nextRetry
+			}
+			d.scanIn(m.nextRetry.Sub(d.p.cfg.Now()))
 		}
 	}
 }
@@ -208,19 +233,21 @@ func decr(m map[string]int, k string) {
 	m[k]--
 }
 
-// scanAt makes sure a scan runs at t at the latest: a retry coming due, or
-// a paced wake-up. An earlier pending wake-up covers it.
-func (d *dispatcher) scanAt(t time.Time) {
-	if !d.timerAt.IsZero() && !t.Before(d.timerAt) {
+// scanIn makes sure a scan runs within wait at the latest: a retry coming
+// due, or a paced wake-up. An earlier pending wake-up covers it. The timer
+// runs on the real clock, whatever Config.Now says.
+func (d *dispatcher) scanIn(wait time.Duration) {
+	at := time.Now().Add(max(0, wait))
+	if !d.timerAt.IsZero() && !at.Before(d.timerAt) {
 		return
 	}
 	if d.timer != nil {
 		d.timer.Stop()
 	}
 	d.timerGen++
-	d.timerAt = t
+	d.timerAt = at
 	gen, root, self := d.timerGen, d.p.root, d.self
-	d.timer = time.AfterFunc(max(0, t.Sub(d.p.cfg.Now())), func() { root.Send(self, timerMsg{gen: gen}) })
+	d.timer = time.AfterFunc(max(0, wait), func() { root.Send(self, timerMsg{gen: gen}) })
 }
 
 // hook returns the state of webhook id, making it if needed.
@@ -240,28 +267,34 @@ func (d *dispatcher) dropIfIdle(h *hookState) {
 	}
 }
 
-// walk reads due entries from `from` to now, placing each unseen one with
-// its webhook, until fn says stop or the scan's bound of decoded entries is
-// reached; it returns the due time of the entry it stopped after at that
-// bound (zero when it read to now) and whether the store failed. Entries of
-// overflowing webhooks other than catchUp are passed over by key.
-func (d *dispatcher) walk(from, now time.Time, catchUp *hookState, fn func(*hookState) bool) (stopAt time.Time, ok bool) {
+// walk reads due entries from `from` to now and places each the
+// dispatcher has not seen with its webhook. An entry of a webhook already
+// known whose queue cannot take it is placed by its key alone (parked, or
+// left as the webhook's overflow) without decoding it; others are decoded
+// and placed (see place), at most the scan's bound of them: walk returns
+// the due time of the entry it stopped after at that bound (zero when it
+// read to now), and false when the store failed.
+func (d *dispatcher) walk(from, now time.Time) (stopAt time.Time, ok bool) {
 	examined, limit := 0, d.p.cfg.ScanBatch*scanExamineFactor
-	skip := func(id, webhookID []byte) bool {
+	skip := func(due time.Time, id, webhookID []byte) bool {
 		if _, ok := d.seen[string(id)]; ok {
 			return true
 		}
-		if h := d.hooks[string(webhookID)]; h != nil && h != catchUp && !h.overflow.IsZero() {
+		h := d.hooks[string(webhookID)]
+		switch {
+		case h == nil:
+			return false
+		case !h.overflow.IsZero():
 			return true
+		case d.loadable(h):
+			return false
 		}
-		return false
+		d.park(h, due, string(id))
+		return true
 	}
 	err := d.p.store.DueDeliveries(d.p.ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
 		examined++
-		h := d.place(e, catchUp)
-		if !fn(h) {
-			return false
-		}
+		d.place(e)
 		if examined >= limit {
 			stopAt = e.Due
 			return false
@@ -278,28 +311,41 @@ func (d *dispatcher) walk(from, now time.Time, catchUp *hookState, fn func(*hook
 	return stopAt, true
 }
 
-// place takes an entry a scan read: loaded into its webhook's queue when
-// the webhook has nothing parked and room, parked when the bounds allow,
-// else left in the outbox, the webhook overflowing from it. An overflowing
-// webhook's entries are left alone unless this is its catch-up.
-func (d *dispatcher) place(e *hook.OutboxEntry, catchUp *hookState) *hookState {
+// loadable reports whether an entry of h a scan meets may go straight
+// into its queue: nothing of h is parked before it, and there is room.
+func (d *dispatcher) loadable(h *hookState) bool {
+	return len(h.parked) == 0 && len(h.queue) < d.p.cfg.QueuePerWebhook && d.queued < d.p.cfg.ScanBatch
+}
+
+// place takes an entry a scan decoded: loaded into its webhook's queue
+// when loadable, else parked. An overflowing webhook's entries are left
+// alone.
+func (d *dispatcher) place(e *hook.OutboxEntry) {
 	h := d.hook(e.WebhookID, e.PartnerID)
 	switch {
-	case !h.overflow.IsZero() && h != catchUp:
-	case len(h.parked) == 0 && len(h.queue) < d.p.cfg.QueuePerWebhook && d.queued < d.p.cfg.ScanBatch:
+	case !h.overflow.IsZero():
+	case d.loadable(h):
 		d.seen[e.DeliveryID] = struct{}{}
 		d.enqueue(h, e)
-	case len(h.parked) < d.maxParkedPerHook() && d.parked < d.maxParked():
-		d.seen[e.DeliveryID] = struct{}{}
-		h.parked = append(h.parked, parkedKey{due: e.Due, id: e.DeliveryID})
-		d.parked++
-		if len(h.queue) < d.p.cfg.QueuePerWebhook {
-			d.starve(h)
-		}
-	case h.overflow.IsZero():
-		h.overflow = e.Due
+	default:
+		d.park(h, e.Due, e.DeliveryID)
 	}
-	return h
+}
+
+// park remembers the key of an entry of h left in the outbox, in due
+// order behind h's queue, when the parking bounds allow; otherwise h
+// overflows from this entry on.
+func (d *dispatcher) park(h *hookState, due time.Time, id string) {
+	if len(h.parked) >= d.maxParkedPerHook() || d.parked >= d.maxParked() {
+		h.overflow = due
+		return
+	}
+	d.seen[id] = struct{}{}
+	h.parked = append(h.parked, parkedKey{Due: due, DeliveryID: id})
+	d.parked++
+	if len(h.queue) < d.p.cfg.QueuePerWebhook {
+		d.starve(h)
+	}
 }
 
 // starve lists a webhook whose queue has room while entries of its wait
@@ -338,36 +384,50 @@ func (d *dispatcher) enqueue(h *hookState, e *hook.OutboxEntry) {
 
 // scan tops the webhooks' queues up from the outbox with entries due now,
 // earliest first, parking what they cannot hold. A full scan starts at the
-// front of the outbox, any other at the floor the previous scan left. It
-// then makes sure a scan runs when the next retry comes due, and lets
-// overflowing webhooks with room catch up.
+// front of the outbox; one for a wake-up at the floor the previous one
+// left (or the retry floor, if lower); one for retries coming due at the
+// retry floor. It then makes sure a scan runs when the next retry comes
+// due, and a full scan lets overflowing webhooks with room catch up.
 func (d *dispatcher) scan(full bool) {
 	d.p.woken.Store(false)
 	now := d.p.cfg.Now()
-	d.lastScan = now
+	d.lastScan = time.Now()
+	wake := d.wakePending || full
+	d.wakePending = false
 	if !d.p.enter() {
 		return
 	}
 	defer d.p.leave()
-	from := d.floor
-	if full {
+	from := d.retryFloor
+	switch {
+	case full:
 		from = time.Time{}
+	case wake && d.floor.Before(from):
+		from = d.floor
 	}
-	stopAt, ok := d.walk(from, now, nil, func(*hookState) bool { return true })
+	stopAt, ok := d.walk(from, now)
 	if !ok {
-		d.floor = time.Time{}
+		d.floor, d.retryFloor = time.Time{}, time.Time{}
 		return
 	}
-	d.floor = now.Add(-floorMargin)
+	// What this scan read up to: now, or where it stopped at its bound
+	// (the rest is read by the next one).
+	upTo := now.Add(time.Nanosecond)
 	if !stopAt.IsZero() {
-		// Stopped at its bound: the rest is read by the next scan.
-		if stopAt.Before(d.floor) {
-			d.floor = stopAt
-		}
+		upTo = stopAt
 		d.p.Wake()
 	}
+	if !from.After(d.floor) {
+		d.floor = now.Add(-floorMargin)
+		if upTo.Before(d.floor) {
+			d.floor = upTo
+		}
+	}
+	if !from.After(d.retryFloor) {
+		d.retryFloor = upTo
+	}
 	if next, ok, err := d.p.store.NextDue(d.p.ctx, now); err == nil && ok {
-		d.scanAt(next)
+		d.scanIn(next.Sub(now))
 	}
 	if full {
 		for _, h := range d.hooks {
@@ -378,17 +438,14 @@ func (d *dispatcher) scan(full bool) {
 
 // catchUp reads the entries an overflowing webhook left in the outbox,
 // from its overflow on, once it has room to park half its bound again.
+// The walk places them as any scan does, until the webhook overflows again.
 func (d *dispatcher) catchUp(h *hookState) {
 	if h.overflow.IsZero() || len(h.parked) > d.maxParkedPerHook()/2 || d.parked > d.maxParked()/2 {
 		return
 	}
 	from := h.overflow
 	h.overflow = time.Time{}
-	stopAt, ok := d.walk(from, d.p.cfg.Now(), h, func(got *hookState) bool {
-		// Once this webhook overflows again the rest waits for the next
-		// catch-up.
-		return got != h || h.overflow.IsZero()
-	})
+	stopAt, ok := d.walk(from, d.p.cfg.Now())
 	switch {
 	case !ok:
 		if h.overflow.IsZero() {
@@ -399,16 +456,18 @@ func (d *dispatcher) catchUp(h *hookState) {
 	}
 }
 
-// refill loads a webhook's parked entries into its queue while it has
-// room, by key, and lists it as starving when only Config.ScanBatch stops
-// it. An entry no longer in the outbox is forgotten. When the store fails,
-// all the webhook's parked keys are forgotten: a full scan finds their
-// entries again.
+// refill loads a webhook's parked entries into its queue, once it is half
+// empty, as many as it has room for, reading them again by key in one
+// pass, and lists it as starving when only Config.ScanBatch stops it. An
+// entry no longer in the outbox is forgotten. When the store fails, all
+// the webhook's parked keys are forgotten and the floors reset: the next
+// scan finds their entries again.
 func (d *dispatcher) refill(h *hookState) {
-	if len(h.parked) == 0 || len(h.queue) >= d.p.cfg.QueuePerWebhook {
+	if len(h.parked) == 0 || len(h.queue) > d.p.cfg.QueuePerWebhook/2 {
 		return
 	}
-	if d.queued >= d.p.cfg.ScanBatch {
+	n := min(len(h.parked), d.p.cfg.QueuePerWebhook-len(h.queue), d.p.cfg.ScanBatch-d.queued)
+	if n <= 0 {
 		d.starve(h)
 		return
 	}
@@ -416,39 +475,37 @@ func (d *dispatcher) refill(h *hookState) {
 		return
 	}
 	defer d.p.leave()
-	for len(h.parked) > 0 && len(h.queue) < d.p.cfg.QueuePerWebhook {
-		if d.queued >= d.p.cfg.ScanBatch {
-			d.starve(h)
-			break
+	keys := h.parked[:n]
+	err := d.p.store.OutboxEntries(d.p.ctx, keys, func(i int, e *hook.OutboxEntry) {
+		if e == nil {
+			delete(d.seen, keys[i].DeliveryID)
+			return
 		}
-		k := h.parked[0]
-		h.parked[0] = parkedKey{}
-		h.parked = h.parked[1:]
-		d.parked--
-		e, err := d.p.store.OutboxEntry(d.p.ctx, k.due, k.id)
-		switch {
-		case err == nil:
-			d.enqueue(h, e)
-			continue
-		case errors.Is(err, account.ErrNotFound):
-			delete(d.seen, k.id)
-			continue
-		}
-		delete(d.seen, k.id)
+		d.enqueue(h, e)
+	})
+	clear(keys)
+	h.parked = h.parked[n:]
+	d.parked -= n
+	if err != nil {
 		if !d.p.isShutdown(err) {
 			d.p.stats.ScanFailures.Add(1)
 			d.p.cfg.Logger.Error("webhook outbox read failed", slog.String("webhook", h.id), slog.Any("err", err))
 		}
+		for _, k := range keys {
+			delete(d.seen, k.DeliveryID)
+		}
 		for _, k := range h.parked {
-			delete(d.seen, k.id)
+			delete(d.seen, k.DeliveryID)
 		}
 		d.parked -= len(h.parked)
 		h.parked = nil
-		d.floor = time.Time{}
+		d.floor, d.retryFloor = time.Time{}, time.Time{}
 		return
 	}
 	if len(h.parked) == 0 {
 		h.parked = nil
+	} else if len(h.queue) < d.p.cfg.QueuePerWebhook {
+		d.starve(h)
 	}
 	d.catchUp(h)
 }

@@ -2,7 +2,10 @@ package webhook
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,16 +23,16 @@ type countingStore struct {
 	decoded, reread atomic.Int64
 }
 
-func (s *countingStore) DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error {
+func (s *countingStore) DueDeliveries(ctx context.Context, from, now time.Time, skip func(due time.Time, deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error {
 	return s.Store.DueDeliveries(ctx, from, now, skip, func(e *hook.OutboxEntry) bool {
 		s.decoded.Add(1)
 		return fn(e)
 	})
 }
 
-func (s *countingStore) OutboxEntry(ctx context.Context, due time.Time, deliveryID string) (*hook.OutboxEntry, error) {
-	s.reread.Add(1)
-	return s.Store.OutboxEntry(ctx, due, deliveryID)
+func (s *countingStore) OutboxEntries(ctx context.Context, keys []persistence.OutboxKey, fn func(int, *hook.OutboxEntry)) error {
+	s.reread.Add(int64(len(keys)))
+	return s.Store.OutboxEntries(ctx, keys, fn)
 }
 
 // fillOutbox commits n deliveries to w in batches, as a busy event source
@@ -159,5 +162,80 @@ func TestRetryScannedWhenDue(t *testing.T) {
 	}
 	if gap := got[1].at.Sub(got[0].at); gap < 50*time.Millisecond || gap > time.Second {
 		t.Fatalf("retry %v after the first attempt, want about 50ms", gap)
+	}
+}
+
+// TestPublishedEntriesNeedNoScan: entries the pool commits itself go to the
+// dispatcher directly; scans pass over them without decoding them.
+func TestPublishedEntriesNeedNoScan(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	rc := newReceiver(t, nil)
+	w := register(t, s, "ptn_a", rc.srv.URL, hook.SwapCompleted)
+	cs := &countingStore{Store: s}
+	p := startPool(t, newSystem(t), cs, Config{TLSConfig: tlsFor(rc), ScanInterval: time.Hour})
+	// Let the first scan, of the empty outbox, pass.
+	time.Sleep(50 * time.Millisecond)
+	const n = 50
+	for i := range n {
+		if i%2 == 0 {
+			if err := p.Publish(context.Background(), "ptn_a", swapEvent("tx-pub")); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := p.SendTest(context.Background(), "ptn_a", w.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "every event delivered", func() bool { return rc.n.Load() >= n })
+	if req, distinct := distinctDeliveries(rc); req != n || distinct != n {
+		t.Fatalf("%d requests for %d distinct deliveries, want %d each", req, distinct, n)
+	}
+	if d := cs.decoded.Load(); d != 0 {
+		t.Fatalf("scans decoded %d entries handed to the dispatcher", d)
+	}
+}
+
+// TestDeliveriesReuseConnections: deliveries to a receiver that offers
+// HTTP/2 go over HTTP/1.1, each connection kept for the next attempt, so a
+// burst opens about as many connections (and TLS handshakes) as attempts
+// run at once, not one per delivery.
+func TestDeliveriesReuseConnections(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		conns = map[string]bool{}
+		proto = map[int]int{}
+		n     atomic.Int64
+	)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		conns[r.RemoteAddr] = true
+		proto[r.ProtoMajor]++
+		mu.Unlock()
+		n.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	s := openStore(t, t.TempDir())
+	register(t, s, "ptn_a", srv.URL, hook.SwapCompleted)
+	const perWebhook, events = 4, 200
+	p := startPool(t, newSystem(t), s, Config{TLSConfig: tlsFor(&receiver{srv: srv}), PoolSize: 16, PerWebhook: perWebhook})
+	for range events {
+		if err := p.Publish(context.Background(), "ptn_a", swapEvent("tx-conn")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "every event delivered", func() bool { return n.Load() >= events })
+	mu.Lock()
+	defer mu.Unlock()
+	if proto[1] != events {
+		t.Fatalf("requests by HTTP major version %v, want all %d over HTTP/1.1", proto, events)
+	}
+	// A request finding no idle connection dials one, and takes whichever
+	// comes first, a connection freed meanwhile or its own: a few more than
+	// the attempts in flight may open, not one per delivery.
+	if len(conns) > 2*perWebhook {
+		t.Fatalf("%d connections for %d deliveries, at most %d in flight", len(conns), events, perWebhook)
 	}
 }

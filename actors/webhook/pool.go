@@ -2,11 +2,12 @@
 // entries from the durable outbox and hands them to a fixed set of worker
 // actors, each of which makes one signed HTTPS attempt at a time and passes
 // its outcome (delivered, rescheduled with backoff, or dead-lettered) to a
-// committer actor. The dispatcher reads the outbox when an event is
-// published (at most every scanGap), when the next retry comes due, and
-// every ScanInterval in full; a webhook's entries beyond its in-memory
-// queue are parked by key and read again by key, so that delivering a
-// backlog costs the same per entry however long it is. The committer records the outcomes of many attempts in one
+// committer actor. Entries the pool commits itself (Publish, SendTest) are
+// handed to the dispatcher after their commit; it reads the outbox when
+// another event source wakes it (at most every scanGap), when the next
+// retry comes due, and every ScanInterval in full. A webhook's entries
+// beyond its in-memory queue are parked by key and read again by key, so
+// that delivering a backlog costs the same per entry however long it is. The committer records the outcomes of many attempts in one
 // synced batch, the same batch that removes or moves their outbox entries,
 // and only then does the dispatcher forget the entries, so a crash at any
 // point leaves an unrecorded attempt in the outbox to be repeated.
@@ -20,6 +21,7 @@ package webhook
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -39,16 +41,16 @@ import (
 // registrations it delivers to, and the delivery history it records. A
 // missing webhook, or another partner's, is account.ErrNotFound.
 type Store interface {
-	DueDeliveries(ctx context.Context, from, now time.Time, skip func(deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error
-	// OutboxEntry reads again an entry a scan left in the outbox;
+	DueDeliveries(ctx context.Context, from, now time.Time, skip func(due time.Time, deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error
+	// OutboxEntries reads again entries a scan left in the outbox, by key;
 	// NextDue is the due time of the first entry due after a time.
-	OutboxEntry(ctx context.Context, due time.Time, deliveryID string) (*hook.OutboxEntry, error)
+	OutboxEntries(ctx context.Context, keys []persistence.OutboxKey, fn func(i int, e *hook.OutboxEntry)) error
 	NextDue(ctx context.Context, after time.Time) (time.Time, bool, error)
 	WebhookByID(ctx context.Context, id string) (*hook.Registration, error)
 	FinishAttempts(ctx context.Context, outs []hook.AttemptOutcome) error
 	DropDelivery(ctx context.Context, e *hook.OutboxEntry) error
-	Publish(ctx context.Context, partnerID string, ev hook.Event) error
-	PublishTo(ctx context.Context, w *hook.Registration, ev hook.Event) (string, error)
+	Publish(ctx context.Context, partnerID string, ev hook.Event) ([]*hook.OutboxEntry, error)
+	PublishTo(ctx context.Context, w *hook.Registration, ev hook.Event) (*hook.OutboxEntry, error)
 	Webhook(ctx context.Context, partnerID, id string) (*hook.Registration, error)
 	// CountOutbox counts the deliveries owed, due by now and due later,
 	// reading at most limit entries; metrics call it at scrape time.
@@ -135,16 +137,26 @@ func Start(sys *actor.ActorSystem, store Store, cfg Config) (*Pool, error) {
 // newClient builds the delivery HTTP client: no proxy (a proxy would hide the
 // dialled address from the policy), the policy as the dialer's Control hook,
 // no redirects (a 3xx is a failed attempt: following it could lead anywhere).
+//
+// Deliveries go over HTTP/1.1 with keep-alive, one connection per attempt in
+// flight to a host, each kept open for the next: at most PerWebhook
+// connections to one webhook's receiver, none opened twice while busy. A
+// delivery is one small POST; over HTTP/2 each also paid HPACK, framing and a
+// write per frame on both ends, which on two shared cores held a webhook
+// storm of 6,000 events/s to 6,500-7,100 deliveries/s at the receiver where
+// HTTP/1.1 keeps up with all 7,500 (and the receiver spends less).
 func newClient(cfg Config, policy hook.Policy) *http.Client {
 	dialer := &net.Dialer{Timeout: cfg.Timeout, Control: policy.Control}
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
+		ForceAttemptHTTP2:     false,
+		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
 		TLSHandshakeTimeout:   cfg.Timeout,
 		ResponseHeaderTimeout: cfg.Timeout,
-		// One kept connection per worker: receivers often share a host, and
-		// a TLS handshake costs more than the delivery itself.
+		// Every worker's connection is kept: receivers often share a host,
+		// and a TLS handshake costs more than the delivery itself.
+		MaxIdleConns:        cfg.PoolSize,
 		MaxIdleConnsPerHost: cfg.PoolSize,
 		IdleConnTimeout:     90 * time.Second,
 	}
@@ -157,8 +169,9 @@ func newClient(cfg Config, policy hook.Policy) *http.Client {
 	}
 }
 
-// Wake asks the dispatcher to scan the outbox now. Event sources that commit
-// EnqueueEvent in their own batch call it after the commit.
+// Wake asks the dispatcher to scan the outbox now (at most every scanGap).
+// Event sources that commit EnqueueEvent in their own batch call it after
+// the commit.
 func (p *Pool) Wake() {
 	if p.woken.CompareAndSwap(false, true) {
 		p.root.Send(p.pid, scanMsg{})
@@ -166,13 +179,23 @@ func (p *Pool) Wake() {
 }
 
 // Publish makes ev durable for every subscribed webhook of the partner and
-// wakes the pool.
+// hands the entries to the dispatcher.
 func (p *Pool) Publish(ctx context.Context, partnerID string, ev hook.Event) error {
-	if err := p.store.Publish(ctx, partnerID, ev); err != nil {
+	entries, err := p.store.Publish(ctx, partnerID, ev)
+	if err != nil {
 		return err
 	}
-	p.Wake()
+	p.arrived(entries...)
 	return nil
+}
+
+// arrived hands entries the pool committed itself to the dispatcher, which
+// then needs no scan to find them. The entries are the dispatcher's from
+// then on.
+func (p *Pool) arrived(entries ...*hook.OutboxEntry) {
+	if len(entries) > 0 {
+		p.root.Send(p.pid, &arrivedMsg{entries: entries})
+	}
 }
 
 // SendTest enqueues a test event (hook.TestEvent with data.test true) for one
@@ -186,11 +209,12 @@ func (p *Pool) SendTest(ctx context.Context, partnerID, webhookID string) (strin
 	}
 	now := p.cfg.Now()
 	ref := fmt.Sprintf("%s_%d", webhookID, now.UnixNano())
-	id, err := p.store.PublishTo(ctx, w, hook.Event{Name: hook.TestEvent, Time: now, Data: hook.TestPayloadData(ref)})
+	e, err := p.store.PublishTo(ctx, w, hook.Event{Name: hook.TestEvent, Time: now, Data: hook.TestPayloadData(ref)})
 	if err != nil {
 		return "", err
 	}
-	p.Wake()
+	id := e.DeliveryID
+	p.arrived(e)
 	return id, nil
 }
 

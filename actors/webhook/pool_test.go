@@ -378,7 +378,7 @@ func TestOutboxSurvivesRestartMidDelivery(t *testing.T) {
 	eventually(t, 3*time.Second, "first attempt in flight", func() bool { return rc.n.Load() == 1 })
 	p.Stop()
 	// An event committed while no pool runs.
-	if err := s.Publish(context.Background(), "ptn_a", hook.Event{Name: hook.SwapFailed, Time: time.Now(), Data: hook.SwapData{TransactionID: "tx-offline"}}); err != nil {
+	if _, err := s.Publish(context.Background(), "ptn_a", hook.Event{Name: hook.SwapFailed, Time: time.Now(), Data: hook.SwapData{TransactionID: "tx-offline"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

@@ -50,7 +50,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.IntVar(&cfg.WebhookScanBatch, "webhook-scan-batch", cfg.WebhookScanBatch, "due webhook deliveries held in memory at once")
 	fs.IntVar(&cfg.WebhookQueuePerWebhook, "webhook-queue-per-webhook", cfg.WebhookQueuePerWebhook, "due deliveries of one webhook held in memory at once; the rest wait in the outbox")
 	fs.IntVar(&cfg.WebhookCommitBatch, "webhook-commit-batch", cfg.WebhookCommitBatch, "webhook attempt outcomes recorded per synced commit")
-	fs.IntVar(&cfg.WebhookInflightPerWebhook, "webhook-inflight-per-webhook", cfg.WebhookInflightPerWebhook, "webhook attempts in flight to one webhook (0: 2, at most the per-partner cap)")
+	fs.IntVar(&cfg.WebhookInflightPerWebhook, "webhook-inflight-per-webhook", cfg.WebhookInflightPerWebhook, "webhook attempts in flight to one webhook (0: half the per-partner cap)")
 	fs.IntVar(&cfg.WebhookInflightPerPartner, "webhook-inflight-per-partner", cfg.WebhookInflightPerPartner, "webhook attempts in flight to one partner's webhooks (0: half the pool)")
 	fs.BoolVar(&cfg.AllowLoopbackWebhooks, "allow-loopback-webhooks", cfg.AllowLoopbackWebhooks, "accept and deliver to loopback webhook URLs (local testing only)")
 	fs.IntVar(&cfg.TrackerWorkers, "tracker-workers", cfg.TrackerWorkers, "tracked swaps polled at their provider at once")

@@ -81,7 +81,7 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{[]string{"--webhook-scan-batch", "0"}, []string{"--webhook-scan-batch: must be between 1 and 1048576, got 0"}},
 		{[]string{"--webhook-queue-per-webhook", "0"}, []string{"--webhook-queue-per-webhook: must be between 1 and 65536, got 0"}},
 		{[]string{"--webhook-commit-batch", "0"}, []string{"--webhook-commit-batch: must be between 1 and 65536, got 0"}},
-		{[]string{"--webhook-inflight-per-webhook", "17"}, []string{"--webhook-inflight-per-webhook: must be 0 (derived from --webhook-pool-size) or between 1 and --webhook-pool-size (16), got 17"}},
+		{[]string{"--webhook-inflight-per-webhook", "65"}, []string{"--webhook-inflight-per-webhook: must be 0 (derived from --webhook-pool-size) or between 1 and --webhook-pool-size (64), got 65"}},
 		{[]string{"--webhook-pool-size", "4", "--webhook-inflight-per-partner", "5"}, []string{"--webhook-inflight-per-partner: must be 0 (derived from --webhook-pool-size) or between 1 and --webhook-pool-size (4), got 5"}},
 		{[]string{"--tracker-workers", "0"}, []string{"--tracker-workers: must be between 1 and 4096, got 0"}},
 		{[]string{"--tracker-poll-timeout", "0s"}, []string{"--tracker-poll-timeout: must be between 100ms and 5m0s, got 0s"}},

@@ -212,7 +212,7 @@ func TestServeWebhookFlags(t *testing.T) {
 		t.Fatalf("config %+v", cfg)
 	}
 	def := app.DefaultConfig()
-	if def.WebhookPoolSize != 16 || def.WebhookRetryBase != 30*time.Second || def.WebhookMaxAttempts != 8 || def.AllowLoopbackWebhooks {
+	if def.WebhookPoolSize != 64 || def.WebhookRetryBase != 30*time.Second || def.WebhookMaxAttempts != 8 || def.AllowLoopbackWebhooks {
 		t.Fatalf("defaults %+v", def)
 	}
 }
