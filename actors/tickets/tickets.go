@@ -128,9 +128,22 @@ func (k *Keeper) Keep(ctx context.Context, is *quote.Issued) error {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	waking := false
 	for k.bytes+t.Size() > k.opts.MaxPendingBytes && k.bytes > 0 && !k.closed && k.err == nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		// The end of ctx wakes the wait, so that a quote whose deadline
+		// passes while the buffer is full is refused then, not whenever
+		// a commit next drains it.
+		if !waking {
+			waking = true
+			stop := context.AfterFunc(ctx, func() {
+				k.mu.Lock()
+				k.drained.Broadcast()
+				k.mu.Unlock()
+			})
+			defer stop()
 		}
 		k.drained.Wait()
 	}

@@ -60,15 +60,22 @@ func TestPendingTicketsAreServedAndBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := Start(g, Options{MaxPendingBytes: 3 * one.Size()})
+	// Room for three tickets and half of a fourth: an encoded ticket's
+	// size varies by a byte or two with its times, and the fourth must
+	// not fit however they fall.
+	k := Start(g, Options{MaxPendingBytes: 3*one.Size() + one.Size()/2})
 	defer k.Close()
 
-	// Three tickets fit; the first commit is held at the gate.
+	// Three tickets fit; the first commit is held at the gate. A Keep that
+	// waited for room here would wait for ever: it is bounded, and fails.
 	var ids []string
 	for range 3 {
 		is := issue(time.Now())
-		if err := k.Keep(ctx, is); err != nil {
-			t.Fatal(err)
+		kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := k.Keep(kctx, is)
+		cancel()
+		if err != nil {
+			t.Fatalf("Keep within the bound: %v", err)
 		}
 		ids = append(ids, is.ID)
 	}
@@ -135,5 +142,36 @@ func TestFailedCommitIsReportedAndRetried(t *testing.T) {
 	k.Close()
 	if _, err := g.TicketLog.Ticket(ctx, first.ID); err != nil {
 		t.Fatalf("retried ticket: %v", err)
+	}
+}
+
+// TestKeepWaitingForRoomEndsWithItsContext: a Keep waiting for room in a
+// full buffer returns when its context ends, though no commit drains it.
+func TestKeepWaitingForRoomEndsWithItsContext(t *testing.T) {
+	g := &gatedStore{TicketLog: openStore(t), gate: make(chan struct{})}
+	one, err := persistence.EncodeTicket(issue(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := Start(g, Options{MaxPendingBytes: one.Size() + one.Size()/2})
+	// The gate opens before Close, which waits for the held commit.
+	defer func() {
+		close(g.gate)
+		k.Close()
+	}()
+	if err := k.Keep(context.Background(), issue(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- k.Keep(ctx, issue(time.Now())) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Keep past its deadline = %v, want context.DeadlineExceeded", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Keep waiting for room outlived its context")
 	}
 }
