@@ -4,19 +4,92 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/routing/webhook"
 )
 
 // tsClientDir is the TypeScript client's npm package, from this package.
 const tsClientDir = "../../clients/typescript"
+
+// TestTypeScriptClientSmoke type-checks the TypeScript client and its smoke
+// test with tsc --strict, then runs the smoke test with Node against a real
+// sandbox-mode server: a partner (25 bps) upserts its fee wallet, registers
+// a webhook, quotes, plays the wallet on the sandbox chain, executes the
+// swap and follows it to DONE, and opens an on-ramp checkout, every call
+// through the client generated from the API document (test/smoke.ts checks
+// the values). The client talks to the server through a pass-through proxy
+// that holds every answer to the document, as the other end-to-end tests
+// do, so that what the TypeScript types promise is what the server sends.
+// The webhook's receiver checks each delivery's signature and holds its
+// payload to the document too. Node and npm are required: the test fails
+// without them (make test installs them, scripts/test-deps).
+func TestTypeScriptClientSmoke(t *testing.T) {
+	dir := typescriptClient(t)
+
+	rc := newSignedReceiver(t)
+	roots := x509.NewCertPool()
+	roots.AddCert(rc.srv.Certificate())
+	ts := startServer(t, func(c *app.Config) {
+		c.AllowLoopbackWebhooks = true
+		c.WebhookTLS = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+		c.SandboxBridgeScale = 0 // bridges deliver at the tracker's first poll
+	})
+	_, key := ts.createPartner("TypeScript", "--swap-fee-bps", "25")
+	base := contractProxy(t, ts.base)
+
+	npm(t, dir, 3*time.Minute, nil, "run", "typecheck")
+	out := npm(t, dir, 3*time.Minute, []string{
+		"SWAPGATE_BASE_URL=" + base,
+		"SWAPGATE_API_KEY=" + key,
+		"SWAPGATE_WEBHOOK_URL=" + rc.srv.URL + "/hook",
+		"SWAPGATE_WEBHOOK_SECRET=" + e2eSecret,
+	}, "run", "smoke")
+	if !strings.Contains(out, "\nPASS\n") {
+		t.Fatalf("the smoke test exited 0 without PASS:\n%s", out)
+	}
+	for _, step := range []string{"fee wallet upsert", "webhook registration", "quote", "execute", "webhook deliveries", "on-ramp quote", "on-ramp checkout"} {
+		if !strings.Contains(out, "ok   "+step+": ") {
+			t.Errorf("the smoke test did not report %q:\n%s", step, out)
+		}
+	}
+
+	// The receiver got the swap's two events, signed with the secret the
+	// client registered (it answers 401 to a bad signature, which the smoke
+	// test would have seen in the deliveries).
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var events []string
+	for _, b := range rc.body {
+		var p webhook.Payload
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatalf("a delivery is not a webhook payload: %v\n%s", err, b)
+		}
+		events = append(events, p.Event)
+	}
+	slices.Sort(events)
+	if want := []string{webhook.SwapCompleted, webhook.SwapPending}; !slices.Equal(events, want) {
+		t.Errorf("the receiver got %v, want %v", events, want)
+	}
+}
 
 // TestTypeScriptSchemaIsGenerated fails when the committed
 // clients/typescript/src/schema.d.ts is not what `npm run generate` makes of
@@ -174,4 +247,40 @@ func npm(t *testing.T, dir string, timeout time.Duration, env []string, args ...
 	}
 	t.Logf("npm %s: %s\n%s", strings.Join(args, " "), took, out.String())
 	return out.String()
+}
+
+// contractProxy is a pass-through to the server at target that holds every
+// answer to the API document (testServer.check's rule: a documented status,
+// the documented headers, a body the schema accepts), failing the test on
+// a mismatch, and returns its base URL.
+func contractProxy(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract()
+	if err != nil {
+		t.Fatalf("the API document: %v", err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		if err := c.CheckResponse(resp.Request, resp.StatusCode, resp.Header, body); err != nil {
+			t.Errorf("contract: %v\nbody: %s", err, truncate(body, 2000))
+		}
+		return nil
+	}
+	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		t.Errorf("proxy: %s %s: %v", r.Method, r.URL, err)
+		w.WriteHeader(http.StatusBadGateway)
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
