@@ -16,11 +16,11 @@ build:
 run: build
 	./$(BIN) serve
 
-## test: every test, with the race detector (installs Chromium first where it is missing)
+## test: every test, with the race detector (installs Chromium, Node and npm first where they are missing)
 test: test-deps
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
-## test-deps: what the tests need beyond Go (Chromium for the browser tests)
+## test-deps: what the tests need beyond Go (Chromium for the browser tests, Node and npm for the walkthroughs and the TypeScript client)
 test-deps:
 	@scripts/test-deps
 
