@@ -202,16 +202,25 @@ func typescriptClient(t *testing.T) string {
 }
 
 // lockPackage holds an exclusive flock on dir until the test ends, so that
-// two test processes never install or build in it at once.
+// two test processes never install or build in it at once; it waits at
+// most five minutes for another to let go.
 func lockPackage(t *testing.T, dir string) {
 	t.Helper()
 	f, err := os.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		t.Fatalf("lock %s: %v", dir, err)
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if err != syscall.EWOULDBLOCK || time.Now().After(deadline) || t.Context().Err() != nil {
+			f.Close()
+			t.Fatalf("lock %s: %v", dir, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	t.Cleanup(func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
