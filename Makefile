@@ -18,7 +18,7 @@ build:
 run: build
 	./$(BIN) serve
 
-## test: every test, with the race detector (installs Chromium first where it is missing), then every fuzz target for 2 s
+## test: every test, with the race detector (installs Chromium, Node and npm first where they are missing), then every fuzz target for 2 s
 test: test-deps
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	@GO=$(GO) scripts/fuzz-smoke
@@ -27,7 +27,7 @@ test: test-deps
 fuzz:
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz
 
-## test-deps: what the tests need beyond Go (Chromium for the browser tests)
+## test-deps: what the tests need beyond Go (Chromium for the browser tests, Node and npm for the walkthroughs and the TypeScript client)
 test-deps:
 	@scripts/test-deps
 
