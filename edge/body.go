@@ -66,9 +66,14 @@ func headerLines(raw []byte, name string) int {
 	return n
 }
 
+// jsonSpace is the whitespace JSON allows between tokens (RFC 8259).
+const jsonSpace = " \t\n\r"
+
 // decodeJSON applies decodeBody's rules to body, whatever its origin.
 func decodeJSON(body []byte, v any) *apierr.Error {
-	trimmed := bytes.TrimSpace(body)
+	// JSON's whitespace only: bytes.TrimSpace would also take a form feed,
+	// a vertical tab or U+00A0 around the object, which json.Valid refuses.
+	trimmed := bytes.Trim(body, jsonSpace)
 	if len(trimmed) == 0 {
 		return apierr.New(apierr.InvalidBody, "request body is empty; a JSON object is required")
 	}
