@@ -84,6 +84,9 @@ type Deps struct {
 	Accounts AccountStore
 	// Quotes is the quote engine; nil leaves /v1/quote and /v1/routes out.
 	Quotes QuoteService
+	// ToolHealth gives each tool's status in GET /v1/tools (its breaker's
+	// word); nil shows every tool ok.
+	ToolHealth ToolHealth
 	// Tickets and Swaps serve /v1/execute and /v1/status; nil leaves them
 	// out.
 	Tickets QuoteTickets

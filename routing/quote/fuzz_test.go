@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/registry"
@@ -50,7 +51,11 @@ func wantParamRefusal(t *testing.T, err *apierr.Error, params ...string) {
 	t.Fatalf("refusal names %q (%s), want one of %v", p, err.Message, params)
 }
 
-// FuzzParse: Parse over every parameter of /v1/quote.
+// fuzzDeadline is the server's quote deadline the fuzz targets parse under.
+const fuzzDeadline = 300 * time.Millisecond
+
+// FuzzParse: Parse over every parameter of /v1/quote but the timing ones
+// (FuzzStrategyParams).
 func FuzzParse(f *testing.F) {
 	const wallet = "0x8ba1f109551bD432803012645Ac136ddd64DBA72"
 	f.Add("42161", "8453", "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
@@ -66,7 +71,7 @@ func FuzzParse(f *testing.F) {
 			FromAmount: []byte(fromAmount), FromAddress: []byte(fromAddress), ToAddress: []byte(toAddress),
 			Slippage: []byte(slippage), Tools: []byte(toolList), DenyTools: []byte(denyTools),
 			PreferredTool: []byte(preferred), Order: []byte(order)}
-		req, err := Parse(reg, cat, p)
+		req, err := Parse(reg, cat, p, fuzzDeadline)
 		if err != nil {
 			if req != nil {
 				t.Fatal("a refusal returned a request")
@@ -98,7 +103,7 @@ func FuzzParse(f *testing.F) {
 		if !req.Dry {
 			again.ToAddress = []byte(req.ToAddress)
 		}
-		req2, err := Parse(reg, cat, again)
+		req2, err := Parse(reg, cat, again, fuzzDeadline)
 		if err != nil {
 			t.Fatalf("the accepted request written out again is refused: %v", err)
 		}
@@ -165,6 +170,64 @@ func FuzzSlippage(f *testing.F) {
 		back, err := slippage(strconv.FormatFloat(got, 'g', -1, 64))
 		if err != nil || back != got {
 			t.Fatalf("slippage(%q) = %v, which reads back as %v, %v", v, got, back, err)
+		}
+	})
+}
+
+// FuzzStrategyParams: the timing parameters of /v1/quote and /v1/routes
+// (maxWaitMs, minWaitMs, expectedResults, reduceEveryMs) under a server
+// deadline. A refusal is INVALID_PARAMS naming one of them; what is
+// accepted lies within its bounds (maxWaitMs from 1 ms to the deadline,
+// the waits within maxWaitMs) and reads back the same written as a client
+// would.
+func FuzzStrategyParams(f *testing.F) {
+	f.Add(uint16(300), "300", "0", "2", "50")
+	f.Add(uint16(300), "", "", "", "")
+	f.Add(uint16(300), "0", "", "", "")
+	f.Add(uint16(1), "1", "1", "1000", "1")
+	f.Add(uint16(300), "200", "250", "1001", "-1")
+	f.Add(uint16(300), "18446744073709551616", "1e3", " 5", "0x10")
+	f.Fuzz(func(t *testing.T, deadlineMs uint16, maxWait, minWait, expected, reduce string) {
+		if deadlineMs == 0 {
+			return
+		}
+		deadline := time.Duration(deadlineMs) * time.Millisecond
+		p := Params{MaxWaitMs: []byte(maxWait), MinWaitMs: []byte(minWait), ExpectedResults: []byte(expected), ReduceEveryMs: []byte(reduce)}
+		sp, err := strategyParams(p, deadline)
+		if err != nil {
+			wantParamRefusal(t, err, "maxWaitMs", "minWaitMs", "expectedResults", "reduceEveryMs")
+			return
+		}
+		limit := deadline
+		if sp.HasMaxWait {
+			if sp.MaxWait < time.Millisecond || sp.MaxWait > deadline {
+				t.Fatalf("accepted maxWaitMs %q as %v under a %v deadline", maxWait, sp.MaxWait, deadline)
+			}
+			limit = sp.MaxWait
+		}
+		if sp.MinWait < 0 || sp.MinWait > limit || sp.ReduceEvery < 0 || sp.ReduceEvery > limit {
+			t.Fatalf("accepted waits %v and %v beyond %v", sp.MinWait, sp.ReduceEvery, limit)
+		}
+		if sp.ExpectedResults < 0 || sp.ExpectedResults > MaxExpectedResults {
+			t.Fatalf("accepted expectedResults %d", sp.ExpectedResults)
+		}
+		if sp.HasMaxWait != (maxWait != "") || sp.HasMinWait != (minWait != "") || sp.HasExpected != (expected != "") || sp.HasReduce != (reduce != "") {
+			t.Fatalf("parameters given %q %q %q %q read as %+v", maxWait, minWait, expected, reduce, sp)
+		}
+		ms := func(has bool, d time.Duration) []byte {
+			if !has {
+				return nil
+			}
+			return []byte(strconv.FormatInt(d.Milliseconds(), 10))
+		}
+		again := Params{MaxWaitMs: ms(sp.HasMaxWait, sp.MaxWait), MinWaitMs: ms(sp.HasMinWait, sp.MinWait),
+			ReduceEveryMs: ms(sp.HasReduce, sp.ReduceEvery)}
+		if sp.HasExpected {
+			again.ExpectedResults = []byte(strconv.Itoa(sp.ExpectedResults))
+		}
+		sp2, err := strategyParams(again, deadline)
+		if err != nil || sp2 != sp {
+			t.Fatalf("read back %+v (%v), want %+v", sp2, err, sp)
 		}
 	})
 }

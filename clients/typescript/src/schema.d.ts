@@ -153,7 +153,7 @@ export interface paths {
         };
         /**
          * Tools
-         * @description Every bridge, DEX and intents tool.
+         * @description Every bridge, DEX and intents tool, with its health of the moment (status).
          */
         get: operations["tools"];
         put?: never;
@@ -193,7 +193,7 @@ export interface paths {
         };
         /**
          * Best quote
-         * @description The best route for a token pair, with the transaction a wallet signs. Provider choice is automatic: chain 369 pulseroute, EVM to EVM the aggregator, other pairs every provider both chains list, racing under the quote deadline (1.5 s by default). Nothing answered in time: 504 UPSTREAM_TIMEOUT; every leg said no route: 404 NO_ROUTE_FOUND with each tool's reason; otherwise 502 UPSTREAM_ERROR. A partner quote with a fee needs a fee wallet in the ecosystem where the fee settles (400 PARTNER_WALLET_NOT_REGISTERED) and is answered once its earnings row is on disk.
+         * @description The best route for a token pair, with the transaction a wallet signs. Provider choice is automatic: chain 369 pulseroute, EVM to EVM the aggregator, other pairs every provider both chains list, racing under the quote deadline (1.5 s by default) and a timing strategy (maxWaitMs, minWaitMs, expectedResults, reduceEveryMs; by default every leg is waited for); data.timing shows the race. A tool whose recent calls mostly failed or timed out is skipped until a probe finds it answering again (GET /v1/tools status); a request that only such tools could serve is answered at once with 503 UPSTREAM_MAINTENANCE naming them. Nothing answered in time: 504 UPSTREAM_TIMEOUT; every leg said no route: 404 NO_ROUTE_FOUND with each tool's reason; otherwise 502 UPSTREAM_ERROR. A partner quote with a fee needs a fee wallet in the ecosystem where the fee settles (400 PARTNER_WALLET_NOT_REGISTERED) and is answered once its earnings row is on disk.
          */
         get: operations["quote"];
         put?: never;
@@ -213,7 +213,7 @@ export interface paths {
         };
         /**
          * Every candidate route
-         * @description The same parameters as GET /v1/quote plus sortBy: every candidate that came back before the deadline, in Shape A, tagged BEST_OUTPUT, FASTEST and CHEAPEST.
+         * @description The same parameters as GET /v1/quote plus sortBy: every candidate that came back before the race ended (its timing strategy, maxWaitMs or the deadline), in Shape A, tagged BEST_OUTPUT, FASTEST and CHEAPEST, with the race in timing.
          */
         get: operations["routes"];
         put?: never;
@@ -1083,6 +1083,11 @@ export interface components {
             /** Format: uri */
             logoURI: string;
             supportedChains: number[];
+            /**
+             * @description The tool's health, from its leg's breaker: ok; degraded (half-open: its next leg probes it, or at least half the failure share that opens it among its recent calls); unavailable (open: its legs are skipped and a quote that only it could serve is refused at once with UPSTREAM_MAINTENANCE; tried again after a cool-down). A live upstream's tools share its breaker.
+             * @enum {string}
+             */
+            status: "ok" | "degraded" | "unavailable";
         };
         GasTier: {
             /** @description Legacy gas price in wei: base fee plus tip. */
@@ -1474,6 +1479,31 @@ export interface components {
              * @description Unix seconds: 60 s after issue.
              */
             expiresAt: number;
+            timing: components["schemas"]["Timing"];
+        };
+        /** @description The provider race the answer came from: how long it ran, what ended it, and what became of each leg (one per sandbox tool, one per live upstream), in the order the legs were asked. */
+        Timing: {
+            /** @description Milliseconds from the race's start to its end, to the microsecond. */
+            totalMs: number;
+            /**
+             * @description What ended the race: all_answered (every leg answered or was skipped), expected_results (the timing strategy had the routes it expected: after minWaitMs, expectedResults, one fewer every reduceEveryMs), max_wait (the request's maxWaitMs, shorter than the server's deadline), deadline (the server's quote deadline).
+             * @enum {string}
+             */
+            strategy: "all_answered" | "expected_results" | "max_wait" | "deadline";
+            legs: components["schemas"]["TimingLeg"][];
+        };
+        /** @description One leg of the race. */
+        TimingLeg: {
+            provider: components["schemas"]["Provider"];
+            /** @description The leg's tool key; a live upstream's single leg names the tool of the route it answered with, and is empty when it brought none. */
+            tool: string;
+            /** @description Milliseconds from the race's start to the leg's answer, to the microsecond; for a timed_out leg the time it was waited for (the race's length); 0 for a skipped one. */
+            ms: number;
+            /**
+             * @description won: its route is the answer (GET /v1/routes: the route ranked first under the request's order); answered: a route that did not win; no_route: the tool has no route; failed: an error, or a route that could not be built; timed_out: no answer when the race ended, and the leg was cancelled; skipped: not sent, the tool's breaker being open (see GET /v1/tools status).
+             * @enum {string}
+             */
+            outcome: "won" | "answered" | "no_route" | "failed" | "timed_out" | "skipped";
         };
         /** @description The registration of a confirmed step 1 of a multi-step quote: exactly these six fields. In a quote's afterStep1.body the unknown txHash and signature are placeholders. */
         RegisterBody: {
@@ -2872,6 +2902,14 @@ export interface operations {
                 preferredTool?: string;
                 /** @description How the best route is chosen; default RECOMMENDED. */
                 order?: "RECOMMENDED" | "FASTEST" | "CHEAPEST";
+                /** @description This request's race deadline, in milliseconds: from 1 to the server's quote deadline (1,500 by default). The race ends at it (timing.strategy max_wait) with the best route in by then; the legs still running are cancelled. */
+                maxWaitMs?: string;
+                /** @description Timing strategy (LI.FI's minWaitTime): every leg is waited for this long before expectedResults may end the race; from 0 to maxWaitMs (the server's deadline when absent). Default: the server's (0). */
+                minWaitMs?: string;
+                /** @description Timing strategy: once minWaitMs has passed, the race ends as soon as this many legs have answered with a route (timing.strategy expected_results); legs that answer no route or fail are not results. 0, or more than there are legs, means every leg; at most 1000. Default: the server's (every leg). */
+                expectedResults?: string;
+                /** @description Timing strategy: every this many milliseconds after minWaitMs, one result fewer is expected (never fewer than one); 0 never lowers it; from 0 to maxWaitMs. Default: the server's (0). */
+                reduceEveryMs?: string;
             };
             header?: never;
             path?: never;
@@ -2930,6 +2968,14 @@ export interface operations {
                 preferredTool?: string;
                 /** @description How the best route is chosen; default RECOMMENDED. */
                 order?: "RECOMMENDED" | "FASTEST" | "CHEAPEST";
+                /** @description This request's race deadline, in milliseconds: from 1 to the server's quote deadline (1,500 by default). The race ends at it (timing.strategy max_wait) with the best route in by then; the legs still running are cancelled. */
+                maxWaitMs?: string;
+                /** @description Timing strategy (LI.FI's minWaitTime): every leg is waited for this long before expectedResults may end the race; from 0 to maxWaitMs (the server's deadline when absent). Default: the server's (0). */
+                minWaitMs?: string;
+                /** @description Timing strategy: once minWaitMs has passed, the race ends as soon as this many legs have answered with a route (timing.strategy expected_results); legs that answer no route or fail are not results. 0, or more than there are legs, means every leg; at most 1000. Default: the server's (every leg). */
+                expectedResults?: string;
+                /** @description Timing strategy: every this many milliseconds after minWaitMs, one result fewer is expected (never fewer than one); 0 never lowers it; from 0 to maxWaitMs. Default: the server's (0). */
+                reduceEveryMs?: string;
                 /** @description Sort order; default the order parameter's. */
                 sortBy?: "output" | "speed" | "gas";
             };
@@ -2950,6 +2996,7 @@ export interface operations {
                         data: {
                             routes: components["schemas"]["RouteCandidate"][];
                             isDryQuote: boolean;
+                            timing: components["schemas"]["Timing"];
                         };
                         error: null;
                         meta: components["schemas"]["Meta"];
