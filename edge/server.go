@@ -84,6 +84,9 @@ type Deps struct {
 	Accounts AccountStore
 	// Quotes is the quote engine; nil leaves /v1/quote and /v1/routes out.
 	Quotes QuoteService
+	// QuoteStream races a quote streaming its candidates, for
+	// /v1/quote/stream; nil (or a nil Quotes) leaves that route out.
+	QuoteStream QuoteStreamer
 	// Tickets and Swaps serve /v1/execute and /v1/status; nil leaves them
 	// out.
 	Tickets QuoteTickets
