@@ -14,7 +14,7 @@ import (
 // QuoteService is the quote engine as the edge sees it.
 type QuoteService interface {
 	Quote(ctx context.Context, req *quote.Request, p *account.Partner) (*quote.Issued, error)
-	Routes(ctx context.Context, req *quote.Request, p *account.Partner) ([]*quote.Route, error)
+	Routes(ctx context.Context, req *quote.Request, p *account.Partner) ([]*quote.Route, *quote.Timing, error)
 	Deadline() time.Duration
 }
 

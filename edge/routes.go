@@ -19,7 +19,8 @@ const (
 // routesEndpoint answers GET /v1/routes: every candidate that came back
 // before the deadline, in Shape A, tagged BEST_OUTPUT (most output value),
 // FASTEST (shortest duration) and CHEAPEST (least fees plus gas), sorted by
-// sortBy (output, speed or gas; default: the request's order).
+// sortBy (output, speed or gas; default: the request's order), with the
+// race they came from in timing.
 func (s *Server) routesEndpoint(r *Request) error {
 	sortBy := string(r.Ctx.QueryArgs().Peek("sortBy"))
 	switch sortBy {
@@ -32,7 +33,7 @@ func (s *Server) routesEndpoint(r *Request) error {
 		return err
 	}
 	defer cancel()
-	routes, err := s.deps.Quotes.Routes(ctx, req, r.Partner)
+	routes, timing, err := s.deps.Quotes.Routes(ctx, req, r.Partner)
 	if err != nil {
 		return err
 	}
@@ -82,6 +83,8 @@ func (s *Server) routesEndpoint(r *Request) error {
 	}
 	r.buf = append(r.buf, `],"isDryQuote":`...)
 	r.buf = strconv.AppendBool(r.buf, req.Dry)
+	r.buf = append(r.buf, `,"timing":`...)
+	r.buf = quote.AppendTiming(r.buf, timing)
 	r.buf = append(r.buf, '}')
 	endData(r)
 	return nil

@@ -103,10 +103,15 @@ func (e *Engine) Deadline() time.Duration { return e.cfg.Deadline }
 
 // Race asks every leg of every named provider and returns the outcomes that
 // arrived before the deadline (or ctx's end), with the legs that did not
-// answer marked so, in the order the legs were asked. It returns early once
-// every leg has answered. Providers that price in two phases (quote.Pricer)
-// answer with priced routes, which quote.Complete builds.
-func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []string) []quote.LegOutcome {
+// answer marked so, in the order the legs were asked, and how the race
+// ended. It returns early once every leg has answered; when it returns, the
+// race's context is cancelled, which tells the legs still running to stop.
+// onLeg, when not nil, is called on the calling goroutine with each outcome
+// as it arrives (the outcome may be changed by it, as a build failure is).
+// Providers that price in two phases (quote.Pricer) answer with priced
+// routes, which quote.Complete builds.
+func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []string, onLeg func(*quote.LegOutcome)) ([]quote.LegOutcome, quote.RaceEnd) {
+	start := time.Now()
 	// Each provider's legs are asked for once and counted first, so that
 	// the outcomes are one allocation rather than a slice grown by append.
 	type provLegs struct {
@@ -134,11 +139,11 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 		}
 	}
 	if len(outcomes) == 0 {
-		return outcomes
+		return outcomes, quote.RaceEnd{Reason: quote.StopAllAnswered}
 	}
 	// One context for the whole race: its deadline is every leg's, and
 	// cancelling it when the race is over tells late legs to stop.
-	raceCtx, cancel := context.WithDeadline(ctx, time.Now().Add(e.cfg.Deadline))
+	raceCtx, cancel := context.WithDeadline(ctx, start.Add(e.cfg.Deadline))
 	defer cancel()
 	deadline, _ := raceCtx.Deadline()
 	// Buffered for every leg, so a worker answering after the deadline
@@ -146,7 +151,6 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	// messages are one allocation; workers only read them.
 	results := make(chan legResult, len(outcomes))
 	msgs := make([]legMsg, len(outcomes))
-	start := time.Now()
 	for i := range msgs {
 		o := &outcomes[i]
 		msgs[i] = legMsg{index: i, provider: o.Provider, leg: o.Leg, req: req, ctx: raceCtx,
@@ -163,13 +167,16 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 		select {
 		case r := <-results:
 			outcomes[r.index] = r.out
+			if onLeg != nil {
+				onLeg(&outcomes[r.index])
+			}
 		case <-raceCtx.Done():
 			e.countRace(outcomes, msgs, true)
-			return outcomes
+			return outcomes, quote.RaceEnd{Total: time.Since(start), Reason: quote.StopDeadline}
 		}
 	}
 	e.countRace(outcomes, msgs, false)
-	return outcomes
+	return outcomes, quote.RaceEnd{Total: time.Since(start), Reason: quote.StopAllAnswered}
 }
 
 // Stop stops every pool and waits for them.

@@ -75,7 +75,7 @@ func TestRaceReturnsEarlyWhenAllAnswer(t *testing.T) {
 	b := &fakeProvider{name: "b", legs: []string{""}}
 	e := start(t, Config{Deadline: 5 * time.Second}, a, b)
 	began := time.Now()
-	out := e.Race(context.Background(), &quote.Request{}, names(a, b))
+	out := raceOf(e, context.Background(), names(a, b))
 	if len(out) != 3 {
 		t.Fatalf("%d outcomes", len(out))
 	}
@@ -95,7 +95,7 @@ func TestHangingProviderDoesNotHoldTheQuote(t *testing.T) {
 	const deadline = 200 * time.Millisecond
 	e := start(t, Config{Deadline: deadline}, fast, hung)
 	began := time.Now()
-	out := e.Race(context.Background(), &quote.Request{}, names(fast, hung))
+	out := raceOf(e, context.Background(), names(fast, hung))
 	took := time.Since(began)
 	if took < deadline || took > deadline+2*time.Second {
 		t.Fatalf("race took %v with deadline %v", took, deadline)
@@ -121,7 +121,7 @@ func TestPanickingWorkerIsRestarted(t *testing.T) {
 	e := start(t, Config{Deadline: 5 * time.Second, PoolSize: 1}, bad, good)
 	for i := 0; i < 3; i++ {
 		began := time.Now()
-		out := e.Race(context.Background(), &quote.Request{}, names(bad, good))
+		out := raceOf(e, context.Background(), names(bad, good))
 		if time.Since(began) > 2*time.Second {
 			t.Fatalf("a panic made the race wait %v", time.Since(began))
 		}
@@ -135,7 +135,7 @@ func TestPanickingWorkerIsRestarted(t *testing.T) {
 		}
 	}
 	// The single worker of "bad" was restarted each time and serves again.
-	out := e.Race(context.Background(), &quote.Request{}, []string{"bad"})
+	out := raceOf(e, context.Background(), []string{"bad"})
 	if len(out) != 1 || out[0].Route == nil {
 		t.Fatalf("after restarts: %+v", out)
 	}
@@ -146,7 +146,7 @@ func TestSaturatedPoolFailsFast(t *testing.T) {
 	e := start(t, Config{Deadline: 2 * time.Second, PoolSize: 1, QueuePerWorker: 1}, slow)
 	done := make(chan []quote.LegOutcome, 3)
 	for i := 0; i < 3; i++ {
-		go func() { done <- e.Race(context.Background(), &quote.Request{}, []string{"slow"}) }()
+		go func() { done <- raceOf(e, context.Background(), []string{"slow"}) }()
 	}
 	var saturated int
 	for i := 0; i < 3; i++ {
@@ -182,8 +182,8 @@ func TestMetrics(t *testing.T) {
 	hung := &fakeProvider{name: "hung", legs: []string{"h1"}, hang: true}
 	e := start(t, Config{Deadline: 300 * time.Millisecond, PoolSize: 2, QueuePerWorker: 3,
 		Tools: map[string][]string{"a": {"t1"}, "bad": {"b1"}, "hung": {"h1"}}}, a, up, bad, hung)
-	e.Race(context.Background(), &quote.Request{}, names(a, up, bad))
-	e.Race(context.Background(), &quote.Request{}, names(a, hung))
+	raceOf(e, context.Background(), names(a, up, bad))
+	raceOf(e, context.Background(), names(a, hung))
 	e.Won("a", "t1")
 	e.Won("a", "not-in-the-catalog")
 	e.Won("nobody", "t1") // an unknown provider counts nothing
@@ -234,8 +234,15 @@ func TestContextEndsRace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	began := time.Now()
-	out := e.Race(ctx, &quote.Request{}, []string{"hung"})
+	out := raceOf(e, ctx, []string{"hung"})
 	if len(out) != 1 || out[0].Answered || time.Since(began) > 3*time.Second {
 		t.Fatalf("%+v after %v", out, time.Since(began))
 	}
+}
+
+// raceOf races an empty request without a callback and returns the
+// outcomes.
+func raceOf(e *Engine, ctx context.Context, providers []string) []quote.LegOutcome {
+	out, _ := e.Race(ctx, &quote.Request{}, providers, nil)
+	return out
 }

@@ -113,7 +113,7 @@ func (a *poolActor) Receive(c actor.Context) {
 		// freed up since.
 		if len(a.queue) >= a.maxQueue {
 			a.st.saturationRefusals.Add(1)
-			m.results <- legResult{index: m.index, out: quote.LegOutcome{Provider: m.provider, Leg: m.leg, Answered: true,
+			m.results <- legResult{index: m.index, out: quote.LegOutcome{Provider: m.provider, Leg: m.leg, Answered: true, Elapsed: time.Since(m.start),
 				Err: apierr.New(apierr.ServiceUnavailable, fmt.Sprintf("%s pool saturated (%d workers, %d queued)", m.provider, a.size, len(a.queue)))}}
 			return
 		}
@@ -172,8 +172,9 @@ func (w *workerActor) run(c actor.Context, m *legMsg) {
 	defer func() {
 		if p := recover(); p != nil {
 			out.Err = apierr.New(apierr.UpstreamError, fmt.Sprintf("%s/%s failed", m.provider, m.leg)).Wrap(fmt.Errorf("panic: %v", p))
+			out.Elapsed = time.Since(m.start)
 			m.results <- legResult{index: m.index, out: out}
-			m.stats.latency.ObserveDuration(time.Since(m.start))
+			m.stats.latency.ObserveDuration(out.Elapsed)
 			panic(p) // let the supervisor restart this worker
 		}
 	}()
@@ -188,7 +189,8 @@ func (w *workerActor) run(c actor.Context, m *legMsg) {
 	}
 	// The leg held this worker until now, whether or not its race still
 	// waits for it: that is what the latency tells an operator.
-	m.stats.latency.ObserveDuration(time.Since(m.start))
+	out.Elapsed = time.Since(m.start)
+	m.stats.latency.ObserveDuration(out.Elapsed)
 	if ctx.Err() != nil {
 		// Past the deadline: the quote is answered already, the result
 		// is dropped, quietly (the race counted it as a timeout).

@@ -129,8 +129,34 @@ func (q *Quoter) applyFees(ctx context.Context, req *quote.Request, p *account.P
 }
 
 // Quote answers GET /v1/quote: the best route under the request's order.
+// It is Stream without a callback.
 func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *account.Partner) (*quote.Issued, error) {
-	routes, outcomes, err := q.race(ctx, req, p)
+	return q.Stream(ctx, req, p, nil)
+}
+
+// Stream races like Quote and calls onRoute, on the calling goroutine, once per
+// candidate route as its leg answers, already built (quote.Complete'd) — the same
+// *quote.Route that /v1/routes would list; a route whose build fails is not passed.
+// It returns the chosen quote exactly as Quote does (recorded in the ledger, ticket kept).
+//
+// With a nil onRoute, only the best-ranked route is built (and the next
+// ones, should its build fail), as priced routes are meant to be.
+func (q *Quoter) Stream(ctx context.Context, req *quote.Request, p *account.Partner, onRoute func(*quote.Route)) (*quote.Issued, error) {
+	var onLeg func(*quote.LegOutcome)
+	if onRoute != nil {
+		onLeg = func(o *quote.LegOutcome) {
+			if o.Route == nil || o.Err != nil {
+				return
+			}
+			if err := quote.Complete(ctx, req, o.Route); err != nil {
+				// As completeBest would: the leg failed.
+				o.Route, o.Err = nil, err
+				return
+			}
+			onRoute(o.Route)
+		}
+	}
+	routes, outcomes, end, err := q.race(ctx, req, p, onLeg)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +165,7 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *account.Partn
 		return nil, err
 	}
 	is := &quote.Issued{ID: req.ID, Request: req, Route: best, Provider: best.Provider, FeeBps: req.FeeBps,
-		ExpiresAt: req.Now.Add(quote.TTL)}
+		ExpiresAt: req.Now.Add(quote.TTL), Timing: quote.NewTiming(outcomes, end, best)}
 	if p != nil {
 		// Every partner quote is on disk before it is answered: its activity
 		// (stats, transactions) and, with a fee, its earnings row.
@@ -157,11 +183,13 @@ func (q *Quoter) Quote(ctx context.Context, req *quote.Request, p *account.Partn
 }
 
 // Routes answers GET /v1/routes: every route that came back in time,
-// ranked. Routes are comparisons; no earnings are recorded for them.
-func (q *Quoter) Routes(ctx context.Context, req *quote.Request, p *account.Partner) ([]*quote.Route, error) {
-	routes, outcomes, err := q.race(ctx, req, p)
+// ranked, and the race they came from (the first-ranked route's leg is the
+// one its timing calls won). Routes are comparisons; no earnings are
+// recorded for them.
+func (q *Quoter) Routes(ctx context.Context, req *quote.Request, p *account.Partner) ([]*quote.Route, *quote.Timing, error) {
+	routes, outcomes, end, err := q.race(ctx, req, p, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	built := routes[:0]
 	failed := false
@@ -174,12 +202,12 @@ func (q *Quoter) Routes(ctx context.Context, req *quote.Request, p *account.Part
 		built = append(built, r)
 	}
 	if len(built) == 0 {
-		return nil, quote.Failure(req, outcomes)
+		return nil, nil, quote.Failure(req, outcomes)
 	}
 	if failed {
 		quote.Rank(built, req.Order, req.PreferredTool)
 	}
-	return built, nil
+	return built, quote.NewTiming(outcomes, end, built[0]), nil
 }
 
 // completeBest builds the best-ranked route. A route whose build fails
@@ -209,13 +237,13 @@ func failBuild(outcomes []quote.LegOutcome, r *quote.Route, err error) {
 	}
 }
 
-func (q *Quoter) race(ctx context.Context, req *quote.Request, p *account.Partner) ([]*quote.Route, []quote.LegOutcome, error) {
+func (q *Quoter) race(ctx context.Context, req *quote.Request, p *account.Partner, onLeg func(*quote.LegOutcome)) ([]*quote.Route, []quote.LegOutcome, quote.RaceEnd, error) {
 	req.Now = q.now()
 	req.ID = quote.NewID(req.Now)
 	if err := q.applyFees(ctx, req, p); err != nil {
-		return nil, nil, err
+		return nil, nil, quote.RaceEnd{}, err
 	}
-	outcomes := q.engine.Race(ctx, req, quote.Providers(req))
+	outcomes, end := q.engine.Race(ctx, req, quote.Providers(req), onLeg)
 	routes := make([]*quote.Route, 0, len(outcomes))
 	for _, o := range outcomes {
 		if o.Route != nil && o.Err == nil {
@@ -223,10 +251,10 @@ func (q *Quoter) race(ctx context.Context, req *quote.Request, p *account.Partne
 		}
 	}
 	if len(routes) == 0 {
-		return nil, nil, quote.Failure(req, outcomes)
+		return nil, nil, end, quote.Failure(req, outcomes)
 	}
 	quote.Rank(routes, req.Order, req.PreferredTool)
-	return routes, outcomes, nil
+	return routes, outcomes, end, nil
 }
 
 // activity is the partner's record of a quote, for stats and transactions,

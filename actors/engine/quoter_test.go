@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
+	"math/big"
 	"testing"
 	"time"
 
 	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/registry"
 )
 
 // memTickets is a TicketKeeper in a map.
@@ -51,5 +53,103 @@ func TestLookupTellsExpiredFromUnknown(t *testing.T) {
 		if !errors.Is(err, tt.want) || (tt.want == nil && tk.ID != tt.id) {
 			t.Errorf("Lookup(%q) = %v, %v; want %v", tt.id, tk, err, tt.want)
 		}
+	}
+}
+
+// buildFails is a Builder that cannot build.
+type buildFails struct{}
+
+func (buildFails) Build(context.Context, *quote.Request, *quote.Route) error {
+	return errors.New("no calldata")
+}
+
+// buildOK is a Builder that fills the route's amounts.
+type buildOK struct{}
+
+func (buildOK) Build(_ context.Context, _ *quote.Request, r *quote.Route) error {
+	r.FromAmount, r.ToAmount = big.NewInt(1), big.NewInt(1)
+	return nil
+}
+
+// pricedProvider answers each leg with a priced route worth its value in
+// USD, no route for "none", and a route whose build fails for "unbuildable".
+type pricedProvider struct {
+	name  string
+	legs  map[string]float64
+	order []string
+	delay map[string]time.Duration
+}
+
+func (p *pricedProvider) Name() string                 { return p.name }
+func (p *pricedProvider) Legs(*quote.Request) []string { return p.order }
+func (p *pricedProvider) QuoteLeg(ctx context.Context, _ *quote.Request, leg string) (*quote.Route, error) {
+	if d := p.delay[leg]; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	switch leg {
+	case "none":
+		return nil, &quote.NoRoute{Provider: p.name, Tool: leg, Reason: "AMOUNT_TOO_LOW"}
+	case "unbuildable":
+		return &quote.Route{Provider: p.name, Tool: leg, ToAmountUSD: 1e9, Pending: buildFails{}}, nil
+	}
+	return &quote.Route{Provider: p.name, Tool: leg, ToAmountUSD: p.legs[leg], Pending: buildOK{}}, nil
+}
+
+// testQuoter is a Quoter over an engine of providers, keeping tickets in
+// memory, for anonymous EVM-to-EVM requests (the aggregator's).
+func testQuoter(t *testing.T, cfg Config, ps ...quote.Provider) (*Quoter, memTickets) {
+	t.Helper()
+	tickets := memTickets{}
+	return NewQuoter(start(t, cfg, ps...), nil, nil, tickets, nil, nil), tickets
+}
+
+func evmRequest() *quote.Request {
+	return &quote.Request{From: &registry.Chain{ID: 42161, ChainType: registry.EVM, FeeEcosystem: "evm"},
+		To: &registry.Chain{ID: 8453, ChainType: registry.EVM}, Order: quote.Recommended}
+}
+
+// TestStreamPassesEachBuiltRoute checks the streaming hook: each route is
+// passed once, built, as its leg answers and before Stream returns; a
+// route whose build fails and a leg without a route are not passed; the
+// quote returned is the best route, issued and kept as Quote's, with the
+// race's timing.
+func TestStreamPassesEachBuiltRoute(t *testing.T) {
+	agg := &pricedProvider{name: "aggregator", order: []string{"slow", "fast", "none", "unbuildable"},
+		legs: map[string]float64{"slow": 20, "fast": 10}, delay: map[string]time.Duration{"slow": 30 * time.Millisecond}}
+	q, tickets := testQuoter(t, Config{Deadline: 5 * time.Second}, agg)
+	var passed []string
+	is, err := q.Stream(context.Background(), evmRequest(), nil, func(r *quote.Route) {
+		if r.Pending != nil || r.ToAmount == nil {
+			t.Errorf("route %s passed before it was built", r.Tool)
+		}
+		passed = append(passed, r.Tool)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(passed) != 2 || passed[0] != "fast" || passed[1] != "slow" {
+		t.Fatalf("routes passed %v, want fast then slow", passed)
+	}
+	if is.Route.Tool != "slow" || tickets[is.ID] == nil {
+		t.Fatalf("issued %s (ticket %v), want slow", is.Route.Tool, tickets[is.ID])
+	}
+	want := map[string]quote.LegStatus{"slow": quote.LegWon, "fast": quote.LegAnswered, "none": quote.LegNoRoute, "unbuildable": quote.LegFailed}
+	if is.Timing == nil || is.Timing.Reason != quote.StopAllAnswered || len(is.Timing.Legs) != len(want) {
+		t.Fatalf("timing %+v", is.Timing)
+	}
+	for _, l := range is.Timing.Legs {
+		if l.Status != want[l.Tool] {
+			t.Errorf("leg %s: %v, want %v", l.Tool, l.Status, want[l.Tool])
+		}
+	}
+	// Quote is Stream without the hook: the same answer, and only the
+	// winner built.
+	is, err = q.Quote(context.Background(), evmRequest(), nil)
+	if err != nil || is.Route.Tool != "slow" || is.Timing == nil {
+		t.Fatalf("Quote: %+v, %v", is, err)
 	}
 }

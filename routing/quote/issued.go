@@ -16,4 +16,7 @@ type Issued struct {
 	Provider  string
 	FeeBps    int
 	ExpiresAt time.Time
+	// Timing is the race the quote came from, answered as data.timing
+	// (nil: none is written).
+	Timing *Timing
 }

@@ -8,12 +8,13 @@ import (
 )
 
 // AppendResponse appends the data object of a GET /v1/quote answer,
-// {quote, provider, feeBps, isDryQuote, expiresAt}, for a quote in any
+// {quote, provider, feeBps, isDryQuote, expiresAt, timing}, for a quote in any
 // shape: Shape A is appended without reflection (AppendShapeA), and Shapes
 // B and C, which only pulseroute quotes take, are marshalled with
 // encoding/json. req is the request as the client made it; its Dry flag is
 // what isDryQuote reports. An error means Shape B or C could not be
-// marshalled; dst is then returned as it was given.
+// marshalled; dst is then returned as it was given. The race's timing
+// (data.timing, AppendTiming) closes the object when the quote carries one.
 func AppendResponse(dst []byte, prices LivePrices, req *Request, is *Issued) ([]byte, error) {
 	rt := is.Route
 	expiresAt := is.ExpiresAt.Unix()
@@ -42,5 +43,9 @@ func AppendResponse(dst []byte, prices LivePrices, req *Request, is *Issued) ([]
 	b = strconv.AppendBool(b, req.Dry)
 	b = append(b, `,"expiresAt":`...)
 	b = strconv.AppendInt(b, expiresAt, 10)
+	if is.Timing != nil {
+		b = append(b, `,"timing":`...)
+		b = AppendTiming(b, is.Timing)
+	}
 	return append(b, '}'), nil
 }

@@ -41,8 +41,9 @@ func TestResponseShapesBAndCMatchEncodingJSON(t *testing.T) {
 		{&Route{Provider: "pulseroute", Shape: ShapeDirect}, nil, false},
 	} {
 		req := &Request{ID: "qt_0123", Dry: c.dry}
-		is := &Issued{ID: req.ID, Request: req, Route: c.rt, Provider: "pulse<route>&", FeeBps: 30, ExpiresAt: time.Unix(1_700_000_060, 0)}
-		want, err := json.Marshal(quoteResponse{Quote: c.quote, Provider: is.Provider, FeeBps: is.FeeBps, IsDryQuote: c.dry, ExpiresAt: 1_700_000_060})
+		tm := &Timing{Total: 3 * time.Millisecond, Reason: StopAllAnswered, Legs: []LegTiming{{Provider: "pulseroute", Tool: "sbx-warp", Elapsed: 2 * time.Millisecond, Status: LegWon}}}
+		is := &Issued{ID: req.ID, Request: req, Route: c.rt, Provider: "pulse<route>&", FeeBps: 30, ExpiresAt: time.Unix(1_700_000_060, 0), Timing: tm}
+		want, err := json.Marshal(quoteResponse{Quote: c.quote, Provider: is.Provider, FeeBps: is.FeeBps, IsDryQuote: c.dry, ExpiresAt: 1_700_000_060, Timing: timingForm(tm)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package quote
 import (
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/registry"
@@ -120,8 +121,13 @@ type LegOutcome struct {
 	Leg      string
 	Route    *Route
 	Err      error
-	// Answered is false when the leg did not answer before the deadline.
+	// Answered is false when the leg did not answer before the race ended.
 	Answered bool
+	// Skipped is set on a leg that was not sent, its breaker being open;
+	// Err then says so (UPSTREAM_MAINTENANCE).
+	Skipped bool
+	// Elapsed is the time from the race's start to the leg's answer.
+	Elapsed time.Duration
 }
 
 // Failure turns a race that produced no route into the client's error:

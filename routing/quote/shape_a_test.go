@@ -25,6 +25,8 @@ type quoteResponse struct {
 	FeeBps     int    `json:"feeBps"`
 	IsDryQuote bool   `json:"isDryQuote"`
 	ExpiresAt  int64  `json:"expiresAt"`
+	// Timing is written when the issued quote carries one.
+	Timing *timingJSON `json:"timing,omitempty"`
 }
 
 // TestShapeAEncodingMatchesEncodingJSON compares the appended Shape A with
@@ -61,12 +63,21 @@ func TestShapeAEncodingMatchesEncodingJSON(t *testing.T) {
 	}{{full, 0.005, false}, {bare, 1e-7, true}, {empty, 0, false}, {full, 0.5, true}} {
 		req := &Request{ID: "qt_0123", From: from, To: to, FromToken: usdcA, ToToken: usdcB, FromAmount: big.NewInt(1_000_000_000),
 			FromAddress: "0x8ba1f109551bD432803012645Ac136ddd64DBA72", ToAddress: "Recipient\t\"x\"", Slippage: c.slippage, Dry: c.dry}
+		// Every other answer carries its race's timing, as served ones do.
+		var tm *Timing
+		var tmJSON *timingJSON
+		if i%2 == 1 {
+			tm = &Timing{Total: 12345 * time.Microsecond, Reason: StopExpectedResults, Legs: []LegTiming{
+				{Provider: c.rt.Provider, Tool: c.rt.Tool, Elapsed: 250 * time.Microsecond, Status: LegWon},
+				{Provider: "intents", Tool: "sbx-<slow>", Elapsed: 12345 * time.Microsecond, Status: LegTimedOut}}}
+			tmJSON = timingForm(tm)
+		}
 		want, err := json.Marshal(quoteResponse{Quote: shapeA(prices, req, c.rt, 1_700_000_060), Provider: c.rt.Provider, FeeBps: 25,
-			IsDryQuote: req.Dry, ExpiresAt: 1_700_000_060})
+			IsDryQuote: req.Dry, ExpiresAt: 1_700_000_060, Timing: tmJSON})
 		if err != nil {
 			t.Fatal(err)
 		}
-		is := &Issued{ID: req.ID, Request: req, Route: c.rt, Provider: c.rt.Provider, FeeBps: 25, ExpiresAt: time.Unix(1_700_000_060, 0)}
+		is := &Issued{ID: req.ID, Request: req, Route: c.rt, Provider: c.rt.Provider, FeeBps: 25, ExpiresAt: time.Unix(1_700_000_060, 0), Timing: tm}
 		got, err := AppendResponse(nil, prices, req, is)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,94 @@
+package quote
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"testing"
+	"time"
+)
+
+// timingJSON is data.timing as encoding/json makes it, the form
+// AppendTiming must match byte for byte.
+type timingJSON struct {
+	TotalMs  float64         `json:"totalMs"`
+	Strategy string          `json:"strategy"`
+	Legs     []legTimingJSON `json:"legs"`
+}
+
+type legTimingJSON struct {
+	Provider string  `json:"provider"`
+	Tool     string  `json:"tool"`
+	Ms       float64 `json:"ms"`
+	Outcome  string  `json:"outcome"`
+}
+
+func timingForm(t *Timing) *timingJSON {
+	j := &timingJSON{TotalMs: Millis(t.Total), Strategy: t.Reason.String(), Legs: []legTimingJSON{}}
+	for _, l := range t.Legs {
+		j.Legs = append(j.Legs, legTimingJSON{Provider: l.Provider, Tool: l.Tool, Ms: Millis(l.Elapsed), Outcome: l.Status.String()})
+	}
+	return j
+}
+
+// TestTimingEncodingMatchesEncodingJSON compares the appended timing with
+// json.Marshal of its struct form, byte for byte.
+func TestTimingEncodingMatchesEncodingJSON(t *testing.T) {
+	for i, tm := range []*Timing{
+		{Total: 1500 * time.Millisecond, Reason: StopDeadline, Legs: []LegTiming{
+			{Provider: "aggregator", Tool: "sbx-canal", Elapsed: 253 * time.Microsecond, Status: LegWon},
+			{Provider: "aggregator", Tool: "sbx-<arc>&\u2028", Elapsed: 1500 * time.Millisecond, Status: LegTimedOut},
+			{Provider: "intents", Tool: "", Elapsed: 0, Status: LegSkipped},
+			{Provider: "intents", Tool: "x", Elapsed: 3*time.Hour + 7*time.Nanosecond, Status: LegFailed},
+			{Provider: "intents", Tool: "y", Elapsed: -time.Second, Status: LegNoRoute},
+		}},
+		{Total: 999 * time.Nanosecond, Reason: StopAllAnswered, Legs: []LegTiming{}},
+		{Total: 42*time.Millisecond + 1*time.Microsecond, Reason: StopExpectedResults},
+		{Total: time.Millisecond, Reason: StopMaxWait, Legs: []LegTiming{{Provider: "p", Tool: "t", Elapsed: 1, Status: LegAnswered}}},
+	} {
+		want, err := json.Marshal(timingForm(tm))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendTiming([]byte("x"), tm); string(got) != "x"+string(want) {
+			t.Errorf("case %d:\n got %s\nwant x%s", i, got, want)
+		}
+	}
+}
+
+// TestNewTimingNamesEachLegsOutcome checks the status each kind of outcome
+// is shown with, the winner marked, a live upstream's leg named by its
+// route's tool, and a timed-out leg's time being the race's.
+func TestNewTimingNamesEachLegsOutcome(t *testing.T) {
+	win := &Route{Provider: "aggregator", Tool: "sbx-canal", ToAmount: big.NewInt(1)}
+	other := &Route{Provider: "aggregator", Tool: "sbx-wormway", ToAmount: big.NewInt(1)}
+	live := &Route{Provider: "intents", Tool: "oneclick", ToAmount: big.NewInt(1)}
+	outcomes := []LegOutcome{
+		{Provider: "aggregator", Leg: "sbx-canal", Route: win, Answered: true, Elapsed: 2 * time.Millisecond},
+		{Provider: "aggregator", Leg: "sbx-wormway", Route: other, Answered: true, Elapsed: 3 * time.Millisecond},
+		{Provider: "aggregator", Leg: "sbx-arcbridge", Answered: true, Elapsed: time.Millisecond,
+			Err: &NoRoute{Provider: "aggregator", Tool: "sbx-arcbridge", Reason: "AMOUNT_TOO_LOW"}},
+		{Provider: "aggregator", Leg: "sbx-fail", Answered: true, Err: fmt.Errorf("boom"), Elapsed: 4 * time.Millisecond},
+		{Provider: "aggregator", Leg: "sbx-hang"},
+		{Provider: "aggregator", Leg: "sbx-dead", Skipped: true, Answered: true, Err: fmt.Errorf("open")},
+		{Provider: "intents", Leg: "", Route: live, Answered: true, Elapsed: 9 * time.Millisecond},
+	}
+	tm := NewTiming(outcomes, RaceEnd{Total: 300 * time.Millisecond, Reason: StopDeadline}, win)
+	want := []LegTiming{
+		{"aggregator", "sbx-canal", 2 * time.Millisecond, LegWon},
+		{"aggregator", "sbx-wormway", 3 * time.Millisecond, LegAnswered},
+		{"aggregator", "sbx-arcbridge", time.Millisecond, LegNoRoute},
+		{"aggregator", "sbx-fail", 4 * time.Millisecond, LegFailed},
+		{"aggregator", "sbx-hang", 300 * time.Millisecond, LegTimedOut},
+		{"aggregator", "sbx-dead", 0, LegSkipped},
+		{"intents", "oneclick", 9 * time.Millisecond, LegAnswered},
+	}
+	if tm.Total != 300*time.Millisecond || tm.Reason != StopDeadline || len(tm.Legs) != len(want) {
+		t.Fatalf("timing %+v", tm)
+	}
+	for i, w := range want {
+		if tm.Legs[i] != w {
+			t.Errorf("leg %d: %+v, want %+v", i, tm.Legs[i], w)
+		}
+	}
+}
