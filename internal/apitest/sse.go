@@ -206,7 +206,7 @@ func (c *Contract) checkEventStream(req *http.Request, route *routers.Route, par
 	for i, ev := range events {
 		content := eventContentSchema(schema, ev.Name)
 		if content == nil {
-			continue
+			return fail("event %d (%s): the document gives its data no contentSchema", i, ev.Name)
 		}
 		var v any
 		if err := json.Unmarshal([]byte(ev.Data), &v); err != nil {
