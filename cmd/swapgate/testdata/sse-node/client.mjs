@@ -37,7 +37,11 @@ const bound = setTimeout(() => {
   process.exit(2);
 }, 30_000);
 
+// Events that came in the same read as the one that closed the
+// EventSource are still dispatched: closed drops them.
+let closed = false;
 const finish = (code) => {
+  closed = true;
   es.close();
   clearTimeout(bound);
   process.exitCode = code;
@@ -45,6 +49,7 @@ const finish = (code) => {
 
 for (const name of ['route', 'best', 'done']) {
   es.addEventListener(name, (e) => {
+    if (closed) return;
     print({ event: name, data: e.data });
     if (name === 'done' || (name === 'route' && closeAfterRoute)) finish(0);
   });
@@ -53,6 +58,7 @@ for (const name of ['route', 'best', 'done']) {
 // The server's error event and the EventSource's own connection failures
 // share the name: the server's is a MessageEvent with data.
 es.addEventListener('error', (e) => {
+  if (closed) return;
   if (typeof e.data === 'string') {
     print({ event: 'error', data: e.data });
     return; // done follows
