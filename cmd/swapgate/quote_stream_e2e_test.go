@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -344,4 +345,39 @@ func TestQuoteStreamClientGoneCancelsRace(t *testing.T) {
 	if got := ts.metric(`swapgate_http_requests_total{code="200",route="quote-stream"}`); got != 1 {
 		t.Fatalf("quote-stream requests counted: %v", got)
 	}
+}
+
+// TestReadmeStreamedQuote runs the README's streamed quote as written, with
+// bash and curl -N against a fresh server: what curl prints is the event
+// stream the README shows (routes, best, done last), held to the document.
+func TestReadmeStreamedQuote(t *testing.T) {
+	needTools(t)
+	script := readmeBlock(t, "### Streamed quotes")
+	if !strings.HasPrefix(script, "curl -N '127.0.0.1:8080/v1/quote/stream?") || strings.Count(script, "\n") != 0 {
+		t.Fatalf("the README's streamed quote is not one curl -N of /v1/quote/stream: %q", script)
+	}
+	ts := startServer(t, nil)
+	addr := strings.TrimPrefix(ts.base, "http://")
+	script = strings.ReplaceAll(script, "127.0.0.1:8080", addr)
+	cmd := exec.Command("bash", "-eu", "-o", "pipefail", "-c", script)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	events, err := apitest.ReadEvents(bytes.NewReader(stdout.Bytes()))
+	if err != nil {
+		t.Fatalf("curl printed no event stream: %v\n%s", err, stdout.String())
+	}
+	routes, outcome, done := wantEventOrder(t, events)
+	if len(routes) == 0 || outcome.Name != "best" || done.Meta.RateLimit == nil || done.Meta.RateLimit.Limit != 30 {
+		t.Fatalf("%d routes, %s %s, done %+v", len(routes), outcome.Name, outcome.Data, done)
+	}
+	u := strings.Trim(strings.TrimPrefix(script, "curl -N "), "'")
+	req, err := http.NewRequest(http.MethodGet, "http://"+u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.check(req, 200, http.Header{"Content-Type": {"text/event-stream"}, "X-Request-Id": {done.Meta.RequestID},
+		"Cache-Control": {"no-cache"}}, stdout.Bytes())
 }
