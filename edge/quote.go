@@ -39,6 +39,8 @@ func quoteParams(args *fasthttp.Args) quote.Params {
 		FromAmount: args.Peek("fromAmount"), FromAddress: args.Peek("fromAddress"), ToAddress: args.Peek("toAddress"),
 		Slippage: args.Peek("slippage"), Tools: args.Peek("tools"), DenyTools: args.Peek("denyTools"),
 		PreferredTool: args.Peek("preferredTool"), Order: args.Peek("order"),
+		MaxWaitMs: args.Peek("maxWaitMs"), MinWaitMs: args.Peek("minWaitMs"),
+		ExpectedResults: args.Peek("expectedResults"), ReduceEveryMs: args.Peek("reduceEveryMs"),
 	}
 }
 
@@ -76,7 +78,7 @@ func (s *Server) livePrices(chainID uint64) (map[string]float64, bool) {
 // /v1/routes and gives the engine its context: the race deadline plus the
 // time a partner quote may take to make its records durable.
 func (s *Server) quoteRequest(r *Request) (*quote.Request, context.Context, context.CancelFunc, error) {
-	req, perr := quote.Parse(s.deps.Registry, s.deps.Tools, quoteParams(r.Ctx.QueryArgs()))
+	req, perr := quote.Parse(s.deps.Registry, s.deps.Tools, quoteParams(r.Ctx.QueryArgs()), s.deps.Quotes.Deadline())
 	if perr != nil {
 		return nil, nil, nil, perr
 	}

@@ -1,7 +1,11 @@
 // Package engine is the quote engine's actor topology: a balancing pool of
 // worker actors per provider, and the fan-out that races every eligible leg
-// of a quote under its deadline. It answers with whatever arrived in time;
-// late answers are dropped without a word.
+// of a quote under its deadline and timing strategy (quote.Strategy). It
+// answers with whatever arrived by the time the strategy ended the race;
+// the legs still running then are cancelled (their context ends) and their
+// late answers dropped. Each provider leg has a circuit breaker
+// (routing/breaker): a leg whose recent calls mostly failed or timed out is
+// not sent (skipped) until a probe finds it answering again.
 package engine
 
 import (
@@ -12,6 +16,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/swapgate/swapgate/routing/breaker"
 	"github.com/swapgate/swapgate/routing/quote"
 )
 
@@ -32,8 +37,18 @@ type Config struct {
 	Dispatcher actor.Dispatcher
 	// Tools lists, by provider, the tools whose legs and wins are counted
 	// apart (the tool catalog's keys); any other tool is counted as
-	// OtherTool, so the metrics' series stay a fixed set.
+	// OtherTool, so the metrics' series stay a fixed set. Each of them,
+	// and each provider's OtherTool, has its breaker.
 	Tools map[string][]string
+	// Strategy is the default timing strategy of a race, which a request's
+	// own parameters override (quote.StrategyParams); its MaxWait is
+	// ignored (the deadline bounds the default).
+	Strategy quote.Strategy
+	// Breaker sets every leg's breaker; the zero Config means
+	// breaker.DefaultConfig.
+	Breaker breaker.Config
+	// Now is the breakers' clock (nil: time.Now).
+	Now func() time.Time
 }
 
 // Defaults of Config.
@@ -55,6 +70,8 @@ type Engine struct {
 	legs                map[string]map[string]*legStats
 	poolStats           map[string]*poolStats
 	races, deadlineHits atomic.Uint64
+	// ends counts races by what ended them (quote.StopReason).
+	ends [4]atomic.Uint64
 }
 
 // Start spawns one pool per provider.
@@ -68,6 +85,13 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 	if cfg.QueuePerWorker <= 0 {
 		cfg.QueuePerWorker = DefaultQueuePerWorker
 	}
+	if cfg.Breaker == (breaker.Config{}) {
+		cfg.Breaker = breaker.DefaultConfig()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Strategy.MaxWait = 0
 	e := &Engine{cfg: cfg, root: sys.Root, pools: map[string]*actor.PID{}, shared: map[string]*poolShared{},
 		provs: map[string]quote.Provider{}, legs: map[string]map[string]*legStats{}, poolStats: map[string]*poolStats{}}
 	for _, p := range providers {
@@ -77,7 +101,7 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 		}
 		shared := &poolShared{idle: make(chan *actor.PID, size)}
 		st := &poolStats{provider: p.Name(), workers: size, capacity: size * cfg.QueuePerWorker, shared: shared}
-		e.legs[p.Name()] = newLegStats(p.Name(), cfg.Tools[p.Name()])
+		e.legs[p.Name()] = newLegStats(p.Name(), cfg.Tools[p.Name()], cfg.Breaker)
 		e.poolStats[p.Name()] = st
 		pa := &poolActor{p: p, size: size, maxQueue: size * cfg.QueuePerWorker, shared: shared, st: st}
 		opts := []actor.PropsOption{actor.WithSupervisor(actor.NewRestartingStrategy())}
@@ -101,15 +125,19 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 // Deadline is the configured race deadline.
 func (e *Engine) Deadline() time.Duration { return e.cfg.Deadline }
 
-// Race asks every leg of every named provider and returns the outcomes that
-// arrived before the deadline (or ctx's end), with the legs that did not
-// answer marked so, in the order the legs were asked, and how the race
-// ended. It returns early once every leg has answered; when it returns, the
-// race's context is cancelled, which tells the legs still running to stop.
+// Race asks every leg of every named provider and returns the outcomes in
+// the order the legs were asked, and how the race ended. The race follows
+// the engine's timing strategy overridden by the request's own parameters
+// (quote.Strategy.Decide): it ends when every leg has answered, when the
+// strategy has the routes it expects, at the request's maxWait or at the
+// deadline (or ctx's end), whichever comes first. When it returns, the
+// race's context is cancelled, which tells the legs still running to stop;
+// they are outcomes that did not answer. A leg whose breaker is open is not
+// sent: its outcome is skipped, answered at once with UPSTREAM_MAINTENANCE.
 // onLeg, when not nil, is called on the calling goroutine with each outcome
-// as it arrives (the outcome may be changed by it, as a build failure is).
-// Providers that price in two phases (quote.Pricer) answer with priced
-// routes, which quote.Complete builds.
+// as it arrives (the outcome may be changed by it, as a build failure is),
+// before the strategy counts it. Providers that price in two phases
+// (quote.Pricer) answer with priced routes, which quote.Complete builds.
 func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []string, onLeg func(*quote.LegOutcome)) ([]quote.LegOutcome, quote.RaceEnd) {
 	start := time.Now()
 	// Each provider's legs are asked for once and counted first, so that
@@ -141,9 +169,11 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	if len(outcomes) == 0 {
 		return outcomes, quote.RaceEnd{Reason: quote.StopAllAnswered}
 	}
+	strat := e.cfg.Strategy.Override(req.Strategy)
+	limit, atLimit := strat.Limit(e.cfg.Deadline)
 	// One context for the whole race: its deadline is every leg's, and
 	// cancelling it when the race is over tells late legs to stop.
-	raceCtx, cancel := context.WithDeadline(ctx, start.Add(e.cfg.Deadline))
+	raceCtx, cancel := context.WithDeadline(ctx, start.Add(limit))
 	defer cancel()
 	deadline, _ := raceCtx.Deadline()
 	// Buffered for every leg, so a worker answering after the deadline
@@ -151,10 +181,23 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	// messages are one allocation; workers only read them.
 	results := make(chan legResult, len(outcomes))
 	msgs := make([]legMsg, len(outcomes))
+	now := e.cfg.Now()
+	answered, routes := 0, 0
 	for i := range msgs {
 		o := &outcomes[i]
 		msgs[i] = legMsg{index: i, provider: o.Provider, leg: o.Leg, req: req, ctx: raceCtx,
 			deadline: deadline, results: results, start: start, stats: e.legStatsFor(o.Provider, o.Leg)}
+		ok, probe := msgs[i].stats.allow(now)
+		if !ok {
+			msgs[i].skipped = true
+			o.Answered, o.Skipped, o.Err = true, true, msgs[i].stats.skipErr
+			answered++
+			if onLeg != nil {
+				onLeg(o)
+			}
+			continue
+		}
+		msgs[i].probe = probe
 		// Straight to an idle worker; through the pool's queue when all
 		// are busy (see pool.go).
 		to := e.shared[o.Provider].take()
@@ -163,20 +206,56 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 		}
 		e.root.Send(to, &msgs[i])
 	}
-	for pending := len(outcomes); pending > 0; pending-- {
+	var timer *time.Timer
+	reason := quote.StopAllAnswered
+race:
+	for {
+		elapsed := time.Since(start)
+		d := strat.Decide(e.cfg.Deadline, elapsed, len(outcomes), answered, routes)
+		if d.Stop {
+			reason = d.Reason
+			break
+		}
+		// The race's context ends it at its limit; a timer only for a
+		// check the strategy asks for before that.
+		var tick <-chan time.Time
+		if d.Next > 0 && elapsed+d.Next < limit {
+			if timer == nil {
+				timer = time.NewTimer(d.Next)
+			} else {
+				timer.Reset(d.Next)
+			}
+			tick = timer.C
+		}
 		select {
 		case r := <-results:
-			outcomes[r.index] = r.out
-			if onLeg != nil {
-				onLeg(&outcomes[r.index])
+			o := &outcomes[r.index]
+			*o = r.out
+			if r.refused {
+				// The pool refused it and is done with the message.
+				msgs[r.index].refused = true
 			}
+			if onLeg != nil {
+				onLeg(o)
+			}
+			answered++
+			if o.Route != nil && o.Err == nil {
+				routes++
+			}
+		case <-tick:
 		case <-raceCtx.Done():
-			e.countRace(outcomes, msgs, true)
-			return outcomes, quote.RaceEnd{Total: time.Since(start), Reason: quote.StopDeadline}
+			reason = atLimit
+			if ctx.Err() != nil {
+				reason = quote.StopDeadline
+			}
+			break race
 		}
 	}
-	e.countRace(outcomes, msgs, false)
-	return outcomes, quote.RaceEnd{Total: time.Since(start), Reason: quote.StopAllAnswered}
+	if timer != nil {
+		timer.Stop()
+	}
+	e.countRace(outcomes, msgs, reason, ctx.Err() != nil)
+	return outcomes, quote.RaceEnd{Total: time.Since(start), Reason: reason}
 }
 
 // Stop stops every pool and waits for them.

@@ -12,7 +12,10 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/internal/metricstest"
+	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/breaker"
 	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/registry"
 )
 
 // fakeProvider answers each leg after a delay, hangs, or panics.
@@ -245,4 +248,206 @@ func TestContextEndsRace(t *testing.T) {
 func raceOf(e *Engine, ctx context.Context, providers []string) []quote.LegOutcome {
 	out, _ := e.Race(ctx, &quote.Request{}, providers, nil)
 	return out
+}
+
+// watchedProvider answers "fast" with a route (once "slow" has started,
+// when started is set), "nothing" at once without one, and "slow" only when
+// its context ends, which it reports on cancelled: the legs a race's end
+// reached. When failing is set, every leg fails at once.
+type watchedProvider struct {
+	name      string
+	legs      []string
+	failing   atomic.Bool
+	calls     atomic.Int32
+	started   chan struct{}
+	cancelled chan string
+}
+
+func (w *watchedProvider) Name() string                 { return w.name }
+func (w *watchedProvider) Legs(*quote.Request) []string { return w.legs }
+func (w *watchedProvider) QuoteLeg(ctx context.Context, _ *quote.Request, leg string) (*quote.Route, error) {
+	w.calls.Add(1)
+	if w.failing.Load() {
+		return nil, errors.New("upstream down")
+	}
+	switch leg {
+	case "slow":
+		if w.started != nil {
+			close(w.started)
+		}
+		<-ctx.Done()
+		w.cancelled <- leg
+		return nil, ctx.Err()
+	case "nothing":
+		return nil, &quote.NoRoute{Provider: w.name, Tool: leg, Reason: "AMOUNT_TOO_LOW"}
+	}
+	if w.started != nil {
+		// The slow leg is running before the race can end, so that its
+		// end reaches a leg in flight (not one still queued, which a
+		// worker drops unrun).
+		select {
+		case <-w.started:
+		case <-ctx.Done():
+		}
+	}
+	return &quote.Route{Provider: w.name, Tool: leg, ToAmount: big.NewInt(1)}, nil
+}
+
+// TestStrategyEndsTheRaceAndCancelsLateLegs checks that a race ends as
+// soon as its strategy has what it expects, or at the request's maxWait,
+// long before the deadline, and that the leg still running sees its
+// context end (it is cancelled, not left to run), and is counted so.
+func TestStrategyEndsTheRaceAndCancelsLateLegs(t *testing.T) {
+	const deadline = 10 * time.Second
+	tests := []struct {
+		name   string
+		cfg    quote.Strategy
+		req    quote.StrategyParams
+		reason quote.StopReason
+	}{
+		{"server default: one result expected", quote.Strategy{ExpectedResults: 1}, quote.StrategyParams{}, quote.StopExpectedResults},
+		{"request: one result expected", quote.Strategy{}, quote.StrategyParams{ExpectedResults: 1, HasExpected: true}, quote.StopExpectedResults},
+		{"request: every leg but one after 50 ms", quote.Strategy{}, quote.StrategyParams{ReduceEvery: 50 * time.Millisecond, HasReduce: true}, quote.StopExpectedResults},
+		{"request: maxWaitMs", quote.Strategy{}, quote.StrategyParams{MaxWait: 100 * time.Millisecond, HasMaxWait: true}, quote.StopMaxWait},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &watchedProvider{name: "p", legs: []string{"fast", "nothing", "slow"}, started: make(chan struct{}), cancelled: make(chan string, 1)}
+			e := start(t, Config{Deadline: deadline, Strategy: tt.cfg, Tools: map[string][]string{"p": p.legs}}, p)
+			began := time.Now()
+			out, end := e.Race(context.Background(), &quote.Request{Strategy: tt.req}, []string{"p"}, nil)
+			if took := time.Since(began); took > deadline/2 {
+				t.Fatalf("the race took %v", took)
+			}
+			if end.Reason != tt.reason || end.Total <= 0 {
+				t.Fatalf("ended %+v, want %v", end, tt.reason)
+			}
+			if out[0].Route == nil || out[2].Answered {
+				t.Fatalf("outcomes %+v", out)
+			}
+			select {
+			case <-p.cancelled:
+			case <-time.After(deadline / 2):
+				t.Fatal("the late leg never saw its context end")
+			}
+			v := metricstest.Values(t, e.Collector())
+			for k, want := range map[string]float64{
+				`swapgate_quote_leg_cancelled_total{provider="p",tool="slow"}`:        1,
+				`swapgate_quote_leg_timeouts_total{provider="p",tool="slow"}`:         0,
+				`swapgate_quote_race_ends_total{reason="` + tt.reason.String() + `"}`: 1,
+				`swapgate_quote_deadline_hits_total`:                                  0,
+				`swapgate_quote_leg_breaker_state{provider="p",tool="slow"}`:          0,
+			} {
+				if v[k] != want {
+					t.Errorf("%s = %v, want %v", k, v[k], want)
+				}
+			}
+		})
+	}
+}
+
+// fakeClock is a clock the test moves.
+type fakeClock struct{ ns atomic.Int64 }
+
+func (c *fakeClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// TestBreakerSkipsADeadLegAndProbesIt plays a leg's breaker through the
+// engine: failures open it, an open leg is not sent (skipped, its provider
+// not called, the race answered at once with UPSTREAM_MAINTENANCE when it
+// was the only leg), and after the cool-down one probe is sent; success
+// closes it.
+func TestBreakerSkipsADeadLegAndProbesIt(t *testing.T) {
+	clock := &fakeClock{}
+	clock.ns.Store(time.Unix(1_767_225_600, 0).UnixNano())
+	p := &watchedProvider{name: "p", legs: []string{"fast"}}
+	other := &watchedProvider{name: "q", legs: []string{"fast"}}
+	e := start(t, Config{Deadline: 5 * time.Second, Now: clock.now, Tools: map[string][]string{"p": {"fast"}, "q": {"fast"}},
+		Breaker: breaker.Config{Window: 10, FailureRatio: 0.5, MinCalls: 3, CoolDown: 30 * time.Second}}, p, other)
+	req := &quote.Request{From: &registry.Chain{ID: 1}, To: &registry.Chain{ID: 2}, FromToken: &registry.Token{}, ToToken: &registry.Token{}}
+	p.failing.Store(true)
+	for i := 0; i < 3; i++ {
+		out, _ := e.Race(context.Background(), req, []string{"p", "q"}, nil)
+		if out[0].Skipped || out[0].Err == nil || out[1].Route == nil {
+			t.Fatalf("race %d: %+v", i, out)
+		}
+	}
+	if got := e.ToolStatus("p", "fast"); got != breaker.StatusUnavailable {
+		t.Fatalf("status after 3 failures: %s", got)
+	}
+	calls := p.calls.Load()
+	began := time.Now()
+	out, end := e.Race(context.Background(), req, []string{"p"}, nil)
+	if time.Since(began) > time.Second || end.Reason != quote.StopAllAnswered || !out[0].Skipped || p.calls.Load() != calls {
+		t.Fatalf("open leg: %+v %+v, %d calls (had %d)", out, end, p.calls.Load(), calls)
+	}
+	if err := quote.Failure(req, out); err.Code != apierr.UpstreamMaintenance || err.HTTPStatus() != 503 ||
+		fmt.Sprint(err.Details["tools"]) != "[fast]" {
+		t.Fatalf("failure %+v", err)
+	}
+	if tm := quote.NewTiming(out, end, nil); tm.Legs[0].Status != quote.LegSkipped {
+		t.Fatalf("timing %+v", tm)
+	}
+	// Past the cool-down: one probe. It fails: open again.
+	clock.advance(31 * time.Second)
+	if got := e.ToolStatus("p", "fast"); got != breaker.StatusDegraded {
+		t.Fatalf("status past the cool-down: %s", got)
+	}
+	out, _ = e.Race(context.Background(), req, []string{"p"}, nil)
+	if out[0].Skipped || p.calls.Load() != calls+1 {
+		t.Fatalf("probe not sent: %+v", out)
+	}
+	out, _ = e.Race(context.Background(), req, []string{"p"}, nil)
+	if !out[0].Skipped {
+		t.Fatalf("a failed probe left the leg open to calls: %+v", out)
+	}
+	// The upstream is back; the next probe closes the breaker.
+	p.failing.Store(false)
+	clock.advance(31 * time.Second)
+	for i := 0; i < 3; i++ {
+		out, _ = e.Race(context.Background(), req, []string{"p"}, nil)
+		if out[0].Skipped || out[0].Route == nil {
+			t.Fatalf("race %d after recovery: %+v", i, out)
+		}
+	}
+	if got := e.ToolStatus("p", "fast"); got != breaker.StatusOK {
+		t.Fatalf("status after recovery: %s", got)
+	}
+	v := metricstest.Values(t, e.Collector())
+	for k, want := range map[string]float64{
+		`swapgate_quote_leg_skipped_total{provider="p",tool="fast"}`:       2,
+		`swapgate_quote_leg_breaker_opens_total{provider="p",tool="fast"}`: 2,
+		`swapgate_quote_leg_breaker_state{provider="p",tool="fast"}`:       0,
+		`swapgate_quote_leg_breaker_state{provider="q",tool="fast"}`:       0,
+	} {
+		if v[k] != want {
+			t.Errorf("%s = %v, want %v", k, v[k], want)
+		}
+	}
+}
+
+// TestBreakerJudgesTimeoutsOnlyAtTheDeadline checks that a leg that does
+// not answer by the server's deadline counts against its breaker, and one
+// cut off earlier by the request's maxWait does not.
+func TestBreakerJudgesTimeoutsOnlyAtTheDeadline(t *testing.T) {
+	p := &watchedProvider{name: "p", legs: []string{"slow"}, cancelled: make(chan string, 16)}
+	e := start(t, Config{Deadline: 150 * time.Millisecond, Tools: map[string][]string{"p": {"slow"}},
+		Breaker: breaker.Config{Window: 10, FailureRatio: 0.5, MinCalls: 2, CoolDown: time.Hour}}, p)
+	short := &quote.Request{Strategy: quote.StrategyParams{MaxWait: 20 * time.Millisecond, HasMaxWait: true}}
+	for i := 0; i < 4; i++ {
+		if _, end := e.Race(context.Background(), short, []string{"p"}, nil); end.Reason != quote.StopMaxWait {
+			t.Fatalf("ended %+v", end)
+		}
+	}
+	if got := e.ToolStatus("p", "slow"); got != breaker.StatusOK {
+		t.Fatalf("legs cut off by maxWait were judged: %s", got)
+	}
+	for i := 0; i < 2; i++ {
+		if _, end := e.Race(context.Background(), &quote.Request{}, []string{"p"}, nil); end.Reason != quote.StopDeadline {
+			t.Fatalf("ended %+v", end)
+		}
+	}
+	if got := e.ToolStatus("p", "slow"); got != breaker.StatusUnavailable {
+		t.Fatalf("two timeouts at the deadline: %s", got)
+	}
 }

@@ -39,12 +39,18 @@ type legMsg struct {
 	// stats are the figures of the leg's provider tool, resolved by the
 	// race when it sent the leg.
 	stats *legStats
+	// probe, skipped and refused are the race's own: the leg is its
+	// breaker's probe; it was not sent (its breaker open); its pool
+	// refused it (saturated), which says nothing of the provider.
+	probe, skipped, refused bool
 }
 
-// legResult is one leg's outcome and its place in the race.
+// legResult is one leg's outcome and its place in the race; refused marks
+// a leg the pool refused, saturated.
 type legResult struct {
-	index int
-	out   quote.LegOutcome
+	index   int
+	out     quote.LegOutcome
+	refused bool
 }
 
 // drain asks the parent to hand queued legs to idle workers.
@@ -113,7 +119,7 @@ func (a *poolActor) Receive(c actor.Context) {
 		// freed up since.
 		if len(a.queue) >= a.maxQueue {
 			a.st.saturationRefusals.Add(1)
-			m.results <- legResult{index: m.index, out: quote.LegOutcome{Provider: m.provider, Leg: m.leg, Answered: true, Elapsed: time.Since(m.start),
+			m.results <- legResult{index: m.index, refused: true, out: quote.LegOutcome{Provider: m.provider, Leg: m.leg, Answered: true, Elapsed: time.Since(m.start),
 				Err: apierr.New(apierr.ServiceUnavailable, fmt.Sprintf("%s pool saturated (%d workers, %d queued)", m.provider, a.size, len(a.queue)))}}
 			return
 		}
@@ -126,10 +132,11 @@ func (a *poolActor) Receive(c actor.Context) {
 }
 
 // drain hands queued legs to idle workers, oldest first, dropping those
-// whose quote has been answered already (nobody waits for them).
+// whose race is over (nobody waits for them): past its deadline, or ended
+// early and cancelled.
 func (a *poolActor) drain(c actor.Context) {
 	for len(a.queue) > 0 {
-		if !time.Now().Before(a.queue[0].deadline) {
+		if !time.Now().Before(a.queue[0].deadline) || a.queue[0].ctx.Err() != nil {
 			a.pop()
 			continue
 		}
@@ -162,7 +169,11 @@ func (w *workerActor) Receive(c actor.Context) {
 		// restarted, the worker is free again.
 		w.shared.free(c)
 	case *legMsg:
-		w.run(c, m)
+		// A leg whose race ended while it waited for this worker is not
+		// run: it was cancelled.
+		if m.ctx.Err() == nil {
+			w.run(c, m)
+		}
 		w.shared.free(c)
 	}
 }
@@ -192,8 +203,9 @@ func (w *workerActor) run(c actor.Context, m *legMsg) {
 	out.Elapsed = time.Since(m.start)
 	m.stats.latency.ObserveDuration(out.Elapsed)
 	if ctx.Err() != nil {
-		// Past the deadline: the quote is answered already, the result
-		// is dropped, quietly (the race counted it as a timeout).
+		// The race is over (its deadline, or its strategy ended it): the
+		// quote is answered already, the result is dropped, quietly (the
+		// race counted the leg as timed out or cancelled).
 		return
 	}
 	m.results <- legResult{index: m.index, out: out}

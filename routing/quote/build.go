@@ -23,15 +23,31 @@ type Pricer interface {
 }
 
 // Complete builds a priced route; a route without a Builder is complete
-// already. A route whose build fails must not be shown.
+// already. A route whose build fails must not be shown; the error is a
+// *BuildError.
 func Complete(ctx context.Context, req *Request, r *Route) error {
 	b := r.Pending
 	if b == nil {
 		return nil
 	}
 	if err := b.Build(ctx, req, r); err != nil {
-		return fmt.Errorf("quote: build %s/%s route: %w", r.Provider, r.Tool, err)
+		return &BuildError{Provider: r.Provider, Tool: r.Tool, Err: err}
 	}
 	r.Pending = nil
 	return nil
 }
+
+// BuildError is a route that was priced but could not be built: the leg
+// answered, and Swapgate could not make its transaction, which says
+// nothing of the provider's health.
+type BuildError struct {
+	Provider, Tool string
+	Err            error
+}
+
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("quote: build %s/%s route: %v", e.Provider, e.Tool, e.Err)
+}
+
+// Unwrap returns the builder's error.
+func (e *BuildError) Unwrap() error { return e.Err }

@@ -3,6 +3,7 @@ package quote
 import (
 	"errors"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/swapgate/swapgate/routing/apierr"
@@ -131,15 +132,25 @@ type LegOutcome struct {
 }
 
 // Failure turns a race that produced no route into the client's error:
-// UPSTREAM_TIMEOUT when nothing answered; NO_ROUTE_FOUND (details echo the
-// pair and each tool's reason) when every leg said no route; the common code
-// when every failure carried the same one (maintenance, build failure);
-// UPSTREAM_ERROR otherwise.
+// UPSTREAM_MAINTENANCE naming the tools in details.tools when every leg was
+// skipped (its breaker open: nothing was sent); UPSTREAM_TIMEOUT when
+// nothing answered; NO_ROUTE_FOUND (details echo the pair and each tool's
+// reason) when every leg said no route; the common code when every failure
+// carried the same one (maintenance, build failure); UPSTREAM_ERROR
+// otherwise.
 func Failure(req *Request, outcomes []LegOutcome) *apierr.Error {
 	answered, noRoute := 0, 0
 	reasons := make([]map[string]any, 0, len(outcomes))
 	codes := map[string]int{}
+	var skipped []string
 	for _, o := range outcomes {
+		if o.Skipped {
+			name := o.Leg
+			if name == "" {
+				name = o.Provider
+			}
+			skipped = append(skipped, name)
+		}
 		if !o.Answered {
 			reasons = append(reasons, map[string]any{"provider": o.Provider, "tool": o.Leg, "reason": "TIMEOUT"})
 			continue
@@ -158,6 +169,11 @@ func Failure(req *Request, outcomes []LegOutcome) *apierr.Error {
 	switch {
 	case len(outcomes) == 0:
 		return &apierr.Error{Code: apierr.NoRouteFound, Message: "no provider serves this pair", Details: echo(req, nil)}
+	case len(skipped) == len(outcomes):
+		d := echo(req, reasons)
+		d["tools"] = skipped
+		return &apierr.Error{Code: apierr.UpstreamMaintenance, Details: d,
+			Message: "unavailable: " + strings.Join(skipped, ", ") + " (most recent calls failed or timed out; tried again after a cool-down, see GET /v1/tools)"}
 	case answered == 0:
 		return &apierr.Error{Code: apierr.UpstreamTimeout, Message: "no provider answered before the quote deadline", Details: echo(req, reasons)}
 	case noRoute == len(outcomes):

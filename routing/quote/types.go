@@ -53,6 +53,9 @@ type Request struct {
 	DenyTools     map[string]bool
 	PreferredTool string
 	Order         Order
+	// Strategy is the request's own timing parameters, overriding the
+	// server's default strategy (see Strategy).
+	Strategy StrategyParams
 	// FeeBps is the partner (or anonymous default) fee in basis points;
 	// FeeRecipient the partner's fee wallet in the settlement ecosystem, ""
 	// for the anonymous tier (the platform collects it).

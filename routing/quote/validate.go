@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/swapgate/swapgate/routing/address"
 	"github.com/swapgate/swapgate/routing/apierr"
@@ -30,12 +31,20 @@ var maxUint256 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewI
 type Params struct {
 	FromChain, ToChain, FromToken, ToToken, FromAmount, FromAddress []byte
 	ToAddress, Slippage, Tools, DenyTools, PreferredTool, Order     []byte
+	// The race's timing (see Strategy): maxWaitMs, minWaitMs,
+	// expectedResults, reduceEveryMs.
+	MaxWaitMs, MinWaitMs, ExpectedResults, ReduceEveryMs []byte
 }
 
+// MaxExpectedResults bounds expectedResults: far more than any pair has
+// legs, so only a slip is refused.
+const MaxExpectedResults = 1000
+
 // Parse validates the parameters against the registry and the tool
-// catalog and returns the typed request. Every refusal is INVALID_PARAMS
-// naming the parameter in details.param.
-func Parse(reg *registry.Registry, cat *tools.Catalog, p Params) (*Request, *apierr.Error) {
+// catalog and returns the typed request. deadline is the server's quote
+// deadline, which bounds the timing parameters. Every refusal is
+// INVALID_PARAMS naming the parameter in details.param.
+func Parse(reg *registry.Registry, cat *tools.Catalog, p Params, deadline time.Duration) (*Request, *apierr.Error) {
 	req := &Request{Slippage: DefaultSlippage, Order: Recommended}
 	var err *apierr.Error
 	if req.From, err = chain(reg, "fromChain", p.FromChain); err != nil {
@@ -104,7 +113,60 @@ func Parse(reg *registry.Registry, cat *tools.Catalog, p Params) (*Request, *api
 			return nil, apierr.Param("order", "order must be RECOMMENDED, FASTEST or CHEAPEST").With("value", string(p.Order))
 		}
 	}
+	if req.Strategy, err = strategyParams(p, deadline); err != nil {
+		return nil, err
+	}
 	return req, nil
+}
+
+// strategyParams reads the timing parameters: maxWaitMs from 1 to the
+// server's deadline; minWaitMs and reduceEveryMs from 0 to maxWaitMs (the
+// deadline when absent); expectedResults from 0 (every leg) to
+// MaxExpectedResults.
+func strategyParams(p Params, deadline time.Duration) (StrategyParams, *apierr.Error) {
+	var sp StrategyParams
+	limit := deadline
+	deadlineMs := deadline.Milliseconds()
+	if len(p.MaxWaitMs) != 0 {
+		v, ok := parseUint64(p.MaxWaitMs)
+		if !ok || v < 1 || v > uint64(deadlineMs) {
+			return sp, apierr.Param("maxWaitMs", "maxWaitMs must be a whole number of milliseconds from 1 to the server's quote deadline, "+
+				strconv.FormatInt(deadlineMs, 10)).With("value", string(p.MaxWaitMs)).With("max", deadlineMs)
+		}
+		sp.MaxWait, sp.HasMaxWait = time.Duration(v)*time.Millisecond, true
+		limit = sp.MaxWait
+	}
+	limitMs := limit.Milliseconds()
+	bounded := func(param string, raw []byte) (time.Duration, *apierr.Error) {
+		v, ok := parseUint64(raw)
+		if !ok || v > uint64(limitMs) {
+			return 0, apierr.Param(param, param+" must be a whole number of milliseconds from 0 to maxWaitMs (the server's quote deadline when absent), "+
+				strconv.FormatInt(limitMs, 10)).With("value", string(raw)).With("max", limitMs)
+		}
+		return time.Duration(v) * time.Millisecond, nil
+	}
+	var err *apierr.Error
+	if len(p.MinWaitMs) != 0 {
+		if sp.MinWait, err = bounded("minWaitMs", p.MinWaitMs); err != nil {
+			return sp, err
+		}
+		sp.HasMinWait = true
+	}
+	if len(p.ExpectedResults) != 0 {
+		v, ok := parseUint64(p.ExpectedResults)
+		if !ok || v > MaxExpectedResults {
+			return sp, apierr.Param("expectedResults", "expectedResults must be a whole number from 0 (every leg) to "+
+				strconv.Itoa(MaxExpectedResults)).With("value", string(p.ExpectedResults)).With("max", MaxExpectedResults)
+		}
+		sp.ExpectedResults, sp.HasExpected = int(v), true
+	}
+	if len(p.ReduceEveryMs) != 0 {
+		if sp.ReduceEvery, err = bounded("reduceEveryMs", p.ReduceEveryMs); err != nil {
+			return sp, err
+		}
+		sp.HasReduce = true
+	}
+	return sp, nil
 }
 
 func chain(reg *registry.Registry, param string, v []byte) (*registry.Chain, *apierr.Error) {
