@@ -381,3 +381,42 @@ func TestReadmeStreamedQuote(t *testing.T) {
 	ts.check(req, 200, http.Header{"Content-Type": {"text/event-stream"}, "X-Request-Id": {done.Meta.RequestID},
 		"Cache-Control": {"no-cache"}}, stdout.Bytes())
 }
+
+// TestQuoteStreamStrategy: the stream takes the quote's timing parameters
+// as /v1/quote parses them: with a leg that hangs under a minute's
+// deadline, expectedResults=1 ends the race at its first route (one route
+// event, then best, whose timing says why), maxWaitMs=300 ends it at
+// 300 ms with the routes that came, and a bad value is refused before the
+// stream like any parameter.
+func TestQuoteStreamStrategy(t *testing.T) {
+	ts := hangingServer(t)
+	type timing struct {
+		Timing struct {
+			Strategy string
+			TotalMs  float64
+		}
+	}
+	for _, c := range []struct {
+		params   []string
+		strategy string
+		routes   func(int) bool
+	}{
+		{[]string{"expectedResults", "1"}, "expected_results", func(n int) bool { return n == 1 }},
+		{[]string{"maxWaitMs", "300"}, "max_wait", func(n int) bool { return n >= 1 }},
+	} {
+		s, refused := ts.openStream(streamPath(arbToBase(c.params...)))
+		if refused != nil {
+			t.Fatalf("%v refused: %s", c.params, refused.Raw)
+		}
+		routes, outcome, _ := wantEventOrder(t, s.finish())
+		var best timing
+		if err := json.Unmarshal([]byte(outcome.Data), &best); err != nil || outcome.Name != "best" {
+			t.Fatalf("%v: %s %s: %v", c.params, outcome.Name, outcome.Data, err)
+		}
+		if !c.routes(len(routes)) || best.Timing.Strategy != c.strategy || best.Timing.TotalMs >= 30_000 {
+			t.Fatalf("%v: %d routes, timing %+v", c.params, len(routes), best.Timing)
+		}
+	}
+	_, refused := ts.openStream(streamPath(arbToBase("maxWaitMs", "0")))
+	refused.wantError(t, 400, "INVALID_PARAMS", "maxWaitMs")
+}
