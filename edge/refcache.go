@@ -30,7 +30,9 @@ type refCache struct {
 	tools *tools.Catalog
 	ref   RefData
 
-	toolsJSON   []byte
+	// toolObjects are the tools of GET /v1/tools, each encoded without its
+	// closing brace, which the status of the moment follows.
+	toolObjects []toolObject
 	connections []connection
 	connByPair  sync.Map // [2]uint64 (0 = any) → []byte
 
@@ -83,6 +85,12 @@ type connection struct {
 	Tools       []string   `json:"tools"`
 }
 
+// toolObject is one tool of GET /v1/tools, encoded but for its status.
+type toolObject struct {
+	provider, key string
+	open          []byte
+}
+
 type toolJSON struct {
 	Key             string   `json:"key"`
 	Name            string   `json:"name"`
@@ -97,13 +105,12 @@ func newRefCache(reg *registry.Registry, cat *tools.Catalog, ref RefData) (*refC
 		tokenArrays: make(map[uint64]*atomic.Pointer[versioned]),
 		gasRecords:  make(map[uint64]*atomic.Pointer[versioned]),
 	}
-	list := make([]toolJSON, 0, len(cat.All()))
 	for _, t := range cat.All() {
-		list = append(list, toolJSON{Key: t.Key, Name: t.Name, Type: t.Type, LogoURI: t.LogoURI, SupportedChains: t.SupportedChains})
-	}
-	var err error
-	if c.toolsJSON, err = json.Marshal(map[string]any{"tools": list}); err != nil {
-		return nil, fmt.Errorf("edge: encode tools: %w", err)
+		b, err := json.Marshal(toolJSON{Key: t.Key, Name: t.Name, Type: t.Type, LogoURI: t.LogoURI, SupportedChains: t.SupportedChains})
+		if err != nil {
+			return nil, fmt.Errorf("edge: encode tools: %w", err)
+		}
+		c.toolObjects = append(c.toolObjects, toolObject{provider: t.Provider, key: t.Key, open: b[:len(b)-1]})
 	}
 	refs := make(map[uint64][]tokenRef)
 	for _, ch := range reg.Chains() {

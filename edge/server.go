@@ -87,6 +87,9 @@ type Deps struct {
 	// QuoteStream races a quote streaming its candidates, for
 	// /v1/quote/stream; nil (or a nil Quotes) leaves that route out.
 	QuoteStream QuoteStreamer
+	// ToolHealth gives each tool's status in GET /v1/tools (its breaker's
+	// word); nil shows every tool ok.
+	ToolHealth ToolHealth
 	// Tickets and Swaps serve /v1/execute and /v1/status; nil leaves them
 	// out.
 	Tickets QuoteTickets

@@ -1,7 +1,31 @@
 package edge
 
-// tools answers GET /v1/tools from bytes encoded at start.
+import "github.com/swapgate/swapgate/routing/breaker"
+
+// ToolHealth is the quote engine's word on a tool: its leg's breaker.
+type ToolHealth interface {
+	ToolStatus(provider, tool string) breaker.Status
+}
+
+// tools answers GET /v1/tools: each tool's bytes, encoded at start, closed
+// with its status at the time of the request (ok, degraded, unavailable).
 func (s *Server) tools(r *Request) error {
-	writeRaw(r, statusOK, s.ref.toolsJSON)
+	beginData(r, statusOK)
+	b := append(r.buf, `{"tools":[`...)
+	for i, t := range s.ref.toolObjects {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		st := breaker.StatusOK
+		if s.deps.ToolHealth != nil {
+			st = s.deps.ToolHealth.ToolStatus(t.provider, t.key)
+		}
+		b = append(b, t.open...)
+		b = append(b, `,"status":"`...)
+		b = append(b, st...)
+		b = append(b, `"}`...)
+	}
+	r.buf = append(b, "]}"...)
+	endData(r)
 	return nil
 }

@@ -58,6 +58,14 @@ const (
 	DefaultQueuePerWorker = 16
 )
 
+// The default timing strategy (Config.Strategy): every leg is waited for,
+// up to the deadline (README, Racing, has the measurements behind it).
+const (
+	DefaultMinWait         = 0
+	DefaultExpectedResults = 0
+	DefaultReduceEvery     = 0
+)
+
 // Engine races providers.
 type Engine struct {
 	cfg    Config

@@ -327,6 +327,14 @@ func TestQuoteValidation(t *testing.T) {
 		{"unknown denied tool", "denyTools", "hop"},
 		{"unknown preferred tool", "preferredTool", "x"},
 		{"bad order", "order", "BEST"},
+		{"zero maxWaitMs", "maxWaitMs", "0"},
+		{"maxWaitMs past the deadline", "maxWaitMs", "1501"},
+		{"fractional maxWaitMs", "maxWaitMs", "1.5"},
+		{"negative minWaitMs", "minWaitMs", "-1"},
+		{"minWaitMs past the deadline", "minWaitMs", "2000"},
+		{"expectedResults not a number", "expectedResults", "all"},
+		{"too many expectedResults", "expectedResults", "1001"},
+		{"reduceEveryMs past the deadline", "reduceEveryMs", "99999999999999999999999"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
 )
@@ -68,6 +69,22 @@ var serveSettings = []setting{
 	intZeroOrIn(func(c *app.Config) int { return c.RefdataCacheSize }, "refdata-cache-size", 16, 1<<20),
 	{"gas-rpc", func(c *app.Config) error { return rpcURLs(c.GasRPC) }},
 	durIn(func(c *app.Config) time.Duration { return c.Quote.Deadline }, "quote-deadline", 10*time.Millisecond, time.Minute),
+	durUpToDeadline(func(c *app.Config) time.Duration { return c.Quote.MinWait }, "quote-min-wait"),
+	intIn(func(c *app.Config) int { return c.Quote.ExpectedResults }, "quote-expected-results", 0, quote.MaxExpectedResults),
+	durUpToDeadline(func(c *app.Config) time.Duration { return c.Quote.ReduceEvery }, "quote-reduce-every"),
+	intIn(func(c *app.Config) int { return c.Quote.BreakerWindow }, "breaker-window", 1, 10_000),
+	floatIn(func(c *app.Config) float64 { return c.Quote.BreakerFailureRatio }, "breaker-failure-ratio", 0.01, 1),
+	{"breaker-min-calls", func(c *app.Config) error {
+		v, w := c.Quote.BreakerMinCalls, c.Quote.BreakerWindow
+		if w < 1 || w > 10_000 {
+			w = 10_000 // --breaker-window is refused on its own row
+		}
+		if v < 1 || v > w {
+			return fmt.Errorf("must be between 1 and --breaker-window (%d), got %d", w, v)
+		}
+		return nil
+	}},
+	durIn(func(c *app.Config) time.Duration { return c.Quote.BreakerCoolDown }, "breaker-cooldown", 100*time.Millisecond, time.Hour),
 	intIn(func(c *app.Config) int { return c.Quote.PoolSize }, "provider-pool-size", 1, 4096),
 	{"provider-pool-sizes", func(c *app.Config) error { return poolSizes(c.Quote.PoolSizes) }},
 	intIn(func(c *app.Config) int { return c.Quote.QueuePerWorker }, "provider-queue-per-worker", 1, 1024),
@@ -152,6 +169,17 @@ func durIn(get func(*app.Config) time.Duration, flag string, lo, hi time.Duratio
 	return setting{flag, func(c *app.Config) error {
 		if v := get(c); v < lo || v > hi {
 			return fmt.Errorf("must be between %s and %s, got %s", lo, hi, v)
+		}
+		return nil
+	}}
+}
+
+// durUpToDeadline checks a timing-strategy duration: from 0 to
+// --quote-deadline, past which it would never apply.
+func durUpToDeadline(get func(*app.Config) time.Duration, flag string) setting {
+	return setting{flag, func(c *app.Config) error {
+		if v := get(c); v < 0 || v > c.Quote.Deadline {
+			return fmt.Errorf("must be between 0s and --quote-deadline (%s), got %s", c.Quote.Deadline, v)
 		}
 		return nil
 	}}

@@ -4,6 +4,7 @@ import (
 	"math/big"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/tools"
@@ -80,6 +81,44 @@ func TestToolSet(t *testing.T) {
 			t.Errorf("toolSet(%q) = %v, %v; want a refusal naming denyTools", v, set, err)
 		case want >= 0 && (err != nil || len(set) != want):
 			t.Errorf("toolSet(%q) = %v, %v; want %d tools", v, set, err, want)
+		}
+	}
+}
+
+// TestStrategyParams checks the timing parameters' bounds: maxWaitMs from
+// 1 to the deadline, minWaitMs and reduceEveryMs up to maxWaitMs (the
+// deadline when absent), expectedResults up to MaxExpectedResults, each
+// refusal naming its parameter.
+func TestStrategyParams(t *testing.T) {
+	const deadline = 1500 * time.Millisecond
+	ms := time.Millisecond
+	tests := []struct {
+		p       Params
+		refused string
+		want    StrategyParams
+	}{
+		{Params{}, "", StrategyParams{}},
+		{Params{MaxWaitMs: []byte("1500"), MinWaitMs: []byte("0"), ExpectedResults: []byte("0"), ReduceEveryMs: []byte("1500")}, "",
+			StrategyParams{MaxWait: 1500 * ms, HasMaxWait: true, HasMinWait: true, HasExpected: true, ReduceEvery: 1500 * ms, HasReduce: true}},
+		{Params{MinWaitMs: []byte("600"), ExpectedResults: []byte("4"), ReduceEveryMs: []byte("300")}, "",
+			StrategyParams{MinWait: 600 * ms, HasMinWait: true, ExpectedResults: 4, HasExpected: true, ReduceEvery: 300 * ms, HasReduce: true}},
+		{Params{MaxWaitMs: []byte("0")}, "maxWaitMs", StrategyParams{}},
+		{Params{MaxWaitMs: []byte("1501")}, "maxWaitMs", StrategyParams{}},
+		{Params{MaxWaitMs: []byte("-1")}, "maxWaitMs", StrategyParams{}},
+		{Params{MaxWaitMs: []byte("100"), MinWaitMs: []byte("101")}, "minWaitMs", StrategyParams{}},
+		{Params{MinWaitMs: []byte("1501")}, "minWaitMs", StrategyParams{}},
+		{Params{MaxWaitMs: []byte("100"), ReduceEveryMs: []byte("101")}, "reduceEveryMs", StrategyParams{}},
+		{Params{ReduceEveryMs: []byte("1e3")}, "reduceEveryMs", StrategyParams{}},
+		{Params{ExpectedResults: []byte("1001")}, "expectedResults", StrategyParams{}},
+		{Params{ExpectedResults: []byte(" 1")}, "expectedResults", StrategyParams{}},
+	}
+	for i, tt := range tests {
+		got, err := strategyParams(tt.p, deadline)
+		switch {
+		case tt.refused != "" && (err == nil || err.Details["param"] != tt.refused || err.Code != "INVALID_PARAMS"):
+			t.Errorf("case %d: %+v, %v; want a refusal naming %s", i, got, err, tt.refused)
+		case tt.refused == "" && (err != nil || got != tt.want):
+			t.Errorf("case %d: %+v, %v; want %+v", i, got, err, tt.want)
 		}
 	}
 }

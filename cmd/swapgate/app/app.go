@@ -36,6 +36,7 @@ import (
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/breaker"
 	"github.com/swapgate/swapgate/routing/evmbalance"
 	"github.com/swapgate/swapgate/routing/gas"
 	"github.com/swapgate/swapgate/routing/inbound"
@@ -187,6 +188,9 @@ func DefaultConfig() Config {
 		TrackerWorkers:     tracker.DefaultWorkers, TrackerPollTimeout: tracker.DefaultPollTimeout,
 		Quote: QuoteConfig{
 			Deadline: engine.DefaultDeadline, PoolSize: engine.DefaultPoolSize, QueuePerWorker: engine.DefaultQueuePerWorker,
+			MinWait: engine.DefaultMinWait, ExpectedResults: engine.DefaultExpectedResults, ReduceEvery: engine.DefaultReduceEvery,
+			BreakerWindow: breaker.DefaultWindow, BreakerFailureRatio: breaker.DefaultFailureRatio,
+			BreakerMinCalls: breaker.DefaultMinCalls, BreakerCoolDown: breaker.DefaultCoolDown,
 			WarmThroughput: DefaultWarmThroughput, UpstreamTimeout: 10 * time.Second,
 			LedgerSyncInterval: ledger.DefaultSyncInterval, LedgerMaxBatch: ledger.DefaultMaxBatch,
 			LedgerBusyBatch: ledger.DefaultBusyBatch, LedgerMaxUnsynced: ledger.DefaultMaxUnsynced,
@@ -357,7 +361,8 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		}
 	}
 	a.edge, err = edge.New(ec, edge.Deps{
-		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter, Webhooks: webhooks,
+		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
+		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
 		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,

@@ -20,6 +20,7 @@ import (
 	"github.com/swapgate/swapgate/actors/tracker"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/breaker"
 	"github.com/swapgate/swapgate/routing/pulseroute"
 	"github.com/swapgate/swapgate/routing/quote"
 	"github.com/swapgate/swapgate/routing/registry"
@@ -32,9 +33,22 @@ import (
 // QuoteConfig configures the quote engine and its upstreams. Every
 // provider is the sandbox unless a base URL is set for it.
 type QuoteConfig struct {
-	Deadline  time.Duration
-	PoolSize  int
-	PoolSizes map[string]int
+	Deadline time.Duration
+	// MinWait, ExpectedResults and ReduceEvery are the default timing
+	// strategy of a race (see quote.Strategy), which a request's own
+	// parameters override.
+	MinWait         time.Duration
+	ExpectedResults int
+	ReduceEvery     time.Duration
+	// BreakerWindow, BreakerFailureRatio, BreakerMinCalls and
+	// BreakerCoolDown set every provider leg's breaker (see
+	// breaker.Config).
+	BreakerWindow       int
+	BreakerFailureRatio float64
+	BreakerMinCalls     int
+	BreakerCoolDown     time.Duration
+	PoolSize            int
+	PoolSizes           map[string]int
 	// QueuePerWorker bounds the legs a provider pool queues per worker
 	// when every worker is busy (see engine.Config).
 	QueuePerWorker int
@@ -224,6 +238,9 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 	}
 	qs.engine, err = engine.Start(sys, providers, engine.Config{Dispatcher: qs.dispatcher,
 		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes, QueuePerWorker: cfg.QueuePerWorker, Tools: catalog,
+		Strategy: quote.Strategy{MinWait: cfg.MinWait, ExpectedResults: cfg.ExpectedResults, ReduceEvery: cfg.ReduceEvery},
+		Breaker: breaker.Config{Window: cfg.BreakerWindow, FailureRatio: cfg.BreakerFailureRatio, MinCalls: cfg.BreakerMinCalls,
+			CoolDown: cfg.BreakerCoolDown},
 	})
 	if err != nil {
 		return nil, err
