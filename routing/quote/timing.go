@@ -97,10 +97,25 @@ type RaceEnd struct {
 	Reason StopReason
 }
 
+// timingLegs is a Timing with room for the legs of most races, so that a
+// quote's timing is one allocation.
+type timingLegs struct {
+	t    Timing
+	legs [4]LegTiming
+}
+
 // NewTiming describes a race from its outcomes, in the order the legs were
 // asked; won is the route answered (nil when none was).
 func NewTiming(outcomes []LegOutcome, end RaceEnd, won *Route) *Timing {
-	t := &Timing{Total: end.Total, Reason: end.Reason, Legs: make([]LegTiming, len(outcomes))}
+	var t *Timing
+	if len(outcomes) <= len(timingLegs{}.legs) {
+		tl := &timingLegs{}
+		t = &tl.t
+		t.Legs = tl.legs[:len(outcomes)]
+	} else {
+		t = &Timing{Legs: make([]LegTiming, len(outcomes))}
+	}
+	t.Total, t.Reason = end.Total, end.Reason
 	for i := range outcomes {
 		o := &outcomes[i]
 		lt := LegTiming{Provider: o.Provider, Tool: o.Leg, Elapsed: o.Elapsed, Status: o.Status()}

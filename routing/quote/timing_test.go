@@ -92,3 +92,17 @@ func TestNewTimingNamesEachLegsOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestNewTimingOfFewLegs checks the timing of a race of up to four legs,
+// which shares its allocation with its legs, and of none.
+func TestNewTimingOfFewLegs(t *testing.T) {
+	r := &Route{Provider: "intents", Tool: "sbx-intents"}
+	tm := NewTiming([]LegOutcome{{Provider: "intents", Leg: "sbx-intents", Route: r, Answered: true, Elapsed: time.Millisecond}},
+		RaceEnd{Total: 2 * time.Millisecond, Reason: StopAllAnswered}, r)
+	if len(tm.Legs) != 1 || tm.Legs[0] != (LegTiming{"intents", "sbx-intents", time.Millisecond, LegWon}) || tm.Total != 2*time.Millisecond {
+		t.Fatalf("%+v", tm)
+	}
+	if tm := NewTiming(nil, RaceEnd{Reason: StopAllAnswered}, nil); len(tm.Legs) != 0 || string(AppendTiming(nil, tm)) != `{"totalMs":0,"strategy":"all_answered","legs":[]}` {
+		t.Fatalf("%+v", tm)
+	}
+}
