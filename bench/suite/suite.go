@@ -808,6 +808,14 @@ func (env *environment) summaryNotes(rows []Row) []string {
 		notes = append(notes, fmt.Sprintf("max/s: highest offered rate with no error, p99 within %s and at least %.0f%% of it completed (find-max: ×%g steps of %s + %s warm-up, %d bisections); ×bare: per-round ratio to the bare ping's.",
 			c.Search.P99Bound, 100*max(c.Search.MinAchieved, 0.95), c.Search.Factor, c.StepMeasure, c.StepWarmup, c.Search.Refine))
 	}
+	// The floor every latency target stands on: the bare server's ping,
+	// the same open loop on the same machine, answering at once.
+	floor := ""
+	for _, r := range rows {
+		if r.Scenario == "ping" && r.Target == targetBare {
+			floor = fmt.Sprintf(" (the bare server's ping, this machine's floor: p50 %s, p99 %s)", fmtMs(r.P50.Value.Median), fmtMs(r.P99.Value.Median))
+		}
+	}
 	for _, r := range rows {
 		if r.MaxRate != nil {
 			var gen, srv []float64
@@ -825,10 +833,10 @@ func (env *environment) summaryNotes(rows []Row) []string {
 		switch r.Scenario {
 		case "quote-slow-provider":
 			opens, _, _ := env.breakerTotals(r.Scenario)
-			notes = append(notes, fmt.Sprintf("quote-slow-provider: p99 %s against --quote-deadline %s + 2 ms: %s (×%.2f of the deadline); p50 %s. Stalled for %s: %s; breakers off (%.0f openings).",
+			notes = append(notes, fmt.Sprintf("quote-slow-provider: p99 %s against --quote-deadline %s + 2 ms: %s (×%.2f of the deadline); p50 %s%s. Stalled for %s: %s; breakers off (%.0f openings).",
 				fmtMs(r.P99.Value.Median), c.QuoteDeadline, verdict(r.P99.Value.Median, float64((c.QuoteDeadline+2*time.Millisecond).Microseconds())),
 				r.P99.Value.Median/float64(c.QuoteDeadline.Microseconds()),
-				fmtMs(r.P50.Value.Median), c.StallLatency, strings.Join(env.stalled, ", "), opens))
+				fmtMs(r.P50.Value.Median), floor, c.StallLatency, strings.Join(env.stalled, ", "), opens))
 			if r.MaxRate != nil {
 				notes = append(notes, fmt.Sprintf("quote-slow-provider's max/s cannot exceed %s/s: %d connections each waiting about the deadline.",
 					fmtRate(float64(c.Workers)/c.QuoteDeadline.Seconds()), c.Workers))
@@ -844,9 +852,9 @@ func (env *environment) summaryNotes(rows []Row) []string {
 				fmtMs(r.P99.Value.Median), fmtMs(ref.P99.Value.Median), verdict(r.P99.Value.Median, ref.P99.Value.Median+2000),
 				fmtMs(r.P50.Value.Median), skipped, legs, opens))
 		case "quote-slow-provider-strategy":
-			notes = append(notes, fmt.Sprintf("quote-slow-provider-strategy (minWaitMs=%d&expectedResults=1): p99 %s against minWaitMs + 2 ms: %s; p50 %s.",
+			notes = append(notes, fmt.Sprintf("quote-slow-provider-strategy (minWaitMs=%d&expectedResults=1): p99 %s against minWaitMs + 2 ms: %s; p50 %s%s.",
 				c.StrategyMinWait.Milliseconds(), fmtMs(r.P99.Value.Median), verdict(r.P99.Value.Median, float64((c.StrategyMinWait+2*time.Millisecond).Microseconds())),
-				fmtMs(r.P50.Value.Median)))
+				fmtMs(r.P50.Value.Median), floor))
 		case "quote-stream":
 			var first, leg, gap50, gap99, routes []float64
 			for _, run := range env.runs {
