@@ -92,6 +92,19 @@ type errorBodyDetails struct {
 
 // writeError answers with the error's status and the error object.
 func writeError(r *Request, e *apierr.Error) {
+	setHeaders(r, e.HTTPStatus())
+	r.buf = append(r.buf[:0], `{"data":null,"error":`...)
+	r.buf = appendErrorObject(r.buf, e)
+	r.buf = append(r.buf, `,"meta":`...)
+	r.buf = appendMeta(r.buf, r)
+	r.buf = append(r.buf, '}')
+	r.Ctx.Response.SetBody(r.buf)
+}
+
+// appendErrorObject appends the envelope's error object, {code, message,
+// details}: the error of a refusal, and the data of a quote stream's error
+// event (quote_stream.go).
+func appendErrorObject(b []byte, e *apierr.Error) []byte {
 	details := e.Details
 	if e.Code == apierr.RateLimit && details == nil {
 		details = map[string]any{}
@@ -106,13 +119,7 @@ func writeError(r *Request, e *apierr.Error) {
 	if err != nil {
 		eb = []byte(`{"code":"INTERNAL_ERROR","message":"internal error"}`)
 	}
-	setHeaders(r, e.HTTPStatus())
-	r.buf = append(r.buf[:0], `{"data":null,"error":`...)
-	r.buf = append(r.buf, eb...)
-	r.buf = append(r.buf, `,"meta":`...)
-	r.buf = appendMeta(r.buf, r)
-	r.buf = append(r.buf, '}')
-	r.Ctx.Response.SetBody(r.buf)
+	return append(b, eb...)
 }
 
 func appendMeta(b []byte, r *Request) []byte {

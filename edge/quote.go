@@ -25,6 +25,9 @@ const ledgerGrace = 5 * time.Second
 func (s *Server) quoteRoutes() {
 	s.Handle("GET", "/v1/quote", route{bucket: BucketHeavy, name: "quote"}, s.quote)
 	s.Handle("GET", "/v1/routes", route{bucket: BucketHeavy, name: "routes"}, s.routesEndpoint)
+	if s.deps.QuoteStream != nil {
+		s.Handle("GET", "/v1/quote/stream", route{bucket: BucketHeavy, name: routeQuoteStream}, s.quoteStream)
+	}
 }
 
 // quoteParams reads the quote parameters from the query string. The values

@@ -27,6 +27,14 @@ type Request struct {
 	Partner *account.Partner
 	Rate    RateResult
 
+	// start is when the handler chain took the request, the origin of its
+	// latency metric.
+	start time.Time
+	// streaming is set by a handler whose answer is a stream written after
+	// it returns (quote_stream.go): the stream then records the request's
+	// metrics when it ends, rather than the chain when the handler returns.
+	streaming bool
+
 	// buf is the envelope under construction, kept across requests by the
 	// pool so that answers are built without allocating.
 	buf []byte
@@ -73,16 +81,17 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		r := requestPool.Get().(*Request)
 		buf := r.buf[:0]
-		*r = Request{Ctx: ctx, Now: s.now(), buf: buf}
+		*r = Request{Ctx: ctx, Now: s.now(), start: time.Now(), buf: buf}
 		uuid.NewV4(&r.ID)
-		start := time.Now()
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("panic in handler", slog.String("requestId", string(r.ID[:])),
 					slog.String("route", rt.name), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
 				s.refuse(r, rt, apierr.New(apierr.Internal, "internal error"))
 			}
-			s.metrics.observe(rt.name, ctx.Response.StatusCode(), time.Since(start))
+			if !r.streaming {
+				s.metrics.observe(rt.name, ctx.Response.StatusCode(), time.Since(r.start))
+			}
 			buf := r.buf[:0]
 			*r = Request{buf: buf}
 			if cap(buf) <= 1<<20 {

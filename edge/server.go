@@ -84,6 +84,9 @@ type Deps struct {
 	Accounts AccountStore
 	// Quotes is the quote engine; nil leaves /v1/quote and /v1/routes out.
 	Quotes QuoteService
+	// QuoteStream races a quote streaming its candidates, for
+	// /v1/quote/stream; nil (or a nil Quotes) leaves that route out.
+	QuoteStream QuoteStreamer
 	// ToolHealth gives each tool's status in GET /v1/tools (its breaker's
 	// word); nil shows every tool ok.
 	ToolHealth ToolHealth

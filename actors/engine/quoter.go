@@ -160,6 +160,12 @@ func (q *Quoter) Stream(ctx context.Context, req *quote.Request, p *account.Part
 	if err != nil {
 		return nil, err
 	}
+	// A race ended by its caller's context (a streamed quote whose client
+	// went away cancels it) issues nothing: no quote, no record, no ticket
+	// for an answer nobody reads.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	best, err := q.completeBest(ctx, req, routes, outcomes)
 	if err != nil {
 		return nil, err

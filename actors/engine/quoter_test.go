@@ -153,3 +153,50 @@ func TestStreamPassesEachBuiltRoute(t *testing.T) {
 		t.Fatalf("Quote: %+v, %v", is, err)
 	}
 }
+
+// memLedger records partner quotes in memory.
+type memLedger struct{ recorded []*account.Activity }
+
+func (l *memLedger) Record(_ context.Context, a *account.Activity) error {
+	l.recorded = append(l.recorded, a)
+	return nil
+}
+
+// TestStreamCancelledIssuesNothing: a streamed race whose context is
+// cancelled in the middle (its client went away) ends at once, the legs
+// still running told to stop, and issues nothing, though a route had
+// come: no ticket, no ledger record, no win.
+func TestStreamCancelledIssuesNothing(t *testing.T) {
+	agg := &pricedProvider{name: "aggregator", order: []string{"fast", "slow"},
+		legs: map[string]float64{"slow": 20, "fast": 10}, delay: map[string]time.Duration{"slow": time.Minute}}
+	e := start(t, Config{Deadline: 2 * time.Minute}, agg)
+	tickets, ledger := memTickets{}, &memLedger{}
+	q := NewQuoter(e, ledger, nil, tickets, nil, nil)
+	partner := &account.Partner{ID: "ptn_streamer", EnabledEcosystems: []string{"evm"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req := evmRequest()
+	req.FromToken, req.ToToken = &registry.Token{ChainID: 42161, Address: "0xa"}, &registry.Token{ChainID: 8453, Address: "0xb"}
+	began := time.Now()
+	is, err := q.Stream(ctx, req, partner, func(r *quote.Route) {
+		if r.Tool == "fast" {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || is != nil {
+		t.Fatalf("Stream after its context was cancelled: %+v, %v", is, err)
+	}
+	if took := time.Since(began); took > 30*time.Second {
+		t.Fatalf("the cancelled race took %v", took)
+	}
+	if len(tickets) != 0 || len(ledger.recorded) != 0 {
+		t.Fatalf("a cancelled race issued %d tickets and %d records", len(tickets), len(ledger.recorded))
+	}
+	if w := e.legs["aggregator"]; w != nil {
+		for tool, st := range w {
+			if st.wins.Load() != 0 {
+				t.Fatalf("%s won a cancelled race", tool)
+			}
+		}
+	}
+}

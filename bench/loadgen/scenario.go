@@ -75,6 +75,16 @@ func (q *QuoteScenario) Path(seq uint64) string { return q.paths[seq%uint64(len(
 // caller can check each once before loading them.
 func (q *QuoteScenario) Paths() []string { return slices.Clone(q.paths) }
 
+// WithQuery returns the mix with query appended to every request (it
+// starts with "&": the paths already have a query).
+func (q *QuoteScenario) WithQuery(query string) *QuoteScenario {
+	out := &QuoteScenario{name: q.name, paths: make([]string, len(q.paths))}
+	for i, p := range q.paths {
+		out.paths[i] = p + query
+	}
+	return out
+}
+
 // Kinds of quote pairs: which providers answer and in which shape. Each
 // names a part of the mix that NewQuoteMix can select.
 const (

@@ -61,6 +61,9 @@ type Config struct {
 	// StallLatency the latency its aggregator tools are given (above it).
 	QuoteDeadline time.Duration `json:"quoteDeadline"`
 	StallLatency  time.Duration `json:"stallLatency"`
+	// StrategyMinWait is quote-slow-provider-strategy's minWaitMs, below
+	// QuoteDeadline: the race ends then, its one expected route in.
+	StrategyMinWait time.Duration `json:"strategyMinWait"`
 	// StatusSwaps is how many sandbox swaps the status polls follow.
 	StatusSwaps int `json:"statusSwaps"`
 	// SampleInterval is the period of the servers' CPU and memory samples.
@@ -81,7 +84,7 @@ func Full() Config {
 			P99Bound: 50 * time.Millisecond},
 		StepWarmup: 500 * time.Millisecond, StepMeasure: 1500 * time.Millisecond,
 		WebhookRate: 100, WebhookFailShare: 0.2, WebhookRetryBase: 100 * time.Millisecond, WebhookDrain: 30 * time.Second,
-		QuoteDeadline: 300 * time.Millisecond, StallLatency: time.Second, StatusSwaps: 3,
+		QuoteDeadline: 300 * time.Millisecond, StallLatency: time.Second, StrategyMinWait: 50 * time.Millisecond, StatusSwaps: 3,
 		SampleInterval: 250 * time.Millisecond, StartTimeout: 2 * time.Minute,
 	}
 }
@@ -93,7 +96,7 @@ func Quick() Config {
 	c := Full()
 	c.Preset = "quick"
 	c.Rounds = 2
-	c.Warmup, c.Measure = 500*time.Millisecond, 2*time.Second
+	c.Warmup, c.Measure = 400*time.Millisecond, 1600*time.Millisecond
 	c.FindMax = []string{"ping"}
 	c.Search.Refine, c.Search.MaxSteps = 2, 10
 	c.StepWarmup, c.StepMeasure = 250*time.Millisecond, 750*time.Millisecond
@@ -167,6 +170,9 @@ func (c *Config) validate() error {
 	}
 	if c.QuoteDeadline <= 0 || c.StallLatency <= c.QuoteDeadline {
 		errs = append(errs, fmt.Errorf("the stall (%s) must exceed a positive quote deadline (%s)", c.StallLatency, c.QuoteDeadline))
+	}
+	if c.StrategyMinWait < time.Millisecond || c.StrategyMinWait >= c.QuoteDeadline {
+		errs = append(errs, fmt.Errorf("the strategy's minimum wait (%s) must be at least 1ms and below the quote deadline (%s)", c.StrategyMinWait, c.QuoteDeadline))
 	}
 	if c.Timeout <= 0 || c.Interval <= 0 || c.SampleInterval <= 0 || c.StartTimeout <= 0 || c.WebhookDrain <= 0 || c.WebhookRetryBase <= 0 {
 		errs = append(errs, errors.New("timeouts, intervals, drain and retry base must be positive"))

@@ -10,10 +10,10 @@ import (
 // load at the worst (every search taking all its steps) leaves room for
 // starting the servers, provisioning and the webhook drain.
 func TestQuickFitsTwoMinutes(t *testing.T) {
-	if b := Quick().LoadBudget(); b > 90*time.Second {
+	if b := Quick().LoadBudget(); b > 100*time.Second {
 		t.Fatalf("quick offers load for up to %s", b)
 	}
-	if b := Smoke().LoadBudget(); b > 6*time.Second {
+	if b := Smoke().LoadBudget(); b > 8*time.Second {
 		t.Fatalf("smoke offers load for up to %s", b)
 	}
 	if b := Full().LoadBudget(); b > 40*time.Minute {
@@ -46,6 +46,7 @@ func TestConfigRefusesUnbounded(t *testing.T) {
 		"workers":          func(c *Config) { c.Workers = 0 },
 		"fail share":       func(c *Config) { c.WebhookFailShare = 1 },
 		"stall too short":  func(c *Config) { c.StallLatency = c.QuoteDeadline },
+		"strategy wait":    func(c *Config) { c.StrategyMinWait = c.QuoteDeadline },
 		"unknown scenario": func(c *Config) { c.Scenarios = []string{"flood"} },
 		"unknown search":   func(c *Config) { c.FindMax = []string{"flood"} },
 		"search steps":     func(c *Config) { c.Search.Factor = 1 },
@@ -60,7 +61,7 @@ func TestConfigRefusesUnbounded(t *testing.T) {
 }
 
 func TestScenariosAreDocumented(t *testing.T) {
-	want := "ping tokens quote-partner quote-fee quote-anon routes mixed quote-slow-provider webhook-storm"
+	want := "ping tokens quote-partner quote-fee quote-anon routes quote-stream mixed quote-evm-solana quote-slow-provider quote-slow-provider-breaker quote-slow-provider-strategy webhook-storm"
 	if got := strings.Join(ScenarioNames(), " "); got != want {
 		t.Fatalf("scenarios %q, want %q", got, want)
 	}

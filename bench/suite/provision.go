@@ -255,3 +255,35 @@ func preflight(ctx context.Context, a *api, key, method string, paths []string) 
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// metricsSum reads /metrics and adds up, for each name, the samples of
+// the series of that name (any labels).
+func (a *api) metricsSum(ctx context.Context, names ...string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.base+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(names))
+	for _, line := range strings.Split(string(body), "\n") {
+		for _, n := range names {
+			if rest, ok := strings.CutPrefix(line, n); ok && (strings.HasPrefix(rest, "{") || strings.HasPrefix(rest, " ")) {
+				if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+					out[n] += v
+				}
+			}
+		}
+	}
+	return out, nil
+}

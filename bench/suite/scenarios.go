@@ -12,9 +12,23 @@ const (
 	// serverMain is the Swapgate every scenario but one loads.
 	serverMain = "main"
 	// serverSlow is a second Swapgate whose aggregator tools stall past
-	// its quote deadline.
+	// its quote deadline, its breakers off.
 	serverSlow = "slow"
+	// serverSlowBreaker is a third, stalled the same way, with the leg
+	// breakers as a production server has them: they open on the stalled
+	// tools, which are then skipped.
+	serverSlowBreaker = "slow-breaker"
 )
+
+// processNames lists every process a suite may start, in the order they
+// stop: the receiver, then the servers.
+func processNames() []string {
+	return []string{"receiver", "bare", serverMain, serverSlow, serverSlowBreaker}
+}
+
+// breakerShut is the flag that keeps serverSlow's leg breakers shut:
+// every leg is sent, the stalled ones waited for until the deadline.
+func breakerShut() []string { return []string{"--no-breakers"} }
 
 // Targets as the table names them.
 const (
@@ -40,6 +54,9 @@ type scenarioDef struct {
 	vsBare bool
 	// searchable tells whether find-max applies.
 	searchable bool
+	// stream makes the scenario's requests streamed quotes, read to their
+	// done event by the suite's own client (stream.go) rather than loadgen.
+	stream bool
 	// build returns the request mix and the requests to check before the
 	// run (method and paths).
 	build func(env *environment) (loadgen.Scenario, string, []string, error)
@@ -69,15 +86,35 @@ func ScenarioNames() []string {
 	return out
 }
 
-// quotePaths is the check list of a quote mix: every distinct request.
+// quoteMix builds a quote mix; its check list is every distinct request.
 func quoteMix(name, endpoint string, kinds ...string) func(*environment) (loadgen.Scenario, string, []string, error) {
-	return func(*environment) (loadgen.Scenario, string, []string, error) {
+	return quoteMixWith(name, endpoint, nil, kinds...)
+}
+
+// quoteMixWith is quoteMix with query parameters the environment adds to
+// every request (a timing strategy's).
+func quoteMixWith(name, endpoint string, query func(*environment) string, kinds ...string) func(*environment) (loadgen.Scenario, string, []string, error) {
+	return func(env *environment) (loadgen.Scenario, string, []string, error) {
 		q, err := loadgen.NewQuoteMix(name, endpoint, kinds...)
 		if err != nil {
 			return nil, "", nil, err
 		}
+		if query != nil {
+			q = q.WithQuery(query(env))
+		}
 		return q, http.MethodGet, q.Paths(), nil
 	}
+}
+
+// evmSolana are the pairs the slow-provider scenarios quote: the intents
+// provider answers them too, so a stalled aggregator still leaves a route.
+var evmSolana = []string{loadgen.QuoteEVMToSolana, loadgen.QuoteSolanaToEVM}
+
+// strategyQuery is the timing strategy of quote-slow-provider-strategy:
+// every leg is given the configured minimum wait, then one route ends the
+// race (the intents leg's, in well under the wait).
+func strategyQuery(env *environment) string {
+	return fmt.Sprintf("&minWaitMs=%d&expectedResults=1", env.cfg.StrategyMinWait.Milliseconds())
 }
 
 // scenarioDefs is the suite; a function so that the table is nobody's
@@ -107,15 +144,27 @@ func scenarioDefs() []scenarioDef {
 		{name: "routes", server: serverMain, key: keyZero, searchable: true,
 			doc:   "GET /v1/routes over the quote mix: every candidate route, tagged, instead of the best one",
 			build: quoteMix("routes", "/v1/routes")},
+		{name: "quote-stream", server: serverMain, key: keyZero, stream: true,
+			doc:   "GET /v1/quote/stream over the quote mix with a 0 bps partner's key, read to its done event (latency: to done); the notes give the time to the first route event against the time its leg took in the race (the best event's timing): what the stream adds to the leg",
+			build: quoteMix("quote-stream", "/v1/quote/stream")},
 		{name: "mixed", server: serverMain, key: keyZero, searchable: true,
 			doc: "an integrator's day in one mix: per 20 requests 1 chains, 3 tokens and 2 gas-prices reads, 8 quotes and 6 status polls (GET /v1/status?txHash= of real sandbox swaps, and one hash not followed)",
 			build: func(env *environment) (loadgen.Scenario, string, []string, error) {
 				m := loadgen.NewMixedScenario(env.txHashes)
 				return m, http.MethodGet, m.Paths(), nil
 			}},
+		{name: "quote-evm-solana", server: serverMain, key: keyZero,
+			doc:   "the slow-provider scenarios' pairs (EVM chains to and from Solana) on the Swapgate whose tools all answer: the reference of quote-slow-provider-breaker",
+			build: quoteMix("quote-evm-solana", "/v1/quote", evmSolana...)},
 		{name: "quote-slow-provider", server: serverSlow, key: keyZero, searchable: true,
-			doc:   "a second Swapgate whose aggregator tools stall past its --quote-deadline; quotes between EVM chains and Solana, which the intents provider also answers, come back at about the deadline: compare p99 with the deadline",
-			build: quoteMix("quote-slow-provider", "/v1/quote", loadgen.QuoteEVMToSolana, loadgen.QuoteSolanaToEVM)},
+			doc:   "a second Swapgate whose aggregator tools stall past its --quote-deadline, its breakers off (--no-breakers); quotes between EVM chains and Solana, which the intents provider also answers, come back at the deadline: p99 against the deadline + 2 ms",
+			build: quoteMix("quote-slow-provider", "/v1/quote", evmSolana...)},
+		{name: "quote-slow-provider-breaker", server: serverSlowBreaker, key: keyZero,
+			doc:   "the same stall on a third Swapgate with the default leg breakers, open on the stalled tools once the first quotes timed out: p99 against quote-evm-solana's (no stall) + 2 ms",
+			build: quoteMix("quote-slow-provider-breaker", "/v1/quote", evmSolana...)},
+		{name: "quote-slow-provider-strategy", server: serverSlow, key: keyZero,
+			doc:   "quote-slow-provider's requests with a timing strategy that ends early (minWaitMs, expectedResults=1: the intents route is in long before the wait ends): p99 against minWaitMs + 2 ms",
+			build: quoteMixWith("quote-slow-provider-strategy", "/v1/quote", strategyQuery, evmSolana...)},
 		{name: "webhook-storm", server: serverMain, key: keyHooks,
 			doc: "POST /v1/partner/webhooks/{id}/test at a fixed rate: each a durable event delivered over HTTPS to a local receiver that answers a share with 500, forcing retries; reports deliveries per second seen at the receiver, retries included",
 			build: func(env *environment) (loadgen.Scenario, string, []string, error) {

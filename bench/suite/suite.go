@@ -61,6 +61,20 @@ type RunRecord struct {
 	GenCPU    float64        `json:"generatorCpu"`
 	ServerCPU float64        `json:"serverCpu"`
 	Webhook   *WebhookFigure `json:"webhook,omitempty"`
+	// Stream is what a streamed-quote run measured besides its summary.
+	Stream *StreamFigure `json:"stream,omitempty"`
+	// Breaker is what the server's leg breakers did during the run, on the
+	// slow-provider servers.
+	Breaker *BreakerFigure `json:"breaker,omitempty"`
+}
+
+// BreakerFigure is what a server's leg breakers did during one run, read
+// from its /metrics before and after: the breakers that opened, and the
+// legs skipped (not sent, their breaker open) and sent.
+type BreakerFigure struct {
+	Opens   float64 `json:"opens"`
+	Skipped float64 `json:"skippedLegs"`
+	Legs    float64 `json:"legs"`
 }
 
 // WebhookFigure is what the receiver saw of a webhook-storm run.
@@ -202,7 +216,7 @@ func (env *environment) run(ctx context.Context) (servers []ServerInfo, procs []
 		}
 		// Stop every child at once: each drains for a moment, and waiting
 		// for them in turn would add those moments up.
-		names := []string{"receiver", "bare", "main", "slow"}
+		names := processNames()
 		stopped := make([]chan error, len(names))
 		for i, name := range names {
 			c, ok := env.children[name]
@@ -305,7 +319,7 @@ func (env *environment) start(ctx context.Context) error {
 		{name: "main", args: append(append([]string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(env.tmp, "main")}, limits...), mainArgs...),
 			env: mainEnv, addrOf: jsonAddr("swapgate serving")},
 	}
-	if env.wants("quote-slow-provider") {
+	if slow, breaker := env.wants("quote-slow-provider") || env.wants("quote-slow-provider-strategy"), env.wants("quote-slow-provider-breaker"); slow || breaker {
 		stalled, err := providerTools(registry.ProviderAggregator)
 		if err != nil {
 			return err
@@ -316,9 +330,17 @@ func (env *environment) start(ctx context.Context) error {
 			inject[t] = map[string]int64{"latencyMs": env.cfg.StallLatency.Milliseconds()}
 		}
 		b, _ := json.Marshal(inject)
-		specs = append(specs, childSpec{name: "slow", addrOf: jsonAddr("swapgate serving"),
-			args: append([]string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(env.tmp, "slow"),
-				"--quote-deadline", env.cfg.QuoteDeadline.String(), "--sandbox-tools", string(b)}, limits...)})
+		stall := func(name string, extra ...string) childSpec {
+			return childSpec{name: name, addrOf: jsonAddr("swapgate serving"),
+				args: append(append([]string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(env.tmp, name),
+					"--quote-deadline", env.cfg.QuoteDeadline.String(), "--sandbox-tools", string(b)}, limits...), extra...)}
+		}
+		if slow {
+			specs = append(specs, stall(serverSlow, breakerShut()...))
+		}
+		if breaker {
+			specs = append(specs, stall(serverSlowBreaker))
+		}
 	}
 	type started struct {
 		c   *child
@@ -354,7 +376,7 @@ func (env *environment) start(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	for _, name := range []string{"bare", "main", "slow"} {
+	for _, name := range processNames()[1:] {
 		if c, ok := env.children[name]; ok {
 			env.apis[name] = newAPI("http://" + c.addr)
 			env.samplers = append(env.samplers, StartSampler(name, c.pid(), env.origin, env.cfg.SampleInterval))
@@ -416,7 +438,11 @@ func (env *environment) provision(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := preflight(ctx, env.apis[d.server], env.key(d), method, paths); err != nil {
+		check := preflight
+		if d.stream {
+			check = preflightStreams
+		}
+		if err := check(ctx, env.apis[d.server], env.key(d), method, paths); err != nil {
 			return fmt.Errorf("%s: %w", d.name, err)
 		}
 	}
@@ -443,8 +469,10 @@ func (env *environment) createPartners(ctx context.Context) error {
 	}
 	mainDir := filepath.Join(env.tmp, "main")
 	wants := []want{{keyZero, mainDir, 0}, {keyFee, mainDir, 30}, {keyHooks, mainDir, 0}}
-	if _, ok := env.children["slow"]; ok {
-		wants = append(wants, want{"slow-" + keyZero, filepath.Join(env.tmp, "slow"), 0})
+	for _, name := range []string{serverSlow, serverSlowBreaker} {
+		if _, ok := env.children[name]; ok {
+			wants = append(wants, want{name + "-" + keyZero, filepath.Join(env.tmp, name), 0})
+		}
 	}
 	type made struct {
 		p   partner
@@ -472,8 +500,8 @@ func (env *environment) key(d scenarioDef) string {
 	if d.key == keyNone {
 		return ""
 	}
-	if d.server == serverSlow {
-		return env.partners["slow-"+d.key].APIKey
+	if d.server != serverMain {
+		return env.partners[d.server+"-"+d.key].APIKey
 	}
 	return env.partners[d.key].APIKey
 }
@@ -535,6 +563,33 @@ func (env *environment) loadConfig(d scenarioDef, target string) (loadgen.Config
 		Timeout: env.cfg.Timeout, Interval: env.cfg.Interval, MaxRequests: math.MaxInt64}, nil
 }
 
+// Series of a Swapgate's /metrics that say what its leg breakers did.
+const (
+	seriesBreakerOpens = "swapgate_quote_leg_breaker_opens_total"
+	seriesLegsSkipped  = "swapgate_quote_leg_skipped_total"
+	seriesLegsAnswered = "swapgate_quote_leg_seconds_count"
+)
+
+// breakerReading reads the leg breakers' counters of d's server when it
+// is one of the stalled ones; ok is false for the others, and when its
+// /metrics cannot be read.
+func (env *environment) breakerReading(ctx context.Context, d scenarioDef) (BreakerFigure, bool) {
+	if d.server != serverSlow && d.server != serverSlowBreaker {
+		return BreakerFigure{}, false
+	}
+	a, ok := env.apis[d.server]
+	if !ok {
+		return BreakerFigure{}, false
+	}
+	m, err := a.metricsSum(ctx, seriesBreakerOpens, seriesLegsSkipped, seriesLegsAnswered)
+	if err != nil {
+		env.printf("  (%s: no breaker figures: %v)\n", d.server, err)
+		return BreakerFigure{}, false
+	}
+	return BreakerFigure{Opens: m[seriesBreakerOpens], Skipped: m[seriesLegsSkipped],
+		Legs: m[seriesLegsAnswered] + m[seriesLegsSkipped]}, true
+}
+
 // pid is the process a target of d runs in.
 func (env *environment) pid(d scenarioDef, target string) int {
 	if target == targetBare {
@@ -576,11 +631,18 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 		env.progress(label, l)
 	}
 	pid := env.pid(d, target)
+	breaker0, watchBreakers := env.breakerReading(ctx, d)
 	srv0, _ := ProcCPU(pid)
 	gen0, _ := SelfCPU()
 	start := time.Now()
 	rec.StartSec = env.since()
-	sum, err := loadgen.Run(ctx, lc, io.Discard)
+	var sum *loadgen.Summary
+	if d.stream {
+		sum, rec.Stream, err = runStreams(ctx, streamLoad{base: lc.BaseURL, key: lc.APIKey, paths: lc.Scenario.(*loadgen.QuoteScenario).Paths(),
+			rate: rate, warmup: lc.Warmup, duration: lc.Duration, workers: lc.Workers, timeout: lc.Timeout, interval: lc.Interval}, lc.OnInterval)
+	} else {
+		sum, err = loadgen.Run(ctx, lc, io.Discard)
+	}
 	if sum == nil {
 		return fmt.Errorf("%s: %w", label, err)
 	}
@@ -591,6 +653,16 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 	rec.Summary = sum
 	rec.GenCPU = CPUShare(gen1-gen0, wall, env.cores)
 	rec.ServerCPU = CPUShare(srv1-srv0, wall, env.cores)
+	if watchBreakers {
+		if b1, ok := env.breakerReading(ctx, d); ok {
+			rec.Breaker = &BreakerFigure{Opens: b1.Opens - breaker0.Opens, Skipped: b1.Skipped - breaker0.Skipped, Legs: b1.Legs - breaker0.Legs}
+			env.printf("  %-40s leg breakers: %.0f opened, %.0f of %.0f legs skipped\n", label, rec.Breaker.Opens, rec.Breaker.Skipped, rec.Breaker.Legs)
+		}
+	}
+	if f := rec.Stream; f != nil {
+		env.printf("  %-40s first route event %s after the request (its leg: %s into the race): gap p50 %s, p99 %s\n", label,
+			fmtUs(float64(f.FirstRoute.P50)), fmtUs(float64(f.FirstLeg.P50)), fmtUs(float64(f.Gap.P50)), fmtUs(float64(f.Gap.P99)))
+	}
 	if d.name == "webhook-storm" {
 		measuredFrom := start.Add(env.cfg.Warmup)
 		end := time.Now()
@@ -736,6 +808,14 @@ func (env *environment) summaryNotes(rows []Row) []string {
 		notes = append(notes, fmt.Sprintf("max/s: highest offered rate with no error, p99 within %s and at least %.0f%% of it completed (find-max: ×%g steps of %s + %s warm-up, %d bisections); ×bare: per-round ratio to the bare ping's.",
 			c.Search.P99Bound, 100*max(c.Search.MinAchieved, 0.95), c.Search.Factor, c.StepMeasure, c.StepWarmup, c.Search.Refine))
 	}
+	// The floor every latency target stands on: the bare server's ping,
+	// the same open loop on the same machine, answering at once.
+	floor := ""
+	for _, r := range rows {
+		if r.Scenario == "ping" && r.Target == targetBare {
+			floor = fmt.Sprintf(" (the bare server's ping, this machine's floor: p50 %s, p99 %s)", fmtMs(r.P50.Value.Median), fmtMs(r.P99.Value.Median))
+		}
+	}
 	for _, r := range rows {
 		if r.MaxRate != nil {
 			var gen, srv []float64
@@ -752,13 +832,44 @@ func (env *environment) summaryNotes(rows []Row) []string {
 		}
 		switch r.Scenario {
 		case "quote-slow-provider":
-			notes = append(notes, fmt.Sprintf("quote-slow-provider: p99 %s against --quote-deadline %s (×%.2f); p50 %s. Stalled for %s: %s.",
-				fmtUs(r.P99.Value.Median), c.QuoteDeadline, r.P99.Value.Median/float64(c.QuoteDeadline.Microseconds()),
-				fmtUs(r.P50.Value.Median), c.StallLatency, strings.Join(env.stalled, ", ")))
+			opens, _, _ := env.breakerTotals(r.Scenario)
+			notes = append(notes, fmt.Sprintf("quote-slow-provider: p99 %s against --quote-deadline %s + 2 ms: %s (×%.2f of the deadline); p50 %s%s. Stalled for %s: %s; breakers off (%.0f openings).",
+				fmtMs(r.P99.Value.Median), c.QuoteDeadline, verdict(r.P99.Value.Median, float64((c.QuoteDeadline+2*time.Millisecond).Microseconds())),
+				r.P99.Value.Median/float64(c.QuoteDeadline.Microseconds()),
+				fmtMs(r.P50.Value.Median), floor, c.StallLatency, strings.Join(env.stalled, ", "), opens))
 			if r.MaxRate != nil {
 				notes = append(notes, fmt.Sprintf("quote-slow-provider's max/s cannot exceed %s/s: %d connections each waiting about the deadline.",
 					fmtRate(float64(c.Workers)/c.QuoteDeadline.Seconds()), c.Workers))
 			}
+		case "quote-slow-provider-breaker":
+			ref := rowOf(rows, "quote-evm-solana")
+			if ref == nil {
+				notes = append(notes, fmt.Sprintf("quote-slow-provider-breaker: p99 %s; run quote-evm-solana beside it for its reference.", fmtUs(r.P99.Value.Median)))
+				break
+			}
+			opens, skipped, legs := env.breakerTotals(r.Scenario)
+			notes = append(notes, fmt.Sprintf("quote-slow-provider-breaker: p99 %s against quote-evm-solana's %s (the same pairs, nothing stalled) + 2 ms: %s; p50 %s. Its breakers skipped %.0f of %.0f legs (%.0f openings).",
+				fmtMs(r.P99.Value.Median), fmtMs(ref.P99.Value.Median), verdict(r.P99.Value.Median, ref.P99.Value.Median+2000),
+				fmtMs(r.P50.Value.Median), skipped, legs, opens))
+		case "quote-slow-provider-strategy":
+			notes = append(notes, fmt.Sprintf("quote-slow-provider-strategy (minWaitMs=%d&expectedResults=1): p99 %s against minWaitMs + 2 ms: %s; p50 %s%s.",
+				c.StrategyMinWait.Milliseconds(), fmtMs(r.P99.Value.Median), verdict(r.P99.Value.Median, float64((c.StrategyMinWait+2*time.Millisecond).Microseconds())),
+				fmtMs(r.P50.Value.Median), floor))
+		case "quote-stream":
+			var first, leg, gap50, gap99, routes []float64
+			for _, run := range env.runs {
+				if f := run.Stream; f != nil && run.Scenario == r.Scenario && f.Streams > 0 {
+					first, leg = append(first, float64(f.FirstRoute.P50)), append(leg, float64(f.FirstLeg.P50))
+					gap50, gap99 = append(gap50, float64(f.Gap.P50)), append(gap99, float64(f.Gap.P99))
+					routes = append(routes, f.RoutesPerStream)
+				}
+			}
+			if len(first) == 0 {
+				break
+			}
+			notes = append(notes, fmt.Sprintf("quote-stream: the first route event %s after the request was written, its leg %s into the race: the stream adds p50 %s (target 1 ms: %s), p99 %s; %.1f routes a stream; the table's latency is to the done event.",
+				fmtUs(SpreadOf(first).Median), fmtUs(SpreadOf(leg).Median), fmtUs(SpreadOf(gap50).Median), verdict(SpreadOf(gap50).Median, 1000),
+				fmtUs(SpreadOf(gap99).Median), SpreadOf(routes).Median))
 		case "webhook-storm":
 			var per, events []float64
 			var n, failed int
@@ -777,6 +888,40 @@ func (env *environment) summaryNotes(rows []Row) []string {
 		}
 	}
 	return notes
+}
+
+// rowOf is the table's row of a scenario on Swapgate, nil when it did not
+// run.
+func rowOf(rows []Row, scenario string) *Row {
+	for i := range rows {
+		if rows[i].Scenario == scenario && rows[i].Target == targetSwapgate {
+			return &rows[i]
+		}
+	}
+	return nil
+}
+
+// breakerTotals adds up what the leg breakers did during a scenario's
+// runs.
+func (env *environment) breakerTotals(scenario string) (opens, skipped, legs float64) {
+	for _, run := range env.runs {
+		if b := run.Breaker; b != nil && run.Scenario == scenario {
+			opens, skipped, legs = opens+b.Opens, skipped+b.Skipped, legs+b.Legs
+		}
+	}
+	return opens, skipped, legs
+}
+
+// fmtMs writes microseconds as milliseconds to the hundredth, for figures
+// held to a target a few milliseconds wide.
+func fmtMs(us float64) string { return fmt.Sprintf("%.2fms", us/1000) }
+
+// verdict says whether a latency in microseconds is within its target.
+func verdict(us, target float64) string {
+	if us <= target {
+		return "within"
+	}
+	return "over by " + fmtMs(us-target)
 }
 
 // machineBound says when a maximum is the machine's rather than the

@@ -107,7 +107,7 @@ type column struct {
 // is not state anyone can change.
 func tableColumns() []column {
 	return []column{
-		{"scenario", -20}, {"target", -9}, {"rps", 8}, {"×bare", -18}, {"p50", 8}, {"×bare", -18},
+		{"scenario", -28}, {"target", -9}, {"rps", 8}, {"×bare", -18}, {"p50", 8}, {"×bare", -18},
 		{"p99", 8}, {"×bare", -18}, {"errors", 14}, {"gen CPU", 8}, {"srv CPU", 8}, {"max/s", 8}, {"×bare", -18},
 	}
 }

@@ -22,9 +22,9 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "" +
-		"scenario             target         rps ×bare                   p50 ×bare                   p99 ×bare                      errors  gen CPU  srv CPU    max/s ×bare\n" +
-		"ping                 bare          1000 1.00                   85µs 1.00                  310µs 1.00                            0     5.1%     3.2%    71000 1.00\n" +
-		"quote-slow-provider  swapgate       998 1.00 (0.99–1.00)      301ms 3543.50 (3000.00–4100.25)    1.52s 4903.00                 3 (0.05%)    20.0%        -        - -\n"
+		"scenario                     target         rps ×bare                   p50 ×bare                   p99 ×bare                      errors  gen CPU  srv CPU    max/s ×bare\n" +
+		"ping                         bare          1000 1.00                   85µs 1.00                  310µs 1.00                            0     5.1%     3.2%    71000 1.00\n" +
+		"quote-slow-provider          swapgate       998 1.00 (0.99–1.00)      301ms 3543.50 (3000.00–4100.25)    1.52s 4903.00                 3 (0.05%)    20.0%        -        - -\n"
 	if b.String() != want {
 		t.Fatalf("table:\n%s\nwant:\n%s", b.String(), want)
 	}

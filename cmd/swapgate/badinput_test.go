@@ -192,6 +192,7 @@ func badEndpoints(f badFixture) []badEndpoint {
 			{"minFeeUsd", "0.01", badNumber, false},
 		}},
 		{method: "GET", path: "/v1/quote", query: badQuoteParams()},
+		{method: "GET", path: "/v1/quote/stream", query: badQuoteParams()},
 		{method: "GET", path: "/v1/routes", query: append(badQuoteParams(), badParam{"sortBy", "speed", badID, false})},
 		{method: "POST", path: "/v1/partner/webhooks", key: true, idem: true, body: []badField{
 			{name: "url", valid: str("https://127.0.0.1:9443/hook"), kind: badID, required: true,

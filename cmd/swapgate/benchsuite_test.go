@@ -45,7 +45,13 @@ func TestBenchSuiteSmoke(t *testing.T) {
 		Runs []struct {
 			Scenario string
 			Webhook  *struct{ Deliveries int }
+			Stream   *struct {
+				Streams    int64
+				FirstRoute struct{ P50 int64 } `json:"firstRouteUs"`
+			}
+			Breaker *struct{ Opens, SkippedLegs, Legs float64 }
 		}
+		Notes     []string
 		Processes []struct {
 			Name    string
 			Samples []struct{ RSS int64 }
@@ -56,7 +62,8 @@ func TestBenchSuiteSmoke(t *testing.T) {
 		t.Fatalf("results.json: %v", err)
 	}
 	want := []string{"ping/bare", "ping/swapgate", "tokens/swapgate", "quote-partner/swapgate", "quote-fee/swapgate", "quote-anon/swapgate",
-		"routes/swapgate", "mixed/swapgate", "quote-slow-provider/swapgate", "webhook-storm/swapgate"}
+		"routes/swapgate", "quote-stream/swapgate", "mixed/swapgate", "quote-evm-solana/swapgate", "quote-slow-provider/swapgate",
+		"quote-slow-provider-breaker/swapgate", "quote-slow-provider-strategy/swapgate", "webhook-storm/swapgate"}
 	var got []string
 	for _, r := range rep.Table {
 		got = append(got, r.Scenario+"/"+r.Target)
@@ -74,6 +81,24 @@ func TestBenchSuiteSmoke(t *testing.T) {
 		if r.Scenario == "webhook-storm" && (r.Webhook == nil || r.Webhook.Deliveries == 0) {
 			t.Errorf("webhook-storm: no delivery seen at the receiver: %+v", r.Webhook)
 		}
+		if r.Scenario == "quote-stream" && (r.Stream == nil || r.Stream.Streams == 0 || r.Stream.FirstRoute.P50 <= 0) {
+			t.Errorf("quote-stream: no stream measured: %+v", r.Stream)
+		}
+		// The breakers of the slow server stay shut; those of the other
+		// one open on the stalled tools (its preflight's quotes timed out)
+		// and skip their legs.
+		if r.Scenario == "quote-slow-provider" && (r.Breaker == nil || r.Breaker.Opens != 0 || r.Breaker.SkippedLegs != 0) {
+			t.Errorf("quote-slow-provider: breakers %+v", r.Breaker)
+		}
+		if r.Scenario == "quote-slow-provider-breaker" && (r.Breaker == nil || r.Breaker.SkippedLegs == 0) {
+			t.Errorf("quote-slow-provider-breaker: breakers %+v", r.Breaker)
+		}
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	for _, n := range []string{"quote-slow-provider: p99", "quote-slow-provider-breaker: p99", "quote-slow-provider-strategy (minWaitMs=", "quote-stream: the first route event"} {
+		if !strings.Contains(notes, n) {
+			t.Errorf("no note %q in:\n%s", n, notes)
+		}
 	}
 	names := map[string]bool{}
 	for _, p := range rep.Processes {
@@ -81,12 +106,12 @@ func TestBenchSuiteSmoke(t *testing.T) {
 			names[p.Name] = true
 		}
 	}
-	for _, n := range []string{"generator", "bare", "main", "slow"} {
+	for _, n := range []string{"generator", "bare", "main", "slow", "slow-breaker"} {
 		if !names[n] {
 			t.Errorf("no memory samples of %s: %v", n, names)
 		}
 	}
-	if len(rep.Servers) != 4 {
+	if len(rep.Servers) != 5 {
 		t.Errorf("servers %+v", rep.Servers)
 	}
 	page, err := os.ReadFile(filepath.Join(runs[0], "report.html"))
@@ -97,7 +122,7 @@ func TestBenchSuiteSmoke(t *testing.T) {
 	if err != nil || !bytes.Contains(stdout.Bytes(), bytes.SplitN(table, []byte("\n"), 2)[0]) || !strings.Contains(stdout.String(), "p99") {
 		t.Fatalf("the printed table and table.txt differ: %v\n%s", err, stdout.String())
 	}
-	for _, l := range []string{"bare.log", "main.log", "slow.log", "receiver.log"} {
+	for _, l := range []string{"bare.log", "main.log", "slow.log", "slow-breaker.log", "receiver.log"} {
 		if _, err := os.Stat(filepath.Join(runs[0], "logs", l)); err != nil {
 			t.Errorf("log: %v", err)
 		}

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge"
@@ -71,4 +75,38 @@ func describe(o apitest.Operation) string {
 
 func describeRoute(r edge.Route) string {
 	return fmt.Sprintf("bucket %s, partner only %v, idempotent %v, anonymous free %v", r.Bucket, r.PartnerOnly, r.Idempotent, r.AnonymousFree)
+}
+
+// TestQuoteStreamDocumentedLikeQuote: GET /v1/quote/stream takes exactly
+// the parameters of GET /v1/quote (it parses them with the same code),
+// with the same security and bucket, so the two descriptions cannot drift.
+func TestQuoteStreamDocumentedLikeQuote(t *testing.T) {
+	c, err := contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := c.Doc().Paths
+	q, s := paths.Value("/v1/quote"), paths.Value("/v1/quote/stream")
+	if q == nil || s == nil || q.Get == nil || s.Get == nil {
+		t.Fatal("the document lacks GET /v1/quote or GET /v1/quote/stream")
+	}
+	describeParams := func(op *openapi3.Operation) string {
+		var out []string
+		for _, p := range op.Parameters {
+			b, err := json.Marshal(p.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+		return strings.Join(out, "\n")
+	}
+	if a, b := describeParams(q.Get), describeParams(s.Get); a != b {
+		t.Errorf("the parameters differ:\n/v1/quote:\n%s\n/v1/quote/stream:\n%s", a, b)
+	}
+	qs, _ := json.Marshal(q.Get.Security)
+	ss, _ := json.Marshal(s.Get.Security)
+	if string(qs) != string(ss) || q.Get.Extensions["x-rate-limit-bucket"] != s.Get.Extensions["x-rate-limit-bucket"] {
+		t.Errorf("security %s and %s, buckets %v and %v", qs, ss, q.Get.Extensions["x-rate-limit-bucket"], s.Get.Extensions["x-rate-limit-bucket"])
+	}
 }

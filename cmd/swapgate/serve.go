@@ -59,6 +59,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.DurationVar(&cfg.Quote.MinWait, "quote-min-wait", cfg.Quote.MinWait, "default timing strategy: how long every leg of a race is waited for before the expected results end it (a request's minWaitMs overrides it)")
 	fs.IntVar(&cfg.Quote.ExpectedResults, "quote-expected-results", cfg.Quote.ExpectedResults, "default timing strategy: routes that end a race once the minimum wait has passed (0: every leg; a request's expectedResults overrides it)")
 	fs.DurationVar(&cfg.Quote.ReduceEvery, "quote-reduce-every", cfg.Quote.ReduceEvery, "default timing strategy: one result fewer is expected each time this passes after the minimum wait (0: never; a request's reduceEveryMs overrides it)")
+	fs.BoolVar(&cfg.Quote.NoBreakers, "no-breakers", cfg.Quote.NoBreakers, "turn the provider legs' breakers off: every leg is sent, whatever its recent calls (a dead tool then costs every quote its deadline)")
 	fs.IntVar(&cfg.Quote.BreakerWindow, "breaker-window", cfg.Quote.BreakerWindow, "recent calls of a provider leg its breaker judges")
 	fs.Float64Var(&cfg.Quote.BreakerFailureRatio, "breaker-failure-ratio", cfg.Quote.BreakerFailureRatio, "share of failed or timed-out calls in a leg's window that opens its breaker (the leg is skipped)")
 	fs.IntVar(&cfg.Quote.BreakerMinCalls, "breaker-min-calls", cfg.Quote.BreakerMinCalls, "calls a leg's window must hold before its breaker may open")

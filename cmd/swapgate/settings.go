@@ -36,6 +36,7 @@ var uncheckedFlags = map[string]string{
 	"aggregator-key":          "an opaque credential",
 	"intents-key":             "an opaque credential",
 	"allow-loopback-webhooks": "a boolean",
+	"no-breakers":             "a boolean",
 }
 
 // Size bounds shared by several rows.

@@ -95,7 +95,8 @@ func Outside(path string) (why string, ok bool) {
 
 // CheckResponse validates one answer to req: its status must be documented
 // for the operation, the headers documented as required must be there and
-// match, and the body must match the schema of that status. A request the
+// match, and the body must match the schema of that status (a
+// text/event-stream body event by event, see checkEventStream). A request the
 // document has no operation for must have been refused in the envelope:
 // 404 NOT_FOUND for an unknown path, 405 METHOD_NOT_ALLOWED for a known path
 // with another method. Paths Outside the document are not checked.
@@ -110,9 +111,10 @@ func (c *Contract) CheckResponse(req *http.Request, status int, header http.Head
 	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}
 	// A schema error names where in the body it is and why, without the
 	// schema itself, which the document shows better than a test log.
-	opts.WithCustomSchemaErrorFunc(func(e *openapi3.SchemaError) string {
-		return "at /" + strings.Join(e.JSONPointer(), "/") + ": " + e.Reason
-	})
+	opts.WithCustomSchemaErrorFunc(schemaErrorMessage)
+	if isEventStream(header.Get("Content-Type")) {
+		return c.checkEventStream(req, route, params, status, header, body, opts)
+	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
 		Status:                 status,
@@ -124,6 +126,12 @@ func (c *Contract) CheckResponse(req *http.Request, status int, header http.Head
 		return fmt.Errorf("%s %s answered %d, which the document refuses: %w", req.Method, req.URL.Path, status, err)
 	}
 	return nil
+}
+
+// schemaErrorMessage names where in a body a schema error is and why,
+// without the schema itself.
+func schemaErrorMessage(e *openapi3.SchemaError) string {
+	return "at /" + strings.Join(e.JSONPointer(), "/") + ": " + e.Reason
 }
 
 // checkUnrouted checks the refusal of a request no operation matches.

@@ -103,6 +103,9 @@ type Config struct {
 	// CoolDown is how long an open breaker refuses calls before it lets a
 	// probe through.
 	CoolDown time.Duration
+	// Off makes a breaker that judges nothing and never opens: every call
+	// is let through, and the leg always reads ok.
+	Off bool
 }
 
 // Defaults of Config (see README, Racing: the breaker).
@@ -135,6 +138,9 @@ type Breaker struct {
 // New returns a closed breaker. A Window below 1 is taken as 1, a MinCalls
 // below 1 as 1.
 func New(cfg Config) *Breaker {
+	if cfg.Off {
+		return &Breaker{cfg: cfg}
+	}
 	if cfg.Window < 1 {
 		cfg.Window = 1
 	}
@@ -149,6 +155,9 @@ func New(cfg Config) *Breaker {
 // An open breaker past its cool-down becomes half-open here. A probe not
 // judged within a cool-down is given up, and another let through.
 func (b *Breaker) Allow(now time.Time) (ok, probe bool) {
+	if b.cfg.Off {
+		return true, false
+	}
 	switch b.state {
 	case Closed:
 		return true, false
@@ -168,6 +177,9 @@ func (b *Breaker) Allow(now time.Time) (ok, probe bool) {
 // Record judges a call made at Allow's word; probe is what Allow said. It
 // returns whether the breaker opened.
 func (b *Breaker) Record(now time.Time, probe bool, r Result) (opened bool) {
+	if b.cfg.Off {
+		return false
+	}
 	if probe {
 		if b.state != HalfOpen || !b.probing {
 			return false // a probe given up on
@@ -212,7 +224,7 @@ func (b *Breaker) Record(now time.Time, probe bool, r Result) (opened bool) {
 // Clean reports a closed breaker whose window is full of successes: one
 // more success would change nothing, so a caller may skip telling it.
 func (b *Breaker) Clean() bool {
-	return b.state == Closed && b.failures == 0 && b.n == len(b.window)
+	return b.cfg.Off || b.state == Closed && b.failures == 0 && b.n == len(b.window)
 }
 
 func (b *Breaker) reset() {

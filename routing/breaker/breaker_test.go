@@ -193,3 +193,23 @@ func TestBreakerRetryAfterAndWorse(t *testing.T) {
 		}
 	}
 }
+
+// TestOffBreakerNeverOpens: a breaker made Off lets every call through,
+// never opens whatever it is told, and reads closed and ok.
+func TestOffBreakerNeverOpens(t *testing.T) {
+	b := New(Config{Window: 2, FailureRatio: 0.5, MinCalls: 1, CoolDown: time.Hour, Off: true})
+	at := time.Unix(1_767_225_600, 0)
+	for i := 0; i < 100; i++ {
+		ok, probe := b.Allow(at)
+		if !ok || probe {
+			t.Fatalf("call %d: allow %v, probe %v", i, ok, probe)
+		}
+		if b.Record(at, probe, Failure) {
+			t.Fatalf("call %d opened an Off breaker", i)
+		}
+		at = at.Add(time.Millisecond)
+	}
+	if b.State(at) != Closed || b.Status(at) != StatusOK || b.RetryAfter(at) != 0 || !b.Clean() {
+		t.Fatalf("state %s, status %s, retry after %s, clean %v", b.State(at), b.Status(at), b.RetryAfter(at), b.Clean())
+	}
+}

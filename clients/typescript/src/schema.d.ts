@@ -204,6 +204,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/quote/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Best quote, streamed
+         * @description The quote of GET /v1/quote, its race streamed as Server-Sent Events: a route event for each candidate as its leg answers, then best (the chosen quote, in the data shape of GET /v1/quote) or error, then done. Same parameters (the timing strategy's included: the race ends as GET /v1/quote's would), parsing, authentication, rate limit (one heavy request), fees, breakers and ledger as GET /v1/quote: the best event's quote is the one recorded for the partner and kept for execute and status. What is refused before the race (a missing key where one is needed, a refused key, the rate limit, an invalid or repeated parameter) is the JSON error envelope with its status, as on GET /v1/quote; once the stream started (200), what the quote engine decides (the fee policy, no route, nothing in time, a failure to record) is an error event. The stream is one-shot: close the EventSource on done, since an EventSource left open reconnects, and every reconnection is a new quote. A client that disconnects cancels the race: nothing is recorded for it. With curl: curl -N.
+         */
+        get: operations["quoteStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/routes": {
         parameters: {
             query?: never;
@@ -1307,6 +1327,40 @@ export interface components {
             expiresAt: number;
             /** @description Present on the candidates that are best by output value, fastest or cheapest (fees plus gas). */
             tags?: ("BEST_OUTPUT" | "FASTEST" | "CHEAPEST")[];
+        };
+        /** @description A candidate route, sent as its leg answers and once built: the same JSON as one item of GET /v1/routes (Shape A), without tags, which rank the whole set. Every route event of a stream carries the quote id of its best event. */
+        QuoteStreamRouteEvent: {
+            /** @constant */
+            event: "route";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
+        /** @description The quote the race chose, when its strategy ends: the data of GET /v1/quote, recorded and issued as that quote would be (the partner's ledger row, its ticket for execute and status). */
+        QuoteStreamBestEvent: {
+            /** @constant */
+            event: "best";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
+        /** @description Why the stream ends without a quote: the envelope's error object, its code the one GET /v1/quote would have answered (NO_ROUTE_FOUND, UPSTREAM_TIMEOUT, UPSTREAM_ERROR, UPSTREAM_MAINTENANCE (every tool that could serve it skipped, its breaker open), PARTNER_WALLET_NOT_REGISTERED, PARTNER_FEE_EXCEEDS_MAX, ECOSYSTEM_NOT_CONFIGURED, SERVICE_UNAVAILABLE, INTERNAL_ERROR). In an EventSource this event shares its name with the EventSource's own connection failures: the server's is a MessageEvent, with data. */
+        QuoteStreamErrorEvent: {
+            /** @constant */
+            event: "error";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
+        /** @description The last event of every stream, after best or error. */
+        QuoteStreamDoneEvent: {
+            /** @constant */
+            event: "done";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
+        /** @description The close of a stream: how many route events it sent, and the meta the envelope of any other answer carries. */
+        QuoteStreamDone: {
+            /** @description Route events sent. */
+            routes: number;
+            meta: components["schemas"]["Meta"];
         };
         ShapeToken: {
             address: string;
@@ -2939,6 +2993,66 @@ export interface operations {
             502: components["responses"]["Error502"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
+        };
+    };
+    quoteStream: {
+        parameters: {
+            query: {
+                /** @description Source chain ID. */
+                fromChain: string;
+                /** @description Destination chain ID. */
+                toChain: string;
+                /** @description Source token address; the zero address or native for the native coin. */
+                fromToken: string;
+                /** @description Destination token address; the zero address or native for the native coin. */
+                toToken: string;
+                /** @description Amount in base units (wei, lamports, ...), as a decimal string. */
+                fromAmount: string;
+                /** @description Sender on the source chain, validated with the chain's codec (EIP-55 for mixed-case EVM addresses). */
+                fromAddress: string;
+                /** @description Recipient on the destination chain. Without it the quote is dry (isDryQuote true) and computed with fromAddress as the recipient; where fromAddress cannot receive on the destination chain the quote is indicative and carries no transaction. */
+                toAddress?: string;
+                /** @description Below 1 a fraction (0.005 = 0.5%), from 1 on basis points (50 = 0.5%); default 0.5%, at most 5,000 bps. */
+                slippage?: string;
+                /** @description Comma-separated tool keys to consider; default all. */
+                tools?: string;
+                /** @description Comma-separated tool keys to exclude. */
+                denyTools?: string;
+                /** @description A tool key that wins when its route is within 0.1% of the best (CHEAPEST: of the best's cost; FASTEST: within 5 seconds). */
+                preferredTool?: string;
+                /** @description How the best route is chosen; default RECOMMENDED. */
+                order?: "RECOMMENDED" | "FASTEST" | "CHEAPEST";
+                /** @description This request's race deadline, in milliseconds: from 1 to the server's quote deadline (1,500 by default). The race ends at it (timing.strategy max_wait) with the best route in by then; the legs still running are cancelled. */
+                maxWaitMs?: string;
+                /** @description Timing strategy (LI.FI's minWaitTime): every leg is waited for this long before expectedResults may end the race; from 0 to maxWaitMs (the server's deadline when absent). Default: the server's (0). */
+                minWaitMs?: string;
+                /** @description Timing strategy: once minWaitMs has passed, the race ends as soon as this many legs have answered with a route (timing.strategy expected_results); legs that answer no route or fail are not results. 0, or more than there are legs, means every leg; at most 1000. Default: the server's (every leg). */
+                expectedResults?: string;
+                /** @description Timing strategy: every this many milliseconds after minWaitMs, one result fewer is expected (never fewer than one); 0 never lowers it; from 0 to maxWaitMs. Default: the server's (0). */
+                reduceEveryMs?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream (text/event-stream, UTF-8; the connection closes after done). Each item of the schema is one event as sent: event: <name>, one data: line of JSON, a blank line. Order: route (none or more), then best or error, then done. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description no-cache: a stream is never cached. */
+                    "Cache-Control": "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": (components["schemas"]["QuoteStreamRouteEvent"] | components["schemas"]["QuoteStreamBestEvent"] | components["schemas"]["QuoteStreamErrorEvent"] | components["schemas"]["QuoteStreamDoneEvent"])[];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
         };
     };
     routes: {

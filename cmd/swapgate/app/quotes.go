@@ -47,8 +47,11 @@ type QuoteConfig struct {
 	BreakerFailureRatio float64
 	BreakerMinCalls     int
 	BreakerCoolDown     time.Duration
-	PoolSize            int
-	PoolSizes           map[string]int
+	// NoBreakers turns every leg's breaker off: every leg is sent, whatever
+	// its recent calls.
+	NoBreakers bool
+	PoolSize   int
+	PoolSizes  map[string]int
 	// QueuePerWorker bounds the legs a provider pool queues per worker
 	// when every worker is busy (see engine.Config).
 	QueuePerWorker int
@@ -240,7 +243,7 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes, QueuePerWorker: cfg.QueuePerWorker, Tools: catalog,
 		Strategy: quote.Strategy{MinWait: cfg.MinWait, ExpectedResults: cfg.ExpectedResults, ReduceEvery: cfg.ReduceEvery},
 		Breaker: breaker.Config{Window: cfg.BreakerWindow, FailureRatio: cfg.BreakerFailureRatio, MinCalls: cfg.BreakerMinCalls,
-			CoolDown: cfg.BreakerCoolDown},
+			CoolDown: cfg.BreakerCoolDown, Off: cfg.NoBreakers},
 	})
 	if err != nil {
 		return nil, err
