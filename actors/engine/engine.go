@@ -181,7 +181,7 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	limit, atLimit := strat.Limit(e.cfg.Deadline)
 	// One context for the whole race: its deadline is every leg's, and
 	// cancelling it when the race is over tells late legs to stop.
-	raceCtx, cancel := context.WithDeadline(ctx, start.Add(limit))
+	raceCtx, cancel := context.WithDeadline(ctx, start.Add(early(limit)))
 	defer cancel()
 	deadline, _ := raceCtx.Deadline()
 	// Buffered for every leg, so a worker answering after the deadline
@@ -218,7 +218,9 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	reason := quote.StopAllAnswered
 race:
 	for {
-		elapsed := time.Since(start)
+		// Decided timerSlack ahead, so that a time the strategy names
+		// (minWaitMs, a reduction) is kept rather than overrun.
+		elapsed := time.Since(start) + timerSlack
 		d := strat.Decide(e.cfg.Deadline, elapsed, len(outcomes), answered, routes)
 		if d.Stop {
 			reason = d.Reason
@@ -264,6 +266,23 @@ race:
 	}
 	e.countRace(outcomes, msgs, reason, ctx.Err() != nil)
 	return outcomes, quote.RaceEnd{Total: time.Since(start), Reason: reason}
+}
+
+// timerSlack is how late the runtime's timers may fire: an idle process's
+// poller sleeps in whole milliseconds, so a timer due in under one fires
+// up to a millisecond after its time (measured: races run to a 300 ms
+// deadline ended at 300.15 to 300.92 ms). The race acts this much early,
+// so that a quote run to its deadline or to its strategy's time is answered
+// at it, not after.
+const timerSlack = time.Millisecond
+
+// early is when a race with this limit stops waiting: timerSlack before it,
+// for limits long enough to spare it.
+func early(limit time.Duration) time.Duration {
+	if limit > 2*timerSlack {
+		return limit - timerSlack
+	}
+	return limit
 }
 
 // Stop stops every pool and waits for them.

@@ -417,7 +417,7 @@ func TestQuoteDeadlineHangAndPanic(t *testing.T) {
 	if q.Quote.Tool != "sbx-canal" {
 		t.Fatalf("answered by %s; only sbx-canal works", q.Quote.Tool)
 	}
-	if took < deadline || took > deadline+3*time.Second {
+	if took < deadline-time.Millisecond || took > deadline+3*time.Second {
 		t.Fatalf("quote took %v with a %v deadline and a hanging tool", took, deadline)
 	}
 	// The panicking tool's worker was restarted: it keeps answering (with
