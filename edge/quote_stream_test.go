@@ -309,7 +309,7 @@ func TestQuoteStreamClientGoneCancelsRace(t *testing.T) {
 // TestQuoteStreamPanicIsErrorEvent: a panic while streaming is an
 // INTERNAL_ERROR event then done, and the server keeps serving.
 func TestQuoteStreamPanicIsErrorEvent(t *testing.T) {
-	var logs syncWriter
+	var logs syncBuffer
 	_, base := streamServer(t, DefaultConfig(), fakeStreamer{func(ctx context.Context, req *quote.Request, p *account.Partner, onRoute func(*quote.Route)) (*quote.Issued, error) {
 		stamp(req)
 		onRoute(streamRoute("sbx-canal", 990_000_000))
@@ -427,22 +427,4 @@ func TestQuoteStreamsKeepTheirOwnRequest(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-}
-
-// syncWriter is a log sink safe for the server's goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
