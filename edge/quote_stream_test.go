@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/internal/apitest"
 	"github.com/swapgate/swapgate/internal/metricstest"
+	"github.com/swapgate/swapgate/internal/sse"
 	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/quote"
@@ -149,7 +149,7 @@ func TestQuoteStreamEvents(t *testing.T) {
 	if len(id) != 36 {
 		t.Fatalf("X-Request-Id %q", id)
 	}
-	events, err := apitest.ReadEvents(resp.Body)
+	events, err := sse.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestQuoteStreamErrorEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	events, err := apitest.ReadEvents(resp.Body)
+	events, err := sse.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestQuoteStreamClientGoneCancelsRace(t *testing.T) {
 				t.Fatalf("status %d", resp.StatusCode)
 			}
 			if routesFirst > 0 {
-				ev, err := apitest.NewEventReader(resp.Body).Next()
+				ev, err := sse.NewReader(resp.Body).Next()
 				if err != nil || ev.Name != "route" {
 					t.Fatalf("first event %+v: %v", ev, err)
 				}
@@ -320,7 +320,7 @@ func TestQuoteStreamPanicIsErrorEvent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		events, err := apitest.ReadEvents(resp.Body)
+		events, err := sse.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil || len(events) != 3 || events[0].Name != "route" || events[1].Name != "error" || events[2].Name != "done" ||
 			!strings.Contains(events[1].Data, `"code":"INTERNAL_ERROR"`) {
@@ -347,7 +347,7 @@ func TestQuoteStreamMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := apitest.ReadEvents(resp.Body); err != nil {
+	if _, err := sse.ReadAll(resp.Body); err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
@@ -404,7 +404,7 @@ func TestQuoteStreamsKeepTheirOwnRequest(t *testing.T) {
 				return
 			}
 			defer resp.Body.Close()
-			events, err := apitest.ReadEvents(resp.Body)
+			events, err := sse.ReadAll(resp.Body)
 			if err != nil || len(events) != 3 {
 				errs <- fmt.Errorf("events %+v: %v", events, err)
 				return

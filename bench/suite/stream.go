@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/swapgate/swapgate/bench/loadgen"
+	"github.com/swapgate/swapgate/internal/sse"
 )
 
 // StreamFigure is what a streamed-quote run measured besides its summary
@@ -249,35 +249,17 @@ func streamOnce(ctx context.Context, client *http.Client, url, key string, at ti
 // and data until it returns false or the stream ends; a stream that ends
 // before on says so is an error.
 func readEvents(body io.Reader, on func(name, data string) bool) error {
-	br := bufio.NewReaderSize(body, 16<<10)
-	var name string
-	var data strings.Builder
+	events := sse.NewReader(bufio.NewReaderSize(body, 16<<10))
 	for {
-		line, err := br.ReadString('\n')
+		ev, err := events.Next()
+		if errors.Is(err, io.EOF) {
+			return errors.New("the stream ended before its done event")
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return errors.New("the stream ended before its done event")
-			}
 			return err
 		}
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case line == "":
-			if data.Len() > 0 || name != "" {
-				if !on(name, data.String()) {
-					return nil
-				}
-			}
-			name = ""
-			data.Reset()
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "event:"):
-			name = strings.TrimPrefix(strings.TrimPrefix(line, "event:"), " ")
-		case strings.HasPrefix(line, "data:"):
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		if !on(ev.Name, ev.Data) {
+			return nil
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/internal/apitest"
+	"github.com/swapgate/swapgate/internal/sse"
 	"github.com/swapgate/swapgate/routing/sandbox"
 )
 
@@ -31,8 +31,8 @@ type sseStream struct {
 	req    *http.Request
 	resp   *http.Response
 	raw    bytes.Buffer
-	events *apitest.EventReader
-	seen   []apitest.Event
+	events *sse.Reader
+	seen   []sse.Event
 }
 
 // openStream makes the request and returns the stream once its head came
@@ -62,12 +62,12 @@ func (ts *testServer) openStream(path string, opts ...reqOpt) (*sseStream, *enve
 		return nil, env
 	}
 	s := &sseStream{ts: ts, req: req, resp: resp}
-	s.events = apitest.NewEventReader(io.TeeReader(resp.Body, &s.raw))
+	s.events = sse.NewReader(io.TeeReader(resp.Body, &s.raw))
 	return s, nil
 }
 
 // next reads the next event; io.EOF at the end of the stream.
-func (s *sseStream) next() (apitest.Event, error) {
+func (s *sseStream) next() (sse.Event, error) {
 	ev, err := s.events.Next()
 	if err == nil {
 		s.seen = append(s.seen, ev)
@@ -77,7 +77,7 @@ func (s *sseStream) next() (apitest.Event, error) {
 
 // finish reads the stream to its end, holds all of it to the document and
 // returns every event.
-func (s *sseStream) finish() []apitest.Event {
+func (s *sseStream) finish() []sse.Event {
 	s.ts.t.Helper()
 	defer s.resp.Body.Close()
 	for {
@@ -99,7 +99,7 @@ func (s *sseStream) leave() { _ = s.resp.Body.Close() }
 // wantEventOrder checks a whole stream's order: routes, then best or
 // error, then done last, exactly once each; it returns the routes, the
 // closing event (best or error) and done's data.
-func wantEventOrder(t *testing.T, events []apitest.Event) (routes []apitest.Event, outcome apitest.Event, done streamDone) {
+func wantEventOrder(t *testing.T, events []sse.Event) (routes []sse.Event, outcome sse.Event, done streamDone) {
 	t.Helper()
 	var names []string
 	for _, ev := range events {
@@ -365,7 +365,7 @@ func TestReadmeStreamedQuote(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
 	}
-	events, err := apitest.ReadEvents(bytes.NewReader(stdout.Bytes()))
+	events, err := sse.ReadAll(bytes.NewReader(stdout.Bytes()))
 	if err != nil {
 		t.Fatalf("curl printed no event stream: %v\n%s", err, stdout.String())
 	}

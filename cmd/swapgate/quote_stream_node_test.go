@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/internal/apitest"
+	"github.com/swapgate/swapgate/internal/sse"
 )
 
 // sseNodeDir holds the Node client of the streamed quote: package.json and
@@ -105,7 +105,7 @@ type nodeRun struct {
 		Status  int
 		Headers map[string]string
 	}
-	events  []apitest.Event
+	events  []sse.Event
 	failure string
 	code    int
 	exit    int
@@ -146,7 +146,7 @@ func runNodeClient(t *testing.T, dir string, ts *testServer, path string, args .
 		case l.Open != nil:
 			run.opens = append(run.opens, *l.Open)
 		case l.Event != "":
-			run.events = append(run.events, apitest.Event{Name: l.Event, Data: l.Data})
+			run.events = append(run.events, sse.Event{Name: l.Event, Data: l.Data})
 		case l.Failure != "":
 			run.failure = l.Failure
 			if l.Code != nil {
