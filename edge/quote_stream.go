@@ -175,10 +175,7 @@ func (st *streamedQuote) best(is *quote.Issued) {
 
 // fail sends the error that ended the stream, as the envelope's error.
 func (st *streamedQuote) fail(e *apierr.Error) {
-	if e.HTTPStatus() >= 500 {
-		st.s.log.Error("request failed", slog.String("requestId", string(st.meta.ID[:])),
-			slog.String("route", routeQuoteStream), slog.String("code", e.Code), slog.Any("err", e))
-	}
+	st.s.logFailure(st.meta.ID[:], routeQuoteStream, e)
 	st.buf = appendErrorObject(st.begin(EventError), e)
 	st.send()
 }

@@ -120,12 +120,18 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 				return
 			}
 			ae := apierr.From(err)
-			if ae.HTTPStatus() >= 500 {
-				s.log.Error("request failed", slog.String("requestId", string(r.ID[:])),
-					slog.String("route", rt.name), slog.String("code", ae.Code), slog.Any("err", ae))
-			}
+			s.logFailure(r.ID[:], rt.name, ae)
 			s.refuse(r, rt, ae)
 		}
+	}
+}
+
+// logFailure logs a refusal that is the service's fault (a 5xx): the
+// client's mistakes are answered, not logged.
+func (s *Server) logFailure(requestID []byte, route string, e *apierr.Error) {
+	if e.HTTPStatus() >= 500 {
+		s.log.Error("request failed", slog.String("requestId", string(requestID)),
+			slog.String("route", route), slog.String("code", e.Code), slog.Any("err", e))
 	}
 }
 
