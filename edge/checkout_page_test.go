@@ -19,7 +19,6 @@ import (
 	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/onramp"
 	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/tools"
 )
 
 // fakeDesk is an OnrampDesk over real orders, moved with Order.Move as the
@@ -152,14 +151,7 @@ func (d *fakeDesk) open(t *testing.T, created time.Time, edit func(*onramp.Check
 // returns its base URL.
 func checkoutServer(t *testing.T, desk func(*registry.Registry) *fakeDesk, cfg Config) (string, *fakeDesk) {
 	t.Helper()
-	reg, err := registry.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := tools.Load(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, cat := testCatalog(t)
 	d := desk(reg)
 	s, err := New(cfg, Deps{Registry: reg, Tools: cat, RefData: fixedRefData{}, Partners: noPartners{},
 		Onramp: d, Idempotency: forgetful{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -21,8 +21,6 @@ import (
 	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/idempotency"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/tools"
 )
 
 var _ IdempotencyStore = (*persistence.Store)(nil)
@@ -110,18 +108,12 @@ func (b *syncBuffer) String() string {
 
 func newIdemServer(t *testing.T, cfg Config) *idemServer {
 	t.Helper()
-	reg, err := registry.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := tools.Load(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, cat := testCatalog(t)
 	is := &idemServer{store: &memAnswers{}, entered: make(chan struct{}, 64), logs: &syncBuffer{}}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	is.clock.Store(&now)
 	partners := onePartner{key: testPartnerKey, p: &account.Partner{ID: "ptn_a", Limits: account.Limits{HeavyPerMin: 1000, ReadPerMin: 1000}}}
+	var err error
 	is.s, err = New(cfg, Deps{Registry: reg, Tools: cat, RefData: fixedRefData{}, Partners: partners,
 		Idempotency: is.store, Logger: slog.New(slog.NewJSONHandler(is.logs, nil)), Now: func() time.Time { return *is.clock.Load() }})
 	if err != nil {
@@ -368,14 +360,7 @@ func TestIdempotentRecordFailure(t *testing.T) {
 }
 
 func TestIdempotentRouteNeedsStore(t *testing.T) {
-	reg, err := registry.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := tools.Load(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, cat := testCatalog(t)
 	deps := Deps{Registry: reg, Tools: cat, RefData: fixedRefData{}, Partners: noPartners{}, Webhooks: &WebhookService{},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if _, err := New(DefaultConfig(), deps); err == nil || !strings.Contains(err.Error(), "idempotent") {

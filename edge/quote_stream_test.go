@@ -21,8 +21,6 @@ import (
 	"github.com/swapgate/swapgate/routing/account"
 	"github.com/swapgate/swapgate/routing/apierr"
 	"github.com/swapgate/swapgate/routing/quote"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/tools"
 )
 
 // deadlineQuotes is the QuoteService the stream needs: its deadline. The
@@ -66,14 +64,7 @@ func streamRoute(tool string, out int64) *quote.Route {
 // base URL.
 func streamServer(t *testing.T, cfg Config, st QuoteStreamer, logs io.Writer) (*Server, string) {
 	t.Helper()
-	reg, err := registry.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := tools.Load(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, cat := testCatalog(t)
 	if logs == nil {
 		logs = io.Discard
 	}

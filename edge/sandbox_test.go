@@ -20,7 +20,6 @@ import (
 	"github.com/swapgate/swapgate/routing/registry"
 	"github.com/swapgate/swapgate/routing/sandboxnet"
 	"github.com/swapgate/swapgate/routing/simchain"
-	"github.com/swapgate/swapgate/routing/tools"
 )
 
 // fakeSandbox answers with sendErr when set, and records what it was asked.
@@ -76,14 +75,7 @@ func (forgetful) RememberAnswer(context.Context, idempotency.Key, *idempotency.R
 
 func sandboxServer(t *testing.T, sb *fakeSandbox) *Server {
 	t.Helper()
-	reg, err := registry.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := tools.Load(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, cat := testCatalog(t)
 	cfg := DefaultConfig()
 	cfg.AnonHeavyPerMin, cfg.AnonReadPerMin = 1<<20, 1<<20
 	sb.evm = func(id uint64) bool { c, ok := reg.Chain(id); return ok && c.ChainType == registry.EVM }

@@ -39,7 +39,8 @@ func (noPartners) PartnerByKeyDigest(context.Context, [32]byte) (*account.Partne
 	return nil, persistence.ErrNotFound
 }
 
-func newTestServer(t *testing.T, cfg Config, logs io.Writer) *Server {
+// testCatalog loads the embedded registry and its tool catalog.
+func testCatalog(t *testing.T) (*registry.Registry, *tools.Catalog) {
 	t.Helper()
 	reg, err := registry.Load()
 	if err != nil {
@@ -49,6 +50,12 @@ func newTestServer(t *testing.T, cfg Config, logs io.Writer) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return reg, cat
+}
+
+func newTestServer(t *testing.T, cfg Config, logs io.Writer) *Server {
+	t.Helper()
+	reg, cat := testCatalog(t)
 	s, err := New(cfg, Deps{Registry: reg, Tools: cat, RefData: fixedRefData{}, Partners: noPartners{},
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
