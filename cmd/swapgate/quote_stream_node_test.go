@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -32,20 +31,8 @@ const sseNodeDir = "testdata/sse-node"
 // unseen.
 func nodeClient(t *testing.T) string {
 	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is not installed (scripts/test-deps installs it): %v", tool, err)
-		}
-	}
-	pkg, err := os.ReadFile(filepath.Join(sseNodeDir, "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.ReadFile(filepath.Join(sseNodeDir, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
+	requireNode(t)
+	sum := packageDigest(t, sseNodeDir)
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
@@ -62,18 +49,10 @@ func nodeClient(t *testing.T) string {
 			t.Fatal(err)
 		}
 		defer os.RemoveAll(tmp)
-		for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-			if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+		for _, name := range []string{"package.json", "package-lock.json"} {
+			copyFile(t, filepath.Join(sseNodeDir, name), filepath.Join(tmp, name))
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = tmp
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", sseNodeDir, err, out)
-		}
+		npm(t, tmp, 5*time.Minute, nil, "ci", "--no-audit", "--no-fund", "--loglevel=error")
 		if err := os.WriteFile(filepath.Join(tmp, "installed"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -85,13 +64,7 @@ func nodeClient(t *testing.T) string {
 		t.Logf("installed the Node client's dependencies in %s", home)
 	}
 	dir := t.TempDir()
-	script, err := os.ReadFile(filepath.Join(sseNodeDir, "client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "client.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyFile(t, filepath.Join(sseNodeDir, "client.mjs"), filepath.Join(dir, "client.mjs"))
 	if err := os.Symlink(filepath.Join(home, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}

@@ -167,27 +167,14 @@ func copyFile(t *testing.T, from, to string) {
 // records the digest of both. Node and npm must be installed.
 func typescriptClient(t *testing.T) string {
 	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is not installed (scripts/test-deps installs it, as make test does): %v", tool, err)
-		}
-	}
+	requireNode(t)
 	dir, err := filepath.Abs(tsClientDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lockPackage(t, dir)
 
-	h := sha256.New()
-	for _, name := range []string{"package.json", "package-lock.json"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(h, "%s %d\n", name, len(b))
-		h.Write(b)
-	}
-	want := hex.EncodeToString(h.Sum(nil)) + "\n"
+	want := hex.EncodeToString(packageDigest(t, dir)) + "\n"
 	marker := filepath.Join(dir, "node_modules", ".swapgate-installed")
 	if got, err := os.ReadFile(marker); err == nil && string(got) == want {
 		return dir
@@ -199,6 +186,34 @@ func typescriptClient(t *testing.T) string {
 	}
 	t.Logf("npm ci in %s took %s", dir, time.Since(start).Round(time.Millisecond))
 	return dir
+}
+
+// requireNode fails the test unless node and npm are installed
+// (scripts/test-deps installs them, as make test does): a skipped Node test
+// would pass unseen.
+func requireNode(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is not installed (scripts/test-deps installs it, as make test does): %v", tool, err)
+		}
+	}
+}
+
+// packageDigest is the SHA-256 of an npm package's package.json and
+// package-lock.json, which name what npm ci installs.
+func packageDigest(t *testing.T, dir string) []byte {
+	t.Helper()
+	h := sha256.New()
+	for _, name := range []string{"package.json", "package-lock.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(h, "%s %d\n", name, len(b))
+		h.Write(b)
+	}
+	return h.Sum(nil)
 }
 
 // lockPackage holds an exclusive flock on dir until the test ends, so that
