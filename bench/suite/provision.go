@@ -14,6 +14,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/swapgate/swapgate/routing/simchain"
 )
 
 // partner is a partner account the suite created through the CLI.
@@ -203,7 +208,11 @@ func makeSwaps(ctx context.Context, a *api, key string, n int) ([]string, error)
 			return nil, fmt.Errorf("swap %d: quote lacks id, approval address or transaction", i)
 		}
 		amt, _ := new(big.Int).SetString(amount, 10)
-		approve := fmt.Sprintf("0x095ea7b3%064s%064x", strings.ToLower(strings.TrimPrefix(*q.Quote.Estimate.ApprovalAddress, "0x")), amt)
+		approveData, err := simchain.ApproveCalldata(common.HexToAddress(*q.Quote.Estimate.ApprovalAddress), amt)
+		if err != nil {
+			return nil, fmt.Errorf("swap %d: approve calldata: %w", i, err)
+		}
+		approve := hexutil.Encode(approveData)
 		var sent struct {
 			TxHash string `json:"txHash"`
 			Status string `json:"status"`

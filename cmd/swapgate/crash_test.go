@@ -908,7 +908,7 @@ func (s *crashState) broadcast(c *crashClient, key string, chainID uint64, from 
 }
 
 func crashApprove(spender string, amount *big.Int) map[string]string {
-	return map[string]string{"data": fmt.Sprintf("0x095ea7b3%064s%064x", strings.ToLower(strings.TrimPrefix(spender, "0x")), amount)}
+	return map[string]string{"data": approveData(spender, amount)}
 }
 
 // execLoad plays wallets one after the other: each quotes a bridge of

@@ -45,6 +45,12 @@ func mustParseABI(s string) abi.ABI {
 // tokens or decode their logs.
 func ERC20ABI() abi.ABI { return mustParseABI(ERC20ABIJSON) }
 
+// ApproveCalldata is the calldata of a token's approve(spender, amount), the
+// transaction a wallet sends before a swap that spends its tokens.
+func ApproveCalldata(spender common.Address, amount *big.Int) ([]byte, error) {
+	return erc20ABI.Pack("approve", spender, amount)
+}
+
 // The topics of the ERC-20 events: keccak256 of their signatures.
 var (
 	transferTopic = erc20ABI.Events["Transfer"].ID

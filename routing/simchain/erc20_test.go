@@ -398,3 +398,21 @@ func TestCallReadsWithoutChangingState(t *testing.T) {
 		t.Errorf("call to an EOA = %x, %v", out, err)
 	}
 }
+
+// TestApproveCalldata: the calldata is the selector 0x095ea7b3 and two
+// left-padded words, as a wallet builds it by hand.
+func TestApproveCalldata(t *testing.T) {
+	spender := common.HexToAddress("0x1111111111111111111111111111111111111111")
+	got, err := simchain.ApproveCalldata(spender, big.NewInt(100_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "095ea7b3" + "0000000000000000000000001111111111111111111111111111111111111111" +
+		"0000000000000000000000000000000000000000000000000000000005f5e100"
+	if common.Bytes2Hex(got) != want {
+		t.Fatalf("calldata %x, want %s", got, want)
+	}
+	if _, err := simchain.ApproveCalldata(spender, big.NewInt(-1)); err == nil {
+		t.Fatal("a negative amount was encoded")
+	}
+}

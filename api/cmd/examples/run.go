@@ -19,12 +19,14 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/internal/apitest"
 	"github.com/swapgate/swapgate/routing/pulseroute"
+	"github.com/swapgate/swapgate/routing/simchain"
 	"github.com/swapgate/swapgate/routing/swap"
 	"github.com/swapgate/swapgate/routing/webhook"
 )
@@ -300,8 +302,12 @@ func (s *session) swapFlow(key, wallet string) error {
 		return err
 	}
 	quote := at(q.data(), "quote")
+	data, err := approveData(str(quote, "estimate", "approvalAddress"), big.NewInt(100000000))
+	if err != nil {
+		return err
+	}
 	approve := map[string]any{"chainId": 42161, "from": wallet,
-		"transactionRequest": map[string]any{"to": usdcArb, "data": approveData(str(quote, "estimate", "approvalAddress"), big.NewInt(100000000))}}
+		"transactionRequest": map[string]any{"to": usdcArb, "data": data}}
 	if _, err := s.capture("sandbox-broadcast", "An ERC-20 approval, mined", "POST", "/v1/sandbox/broadcast", approve, "", 200, nil); err != nil {
 		return err
 	}
@@ -405,8 +411,12 @@ func (s *session) pulserouteFlow(key, wallet string, pk *ecdsa.PrivateKey) error
 		return err
 	}
 	step1 := at(q.data(), "quote", "steps", "0", "transactionRequest")
+	data, err := approveData(str(step1, "to"), big.NewInt(200000000000000000))
+	if err != nil {
+		return err
+	}
 	approve := map[string]any{"chainId": 42161, "from": wallet,
-		"transactionRequest": map[string]any{"to": wethArb, "data": approveData(str(step1, "to"), big.NewInt(200000000000000000))}}
+		"transactionRequest": map[string]any{"to": wethArb, "data": data}}
 	if _, err := s.call("POST", "/v1/sandbox/broadcast", approve, "", 200); err != nil {
 		return err
 	}
@@ -565,8 +575,8 @@ func (s *session) refusals(ops *admin.Client, key string) error {
 	return nil
 }
 
-// approveData is the calldata of approve(spender, amount).
-func approveData(spender string, amount *big.Int) string {
-	return "0x095ea7b3" + common.Bytes2Hex(common.LeftPadBytes(common.HexToAddress(spender).Bytes(), 32)) +
-		common.Bytes2Hex(common.LeftPadBytes(amount.Bytes(), 32))
+// approveData is the calldata of approve(spender, amount), in hex.
+func approveData(spender string, amount *big.Int) (string, error) {
+	data, err := simchain.ApproveCalldata(common.HexToAddress(spender), amount)
+	return hexutil.Encode(data), err
 }
