@@ -54,7 +54,7 @@ func TestTypeScriptClientSmoke(t *testing.T) {
 		c.SandboxBridgeScale = 0 // bridges deliver at the tracker's first poll
 	})
 	_, key := ts.createPartner("TypeScript", "--swap-fee-bps", "25")
-	base := contractProxy(t, ts.base)
+	base := ts.contractProxy()
 
 	npm(t, dir, 3*time.Minute, nil, "run", "typecheck")
 	out := npm(t, dir, 3*time.Minute, []string{
@@ -273,19 +273,16 @@ func npm(t *testing.T, dir string, timeout time.Duration, env []string, args ...
 	return out.String()
 }
 
-// contractProxy is a pass-through to the server at target that holds every
-// answer to the API document (testServer.check's rule: a documented status,
-// the documented headers, a body the schema accepts), failing the test on
-// a mismatch, and returns its base URL.
-func contractProxy(t *testing.T, target string) string {
+// contractProxy is a pass-through to the server that holds every answer to
+// the API document with check (a documented status, the documented headers,
+// a body the schema accepts), failing the test on a mismatch, and returns
+// its base URL.
+func (ts *testServer) contractProxy() string {
+	t := ts.t
 	t.Helper()
-	u, err := url.Parse(target)
+	u, err := url.Parse(ts.base)
 	if err != nil {
 		t.Fatal(err)
-	}
-	c, err := contract()
-	if err != nil {
-		t.Fatalf("the API document: %v", err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.ModifyResponse = func(resp *http.Response) error {
@@ -295,9 +292,7 @@ func contractProxy(t *testing.T, target string) string {
 			return err
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
-		if err := c.CheckResponse(resp.Request, resp.StatusCode, resp.Header, body); err != nil {
-			t.Errorf("contract: %v\nbody: %s", err, truncate(body, 2000))
-		}
+		ts.check(resp.Request, resp.StatusCode, resp.Header, body)
 		return nil
 	}
 	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
