@@ -75,11 +75,12 @@ type Engine struct {
 	provs  map[string]quote.Provider
 	// legs and poolStats are the figures of each provider's tools and
 	// pool (see metrics.go); the maps are fixed at Start.
-	legs                map[string]map[string]*legStats
-	poolStats           map[string]*poolStats
-	races, deadlineHits atomic.Uint64
-	// ends counts races by what ended them (quote.StopReason).
-	ends [4]atomic.Uint64
+	legs      map[string]map[string]*legStats
+	poolStats map[string]*poolStats
+	races     atomic.Uint64
+	// ends counts races by what ended them (quote.StopReason); those
+	// ended at the deadline are the deadline hits.
+	ends [quote.StopDeadline + 1]atomic.Uint64
 }
 
 // Start spawns one pool per provider.

@@ -171,9 +171,6 @@ func (e *Engine) countRace(outcomes []quote.LegOutcome, msgs []legMsg, reason qu
 	if int(reason) < len(e.ends) {
 		e.ends[reason].Add(1)
 	}
-	if reason == quote.StopDeadline {
-		e.deadlineHits.Add(1)
-	}
 	now := e.cfg.Now()
 	for i := range outcomes {
 		o, m := &outcomes[i], &msgs[i]
@@ -281,7 +278,7 @@ func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	e := c.e
 	ch <- prometheus.MustNewConstMetric(racesDesc, prometheus.CounterValue, float64(e.races.Load()))
-	ch <- prometheus.MustNewConstMetric(deadlineHitsDesc, prometheus.CounterValue, float64(e.deadlineHits.Load()))
+	ch <- prometheus.MustNewConstMetric(deadlineHitsDesc, prometheus.CounterValue, float64(e.ends[quote.StopDeadline].Load()))
 	for i := range e.ends {
 		ch <- prometheus.MustNewConstMetric(raceEndsDesc, prometheus.CounterValue, float64(e.ends[i].Load()), quote.StopReason(i).String())
 	}
