@@ -151,7 +151,12 @@ func (e *Engine) ToolStatus(provider, tool string) breaker.Status {
 // when the tool is not in the catalog; nil for an unknown provider. It
 // only reads maps fixed at Start.
 func (e *Engine) legStatsFor(provider, tool string) *legStats {
-	m := e.legs[provider]
+	return legStatsIn(e.legs[provider], tool)
+}
+
+// legStatsIn returns the figures of a tool in its provider's map m, or
+// its OtherTool's; nil for a nil m.
+func legStatsIn(m map[string]*legStats, tool string) *legStats {
 	if s, ok := m[tool]; ok {
 		return s
 	}
