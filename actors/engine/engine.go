@@ -198,7 +198,6 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	// messages are one allocation; workers only read them.
 	results := make(chan legResult, len(outcomes))
 	msgs := make([]legMsg, len(outcomes))
-	now := e.cfg.Now()
 	answered, routes := 0, 0
 	i := 0
 	for _, pl := range asked {
@@ -208,7 +207,7 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 				deadline: deadline, results: results, start: start, stats: legStatsIn(pl.r.legs, o.Leg)}
 			m := &msgs[i]
 			i++
-			ok, probe := m.stats.allow(now)
+			ok, probe := m.stats.allow(e.cfg.Now)
 			if !ok {
 				m.skipped = true
 				o.Answered, o.Skipped, o.Err = true, true, m.stats.skipErr
