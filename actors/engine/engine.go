@@ -68,18 +68,28 @@ const (
 
 // Engine races providers.
 type Engine struct {
-	cfg    Config
-	root   *actor.RootContext
-	pools  map[string]*actor.PID
-	shared map[string]*poolShared
-	provs  map[string]quote.Provider
+	cfg  Config
+	root *actor.RootContext
+	// provs is each provider's race-time state, so that a race looks a
+	// provider up once rather than once per leg; fixed at Start.
+	provs map[string]*racer
 	// legs and poolStats are the figures of each provider's tools and
 	// pool (see metrics.go); the maps are fixed at Start.
-	legs                map[string]map[string]*legStats
-	poolStats           map[string]*poolStats
-	races, deadlineHits atomic.Uint64
-	// ends counts races by what ended them (quote.StopReason).
-	ends [4]atomic.Uint64
+	legs      map[string]map[string]*legStats
+	poolStats map[string]*poolStats
+	races     atomic.Uint64
+	// ends counts races by what ended them (quote.StopReason); those
+	// ended at the deadline are the deadline hits.
+	ends [quote.StopDeadline + 1]atomic.Uint64
+}
+
+// racer is what a race needs of one provider: the provider, its pool,
+// the pool's idle workers and its tools' figures (e.legs's map).
+type racer struct {
+	p      quote.Provider
+	pool   *actor.PID
+	shared *poolShared
+	legs   map[string]*legStats
 }
 
 // Start spawns one pool per provider.
@@ -100,8 +110,8 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 		cfg.Now = time.Now
 	}
 	cfg.Strategy.MaxWait = 0
-	e := &Engine{cfg: cfg, root: sys.Root, pools: map[string]*actor.PID{}, shared: map[string]*poolShared{},
-		provs: map[string]quote.Provider{}, legs: map[string]map[string]*legStats{}, poolStats: map[string]*poolStats{}}
+	e := &Engine{cfg: cfg, root: sys.Root, provs: map[string]*racer{}, legs: map[string]map[string]*legStats{},
+		poolStats: map[string]*poolStats{}}
 	for _, p := range providers {
 		size := cfg.PoolSize
 		if n := cfg.PoolSizes[p.Name()]; n > 0 {
@@ -123,9 +133,7 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 			e.Stop()
 			return nil, fmt.Errorf("engine: spawn %s pool: %w", p.Name(), err)
 		}
-		e.pools[p.Name()] = pid
-		e.shared[p.Name()] = shared
-		e.provs[p.Name()] = p
+		e.provs[p.Name()] = &racer{p: p, pool: pid, shared: shared, legs: e.legs[p.Name()]}
 	}
 	return e, nil
 }
@@ -152,17 +160,18 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	// the outcomes are one allocation rather than a slice grown by append.
 	type provLegs struct {
 		name string
+		r    *racer
 		legs []string
 	}
 	var buf [8]provLegs
 	asked, n := buf[:0], 0
 	for _, name := range providers {
-		p, ok := e.provs[name]
+		r, ok := e.provs[name]
 		if !ok {
 			continue
 		}
-		legs := p.Legs(req)
-		asked = append(asked, provLegs{name: name, legs: legs})
+		legs := r.p.Legs(req)
+		asked = append(asked, provLegs{name: name, r: r, legs: legs})
 		n += len(legs)
 	}
 	var outcomes []quote.LegOutcome
@@ -189,30 +198,34 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	// messages are one allocation; workers only read them.
 	results := make(chan legResult, len(outcomes))
 	msgs := make([]legMsg, len(outcomes))
-	now := e.cfg.Now()
 	answered, routes := 0, 0
-	for i := range msgs {
-		o := &outcomes[i]
-		msgs[i] = legMsg{index: i, provider: o.Provider, leg: o.Leg, req: req, ctx: raceCtx,
-			deadline: deadline, results: results, start: start, stats: e.legStatsFor(o.Provider, o.Leg)}
-		ok, probe := msgs[i].stats.allow(now)
-		if !ok {
-			msgs[i].skipped = true
-			o.Answered, o.Skipped, o.Err = true, true, msgs[i].stats.skipErr
-			answered++
-			if onLeg != nil {
-				onLeg(o)
+	i := 0
+	for _, pl := range asked {
+		for range pl.legs {
+			o := &outcomes[i]
+			msgs[i] = legMsg{index: i, provider: o.Provider, leg: o.Leg, req: req, ctx: raceCtx,
+				deadline: deadline, results: results, start: start, stats: legStatsIn(pl.r.legs, o.Leg)}
+			m := &msgs[i]
+			i++
+			ok, probe := m.stats.allow(e.cfg.Now)
+			if !ok {
+				m.skipped = true
+				o.Answered, o.Skipped, o.Err = true, true, m.stats.skipErr
+				answered++
+				if onLeg != nil {
+					onLeg(o)
+				}
+				continue
 			}
-			continue
+			m.probe = probe
+			// Straight to an idle worker; through the pool's queue when
+			// all are busy (see pool.go).
+			to := pl.r.shared.take()
+			if to == nil {
+				to = pl.r.pool
+			}
+			e.root.Send(to, m)
 		}
-		msgs[i].probe = probe
-		// Straight to an idle worker; through the pool's queue when all
-		// are busy (see pool.go).
-		to := e.shared[o.Provider].take()
-		if to == nil {
-			to = e.pools[o.Provider]
-		}
-		e.root.Send(to, &msgs[i])
 	}
 	var timer *time.Timer
 	reason := quote.StopAllAnswered
@@ -287,7 +300,7 @@ func early(limit time.Duration) time.Duration {
 
 // Stop stops every pool and waits for them.
 func (e *Engine) Stop() {
-	for _, pid := range e.pools {
-		_ = e.root.StopFuture(pid).Wait()
+	for _, r := range e.provs {
+		_ = e.root.StopFuture(r.pool).Wait()
 	}
 }

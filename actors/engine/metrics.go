@@ -96,15 +96,16 @@ func newLeg(provider, tool string, bc breaker.Config) *legStats {
 			With("provider", provider).With("tool", detail)}
 }
 
-// allow asks the leg's breaker whether the leg may be sent at now, and
-// whether as its probe.
-func (s *legStats) allow(now time.Time) (ok, probe bool) {
+// allow asks the leg's breaker whether the leg may be sent now, and
+// whether as its probe; the clock is read only when the breaker is not
+// closed.
+func (s *legStats) allow(clock func() time.Time) (ok, probe bool) {
 	if !s.open.Load() {
 		return true, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.br.Allow(now)
+	return s.br.Allow(clock())
 }
 
 // record tells the leg's breaker how a call it allowed went.
@@ -151,7 +152,12 @@ func (e *Engine) ToolStatus(provider, tool string) breaker.Status {
 // when the tool is not in the catalog; nil for an unknown provider. It
 // only reads maps fixed at Start.
 func (e *Engine) legStatsFor(provider, tool string) *legStats {
-	m := e.legs[provider]
+	return legStatsIn(e.legs[provider], tool)
+}
+
+// legStatsIn returns the figures of a tool in its provider's map m, or
+// its OtherTool's; nil for a nil m.
+func legStatsIn(m map[string]*legStats, tool string) *legStats {
 	if s, ok := m[tool]; ok {
 		return s
 	}
@@ -171,10 +177,9 @@ func (e *Engine) countRace(outcomes []quote.LegOutcome, msgs []legMsg, reason qu
 	if int(reason) < len(e.ends) {
 		e.ends[reason].Add(1)
 	}
-	if reason == quote.StopDeadline {
-		e.deadlineHits.Add(1)
-	}
-	now := e.cfg.Now()
+	// The breakers' clock, read once and only for a leg its breaker is
+	// told of.
+	var now time.Time
 	for i := range outcomes {
 		o, m := &outcomes[i], &msgs[i]
 		var judged breaker.Result
@@ -206,6 +211,9 @@ func (e *Engine) countRace(outcomes []quote.LegOutcome, msgs []legMsg, reason qu
 		// successes changes nothing: the common case takes no lock.
 		if judged == breaker.Success && !m.probe && m.stats.clean.Load() {
 			continue
+		}
+		if now.IsZero() {
+			now = e.cfg.Now()
 		}
 		m.stats.record(now, m.probe, judged)
 	}
@@ -281,7 +289,7 @@ func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	e := c.e
 	ch <- prometheus.MustNewConstMetric(racesDesc, prometheus.CounterValue, float64(e.races.Load()))
-	ch <- prometheus.MustNewConstMetric(deadlineHitsDesc, prometheus.CounterValue, float64(e.deadlineHits.Load()))
+	ch <- prometheus.MustNewConstMetric(deadlineHitsDesc, prometheus.CounterValue, float64(e.ends[quote.StopDeadline].Load()))
 	for i := range e.ends {
 		ch <- prometheus.MustNewConstMetric(raceEndsDesc, prometheus.CounterValue, float64(e.ends[i].Load()), quote.StopReason(i).String())
 	}
