@@ -67,12 +67,9 @@ func (s *Store) encodeWebhook(w *webhook.Registration) ([]byte, error) {
 
 // decodeWebhook reads a stored registration, its secret opened.
 func (s *Store) decodeWebhook(b []byte) (*webhook.Registration, error) {
-	var rec webhookRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("persistence: decode webhook: %w", err)
-	}
-	if rec.V != webhookVersion {
-		return nil, fmt.Errorf("persistence: webhook record version %d unknown", rec.V)
+	rec, err := decodeVersion[webhookRecord](b, "webhook", webhookVersion)
+	if err != nil {
+		return nil, err
 	}
 	secret, err := s.seal.openSecret(rec.SealedSecret, webhookSecretAAD(rec.PartnerID, rec.ID))
 	if err != nil {
