@@ -70,9 +70,9 @@ func validWalletKey(partnerID, ecosystem string) error {
 // so a replaced or deleted wallet affects only what happens after the change.
 //
 // Answers are cached in memory: every partner quote asks, and wallets change
-// rarely. Fills and writes both update the cache under walletMu, a write
+// rarely. Fills and writes both update the cache under its lock, a write
 // only after its commit, so the last update is always the newest
-// acknowledged wallet.
+// acknowledged wallet (readCache).
 func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (addr string, ok bool, err error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return "", false, err
@@ -80,29 +80,20 @@ func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (add
 	if validWalletKey(partnerID, ecosystem) != nil {
 		return "", false, nil
 	}
-	key := walletKey{partnerID, ecosystem}
-	if v, hit := s.wallets.Load(key); hit {
-		s.walletHits.Add(1)
-		addr = v.(string)
-		return addr, addr != "", nil
-	}
-	s.walletMisses.Add(1)
-	s.walletMu.Lock()
-	defer s.walletMu.Unlock()
-	if v, hit := s.wallets.Load(key); hit {
-		addr = v.(string)
-		return addr, addr != "", nil
-	}
-	w, err := s.feeWallet(partnerID, ecosystem)
-	if errors.Is(err, ErrNotFound) {
-		s.wallets.Store(key, "")
-		return "", false, nil
-	}
+	addr, err = s.wallets.get(walletKey{partnerID, ecosystem}, func() (string, error) {
+		w, err := s.feeWallet(partnerID, ecosystem)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return "", nil
+		case err != nil:
+			return "", err
+		}
+		return w.Address, nil
+	})
 	if err != nil {
 		return "", false, err
 	}
-	s.wallets.Store(key, w.Address)
-	return w.Address, true, nil
+	return addr, addr != "", nil
 }
 
 // CacheStats reports the store's caches, by name, with their hits and
@@ -111,8 +102,8 @@ func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (add
 // ("pebble_block", sized by Options.CacheSize). A closed store reports its
 // own caches alone.
 func (s *Store) CacheStats(visit func(cache string, hits, misses uint64)) {
-	visit("fee_wallet", s.walletHits.Load(), s.walletMisses.Load())
-	visit("webhook", s.hookHits.Load(), s.hookMisses.Load())
+	visit("fee_wallet", s.wallets.hits.Load(), s.wallets.misses.Load())
+	visit("webhook", s.hooks.hits.Load(), s.hooks.misses.Load())
 	if s.closed.Load() {
 		return
 	}
@@ -123,12 +114,10 @@ func (s *Store) CacheStats(visit func(cache string, hits, misses uint64)) {
 // setWalletCache records a wallet write in the cache (known false: the
 // write's outcome is unknown, so the entry is dropped).
 func (s *Store) setWalletCache(partnerID, ecosystem, addr string, known bool) {
-	s.walletMu.Lock()
-	defer s.walletMu.Unlock()
 	if known {
-		s.wallets.Store(walletKey{partnerID, ecosystem}, addr)
+		s.wallets.set(walletKey{partnerID, ecosystem}, addr)
 	} else {
-		s.wallets.Delete(walletKey{partnerID, ecosystem})
+		s.wallets.drop(walletKey{partnerID, ecosystem})
 	}
 }
 

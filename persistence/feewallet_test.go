@@ -127,7 +127,7 @@ func TestCacheStats(t *testing.T) {
 	if err := s.PutFeeWallet(ctx, "ptn_a", "evm", "0x00000000000000000000000000000000000000aa"); err != nil {
 		t.Fatal(err)
 	}
-	s.wallets.Clear() // the write filled the cache; start cold
+	s.wallets.m.Clear() // the write filled the cache; start cold
 	for range 2 {
 		if _, ok, err := s.FeeWallet(ctx, "ptn_a", "evm"); err != nil || !ok {
 			t.Fatalf("FeeWallet: %v %v", ok, err)

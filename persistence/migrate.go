@@ -86,60 +86,91 @@ const migrateChunk = 1024
 // and its record change together, so a crash part-way leaves rows either
 // migrated or still waiting, and the next open finishes the job.
 func (s *Store) migrateLedgerIntoActivity() error {
-	for {
-		n, err := s.migrateLedgerChunk()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			break
-		}
+	if _, err := s.migrateRecords(legacyPrefixLedgerRow, s.migrateLedgerRow); err != nil {
+		return err
 	}
 	return s.repointLedgerIndex()
 }
 
-func (s *Store) migrateLedgerChunk() (int, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{
-		LowerBound: []byte(legacyPrefixLedgerRow), UpperBound: prefixUpperBound(legacyPrefixLedgerRow),
-	})
+// migrateRecords calls step for every record under prefix, in key order,
+// with the batch that carries the record's migration; step reports whether
+// it changed anything. The batch is committed, synced, each time
+// migrateChunk records were changed, and at the end; the next chunk starts
+// where the last one stopped. A crash part-way leaves the records of the
+// committed chunks migrated and the rest waiting, so every step must pass
+// over a record already migrated. It returns how many records were changed.
+func (s *Store) migrateRecords(prefix string, step func(b *pebble.Batch, key, val []byte) (bool, error)) (int, error) {
+	total := 0
+	for lower := []byte(prefix); lower != nil; {
+		n, next, err := s.migrateChunkFrom(lower, prefixUpperBound(prefix), step)
+		if err != nil {
+			return total, err
+		}
+		total += n
+		lower = next
+	}
+	return total, nil
+}
+
+// migrateChunkFrom is one chunk of migrateRecords, from lower on: it
+// returns the records it changed and the key of the first record it did
+// not reach, nil when it reached the end.
+func (s *Store) migrateChunkFrom(lower, upper []byte, step func(b *pebble.Batch, key, val []byte) (bool, error)) (int, []byte, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer it.Close()
 	b := s.db.NewBatch()
 	defer b.Close()
 	n := 0
-	for ok := it.First(); ok && n < migrateChunk; ok = it.Next() {
-		var row legacyLedgerRecord
-		if err := json.Unmarshal(it.Value(), &row); err != nil {
-			return 0, fmt.Errorf("decode ledger row %q: %w", it.Key(), err)
-		}
-		if row.V != 1 {
-			return 0, fmt.Errorf("ledger row %q: version %d unknown", it.Key(), row.V)
-		}
-		// Both families key a quote by <partnerID>/<ts:8><quoteID>.
-		key := append([]byte(prefixActivity), it.Key()[len(legacyPrefixLedgerRow):]...)
-		a, err := s.legacyActivity(key, &row)
+	ok := it.First()
+	for ; ok && n < migrateChunk; ok = it.Next() {
+		changed, err := step(b, it.Key(), it.Value())
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
-		val, err := encodeActivity(a)
-		if err != nil {
-			return 0, err
+		if changed {
+			n++
 		}
-		if err := errors.Join(b.Set(key, val, nil), b.Delete(it.Key(), nil),
-			b.Delete([]byte(legacyPrefixLedgerQuote+row.QuoteID), nil)); err != nil {
-			return 0, err
-		}
-		n++
 	}
 	if err := it.Error(); err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	var next []byte
+	if ok {
+		next = slices.Clone(it.Key())
 	}
 	if n == 0 {
-		return 0, nil
+		return 0, next, nil
 	}
-	return n, b.Commit(pebble.Sync)
+	return n, next, b.Commit(pebble.Sync)
+}
+
+// migrateLedgerRow adds to b the migration of one schema 1 ledger row.
+func (s *Store) migrateLedgerRow(b *pebble.Batch, rowKey, val []byte) (bool, error) {
+	var row legacyLedgerRecord
+	if err := json.Unmarshal(val, &row); err != nil {
+		return false, fmt.Errorf("decode ledger row %q: %w", rowKey, err)
+	}
+	if row.V != 1 {
+		return false, fmt.Errorf("ledger row %q: version %d unknown", rowKey, row.V)
+	}
+	// Both families key a quote by <partnerID>/<ts:8><quoteID>.
+	key := append([]byte(prefixActivity), rowKey[len(legacyPrefixLedgerRow):]...)
+	a, err := s.legacyActivity(key, &row)
+	if err != nil {
+		return false, err
+	}
+	enc, err := encodeActivity(a)
+	if err != nil {
+		return false, err
+	}
+	if err := errors.Join(b.Set(key, enc, nil), b.Delete(rowKey, nil),
+		b.Delete([]byte(legacyPrefixLedgerQuote+row.QuoteID), nil)); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // legacyActivity is the activity record at key (or, where the quote had
@@ -225,8 +256,8 @@ func (s *Store) dropPebbleTickets() error {
 // (version 2, see secrets.go).
 
 // sealWebhookSecrets rewrites every version 1 webhook record as version 2,
-// its secret sealed, in synced batches of migrateChunk records; records
-// already sealed are left alone, so a crash part-way is finished by the
+// its secret sealed, in synced batches of migrateChunk records
+// (migrateRecords); records already sealed are left alone, so a crash part-way is finished by the
 // next open. Then it flushes the memtable and compacts the webhook range,
 // so that the tables holding the clear records are rewritten without
 // them and deleted (the logs that held them were replayed and dropped when
@@ -234,19 +265,9 @@ func (s *Store) dropPebbleTickets() error {
 // still hold the secrets in clear, as does free space the file system has
 // not reused (see SECURITY.md).
 func (s *Store) sealWebhookSecrets() error {
-	n := 0
-	for {
-		sealed, err := s.sealWebhookChunk()
-		if err != nil {
-			return err
-		}
-		if sealed == 0 {
-			break
-		}
-		n += sealed
-	}
-	if n == 0 {
-		return nil
+	n, err := s.migrateRecords(prefixWebhook, s.sealWebhookRecord)
+	if err != nil || n == 0 {
+		return err
 	}
 	if err := s.db.Flush(); err != nil {
 		return fmt.Errorf("flush sealed webhooks: %w", err)
@@ -257,43 +278,28 @@ func (s *Store) sealWebhookSecrets() error {
 	return nil
 }
 
-func (s *Store) sealWebhookChunk() (int, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixWebhook), UpperBound: prefixUpperBound(prefixWebhook)})
+// sealWebhookRecord adds to b the version 2 record of a version 1 one, and
+// passes over a record already sealed.
+func (s *Store) sealWebhookRecord(b *pebble.Batch, key, val []byte) (bool, error) {
+	var rec webhookRecord
+	if err := json.Unmarshal(val, &rec); err != nil {
+		return false, fmt.Errorf("decode webhook %q: %w", key, err)
+	}
+	switch rec.V {
+	case webhookVersion:
+		return false, nil
+	case 1:
+	default:
+		return false, fmt.Errorf("webhook %q: version %d unknown", key, rec.V)
+	}
+	w := rec.Registration
+	w.Secret = rec.Secret
+	enc, err := s.encodeWebhook(&w)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
-	defer it.Close()
-	b := s.db.NewBatch()
-	defer b.Close()
-	n := 0
-	for ok := it.First(); ok && n < migrateChunk; ok = it.Next() {
-		var rec webhookRecord
-		if err := json.Unmarshal(it.Value(), &rec); err != nil {
-			return 0, fmt.Errorf("decode webhook %q: %w", it.Key(), err)
-		}
-		switch rec.V {
-		case webhookVersion:
-			continue
-		case 1:
-		default:
-			return 0, fmt.Errorf("webhook %q: version %d unknown", it.Key(), rec.V)
-		}
-		w := rec.Registration
-		w.Secret = rec.Secret
-		val, err := s.encodeWebhook(&w)
-		if err != nil {
-			return 0, err
-		}
-		if err := b.Set(slices.Clone(it.Key()), val, nil); err != nil {
-			return 0, err
-		}
-		n++
+	if err := b.Set(key, enc, nil); err != nil {
+		return false, err
 	}
-	if err := it.Error(); err != nil {
-		return 0, err
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	return n, b.Commit(pebble.Sync)
+	return true, nil
 }

@@ -81,6 +81,12 @@ func outboxKey(due time.Time, deliveryID string) []byte {
 	return append(k, deliveryID...)
 }
 
+// outboxDue is the due time in an outbox key at least 8 bytes past its
+// prefix.
+func outboxDue(key []byte) time.Time {
+	return time.Unix(0, int64(binary.BigEndian.Uint64(key[len(prefixOutbox):]))).UTC()
+}
+
 func deliveryWebhookPrefix(webhookID string) string { return prefixDelivery + webhookID + "/" }
 
 func deliveryKey(webhookID string, createdAt time.Time, deliveryID string) []byte {
@@ -137,15 +143,20 @@ func (s *Store) EnqueueDelivery(b *pebble.Batch, w *webhook.Registration, ev web
 	if s.closed.Load() {
 		return "", ErrClosed
 	}
-	body, err := ev.Body()
-	if err != nil {
-		return "", err
-	}
-	e, err := s.enqueue(b, w, ev.Name, body)
+	e, err := s.enqueueTo(b, w, ev)
 	if err != nil {
 		return "", err
 	}
 	return e.DeliveryID, nil
+}
+
+// enqueueTo adds to b one outbox entry of ev for w alone.
+func (s *Store) enqueueTo(b *pebble.Batch, w *webhook.Registration, ev webhook.Event) (*webhook.OutboxEntry, error) {
+	body, err := ev.Body()
+	if err != nil {
+		return nil, err
+	}
+	return s.enqueue(b, w, ev.Name, body)
 }
 
 func (s *Store) enqueue(b *pebble.Batch, w *webhook.Registration, event string, body []byte) (*webhook.OutboxEntry, error) {
@@ -209,13 +220,9 @@ func (s *Store) PublishTo(ctx context.Context, w *webhook.Registration, ev webho
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	body, err := ev.Body()
-	if err != nil {
-		return nil, err
-	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	e, err := s.enqueue(b, w, ev.Name, body)
+	e, err := s.enqueueTo(b, w, ev)
 	if err != nil {
 		return nil, err
 	}
@@ -274,8 +281,7 @@ func (s *Store) DueDeliveries(ctx context.Context, from, now time.Time, skip fun
 			if err != nil {
 				return fmt.Errorf("persistence: read outbox entry %q: %w", it.Key(), err)
 			}
-			due := time.Unix(0, int64(binary.BigEndian.Uint64(it.Key()[len(prefixOutbox):]))).UTC()
-			if skip(due, it.Key()[len(prefixOutbox)+8:], peekWebhookID(val)) {
+			if skip(outboxDue(it.Key()), it.Key()[len(prefixOutbox)+8:], peekWebhookID(val)) {
 				continue
 			}
 		}
@@ -381,7 +387,7 @@ func (s *Store) NextDue(ctx context.Context, after time.Time) (time.Time, bool, 
 	if len(k) < len(prefixOutbox)+8 {
 		return time.Time{}, false, fmt.Errorf("persistence: outbox key %q too short", k)
 	}
-	return time.Unix(0, int64(binary.BigEndian.Uint64(k[len(prefixOutbox):]))).UTC(), true, nil
+	return outboxDue(k), true, nil
 }
 
 // FinishAttempts records the outcomes of attempts in one synced batch, so

@@ -82,13 +82,8 @@ func TestFinishAttemptsOneBatch(t *testing.T) {
 // not read, those due at or after it are, up to now.
 func TestDueDeliveriesFrom(t *testing.T) {
 	ctx := context.Background()
-	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	clock := &fakeClock{t: start}
-	s := openWebhookStore(t, t.TempDir(), clock)
-	w := newHook("ptn_a", webhook.SwapCompleted)
-	if err := s.CreateWebhook(ctx, w); err != nil {
-		t.Fatal(err)
-	}
+	s, clock, w := openStoreWithHook(t, webhook.SwapCompleted)
+	start := clock.Now()
 	var ids []string
 	for range 4 {
 		id, err := publishTo(ctx, s, w, webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now()})
@@ -132,13 +127,8 @@ func TestDueDeliveriesFrom(t *testing.T) {
 // length and a row written before attempts were logged.
 func TestFinishAttemptsLogsEveryAttempt(t *testing.T) {
 	ctx := context.Background()
-	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	clock := &fakeClock{t: start}
-	s := openWebhookStore(t, t.TempDir(), clock)
-	w := newHook("ptn_a", webhook.SwapCompleted)
-	if err := s.CreateWebhook(ctx, w); err != nil {
-		t.Fatal(err)
-	}
+	s, clock, w := openStoreWithHook(t, webhook.SwapCompleted)
+	start := clock.Now()
 	if _, err := s.PublishTo(ctx, w, webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -256,13 +246,8 @@ func outboxEntry(t *testing.T, s *Store, due time.Time, id string) *webhook.Outb
 // and finds the next retry coming due.
 func TestOutboxEntriesAndNextDue(t *testing.T) {
 	ctx := context.Background()
-	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	clock := &fakeClock{t: start}
-	s := openWebhookStore(t, t.TempDir(), clock)
-	w := newHook("ptn_a", webhook.SwapCompleted)
-	if err := s.CreateWebhook(ctx, w); err != nil {
-		t.Fatal(err)
-	}
+	s, clock, w := openStoreWithHook(t, webhook.SwapCompleted)
+	start := clock.Now()
 	if _, ok, err := s.NextDue(ctx, start); err != nil || ok {
 		t.Fatalf("next due in an empty outbox: %v %v", ok, err)
 	}

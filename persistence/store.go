@@ -18,6 +18,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/webhook"
 )
 
 // SchemaVersion is the on-disk layout version this build reads and writes.
@@ -98,22 +99,14 @@ type Store struct {
 	// ledger numbers ledger rows (see AppendLedger).
 	ledger ledgerSeq
 
-	// wallets caches fee wallets (see FeeWallet).
-	wallets sync.Map // walletKey → string address, "" for none
-	// walletMu orders cache fills after the writes they could miss.
-	walletMu sync.Mutex
-	// walletHits and walletMisses count FeeWallet's cache lookups, for
-	// metrics.
-	walletHits, walletMisses atomic.Uint64
+	// wallets caches fee wallets' addresses, "" for none (see FeeWallet).
+	wallets readCache[walletKey, string]
 
 	// hooks caches webhook registrations by ID (see Webhook): every
 	// delivery attempt and every test event reads one, and a registration
-	// never changes after it is created, only deleted. hookMu orders fills
-	// after the deletes they could miss; hookCount bounds the entries.
-	hooks                sync.Map // webhook ID → *webhook.Registration
-	hookMu               sync.Mutex
-	hookCount            int
-	hookHits, hookMisses atomic.Uint64
+	// never changes after it is created, only deleted. Bounded by
+	// maxCachedWebhooks (see Open).
+	hooks readCache[string, *webhook.Registration]
 
 	// idemMu lets remembered answers be written concurrently (read-locked)
 	// and swept alone (locked), so a sweep never deletes a record that a
@@ -184,6 +177,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		now = time.Now
 	}
 	s := &Store{db: db, lock: lock, now: now}
+	s.hooks.limit = maxCachedWebhooks
 	if err := s.openSealer(dir); err != nil {
 		_ = s.Close()
 		return nil, err

@@ -67,12 +67,9 @@ func (s *Store) encodeWebhook(w *webhook.Registration) ([]byte, error) {
 
 // decodeWebhook reads a stored registration, its secret opened.
 func (s *Store) decodeWebhook(b []byte) (*webhook.Registration, error) {
-	var rec webhookRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("persistence: decode webhook: %w", err)
-	}
-	if rec.V != webhookVersion {
-		return nil, fmt.Errorf("persistence: webhook record version %d unknown", rec.V)
+	rec, err := decodeVersion[webhookRecord](b, "webhook", webhookVersion)
+	if err != nil {
+		return nil, err
 	}
 	secret, err := s.seal.openSecret(rec.SealedSecret, webhookSecretAAD(rec.PartnerID, rec.ID))
 	if err != nil {
@@ -231,38 +228,21 @@ func (s *Store) WebhookByID(ctx context.Context, id string) (*webhook.Registrati
 const maxCachedWebhooks = 1 << 16
 
 // cachedWebhook returns a copy of registration id from the cache, or
-// decodes what read returns and caches it. Fills happen under hookMu, and a
-// delete drops the entry under hookMu after its commit, so a fill that read
-// the registration before a delete committed has stored it before the delete
-// drops it: the cache never holds a deleted webhook.
+// decodes what read returns and caches it. A delete drops the entry after
+// its commit (readCache), so the cache never holds a deleted webhook.
 func (s *Store) cachedWebhook(id string, read func() ([]byte, error)) (*webhook.Registration, error) {
-	if v, ok := s.hooks.Load(id); ok {
-		s.hookHits.Add(1)
-		w := *v.(*webhook.Registration)
-		return &w, nil
-	}
-	s.hookMisses.Add(1)
-	s.hookMu.Lock()
-	defer s.hookMu.Unlock()
-	if v, ok := s.hooks.Load(id); ok {
-		w := *v.(*webhook.Registration)
-		return &w, nil
-	}
-	val, err := read()
+	c, err := s.hooks.get(id, func() (*webhook.Registration, error) {
+		val, err := read()
+		if err != nil {
+			return nil, err
+		}
+		return s.decodeWebhook(val)
+	})
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.decodeWebhook(val)
-	if err != nil {
-		return nil, err
-	}
-	if s.hookCount < maxCachedWebhooks {
-		c := *w
-		c.Events = slices.Clone(w.Events)
-		s.hooks.Store(id, &c)
-		s.hookCount++
-	}
-	return w, nil
+	w := *c
+	return &w, nil
 }
 
 // DeleteWebhook removes a partner's webhook, its ID index and its delivery
@@ -294,11 +274,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, partnerID, id string) error {
 	err := b.Commit(pebble.Sync)
 	// Dropped whatever the outcome: after a failed commit the next read
 	// fills it again from what is on disk.
-	s.hookMu.Lock()
-	if _, ok := s.hooks.LoadAndDelete(id); ok {
-		s.hookCount--
-	}
-	s.hookMu.Unlock()
+	s.hooks.drop(id)
 	if err != nil {
 		return fmt.Errorf("persistence: commit webhook delete: %w", err)
 	}

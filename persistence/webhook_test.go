@@ -21,6 +21,19 @@ func openWebhookStore(t *testing.T, dir string, clock *fakeClock) *Store {
 	return s
 }
 
+// openStoreWithHook opens a webhook store on a fake clock holding one
+// webhook of ptn_a (newHook), created at the clock's start.
+func openStoreWithHook(t *testing.T, events ...string) (*Store, *fakeClock, *webhook.Registration) {
+	t.Helper()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s := openWebhookStore(t, t.TempDir(), clock)
+	w := newHook("ptn_a", events...)
+	if err := s.CreateWebhook(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	return s, clock, w
+}
+
 func newHook(partnerID string, events ...string) *webhook.Registration {
 	return &webhook.Registration{PartnerID: partnerID, URL: "https://example.com/hook", Events: events,
 		Secret: "0123456789abcdef", Active: true}
@@ -28,13 +41,7 @@ func newHook(partnerID string, events ...string) *webhook.Registration {
 
 func TestWebhookLifecycle(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	s := openWebhookStore(t, t.TempDir(), clock)
-
-	a := newHook("ptn_a", webhook.SwapCompleted)
-	if err := s.CreateWebhook(ctx, a); err != nil {
-		t.Fatal(err)
-	}
+	s, clock, a := openStoreWithHook(t, webhook.SwapCompleted)
 	if len(a.ID) != 27 || a.ID[:3] != "wh_" || !a.CreatedAt.Equal(clock.Now()) {
 		t.Fatalf("created %+v", a)
 	}
@@ -223,12 +230,7 @@ func dueEntries(t *testing.T, s *Store, now time.Time) []*webhook.OutboxEntry {
 
 func TestDeliveriesNewestFirstAndLimited(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	s := openWebhookStore(t, t.TempDir(), clock)
-	w := newHook("ptn_a", webhook.SwapPending)
-	if err := s.CreateWebhook(ctx, w); err != nil {
-		t.Fatal(err)
-	}
+	s, clock, w := openStoreWithHook(t, webhook.SwapPending)
 	var ids []string
 	for i := range 5 {
 		clock.Advance(time.Second)
@@ -332,12 +334,7 @@ func withoutSecret(r webhook.Registration) webhook.Registration {
 // attempt's time, stops at the limit, and counts none once delivered.
 func TestCountOutbox(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	s := openWebhookStore(t, t.TempDir(), clock)
-	w := newHook("ptn_a", webhook.SwapCompleted)
-	if err := s.CreateWebhook(ctx, w); err != nil {
-		t.Fatal(err)
-	}
+	s, clock, _ := openStoreWithHook(t, webhook.SwapCompleted)
 	for i := range 3 {
 		ev := webhook.Event{Name: webhook.SwapCompleted, Time: clock.Now(), Data: webhook.SwapData{TransactionID: fmt.Sprintf("tx%d", i)}}
 		if _, err := s.Publish(ctx, "ptn_a", ev); err != nil {
@@ -378,12 +375,7 @@ func TestCountOutbox(t *testing.T) {
 // caller's own, and another partner's ID to stay hidden.
 func TestWebhookCache(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	s := openWebhookStore(t, t.TempDir(), clock)
-	w := newHook("ptn_a", webhook.SwapCompleted)
-	if err := s.CreateWebhook(ctx, w); err != nil {
-		t.Fatal(err)
-	}
+	s, _, w := openStoreWithHook(t, webhook.SwapCompleted)
 	for range 3 {
 		got, err := s.WebhookByID(ctx, w.ID)
 		if err != nil || got.PartnerID != "ptn_a" || got.Secret != w.Secret {

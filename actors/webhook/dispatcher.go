@@ -171,25 +171,13 @@ func (d *dispatcher) receive(ctx actor.Context) {
 			return
 		}
 		d.wakePending = true
-		if wait := scanGap - time.Since(d.lastScan); wait > 0 {
-			// Paced: the wake-up stays pending (Pool.woken), so further
-			// ones cost nothing until this scan runs.
-			d.scanIn(wait)
-			return
-		}
-		d.scan(false)
-		d.pump(ctx)
+		d.scanPaced(ctx)
 	case timerMsg:
 		if m.gen != d.timerGen {
 			return
 		}
 		d.timerAt = time.Time{}
-		if wait := scanGap - time.Since(d.lastScan); wait > 0 {
-			d.scanIn(wait)
-			return
-		}
-		d.scan(false)
-		d.pump(ctx)
+		d.scanPaced(ctx)
 	case *arrivedMsg:
 		for _, e := range m.entries {
 			if _, ok := d.seen[e.DeliveryID]; !ok {
@@ -223,6 +211,18 @@ func (d *dispatcher) receive(ctx actor.Context) {
 			d.scanIn(m.nextRetry.Sub(d.p.cfg.Now()))
 		}
 	}
+}
+
+// scanPaced scans now, or, within scanGap of the last scan, when scanGap
+// has passed. A paced wake-up stays pending (Pool.woken), so further ones
+// cost nothing until its scan runs.
+func (d *dispatcher) scanPaced(ctx actor.Context) {
+	if wait := scanGap - time.Since(d.lastScan); wait > 0 {
+		d.scanIn(wait)
+		return
+	}
+	d.scan(false)
+	d.pump(ctx)
 }
 
 func decr(m map[string]int, k string) {
