@@ -476,13 +476,23 @@ func (d *dispatcher) refill(h *hookState) {
 	}
 	defer d.p.leave()
 	keys := h.parked[:n]
+	// reached counts the keys the store answered for (in order): on a
+	// failure, only the others are forgotten, since those it answered are
+	// queued or were forgotten already.
+	reached := 0
 	err := d.p.store.OutboxEntries(d.p.ctx, keys, func(i int, e *hook.OutboxEntry) {
+		reached = i + 1
 		if e == nil {
 			delete(d.seen, keys[i].DeliveryID)
 			return
 		}
 		d.enqueue(h, e)
 	})
+	if err != nil {
+		for _, k := range keys[reached:] {
+			delete(d.seen, k.DeliveryID)
+		}
+	}
 	clear(keys)
 	h.parked = h.parked[n:]
 	d.parked -= n
@@ -490,9 +500,6 @@ func (d *dispatcher) refill(h *hookState) {
 		if !d.p.isShutdown(err) {
 			d.p.stats.ScanFailures.Add(1)
 			d.p.cfg.Logger.Error("webhook outbox read failed", slog.String("webhook", h.id), slog.Any("err", err))
-		}
-		for _, k := range keys {
-			delete(d.seen, k.DeliveryID)
 		}
 		for _, k := range h.parked {
 			delete(d.seen, k.DeliveryID)

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -237,5 +238,46 @@ func TestDeliveriesReuseConnections(t *testing.T) {
 	// the attempts in flight may open, not one per delivery.
 	if len(conns) > 2*perWebhook {
 		t.Fatalf("%d connections for %d deliveries, at most %d in flight", len(conns), events, perWebhook)
+	}
+}
+
+// failingRereadStore fails its first read of parked entries by key after
+// answering for the first of them, as a store that errs midway would.
+type failingRereadStore struct {
+	*persistence.Store
+	failed atomic.Bool
+}
+
+func (s *failingRereadStore) OutboxEntries(ctx context.Context, keys []persistence.OutboxKey, fn func(int, *hook.OutboxEntry)) error {
+	if len(keys) < 2 || s.failed.Swap(true) {
+		return s.Store.OutboxEntries(ctx, keys, fn)
+	}
+	if err := s.Store.OutboxEntries(ctx, keys[:1], fn); err != nil {
+		return err
+	}
+	return errors.New("injected read failure")
+}
+
+// TestFailedRereadForgetsTheKeysItDidNotReach: when reading parked entries
+// back fails midway, the entries it did not reach are found again by a
+// later scan and delivered, once each.
+func TestFailedRereadForgetsTheKeysItDidNotReach(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	rc := newReceiver(t, nil)
+	w := register(t, s, "ptn_a", rc.srv.URL, hook.SwapCompleted)
+	const n = 200
+	fillOutbox(t, s, w, n)
+	fs := &failingRereadStore{Store: s}
+	p := startPool(t, newSystem(t), fs, Config{TLSConfig: tlsFor(rc), QueuePerWebhook: 8, ScanInterval: 50 * time.Millisecond})
+	eventually(t, 30*time.Second, "backlog delivered", func() bool { return rc.n.Load() >= n })
+	eventually(t, 5*time.Second, "outbox empty", func() bool {
+		due, scheduled, err := s.CountOutbox(context.Background(), time.Now(), n)
+		return err == nil && due+scheduled == 0
+	})
+	if !fs.failed.Load() || p.Stats().ScanFailures.Load() == 0 {
+		t.Fatal("the read failure was never injected")
+	}
+	if req, distinct := distinctDeliveries(rc); req != n || distinct != n {
+		t.Fatalf("%d requests for %d distinct deliveries, want %d each", req, distinct, n)
 	}
 }
