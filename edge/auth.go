@@ -6,8 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 var headerAPIKey = []byte("X-API-Key")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // TestAuthCacheIsBounded: a fill past the bound drops the cache, so the

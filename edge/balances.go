@@ -5,9 +5,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/sandboxnet"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 )
 
 // BalanceReader lists an address's balances of a chain's assets: over

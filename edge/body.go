@@ -12,7 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 // decodeBody is the one strict JSON body decoder of the edge, shared by every

@@ -6,7 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 type bodyFixture struct {

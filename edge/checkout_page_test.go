@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/onramp"
-	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/onramp"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // fakeDesk is an OnrampDesk over real orders, moved with Order.Move as the

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/swapgate/swapgate/api"
-	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 // The rendered reference: GET /docs is a page that renders the document of

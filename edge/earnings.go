@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 // earningsNotes is the summary's operational note on settlement cadence.

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 // AccountStore is what the partner account endpoints (fee wallets, earnings,

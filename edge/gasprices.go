@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 // gasPrices answers GET /v1/gas-prices?chainId=…: one id gives the record

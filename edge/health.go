@@ -1,6 +1,6 @@
 package edge
 
-import "github.com/swapgate/swapgate/routing/apierr"
+import "github.com/swapgate/swapgate/routing/domain/apierr"
 
 // healthz answers while the process is up.
 func (s *Server) healthz(r *Request) error {

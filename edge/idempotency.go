@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/idempotency"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/idempotency"
 )
 
 // IdempotencyStore keeps the answers of idempotent requests. The store
@@ -33,7 +33,7 @@ var headerReplayed = []byte("Idempotent-Replayed")
 
 // A route declared idempotent (route.idempotent) accepts the
 // Idempotency-Key header; without the header it behaves exactly as any
-// other route. With it, the rules of routing/idempotency apply, and the
+// other route. With it, the rules of routing/domain/idempotency apply, and the
 // edge adds these:
 //
 //   - The key is checked after authentication and the rate limit: a replay

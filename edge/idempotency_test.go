@@ -18,9 +18,9 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/idempotency"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/idempotency"
 )
 
 var _ IdempotencyStore = (*persistence.Store)(nil)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/inbound"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/inbound"
 )
 
 // InboundDeposits registers multi-step deposits and reads them back; the

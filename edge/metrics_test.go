@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/swapgate/swapgate/internal/metricstest"
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // anyPartner finds one partner for every key, with a read limit of two a

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/onramp"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/onramp"
 )
 
 // OnrampDesk is the on-ramp behind the edge; the on-ramp actor is one. It

@@ -18,9 +18,9 @@ import (
 
 	"github.com/swapgate/swapgate/internal/metricstest"
 	"github.com/swapgate/swapgate/internal/sse"
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // deadlineQuotes is the QuoteService the stream needs: its deadline. The

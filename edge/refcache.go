@@ -7,10 +7,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/swapgate/swapgate/routing/gas"
-	"github.com/swapgate/swapgate/routing/prices"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/tools"
+	"github.com/swapgate/swapgate/routing/domain/gas"
+	"github.com/swapgate/swapgate/routing/domain/prices"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/tools"
 )
 
 // RefData is the live part of the reference data: prices and gas, refreshed

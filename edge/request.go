@@ -12,8 +12,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/swapgate/swapgate/internal/uuid"
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 // Request is what a handler sees of one HTTP request: the fasthttp context

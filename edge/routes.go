@@ -4,9 +4,9 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/jsonenc"
-	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/codec/jsonenc"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // Route tags of /v1/routes.

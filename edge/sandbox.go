@@ -9,11 +9,11 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/swapgate/swapgate/routing/address"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/sandboxnet"
-	"github.com/swapgate/swapgate/routing/simchain"
+	"github.com/swapgate/swapgate/routing/domain/address"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
+	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // SandboxChain is the sandbox chain the sandbox endpoints drive: one

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/simchain"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // broadcastBody is POST /v1/sandbox/broadcast's body.

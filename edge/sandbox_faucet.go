@@ -8,10 +8,10 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/sandboxnet"
-	"github.com/swapgate/swapgate/routing/simchain"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
+	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // faucetBody is POST /v1/sandbox/faucet's body.

@@ -3,8 +3,8 @@ package edge
 import (
 	"encoding/hex"
 
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/sandboxnet"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 )
 
 // receiptView is GET /v1/sandbox/tx/{txHash}'s answer: a mined transaction

@@ -18,10 +18,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/swapgate/swapgate/internal/uuid"
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/tools"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/tools"
 )
 
 // MaxBodySize is the largest request body accepted: 64 KiB; a larger one

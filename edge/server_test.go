@@ -18,11 +18,11 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/gas"
-	"github.com/swapgate/swapgate/routing/prices"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/tools"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/gas"
+	"github.com/swapgate/swapgate/routing/domain/prices"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/tools"
 )
 
 type fixedRefData struct{}

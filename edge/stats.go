@@ -3,8 +3,8 @@ package edge
 import (
 	"time"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 // defaultStatsRange is the range of GET /v1/partner/stats without from:

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // tokens answers GET /v1/tokens: data.tokens maps chain id strings to token

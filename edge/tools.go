@@ -1,6 +1,6 @@
 package edge
 
-import "github.com/swapgate/swapgate/routing/breaker"
+import "github.com/swapgate/swapgate/routing/domain/breaker"
 
 // ToolHealth is the quote engine's word on a tool: its leg's breaker.
 type ToolHealth interface {

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // WebhookService is what the webhook endpoints are given. Registrations and
@@ -59,7 +59,7 @@ const urlCheckTimeout = 5 * time.Second
 //     "webhooks", limit: 10}: the request is well-formed but exceeds an
 //     account limit, which is about parameters, not the body's schema.
 //   - The test event is swap.completed with data.test = true (see
-//     routing/webhook.TestEvent), sent through the same outbox and pool.
+//     routing/domain/webhook.TestEvent), sent through the same outbox and pool.
 //   - Both POSTs create something (a registration; a test delivery) and
 //     honour Idempotency-Key: a repeated test with the same key sends no
 //     second delivery.

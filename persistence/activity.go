@@ -10,8 +10,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/jsonenc"
+	"github.com/swapgate/swapgate/routing/codec/jsonenc"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // prefixActivity starts swapp/<partnerID>/<ts:8><id>: one record per partner

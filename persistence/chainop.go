@@ -14,7 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/swapgate/swapgate/routing/sandboxnet"
+	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 )
 
 // prefixChainOp starts simop/<chainID:8><seq:8>: the operations applied to

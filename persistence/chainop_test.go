@@ -10,8 +10,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/swapgate/swapgate/routing/sandboxnet"
-	"github.com/swapgate/swapgate/routing/simchain"
+	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
+	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // TestChainOpsRoundTrip stores operations of two chains out of order and

@@ -3,7 +3,7 @@ package persistence
 import (
 	"context"
 	"errors"
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 	"testing"
 	"time"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/swapgate/swapgate/routing/idempotency"
+	"github.com/swapgate/swapgate/routing/domain/idempotency"
 )
 
 // Idempotency key families (see the package comment):

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/swapgate/swapgate/routing/idempotency"
+	"github.com/swapgate/swapgate/routing/domain/idempotency"
 )
 
 func sameRecord(a, b *idempotency.Record) bool {

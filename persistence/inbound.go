@@ -9,8 +9,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/swapgate/swapgate/routing/inbound"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/inbound"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // prefixInbound starts inbound/<txHash>: a registered multi-step deposit

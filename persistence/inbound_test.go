@@ -10,8 +10,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/swapgate/swapgate/routing/inbound"
-	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/domain/inbound"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 func TestInboundDepositRoundTrip(t *testing.T) {

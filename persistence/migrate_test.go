@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 	"testing"
 	"time"
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // Outbox key families (see the package comment):

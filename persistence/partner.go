@@ -11,7 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // partnerRecordVersion is the encoding version of partnerRecord.

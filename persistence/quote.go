@@ -10,8 +10,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/swapgate/swapgate/routing/jsonenc"
-	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/codec/jsonenc"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // ticketRecord is the encoded form of a ticket; EncodeTicket appends the

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/quote"
-	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // issued is an issued quote of route r at now.

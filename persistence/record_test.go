@@ -2,7 +2,7 @@ package persistence
 
 import (
 	"encoding/json"
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 	"math/rand/v2"
 	"testing"
 	"time"

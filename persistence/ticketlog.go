@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // The ticket log keeps issued quotes' tickets out of Pebble. A ticket lives

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // tlT0 starts a segment of the default span.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 func openWebhookStore(t *testing.T, dir string, clock *fakeClock) *Store {
@@ -254,7 +254,7 @@ func TestDeliveriesNewestFirstAndLimited(t *testing.T) {
 
 // TestWebhookRecordEncodings pins the stored bytes of the three webhook
 // record families, so that a change to the model's JSON field names in
-// routing/webhook cannot silently change what is on disk.
+// routing/domain/webhook cannot silently change what is on disk.
 func TestWebhookRecordEncodings(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	reg := webhook.Registration{ID: "wh_1", PartnerID: "ptn_a", URL: "https://example.com/hook",

@@ -4,7 +4,7 @@
 // answers with whatever arrived by the time the strategy ended the race;
 // the legs still running then are cancelled (their context ends) and their
 // late answers dropped. Each provider leg has a circuit breaker
-// (routing/breaker): a leg whose recent calls mostly failed or timed out is
+// (routing/domain/breaker): a leg whose recent calls mostly failed or timed out is
 // not sent (skipped) until a probe finds it answering again.
 package engine
 
@@ -16,8 +16,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/swapgate/swapgate/routing/breaker"
-	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/domain/breaker"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // Config sizes the engine.

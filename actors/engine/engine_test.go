@@ -12,10 +12,10 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/internal/metricstest"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/breaker"
-	"github.com/swapgate/swapgate/routing/quote"
-	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/breaker"
+	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // fakeProvider answers each leg after a delay, hangs, or panics.

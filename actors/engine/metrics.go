@@ -10,9 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/swapgate/swapgate/actors"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/breaker"
-	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/breaker"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // OtherTool is the tool label of a leg, or a winning route, whose tool is

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/quote"
-	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // memTickets is a TicketKeeper in a map.

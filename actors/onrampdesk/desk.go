@@ -17,10 +17,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/onramp"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/onramp"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // Store keeps orders; *persistence.Store is one.

@@ -10,8 +10,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/swapgate/swapgate/actors"
-	"github.com/swapgate/swapgate/routing/gas"
-	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/domain/gas"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // Messages of a chain actor. The ticks come from its own tickers; a

@@ -18,9 +18,9 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 
 	"github.com/swapgate/swapgate/actors"
-	"github.com/swapgate/swapgate/routing/gas"
-	"github.com/swapgate/swapgate/routing/prices"
-	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/domain/gas"
+	"github.com/swapgate/swapgate/routing/domain/prices"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // Errors of Refresh.

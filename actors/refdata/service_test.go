@@ -15,9 +15,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/swapgate/swapgate/actors"
-	"github.com/swapgate/swapgate/routing/gas"
-	"github.com/swapgate/swapgate/routing/prices"
-	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/domain/gas"
+	"github.com/swapgate/swapgate/routing/domain/prices"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // fakePrices answers every chain with a price per registry token that tests

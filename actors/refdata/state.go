@@ -9,8 +9,8 @@ import (
 
 	"github.com/dgraph-io/ristretto/v2"
 
-	"github.com/swapgate/swapgate/routing/gas"
-	"github.com/swapgate/swapgate/routing/prices"
+	"github.com/swapgate/swapgate/routing/domain/gas"
+	"github.com/swapgate/swapgate/routing/domain/prices"
 )
 
 // gasEntry is the published gas record of one chain and its version, under

@@ -28,10 +28,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/swapgate/swapgate/routing/pulseroute"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/sandboxnet"
-	"github.com/swapgate/swapgate/routing/simchain"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
+	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // Store records the operations applied to each chain; *persistence.Store

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/quote"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // Store keeps committed tickets; *persistence.TicketLog is one. PutTickets

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/quote"
-	"github.com/swapgate/swapgate/routing/registry"
+	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // gatedStore is a real ticket log whose PutTickets waits for the gate, so

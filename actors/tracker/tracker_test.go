@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/swap"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/swap"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // script is a Source that answers each swap's polls from a list, repeating

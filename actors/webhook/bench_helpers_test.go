@@ -16,7 +16,7 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/persistence"
-	hook "github.com/swapgate/swapgate/routing/webhook"
+	hook "github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

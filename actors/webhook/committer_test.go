@@ -8,7 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/swapgate/swapgate/persistence"
-	hook "github.com/swapgate/swapgate/routing/webhook"
+	hook "github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // slowCommits is a store whose outcome commits take a while, as on a slow

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	hook "github.com/swapgate/swapgate/routing/webhook"
+	hook "github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // Defaults of the pool. An attempt that gets no answer within 5 seconds has
@@ -51,7 +51,7 @@ type Config struct {
 	// PoolSize is the number of worker actors, i.e. concurrent attempts.
 	PoolSize int
 	// RetryBase, MaxAttempts and Jitter are the retry schedule (see
-	// routing/webhook.Backoff). A negative Jitter disables it.
+	// routing/domain/webhook.Backoff). A negative Jitter disables it.
 	RetryBase   time.Duration
 	MaxAttempts int
 	Jitter      float64

@@ -7,7 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/swapgate/swapgate/persistence"
-	hook "github.com/swapgate/swapgate/routing/webhook"
+	hook "github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // scanMsg asks the dispatcher to read due outbox entries. A full scan reads

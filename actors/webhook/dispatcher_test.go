@@ -14,7 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/swapgate/swapgate/persistence"
-	hook "github.com/swapgate/swapgate/routing/webhook"
+	hook "github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // countingStore counts the outbox entries scans decode and those read again

@@ -34,7 +34,7 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/persistence"
-	hook "github.com/swapgate/swapgate/routing/webhook"
+	hook "github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // Store is what the pool needs of persistence: the outbox it drains, the

@@ -21,8 +21,8 @@ import (
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/internal/metricstest"
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/account"
-	hook "github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	hook "github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 const testSecret = "s3cret-s3cret-s3cret"

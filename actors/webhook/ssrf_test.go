@@ -23,7 +23,7 @@ import (
 	"github.com/swapgate/swapgate/actors"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/persistence"
-	hook "github.com/swapgate/swapgate/routing/webhook"
+	hook "github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 const ssrfSecret = "ssrf-test-secret-0123456789"

@@ -13,8 +13,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/swapgate/swapgate/routing/account"
-	hook "github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	hook "github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // maxResponseDrain is how much of a receiver's answer is read (and thrown

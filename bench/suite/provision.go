@@ -18,7 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"github.com/swapgate/swapgate/routing/simchain"
+	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // partner is a partner account the suite created through the CLI.

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/bench/loadgen"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/tools"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/tools"
 )
 
 // environment is one suite run's servers, accounts and records.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // Real fee-wallet addresses, one per ecosystem.

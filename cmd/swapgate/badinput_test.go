@@ -21,7 +21,7 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge"
-	"github.com/swapgate/swapgate/routing/apierr"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 // The bad-input table: every endpoint the edge registers, sent every kind of

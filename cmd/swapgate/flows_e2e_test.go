@@ -15,9 +15,9 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/routing/pulseroute"
-	"github.com/swapgate/swapgate/routing/swap"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+	"github.com/swapgate/swapgate/routing/domain/swap"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // flowServer is a sandbox server whose bridges deliver at the first poll,

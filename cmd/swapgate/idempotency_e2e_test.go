@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 func webhookServer(t *testing.T, rc *signedReceiver, dir string) *testServer {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // partnerTimeout bounds one partner command, including a round trip to a

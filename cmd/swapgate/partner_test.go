@@ -13,7 +13,7 @@ import (
 
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // cliResult is one runPartner invocation's outcome.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/internal/sse"
-	"github.com/swapgate/swapgate/routing/sandbox"
+	"github.com/swapgate/swapgate/routing/sim/sandbox"
 )
 
 // streamPath is a quote path made a streamed quote's.

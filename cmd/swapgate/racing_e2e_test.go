@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/routing/sandbox"
+	"github.com/swapgate/swapgate/routing/sim/sandbox"
 )
 
 // timing is data.timing as the tests read it.

@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // runReceiver is `swapgate webhook-receiver`: a local HTTPS endpoint for

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // syncBuffer is a bytes.Buffer safe for the receiver's goroutines.

@@ -15,11 +15,11 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/routing/pulseroute"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 )
 
 // recordedArbitrumNode replays the answers of an Arbitrum node recorded in
-// routing/inbound/testdata/rpc (see its README): the transactions of the
+// routing/domain/inbound/testdata/rpc (see its README): the transactions of the
 // named cases, found by hash, and null for any other hash. It counts the
 // calls it answers, and returns each case's transaction hash.
 func recordedArbitrumNode(t *testing.T, calls *atomic.Int32, cases ...string) (*httptest.Server, map[string]string) {

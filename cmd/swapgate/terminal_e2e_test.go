@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/routing/swap"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/swap"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // The deposits after a quote that end badly, through the real server: the

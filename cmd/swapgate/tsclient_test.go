@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // tsClientDir is the TypeScript client's npm package, from this package.

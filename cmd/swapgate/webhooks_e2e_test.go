@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 const e2eSecret = "e2e-signing-secret-0123"

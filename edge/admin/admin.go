@@ -20,7 +20,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 var (

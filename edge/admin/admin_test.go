@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // changeLog records OnChange notifications.

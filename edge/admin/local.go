@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // PartnerStore is the partner storage Local works on; *persistence.Store is

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/edge"
-	"github.com/swapgate/swapgate/routing/account"
-	"github.com/swapgate/swapgate/routing/gas"
-	"github.com/swapgate/swapgate/routing/prices"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/tools"
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/gas"
+	"github.com/swapgate/swapgate/routing/domain/prices"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/tools"
 )
 
 // get fetches url with the given Authorization header (none when empty)

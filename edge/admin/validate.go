@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/swapgate/swapgate/routing/account"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // Bounds on operator input. Fees and limits are bounded by the account

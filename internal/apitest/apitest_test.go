@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/routing/apierr"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // loaded is the embedded document, loaded once for this package's tests.
@@ -78,7 +78,7 @@ func TestCheckResponseRefuses(t *testing.T) {
 }
 
 // TestErrorCodesMatchTheDomain holds the document's ErrorCode list to the
-// codes of routing/apierr: the same codes, each with the HTTP status the
+// codes of routing/domain/apierr: the same codes, each with the HTTP status the
 // envelope writer answers it with.
 func TestErrorCodesMatchTheDomain(t *testing.T) {
 	c, err := loaded()

@@ -25,10 +25,10 @@ import (
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/internal/apitest"
-	"github.com/swapgate/swapgate/routing/pulseroute"
-	"github.com/swapgate/swapgate/routing/simchain"
-	"github.com/swapgate/swapgate/routing/swap"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+	"github.com/swapgate/swapgate/routing/domain/swap"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // The tokens and addresses of the flows: real registry tokens, and a

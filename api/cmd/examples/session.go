@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/internal/apitest"
-	"github.com/swapgate/swapgate/routing/webhook"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // example is one captured exchange, as the document will show it.

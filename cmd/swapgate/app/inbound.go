@@ -7,7 +7,7 @@ import (
 
 	inboundrun "github.com/swapgate/swapgate/actors/inbound"
 	"github.com/swapgate/swapgate/actors/sandboxchain"
-	"github.com/swapgate/swapgate/routing/inbound"
+	"github.com/swapgate/swapgate/routing/domain/inbound"
 )
 
 // inboundChain is what the inbound runner reads and does in sandbox mode:

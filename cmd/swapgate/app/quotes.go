@@ -20,14 +20,14 @@ import (
 	"github.com/swapgate/swapgate/actors/tracker"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/breaker"
-	"github.com/swapgate/swapgate/routing/pulseroute"
-	"github.com/swapgate/swapgate/routing/quote"
-	"github.com/swapgate/swapgate/routing/registry"
-	"github.com/swapgate/swapgate/routing/sandbox"
-	"github.com/swapgate/swapgate/routing/tools"
-	"github.com/swapgate/swapgate/routing/upstream/lifi"
-	"github.com/swapgate/swapgate/routing/upstream/oneclick"
+	"github.com/swapgate/swapgate/routing/adapters/lifi"
+	"github.com/swapgate/swapgate/routing/adapters/oneclick"
+	"github.com/swapgate/swapgate/routing/domain/breaker"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/tools"
+	"github.com/swapgate/swapgate/routing/sim/sandbox"
 )
 
 // QuoteConfig configures the quote engine and its upstreams. Every

@@ -1,0 +1,86 @@
+package pulseroute
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+)
+
+// Caller is the one JSON-RPC capability the provider needs: eth_call. It is
+// narrow so tests and the sandbox can answer it without a node.
+type Caller interface {
+	CallContract(ctx context.Context, call ethereum.CallMsg, blockNumber *big.Int) ([]byte, error)
+}
+
+// An *ethclient.Client is the production Caller.
+var _ Caller = (*ethclient.Client)(nil)
+
+// rpcFailure wraps a failed chain read as the RPC_FAILURE a client sees,
+// keeping the cause (a context deadline, say) for errors.Is and logs.
+func rpcFailure(what string, cause error) *apierr.Error {
+	return apierr.New(apierr.RPCFailure, what+" failed").Wrap(fmt.Errorf("%s: %w", what, cause))
+}
+
+// call runs one eth_call at the latest block and unpacks its result.
+func call(ctx context.Context, c Caller, to common.Address, method string, data []byte) ([]any, error) {
+	what := fmt.Sprintf("%s on %s", method, to.Hex())
+	ret, err := c.CallContract(ctx, ethereum.CallMsg{To: &to, Data: data}, nil)
+	if err != nil {
+		return nil, rpcFailure(what, err)
+	}
+	if len(ret) == 0 {
+		// An eth_call to an address without code succeeds with no data.
+		return nil, rpcFailure(what, fmt.Errorf("empty return data: no contract at %s?", to.Hex()))
+	}
+	out, err := unpackOutputs(method, ret)
+	if err != nil {
+		return nil, rpcFailure(what, err)
+	}
+	return out, nil
+}
+
+// QuoteGasPayment reads the native-coin payment a warp-route transferRemote
+// to destination needs (its msg.value) from router.
+func QuoteGasPayment(ctx context.Context, c Caller, router common.Address, destination uint32) (*big.Int, error) {
+	data, err := QuoteGasPaymentCall(destination)
+	if err != nil {
+		return nil, fmt.Errorf("quote gas payment: %w", err)
+	}
+	out, err := call(ctx, c, router, MethodQuoteGasPayment, data)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := out[0].(*big.Int)
+	if !ok {
+		return nil, rpcFailure(MethodQuoteGasPayment, fmt.Errorf("result is %T, not uint256", out[0]))
+	}
+	return v, nil
+}
+
+// GetAmountsOut reads from a PulseX (UniswapV2) router what a swap of
+// amountIn along path yields: one amount per path token, the first being
+// amountIn. A result of another length is treated as a faulty node.
+func GetAmountsOut(ctx context.Context, c Caller, pulsexRouter common.Address, amountIn *big.Int, path []common.Address) ([]*big.Int, error) {
+	data, err := GetAmountsOutCall(amountIn, path)
+	if err != nil {
+		return nil, fmt.Errorf("get amounts out: %w", err)
+	}
+	out, err := call(ctx, c, pulsexRouter, MethodGetAmountsOut, data)
+	if err != nil {
+		return nil, err
+	}
+	amounts, ok := out[0].([]*big.Int)
+	if !ok {
+		return nil, rpcFailure(MethodGetAmountsOut, fmt.Errorf("result is %T, not uint256[]", out[0]))
+	}
+	if len(amounts) != len(path) {
+		return nil, rpcFailure(MethodGetAmountsOut, fmt.Errorf("%d amounts for a path of %d tokens", len(amounts), len(path)))
+	}
+	return amounts, nil
+}

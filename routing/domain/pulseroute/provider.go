@@ -1,0 +1,244 @@
+package pulseroute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/sandbox"
+)
+
+// Tool keys of the pulseroute provider and of the source-chain DEX its
+// multi-step routes swap on.
+const (
+	ToolWarp    = "sbx-warp"
+	ToolPulseX  = "sbx-pulsex"
+	ToolStep1   = "sbx-uniflow"
+	pulseDomain = uint32(quote.PulseChainID)
+)
+
+// Provider is the "pulseroute" provider: every route to or from chain 369.
+// Inbound routes from a warp-route chain are direct (Shape B) when they
+// start from that chain's USDC and multi-step (Shape C) otherwise; outbound
+// routes are the fee-free USDCh → USDC bridge (Shape B); swaps within 369
+// go through sbx-pulsex (Shape A). It is immutable after New and safe for
+// concurrent use.
+type Provider struct {
+	reg       *registry.Registry
+	m         Market
+	contracts *Contracts
+	chain     ChainState
+}
+
+var _ quote.Provider = (*Provider)(nil)
+
+// Option adjusts a Provider at construction.
+type Option func(*Provider)
+
+// WithChainState replaces the sandbox chain state the provider reads
+// (Hyperlane gas payments, PulseX amounts), for instance with the JSON-RPC
+// reader of DialRPC.
+func WithChainState(cs ChainState) Option { return func(p *Provider) { p.chain = cs } }
+
+// WithContracts replaces the contract facts (Swapgate's own sender and
+// inbound-receiver addresses are configuration).
+func WithContracts(c *Contracts) Option { return func(p *Provider) { p.contracts = c } }
+
+// New builds the provider on a market. Without options it routes with
+// DefaultContracts and reads chain state from the sandbox chain, which
+// needs the registry's reference prices.
+func New(reg *registry.Registry, m Market, opts ...Option) (*Provider, error) {
+	if reg == nil || m == nil {
+		return nil, errors.New("pulseroute: registry and market are both required")
+	}
+	p := &Provider{reg: reg, m: m}
+	for _, o := range opts {
+		o(p)
+	}
+	if p.contracts == nil {
+		p.contracts = DefaultContracts()
+	}
+	if p.chain == nil {
+		cs, err := NewSandboxChain(reg)
+		if err != nil {
+			return nil, err
+		}
+		p.chain = cs
+	}
+	return p, nil
+}
+
+// Name is "pulseroute".
+func (p *Provider) Name() string { return registry.ProviderPulseroute }
+
+// Legs is sbx-pulsex within chain 369 and sbx-warp for any pair across 369.
+// The warp leg is offered even for pairs it cannot serve (369 to a chain
+// without a warp route, or anything but USDCh out of 369), so that QuoteLeg
+// answers with a reasoned no-route instead of a silent empty list.
+func (p *Provider) Legs(req *quote.Request) []string {
+	from, to := req.From.ID, req.To.ID
+	if from != quote.PulseChainID && to != quote.PulseChainID {
+		return nil
+	}
+	key := ToolWarp
+	if from == to {
+		if strings.EqualFold(req.FromToken.Address, req.ToToken.Address) {
+			return nil
+		}
+		key = ToolPulseX
+	}
+	if !req.ToolAllowed(key) {
+		return nil
+	}
+	return []string{key}
+}
+
+// QuoteLeg prices one pulseroute leg in the variant the request calls for.
+func (p *Provider) QuoteLeg(ctx context.Context, req *quote.Request, leg string) (*quote.Route, error) {
+	const provider = registry.ProviderPulseroute
+	t, ok := p.m.Tool(leg)
+	if !ok || t.Provider != provider {
+		return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute, "%q is not a pulseroute sandbox tool", leg)
+	}
+	if err := p.m.Inject(ctx, req.ID, t); err != nil {
+		return nil, err
+	}
+	from, to := req.From.ID, req.To.ID
+	switch {
+	case from == quote.PulseChainID && to == quote.PulseChainID:
+		if leg != ToolPulseX {
+			return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute, "swaps within chain 369 go through %s", ToolPulseX)
+		}
+		return p.swapRoute(ctx, req, t)
+	case leg != ToolWarp:
+		return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute, "routes across chain 369 go through %s", ToolWarp)
+	case to == quote.PulseChainID:
+		w, ok := p.contracts.WarpRoute(from)
+		if !ok || w.Synthetic {
+			return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute,
+				"chain %d has no USDC warp route to chain 369; inbound routes start on chains %s", from, p.senderChainList())
+		}
+		if isToken(req.FromToken, w.Token) {
+			return p.directInbound(ctx, req, t, w)
+		}
+		return p.multiStepInbound(ctx, req, t, w)
+	default:
+		return p.directOutbound(ctx, req, t)
+	}
+}
+
+// noRoute is the provider's reasoned refusal of a leg.
+func noRoute(tool, reason, format string, args ...any) *quote.NoRoute {
+	return &quote.NoRoute{Provider: registry.ProviderPulseroute, Tool: tool, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// senderChainList names the warp-route chains, for refusals.
+func (p *Provider) senderChainList() string {
+	ids := p.contracts.SenderChains()
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// isToken reports whether a registry token is the given contract.
+func isToken(t *registry.Token, addr common.Address) bool {
+	return !t.IsNative() && common.IsHexAddress(t.Address) && common.HexToAddress(t.Address) == addr
+}
+
+// pulseToken is a 369 token's address in PulseX paths: WPLS for native PLS.
+func (p *Provider) pulseToken(t *registry.Token) common.Address {
+	if t.IsNative() {
+		return p.contracts.PulseX().WPLS
+	}
+	return common.HexToAddress(t.Address)
+}
+
+// pulsePath is the PulseX path between two 369 tokens: direct when either is
+// USDCh, through USDCh otherwise (every pool is paired with it).
+func (p *Provider) pulsePath(from, to common.Address) []common.Address {
+	usdch := p.contracts.USDCh().Token
+	if from == usdch || to == usdch {
+		return []common.Address{from, to}
+	}
+	return []common.Address{from, usdch, to}
+}
+
+// amountsOut reads PulseX and keeps the last amount; a missing pair is a
+// reasoned no-route, any other failure a chain-state error.
+func (p *Provider) amountsOut(ctx context.Context, tool string, amount *big.Int, path []common.Address) (*big.Int, error) {
+	if amount.Sign() == 0 {
+		return new(big.Int), nil
+	}
+	out, err := p.chain.AmountsOut(ctx, amount, path)
+	if err != nil {
+		if errors.Is(err, ErrNoPair) {
+			return nil, noRoute(tool, sandbox.ReasonNoPossibleRoute, "PulseX has no pool for this pair on chain 369")
+		}
+		return nil, chainStateError("PulseX getAmountsOut", err)
+	}
+	last := out[len(out)-1]
+	if last.Sign() <= 0 {
+		return nil, noRoute(tool, sandbox.ReasonInsufficientLiq, "PulseX returns nothing for this amount")
+	}
+	return last, nil
+}
+
+// gasPayment reads the warp route's interchain gas payment.
+func (p *Provider) gasPayment(ctx context.Context, chainID uint64, destination uint32) (*big.Int, error) {
+	v, err := p.chain.QuoteGasPayment(ctx, chainID, destination)
+	if err != nil {
+		return nil, chainStateError("warp route quoteGasPayment", err)
+	}
+	return v, nil
+}
+
+// chainStateError keeps an *apierr.Error from an RPC-backed reader (an
+// RPC_FAILURE) and makes any other failure one.
+func chainStateError(what string, err error) error {
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	return apierr.New(apierr.RPCFailure, what+" failed").Wrap(err)
+}
+
+// messagingCost lists the warp route's interchain gas payment as a FEE gas
+// cost in the source chain's native coin.
+func (p *Provider) messagingCost(c *registry.Chain, payment *big.Int) quote.GasCost {
+	native, _ := p.reg.Token(c.ID, "native")
+	g := quote.GasCost{Type: "FEE", Amount: payment, Token: native}
+	if native != nil {
+		if price, ok := p.m.TokenPrice(native); ok {
+			g.AmountUSD = sandbox.USDOf(payment, native, price)
+		}
+	}
+	return g
+}
+
+// evmRecipient parses the request's recipient, which every pulseroute chain
+// takes in EVM form.
+func evmRecipient(req *quote.Request) (common.Address, error) {
+	if !common.IsHexAddress(req.ToAddress) {
+		return common.Address{}, apierr.Param("toAddress", "recipient on chain "+fmt.Sprint(req.To.ID)+" must be an EVM address")
+	}
+	return common.HexToAddress(req.ToAddress), nil
+}
+
+// usdOrZero values an amount at the token's price, 0 when it has none:
+// pulseroute amounts come from chain state, so a missing price only blanks
+// the USD figure.
+func (p *Provider) usdOrZero(amount *big.Int, t *registry.Token) float64 {
+	if price, ok := p.m.TokenPrice(t); ok {
+		return sandbox.USDOf(amount, t, price)
+	}
+	return 0
+}

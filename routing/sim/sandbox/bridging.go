@@ -1,0 +1,137 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/swapgate/swapgate/routing/domain/swap"
+)
+
+// Ledger is what simulated bridging reads and does on the sandbox chains:
+// the outcome of a source transaction, and a delivery (a mint by the
+// bridge) on a chain, idempotent by reference so that a repeated poll
+// never delivers twice.
+type Ledger interface {
+	// Outcome reports whether hash is mined on chainID, and if so whether
+	// it succeeded, its revert reason and when it was mined.
+	Outcome(ctx context.Context, chainID uint64, hash string) (found, succeeded bool, reason string, minedAt time.Time, err error)
+	// Deliver credits amount of token to to on chainID for ref and returns
+	// the delivery's transaction hash; a second call with the same ref
+	// returns the first delivery.
+	// A chain without a simulation (Solana, the intents chains) gets a
+	// recorded delivery with a synthetic hash.
+	Deliver(ctx context.Context, chainID uint64, ref, to, token string, amount *big.Int) (txHash string, err error)
+}
+
+// BridgingConfig tunes simulated bridging.
+type BridgingConfig struct {
+	// DurationScale multiplies a route's quoted execution duration: 1
+	// takes as long as the quote said, 0 delivers at the first poll.
+	DurationScale float64
+	// FailureRate is the share of bridged swaps that fail at the bridge
+	// and are refunded on the source chain (decided by the transaction
+	// hash, so the same swap always ends alike).
+	FailureRate float64
+}
+
+// Bridging is the sandbox's status source: it follows a swap's source
+// transaction on the sandbox chain and, for a cross-chain route, delivers
+// the output on the destination chain once the quoted duration has passed
+// (or refunds the input on the source chain when the bridge fails).
+type Bridging struct {
+	ledger Ledger
+	cfg    BridgingConfig
+	now    func() time.Time
+}
+
+// NewBridging returns the sandbox status source over ledger.
+func NewBridging(ledger Ledger, cfg BridgingConfig, now func() time.Time) *Bridging {
+	if now == nil {
+		now = time.Now
+	}
+	return &Bridging{ledger: ledger, cfg: cfg, now: now}
+}
+
+// SwapStatus observes s.
+func (b *Bridging) SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observation, error) {
+	found, ok, reason, minedAt, err := b.ledger.Outcome(ctx, s.FromChain, s.Sending.TxHash)
+	switch {
+	case err != nil:
+		return swap.Observation{}, err
+	case !found:
+		return swap.Observation{Status: swap.StatusNotFound}, nil
+	case !ok:
+		return swap.Observation{Status: swap.StatusFailed, Substatus: failureSubstatus(reason),
+			SubstatusMessage: "the source transaction reverted: " + reason, SendingTimestamp: minedAt.Unix()}, nil
+	}
+	sent := minedAt.Unix()
+	if s.FromChain == s.ToChain {
+		// A swap on one chain is done when its transaction is mined: the
+		// router paid the receiver in the same transaction.
+		return swap.Observation{Status: swap.StatusDone, Substatus: swap.Completed, SendingTimestamp: sent,
+			SubstatusMessage: "the swap is complete",
+			Receiving:        swap.Leg{TxHash: s.Sending.TxHash, ChainID: s.ToChain, Amount: s.ToAmount, Token: s.ToToken, Timestamp: sent}}, nil
+	}
+	wait := time.Duration(float64(time.Duration(s.ExpectedDuration)*time.Second) * b.cfg.DurationScale)
+	if b.now().Before(minedAt.Add(wait)) {
+		return swap.Observation{Status: swap.StatusPending, Substatus: swap.WaitDestinationTransaction, SendingTimestamp: sent,
+			SubstatusMessage: "the bridge is delivering to chain " + uintString(s.ToChain)}, nil
+	}
+	if b.fails(s.ID) {
+		amount, _ := new(big.Int).SetString(s.FromAmount, 10)
+		h, err := b.ledger.Deliver(ctx, s.FromChain, s.ID+"/refund", s.FromAddress, s.FromToken, amount)
+		if err != nil {
+			return swap.Observation{}, err
+		}
+		return swap.Observation{Status: swap.StatusDone, Substatus: swap.Refunded, SendingTimestamp: sent,
+			SubstatusMessage: "the bridge failed; the input was refunded on the source chain",
+			Receiving:        swap.Leg{TxHash: h, ChainID: s.FromChain, Amount: s.FromAmount, Token: s.FromToken, Timestamp: b.now().Unix()}}, nil
+	}
+	amount, _ := new(big.Int).SetString(s.ToAmount, 10)
+	h, err := b.ledger.Deliver(ctx, s.ToChain, s.ID+"/deliver", s.ToAddress, s.ToToken, amount)
+	if err != nil {
+		return swap.Observation{}, err
+	}
+	return swap.Observation{Status: swap.StatusDone, Substatus: swap.Completed, SendingTimestamp: sent,
+		SubstatusMessage: "the transfer is complete",
+		Receiving:        swap.Leg{TxHash: h, ChainID: s.ToChain, Amount: s.ToAmount, Token: s.ToToken, Timestamp: b.now().Unix()}}, nil
+}
+
+// fails decides, by the swap's hash, whether its bridge fails.
+func (b *Bridging) fails(id string) bool { return BridgeFails(b.cfg.FailureRate, id) }
+
+// BridgeFails decides whether the sandbox bridge of the transfer named key
+// (a swap's or a multi-step deposit's source transaction hash) fails, when
+// rate is the share of sandbox bridges that fail. The decision is a hash of
+// key mapped to [0,1), not a draw, so that a transfer polled again, resumed
+// after a restart or replayed by a test always ends alike, and a rate of 1
+// fails every bridge.
+func BridgeFails(rate float64, key string) bool {
+	if rate <= 0 {
+		return false
+	}
+	sum := sha256.Sum256([]byte("bridge-failure/" + key))
+	return float64(binary.BigEndian.Uint64(sum[:8])>>11)/(1<<53) < rate
+}
+
+// failureSubstatus maps a revert reason to LI.FI's failure substatus.
+func failureSubstatus(reason string) string {
+	r := strings.ToLower(reason)
+	switch {
+	case strings.Contains(r, "allowance"):
+		return swap.InsufficientAllowance
+	case strings.Contains(r, "balance") || strings.Contains(r, "insufficient funds"):
+		return swap.InsufficientBalance
+	case strings.Contains(r, "out of gas"):
+		return swap.OutOfGas
+	case strings.Contains(r, "slippage") || strings.Contains(r, "min"):
+		return swap.SlippageExceeded
+	}
+	return swap.UnknownFailedError
+}
+
+func uintString(v uint64) string { return new(big.Int).SetUint64(v).String() }

@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"errors"
+	"math/big"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/tools"
+)
+
+// Test wallets: EVM sender and recipient, a Solana recipient.
+const (
+	sender    = "0x1111111111111111111111111111111111111111"
+	recipient = "0x2222222222222222222222222222222222222222"
+	feeWallet = "0x3333333333333333333333333333333333333333"
+	solWallet = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"
+)
+
+// fixedPrices prices every token at its registry reference price, the way
+// the live cache does keyed by lower-case address.
+func fixedPrices(reg *registry.Registry) PriceFunc {
+	prices := map[uint64]map[string]float64{}
+	for _, c := range reg.Chains() {
+		prices[c.ID] = map[string]float64{}
+		for _, t := range reg.Tokens(c.ID) {
+			if p, err := strconv.ParseFloat(t.PriceUSD, 64); err == nil {
+				prices[c.ID][strings.ToLower(t.Address)] = p
+			}
+		}
+	}
+	return func(chainID uint64, token string) (float64, bool) {
+		p, ok := prices[chainID][token]
+		return p, ok
+	}
+}
+
+// fixedGas is 10 gwei on chain 1 and "no figure" elsewhere, so that both the
+// gas function and the registry fallback are exercised.
+func fixedGas(chainID uint64) (*big.Int, bool) {
+	if chainID == 1 {
+		return big.NewInt(10e9), true
+	}
+	return nil, false
+}
+
+type fixture struct {
+	reg *registry.Registry
+	cat *tools.Catalog
+}
+
+func loadFixture(t *testing.T) fixture {
+	t.Helper()
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatalf("registry: %v", err)
+	}
+	cat, err := tools.Load(reg)
+	if err != nil {
+		t.Fatalf("tools: %v", err)
+	}
+	return fixture{reg: reg, cat: cat}
+}
+
+func (f fixture) market(t *testing.T, cfg Config) *Market {
+	t.Helper()
+	m, err := New(f.reg, f.cat, fixedPrices(f.reg), fixedGas, cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return m
+}
+
+// req builds a request by chain id and token symbol ("" = native).
+func (f fixture) req(t *testing.T, from uint64, fromSym string, to uint64, toSym string, whole string) *quote.Request {
+	t.Helper()
+	token := func(chain uint64, sym string) *registry.Token {
+		if sym == "" {
+			tok, _ := f.reg.Token(chain, "native")
+			return tok
+		}
+		tok, ok := f.reg.TokenBySymbol(chain, sym)
+		if !ok {
+			t.Fatalf("no %s on chain %d", sym, chain)
+		}
+		return tok
+	}
+	fc, _ := f.reg.Chain(from)
+	tc, _ := f.reg.Chain(to)
+	ft, tt := token(from, fromSym), token(to, toSym)
+	amt, ok := new(big.Float).SetPrec(256).SetString(whole)
+	if !ok {
+		t.Fatalf("amount %q", whole)
+	}
+	amt.Mul(amt, new(big.Float).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(ft.Decimals)), nil)))
+	units, _ := amt.Int(nil)
+	to_ := recipient
+	if tc.AddressFormat == "solana" {
+		to_ = solWallet
+	}
+	return &quote.Request{
+		ID: "q-test-1", From: fc, To: tc, FromToken: ft, ToToken: tt, FromAmount: units,
+		FromAddress: sender, ToAddress: to_, Slippage: 0.005, Order: quote.Recommended,
+		Now: time.Unix(1_800_000_000, 0),
+	}
+}
+
+// noRouteReason returns the reason of a *quote.NoRoute, or "" for any other
+// error.
+func noRouteReason(err error) string {
+	var nr *quote.NoRoute
+	if errors.As(err, &nr) {
+		return nr.Reason
+	}
+	return ""
+}
+
+// checkAmounts asserts the invariants every route keeps.
+func checkAmounts(t *testing.T, r *quote.Route) {
+	t.Helper()
+	sum := new(big.Int).Add(r.ToAmount, r.PartnerFee)
+	if sum.Cmp(r.PreFeeToAmount) != 0 {
+		t.Errorf("ToAmount %s + PartnerFee %s != PreFeeToAmount %s", r.ToAmount, r.PartnerFee, r.PreFeeToAmount)
+	}
+	if r.ToAmount.Sign() <= 0 {
+		t.Errorf("ToAmount %s not positive", r.ToAmount)
+	}
+	if r.ToAmountMin.Cmp(r.ToAmount) > 0 {
+		t.Errorf("ToAmountMin %s above ToAmount %s", r.ToAmountMin, r.ToAmount)
+	}
+}

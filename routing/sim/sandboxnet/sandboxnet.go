@@ -1,0 +1,265 @@
+// Package sandboxnet is the sandbox network: one sandbox chain (package
+// simchain) for every EVM chain of the registry, with Swapgate's contracts
+// deployed on it, and the operations the service applies to those chains
+// (Op), recorded so that applying the same operations again to freshly built
+// chains gives the same blocks, hashes and balances. It is plain Go: the
+// owner of the chains (actors/sandboxchain) serialises access and keeps the
+// record.
+//
+// # What every chain holds
+//
+// Built by New, before any transaction: the registry's tokens as ERC-20s;
+// the sandbox router (sandbox.DeployRouter: a minter of every token, with a
+// native reserve to pay swaps into the native coin); on the chains of the
+// USDC warp route, the collateral router, Swapgate's sender contract and
+// inbound receiver; on chain 369, USDCh's synthetic router
+// (pulseroute.DeploySandbox). The genesis block is stamped GenesisTime on
+// every chain, so that a chain's history depends only on the operations
+// applied to it.
+//
+// Every address without code starts with 1,000 whole units of every token
+// of its chain and with the native genesis allocation: 100 coins, or the
+// coins worth GenesisNativeUSD at the registry's reference price where 100
+// coins are worth less (on PulseChain, 333,333,334 PLS), so that everyone
+// can pay gas and interchain payments on every chain. Gas costs the chain's
+// reference gas price (sandbox.ReferenceGasPrice: the registry's base fee
+// plus the standard tip), fixed for the chain's life.
+//
+// # Operations
+//
+// An Op is a broadcast transaction (OpSend), a faucet top-up (OpFaucet) or
+// a credit (OpCredit: what a tracker delivers on a bridge's destination
+// chain, minted by the faucet account like a top-up, so that it is a mined
+// transaction with a hash and a Transfer log). Chain.Apply runs one with
+// the chain's clock set to the op's Time, which is what makes a replay
+// reproduce the block timestamps, and so the hashes.
+package sandboxnet
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/sandbox"
+	"github.com/swapgate/swapgate/routing/sim/simchain"
+)
+
+// GenesisTime stamps the genesis block of every sandbox chain.
+var GenesisTime = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// GenesisNativeUSD is the least USD value of the native genesis allocation
+// of an address, at the registry's reference price.
+const GenesisNativeUSD = 10_000
+
+// MaxFaucetUnits bounds one faucet top-up: at most a billion whole units of
+// the asset (1e9 USDC, 1e9 ETH), which no sandbox quote needs more than and
+// which keeps every balance far from 2^256.
+const MaxFaucetUnits = 1_000_000_000
+
+// Errors of the sandbox network, shared by its owner and its clients.
+var (
+	// ErrFaucetLimit is a faucet amount that is not positive or exceeds
+	// MaxFaucetUnits whole units.
+	ErrFaucetLimit = errors.New("sandboxnet: faucet amount out of bounds")
+	// ErrUnknownChain names a chain that is not a sandbox chain: not in the
+	// registry, or not an EVM chain.
+	ErrUnknownChain = errors.New("sandboxnet: not a sandbox chain")
+	// ErrUnavailable is a chain that cannot take changes now.
+	ErrUnavailable = errors.New("sandboxnet: chain unavailable")
+)
+
+// Config is what the chains are built from.
+type Config struct {
+	Registry *registry.Registry
+	// Contracts are pulseroute's contract facts (nil: the defaults), so the
+	// chains deploy Swapgate's contracts where the quotes send users.
+	Contracts *pulseroute.Contracts
+	// Payments gives the interchain gas payment the warp routes require
+	// (nil: pulseroute's sandbox chain state, which the quotes use).
+	Payments pulseroute.ChainState
+}
+
+// ChainIDs lists the sandbox chains: every EVM chain of the registry, in
+// registry order.
+func ChainIDs(reg *registry.Registry) []uint64 {
+	var out []uint64
+	for _, c := range reg.Chains() {
+		if c.ChainType == registry.EVM {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// Chain is one sandbox chain with Swapgate's contracts, changed only by
+// Apply. It is not safe for concurrent use.
+type Chain struct {
+	sim *simchain.Chain
+	now time.Time
+}
+
+// New builds the sandbox chain of an EVM chain of the registry, with every
+// contract deployed and nothing mined after the genesis block.
+func New(cfg Config, chainID uint64) (*Chain, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("sandboxnet: no registry")
+	}
+	rc, ok := cfg.Registry.Chain(chainID)
+	if !ok || rc.ChainType != registry.EVM {
+		return nil, fmt.Errorf("%w: %d", simchain.ErrNotEVM, chainID)
+	}
+	contracts := cfg.Contracts
+	if contracts == nil {
+		contracts = pulseroute.DefaultContracts()
+	}
+	payments := cfg.Payments
+	if payments == nil {
+		sc, err := pulseroute.NewSandboxChain(cfg.Registry)
+		if err != nil {
+			return nil, fmt.Errorf("sandboxnet: %w", err)
+		}
+		payments = sc
+	}
+	price, ok := sandbox.ReferenceGasPrice(rc)
+	if !ok {
+		return nil, fmt.Errorf("sandboxnet: chain %d has no reference gas price", chainID)
+	}
+	genesis, err := GenesisNative(rc)
+	if err != nil {
+		return nil, err
+	}
+	c := &Chain{now: GenesisTime}
+	c.sim, err = simchain.New(simchain.Config{
+		Registry: cfg.Registry, ChainID: chainID, GasPrice: price, GenesisNative: genesis,
+		Clock: func() time.Time { return c.now },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandboxnet: %w", err)
+	}
+	if err := sandbox.DeployRouter(c.sim); err != nil {
+		return nil, err
+	}
+	if err := pulseroute.DeploySandbox(c.sim, contracts, payments); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// GenesisNative is the native coin every address of the chain starts with,
+// in base units: 100 coins, or the whole coins worth GenesisNativeUSD at the
+// reference price when that is more.
+func GenesisNative(rc *registry.Chain) (*big.Int, error) {
+	coins := big.NewInt(simchain.GenesisNativeUnits)
+	price, err := strconv.ParseFloat(rc.NativeToken.PriceUSD, 64)
+	if err != nil || !(price > 0) {
+		return nil, fmt.Errorf("sandboxnet: chain %d's native coin has no usable reference price %q", rc.ID, rc.NativeToken.PriceUSD)
+	}
+	if need := math.Ceil(GenesisNativeUSD / price); need > float64(simchain.GenesisNativeUnits) {
+		coins, _ = big.NewFloat(need).Int(nil)
+	}
+	unit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(rc.NativeToken.Decimals)), nil)
+	return coins.Mul(coins, unit), nil
+}
+
+// ID is the chain's id.
+func (c *Chain) ID() uint64 { return c.sim.ChainID() }
+
+// Sim is the chain's state and history, for reads (balances, receipts,
+// logs, calls). Changes go through Apply, so that they are recorded.
+func (c *Chain) Sim() *simchain.Chain { return c.sim }
+
+// OpKind names what an Op does.
+type OpKind string
+
+// The operations.
+const (
+	// OpSend is a broadcast transaction: Tx sent by From.
+	OpSend OpKind = "send"
+	// OpFaucet tops Holder up with Amount of Token.
+	OpFaucet OpKind = "faucet"
+	// OpCredit delivers Amount of Token to Holder, as a bridge's
+	// destination does.
+	OpCredit OpKind = "credit"
+)
+
+// Op is one operation applied to a chain: what is recorded, and replayed.
+type Op struct {
+	Kind OpKind
+	// Time is the chain's clock while the op runs: its block's timestamp,
+	// or one second after the parent's if that is later.
+	Time time.Time
+	// From and Tx are a send's sender and transaction request.
+	From common.Address
+	Tx   simchain.TxRequest
+	// Holder, Token (the zero address: the native coin) and Amount are a
+	// faucet top-up's or a credit's.
+	Holder common.Address
+	Token  common.Address
+	Amount *big.Int
+	// TxHash is the hash of the transaction the op mined, set by the owner
+	// once applied, so that a replay can tell it reproduced the history.
+	TxHash common.Hash
+}
+
+// ErrUnknownOp is an Op of no known kind.
+var ErrUnknownOp = errors.New("sandboxnet: unknown operation")
+
+// Apply runs one operation at its time. A send refused before it is mined
+// (simchain's request errors) and a faucet request refused outright return
+// a nil receipt: nothing happened, and nothing needs recording. Otherwise a
+// receipt is returned, with an error too for a faucet transaction that was
+// mined but failed; either way the op changed the chain and must be
+// recorded.
+func (c *Chain) Apply(op Op) (*simchain.Receipt, error) {
+	c.now = op.Time
+	switch op.Kind {
+	case OpSend:
+		return c.sim.Send(op.From, op.Tx)
+	case OpFaucet, OpCredit:
+		return c.sim.Faucet(op.Holder, op.Token, op.Amount)
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnknownOp, op.Kind)
+}
+
+// CheckFaucet refuses a faucet amount that is not positive or exceeds
+// MaxFaucetUnits whole units of the asset.
+func CheckFaucet(t simchain.Token, amount *big.Int) error {
+	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.Decimals)), nil)
+	limit.Mul(limit, big.NewInt(MaxFaucetUnits))
+	if amount == nil || amount.Sign() <= 0 || amount.Cmp(limit) > 0 {
+		return fmt.Errorf("%w: between 1 and %s base units of %s (%d whole units)", ErrFaucetLimit, limit, t.Symbol, MaxFaucetUnits)
+	}
+	return nil
+}
+
+// Balance is a holder's balance of one asset of a chain.
+type Balance struct {
+	Token  simchain.Token
+	Amount *big.Int
+}
+
+// Balances lists holder's balance of every asset of the chain, the native
+// coin first, then the registry's tokens in registry order.
+func (c *Chain) Balances(holder common.Address) []Balance {
+	toks := c.sim.Tokens()
+	out := make([]Balance, len(toks))
+	for i, t := range toks {
+		out[i] = Balance{Token: t, Amount: c.sim.Balance(t.Address, holder)}
+	}
+	return out
+}
+
+// Mined is a mined transaction with its receipt and its chain. Neither is
+// modified once mined; both must not be modified.
+type Mined struct {
+	ChainID     uint64
+	Transaction *simchain.Transaction
+	Receipt     *simchain.Receipt
+}
