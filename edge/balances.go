@@ -6,15 +6,15 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/registry"
-	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 )
 
 // BalanceReader lists an address's balances of a chain's assets: over
 // JSON-RPC where a node is configured, from the sandbox chain otherwise.
-// A chain it cannot read is sandboxnet.ErrUnknownChain.
+// A chain it cannot read is evmtx.ErrUnknownChain.
 type BalanceReader interface {
-	Balances(ctx context.Context, chainID uint64, holder common.Address) ([]sandboxnet.Balance, error)
+	Balances(ctx context.Context, chainID uint64, holder common.Address) ([]evmtx.Balance, error)
 	Serves(chainID uint64) bool
 }
 

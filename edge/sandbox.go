@@ -11,30 +11,30 @@ import (
 
 	"github.com/swapgate/swapgate/routing/domain/address"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/registry"
-	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
-	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // SandboxChain is the sandbox chain the sandbox endpoints drive: one
 // simulated EVM chain per EVM chain of the registry, where a client plays
-// the wallet. actors/sandboxchain.Service satisfies it. Errors it returns
-// wrap simchain's request errors, simchain.ErrUnknownToken or sandboxnet's
+// the wallet. actors/sandboxchain.Service satisfies it. Its values and
+// errors are package evmtx's (the edge does not import the simulator):
+// errors it returns wrap evmtx's request errors, ErrUnknownToken,
 // ErrFaucetLimit, ErrUnknownChain and ErrUnavailable.
 type SandboxChain interface {
 	// Send executes and mines a transaction request, answering once it is
 	// recorded; a revert is a receipt with Status 0.
-	Send(ctx context.Context, chainID uint64, from common.Address, tx simchain.TxRequest) (*simchain.Receipt, error)
+	Send(ctx context.Context, chainID uint64, from common.Address, tx evmtx.TxRequest) (*evmtx.Receipt, error)
 	// Faucet tops holder up with amount of token (the zero address: the
 	// native coin) in a mined faucet transaction.
-	Faucet(ctx context.Context, chainID uint64, holder, token common.Address, amount *big.Int) (*simchain.Receipt, error)
+	Faucet(ctx context.Context, chainID uint64, holder, token common.Address, amount *big.Int) (*evmtx.Receipt, error)
 	// Transaction finds a mined transaction by hash on any chain.
-	Transaction(ctx context.Context, hash common.Hash) (sandboxnet.Mined, bool)
+	Transaction(ctx context.Context, hash common.Hash) (evmtx.Mined, bool)
 	// Balance is holder's balance of one asset of a chain.
 	Balance(ctx context.Context, chainID uint64, holder, token common.Address) (*big.Int, error)
 	// Balances lists holder's balance of every asset of a chain, the
 	// native coin first.
-	Balances(ctx context.Context, chainID uint64, holder common.Address) ([]sandboxnet.Balance, error)
+	Balances(ctx context.Context, chainID uint64, holder common.Address) ([]evmtx.Balance, error)
 }
 
 // sandboxRoutes registers the endpoints of sandbox mode, where the service
@@ -83,9 +83,9 @@ func evmAddressParam(param, v string) (common.Address, *apierr.Error) {
 // names where a refused request's chain id came from.
 func sandboxError(err error, chainParam string) error {
 	switch {
-	case errors.Is(err, sandboxnet.ErrUnknownChain):
+	case errors.Is(err, evmtx.ErrUnknownChain):
 		return apierr.Param(chainParam, "not a sandbox chain").Wrap(err)
-	case errors.Is(err, sandboxnet.ErrUnavailable):
+	case errors.Is(err, evmtx.ErrUnavailable):
 		return apierr.New(apierr.ServiceUnavailable, "the sandbox chain cannot take changes now; try again later").Wrap(err)
 	}
 	return err
@@ -99,12 +99,12 @@ type tokenView struct {
 	Decimals uint8  `json:"decimals"`
 }
 
-func viewToken(t simchain.Token) tokenView {
+func viewToken(t evmtx.Token) tokenView {
 	return tokenView{Address: t.Address.Hex(), Symbol: t.Symbol, Decimals: t.Decimals}
 }
 
 // receiptStatus is a receipt's status word.
-func receiptStatus(r *simchain.Receipt) string {
+func receiptStatus(r *evmtx.Receipt) string {
 	if r.Succeeded() {
 		return "success"
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
-	"github.com/swapgate/swapgate/routing/sim/simchain"
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 )
 
 // broadcastBody is POST /v1/sandbox/broadcast's body.
@@ -94,7 +94,7 @@ func (s *Server) sandboxBroadcast(r *Request) error {
 	// The gas price is the sandbox chain's own, but one that is given must
 	// be a gas price, as a node would insist.
 	if txb.GasPrice != nil {
-		if _, ok := simchain.ParseQuantity(*txb.GasPrice); !ok {
+		if _, ok := evmtx.ParseQuantity(*txb.GasPrice); !ok {
 			return apierr.Param("transactionRequest.gasPrice", "transactionRequest.gasPrice: want wei as a hex quantity or a decimal integer below 2^256")
 		}
 	}
@@ -104,9 +104,9 @@ func (s *Server) sandboxBroadcast(r *Request) error {
 		}
 		return *p
 	}
-	tx, err := simchain.ParseTxRequest(str(txb.To), str(txb.Data), str(txb.Value), str(txb.GasLimit))
+	tx, err := evmtx.ParseTxRequest(str(txb.To), str(txb.Data), str(txb.Value), str(txb.GasLimit))
 	if err != nil {
-		var re *simchain.RequestError
+		var re *evmtx.RequestError
 		if errors.As(err, &re) {
 			return apierr.Param("transactionRequest."+re.Field, "transactionRequest."+re.Field+": "+re.Reason)
 		}
@@ -126,14 +126,14 @@ func (s *Server) sandboxBroadcast(r *Request) error {
 // at fault.
 func sendError(err error) error {
 	switch {
-	case errors.Is(err, simchain.ErrInsufficientFundsForGas):
+	case errors.Is(err, evmtx.ErrInsufficientFundsForGas):
 		return apierr.Param("from", "from cannot pay gas limit × gas price in the native coin; top it up with POST /v1/sandbox/faucet or lower transactionRequest.gasLimit").Wrap(err).
 			With("reason", "insufficient_funds_for_gas")
-	case errors.Is(err, simchain.ErrInvalidSender):
+	case errors.Is(err, evmtx.ErrInvalidSender):
 		return apierr.Param("from", "from cannot send transactions: "+chainReason(err)).Wrap(err)
-	case errors.Is(err, simchain.ErrIntrinsicGas), errors.Is(err, simchain.ErrGasLimitTooHigh):
+	case errors.Is(err, evmtx.ErrIntrinsicGas), errors.Is(err, evmtx.ErrGasLimitTooHigh):
 		return apierr.Param("transactionRequest.gasLimit", "transactionRequest.gasLimit: "+chainReason(err)).Wrap(err)
-	case errors.Is(err, simchain.ErrInvalidValue):
+	case errors.Is(err, evmtx.ErrInvalidValue):
 		return apierr.Param("transactionRequest.value", "transactionRequest.value: "+chainReason(err)).Wrap(err)
 	}
 	return sandboxError(err, "chainId")

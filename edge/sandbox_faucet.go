@@ -9,9 +9,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/registry"
-	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
-	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // faucetBody is POST /v1/sandbox/faucet's body.
@@ -40,7 +39,7 @@ type faucetView struct {
 // address for the native coin) in a faucet transaction mined on the sandbox
 // chain and recorded like a broadcast. An ERC-20 top-up is a mint with its
 // Transfer log from the zero address. One top-up is at most
-// sandboxnet.MaxFaucetUnits (a billion) whole units of the asset; every
+// evmtx.MaxFaucetUnits (a billion) whole units of the asset; every
 // address also starts with a genesis allocation (1,000 of each token, and
 // 100 native coins or $10,000 worth, whichever is more). The answer is
 // {txHash, chainId, status, blockNumber, address, token: {address, symbol,
@@ -106,14 +105,14 @@ func (s *Server) sandboxFaucet(r *Request) error {
 
 func faucetError(err error, tok *registry.Token, amount string) error {
 	switch {
-	case errors.Is(err, sandboxnet.ErrFaucetLimit):
+	case errors.Is(err, evmtx.ErrFaucetLimit):
 		max := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(tok.Decimals)), nil)
-		max.Mul(max, big.NewInt(sandboxnet.MaxFaucetUnits))
+		max.Mul(max, big.NewInt(evmtx.MaxFaucetUnits))
 		return apierr.Param("amount", "amount must be between 1 and "+max.String()+" base units of "+tok.Symbol+
 			" (a billion whole units) per top-up").With("value", amount).With("max", max.String()).Wrap(err)
-	case errors.Is(err, simchain.ErrUnknownToken):
+	case errors.Is(err, evmtx.ErrUnknownToken):
 		return apierr.Param("token", "token is not an asset of the chain").Wrap(err)
-	case errors.Is(err, simchain.ErrInvalidFaucetRequest):
+	case errors.Is(err, evmtx.ErrInvalidFaucetRequest):
 		return apierr.Param("address", "the faucet cannot top up this address: "+chainReason(err)).Wrap(err)
 	}
 	return sandboxError(err, "chainId")

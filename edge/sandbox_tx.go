@@ -4,7 +4,7 @@ import (
 	"encoding/hex"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
-	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 )
 
 // receiptView is GET /v1/sandbox/tx/{txHash}'s answer: a mined transaction
@@ -59,7 +59,7 @@ func (s *Server) sandboxTx(r *Request) error {
 	return nil
 }
 
-func viewReceipt(m sandboxnet.Mined) receiptView {
+func viewReceipt(m evmtx.Mined) receiptView {
 	tx, rc := m.Transaction, m.Receipt
 	v := receiptView{
 		TxHash: rc.TxHash.Hex(), ChainID: m.ChainID, Status: receiptStatus(rc),

@@ -79,7 +79,7 @@
 //	                                           bridge's destination side, a refund, a step-2
 //	                                           payment), so that none is made twice
 //	simop/<chainID:8><seq:8>                   the seq-th operation applied to a sandbox
-//	                                           chain (sandboxnet.Op: a broadcast, a faucet
+//	                                           chain (sandboxnet.EncodeOp of a broadcast, a faucet
 //	                                           top-up or a credit, with its time and the
 //	                                           hash it mined), appended synced before it is
 //	                                           answered and read in order at start to

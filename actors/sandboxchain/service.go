@@ -34,11 +34,11 @@ import (
 	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
-// Store records the operations applied to each chain; *persistence.Store
-// satisfies it.
+// Store records the operations applied to each chain, each as the bytes
+// sandboxnet.EncodeOp makes of it; *persistence.Store satisfies it.
 type Store interface {
-	AppendChainOp(ctx context.Context, chainID, seq uint64, op sandboxnet.Op) error
-	ChainOps(ctx context.Context, chainID uint64, fn func(seq uint64, op sandboxnet.Op) error) error
+	AppendChainOp(ctx context.Context, chainID, seq uint64, rec []byte) error
+	ChainOps(ctx context.Context, chainID uint64, fn func(seq uint64, rec []byte) error) error
 }
 
 // Errors of the service, which are sandboxnet's, so that clients that
@@ -140,7 +140,11 @@ func Start(ctx context.Context, reg *registry.Registry, store Store, o Options) 
 // replay applies a chain's log to it.
 func (s *Service) replay(ctx context.Context, sl *slot, stats *ReplayStats) error {
 	id := sl.chain.ID()
-	return s.store.ChainOps(ctx, id, func(seq uint64, op sandboxnet.Op) error {
+	return s.store.ChainOps(ctx, id, func(seq uint64, rec []byte) error {
+		op, err := sandboxnet.DecodeOp(rec)
+		if err != nil {
+			return fmt.Errorf("operation %d of chain %d: %w", seq, id, err)
+		}
 		if seq != sl.next {
 			s.log.Warn("sandbox chain log has a gap", slog.Uint64("chainId", id), slog.Uint64("want", sl.next), slog.Uint64("seq", seq))
 		}
@@ -210,7 +214,11 @@ func (s *Service) apply(ctx context.Context, chainID uint64, op sandboxnet.Op, c
 	op.TxHash = r.TxHash
 	// The chain has changed: the record must be written whatever became of
 	// the caller's context.
-	if err := s.store.AppendChainOp(context.WithoutCancel(ctx), chainID, sl.next, op); err != nil {
+	rec, err := sandboxnet.EncodeOp(op)
+	if err == nil {
+		err = s.store.AppendChainOp(context.WithoutCancel(ctx), chainID, sl.next, rec)
+	}
+	if err != nil {
 		sl.broken = err
 		s.log.Error("sandbox chain operation not recorded; the chain takes no changes until a restart",
 			slog.Uint64("chainId", chainID), slog.Uint64("seq", sl.next), slog.String("txHash", r.TxHash.Hex()), slog.Any("err", err))

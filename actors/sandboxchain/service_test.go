@@ -39,13 +39,13 @@ var (
 // memStore is an in-memory operation log that can be told to fail.
 type memStore struct {
 	mu   sync.Mutex
-	ops  map[uint64][]sandboxnet.Op
+	ops  map[uint64][][]byte
 	fail error
 }
 
-func newMemStore() *memStore { return &memStore{ops: map[uint64][]sandboxnet.Op{}} }
+func newMemStore() *memStore { return &memStore{ops: map[uint64][][]byte{}} }
 
-func (m *memStore) AppendChainOp(_ context.Context, chainID, seq uint64, op sandboxnet.Op) error {
+func (m *memStore) AppendChainOp(_ context.Context, chainID, seq uint64, op []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail != nil {
@@ -58,9 +58,9 @@ func (m *memStore) AppendChainOp(_ context.Context, chainID, seq uint64, op sand
 	return nil
 }
 
-func (m *memStore) ChainOps(_ context.Context, chainID uint64, fn func(uint64, sandboxnet.Op) error) error {
+func (m *memStore) ChainOps(_ context.Context, chainID uint64, fn func(uint64, []byte) error) error {
 	m.mu.Lock()
-	ops := append([]sandboxnet.Op(nil), m.ops[chainID]...)
+	ops := append([][]byte(nil), m.ops[chainID]...)
 	m.mu.Unlock()
 	for i, op := range ops {
 		if err := fn(uint64(i+1), op); err != nil {

@@ -12,9 +12,8 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/rpc"
 
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/registry"
-	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
-	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // Batcher sends several JSON-RPC calls in one request; go-ethereum's
@@ -28,7 +27,7 @@ var balanceOfSelector = []byte{0x70, 0xa0, 0x82, 0x31}
 
 // Source lists balances of a chain another way (the sandbox chain).
 type Source interface {
-	Balances(ctx context.Context, chainID uint64, holder common.Address) ([]sandboxnet.Balance, error)
+	Balances(ctx context.Context, chainID uint64, holder common.Address) ([]evmtx.Balance, error)
 }
 
 // Reader reads balances over JSON-RPC on the chains that have a node, and
@@ -71,27 +70,27 @@ func (r *Reader) Serves(chainID uint64) bool {
 // Balances lists holder's balance of the chain's native coin, then of
 // every registry token of the chain, read in one batch at the latest
 // block.
-func (r *Reader) Balances(ctx context.Context, chainID uint64, holder common.Address) ([]sandboxnet.Balance, error) {
+func (r *Reader) Balances(ctx context.Context, chainID uint64, holder common.Address) ([]evmtx.Balance, error) {
 	c, ok := r.clients[chainID]
 	if !ok {
 		if r.fallback != nil {
 			return r.fallback.Balances(ctx, chainID, holder)
 		}
-		return nil, fmt.Errorf("%w: no node for chain %d", sandboxnet.ErrUnknownChain, chainID)
+		return nil, fmt.Errorf("%w: no node for chain %d", evmtx.ErrUnknownChain, chainID)
 	}
 	toks := r.reg.Tokens(chainID)
 	native := common.Address{}
 	var calls []rpc.BatchElem
-	var assets []simchain.Token
+	var assets []evmtx.Token
 	results := make([]hexutil.Big, 0, len(toks)+1)
 	data := make([]hexutil.Bytes, 0, len(toks))
 	results = append(results, hexutil.Big{})
 	calls = append(calls, rpc.BatchElem{Method: "eth_getBalance", Args: []any{holder, "latest"}, Result: &results[0]})
 	for _, t := range toks {
 		addr := common.HexToAddress(t.Address)
-		tok := simchain.Token{Address: addr, Symbol: t.Symbol, Name: t.Name, Decimals: t.Decimals}
+		tok := evmtx.Token{Address: addr, Symbol: t.Symbol, Name: t.Name, Decimals: t.Decimals}
 		if addr == native {
-			assets = append([]simchain.Token{tok}, assets...)
+			assets = append([]evmtx.Token{tok}, assets...)
 			continue
 		}
 		assets = append(assets, tok)
@@ -109,7 +108,7 @@ func (r *Reader) Balances(ctx context.Context, chainID uint64, holder common.Add
 	if err := c.BatchCallContext(ctx, calls); err != nil {
 		return nil, fmt.Errorf("evmbalance: chain %d: %w", chainID, err)
 	}
-	out := make([]sandboxnet.Balance, len(assets))
+	out := make([]evmtx.Balance, len(assets))
 	for i, call := range calls {
 		if call.Error != nil {
 			return nil, fmt.Errorf("evmbalance: chain %d: %s of %s: %w", chainID, call.Method, assets[i].Symbol, call.Error)
@@ -120,7 +119,7 @@ func (r *Reader) Balances(ctx context.Context, chainID uint64, holder common.Add
 		} else if b := data[i-1]; len(b) >= 32 {
 			amount.SetBytes(b[:32])
 		}
-		out[i] = sandboxnet.Balance{Token: assets[i], Amount: amount}
+		out[i] = evmtx.Balance{Token: assets[i], Amount: amount}
 	}
 	return out, nil
 }

@@ -45,6 +45,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
@@ -58,21 +59,15 @@ var GenesisTime = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 // of an address, at the registry's reference price.
 const GenesisNativeUSD = 10_000
 
-// MaxFaucetUnits bounds one faucet top-up: at most a billion whole units of
-// the asset (1e9 USDC, 1e9 ETH), which no sandbox quote needs more than and
-// which keeps every balance far from 2^256.
-const MaxFaucetUnits = 1_000_000_000
+// MaxFaucetUnits bounds one faucet top-up (see evmtx.MaxFaucetUnits).
+const MaxFaucetUnits = evmtx.MaxFaucetUnits
 
-// Errors of the sandbox network, shared by its owner and its clients.
+// Errors of the sandbox network, shared by its owner and its clients; they
+// are evmtx's, which the clients speak without importing the simulator.
 var (
-	// ErrFaucetLimit is a faucet amount that is not positive or exceeds
-	// MaxFaucetUnits whole units.
-	ErrFaucetLimit = errors.New("sandboxnet: faucet amount out of bounds")
-	// ErrUnknownChain names a chain that is not a sandbox chain: not in the
-	// registry, or not an EVM chain.
-	ErrUnknownChain = errors.New("sandboxnet: not a sandbox chain")
-	// ErrUnavailable is a chain that cannot take changes now.
-	ErrUnavailable = errors.New("sandboxnet: chain unavailable")
+	ErrFaucetLimit  = evmtx.ErrFaucetLimit
+	ErrUnknownChain = evmtx.ErrUnknownChain
+	ErrUnavailable  = evmtx.ErrUnavailable
 )
 
 // Config is what the chains are built from.
@@ -240,10 +235,7 @@ func CheckFaucet(t simchain.Token, amount *big.Int) error {
 }
 
 // Balance is a holder's balance of one asset of a chain.
-type Balance struct {
-	Token  simchain.Token
-	Amount *big.Int
-}
+type Balance = evmtx.Balance
 
 // Balances lists holder's balance of every asset of the chain, the native
 // coin first, then the registry's tokens in registry order.
@@ -258,8 +250,4 @@ func (c *Chain) Balances(holder common.Address) []Balance {
 
 // Mined is a mined transaction with its receipt and its chain. Neither is
 // modified once mined; both must not be modified.
-type Mined struct {
-	ChainID     uint64
-	Transaction *simchain.Transaction
-	Receipt     *simchain.Receipt
-}
+type Mined = evmtx.Mined

@@ -55,17 +55,6 @@ type Config struct {
 	GenesisNative *big.Int
 }
 
-// Token is one asset of the chain. The native coin has the zero address.
-type Token struct {
-	Address  common.Address
-	Symbol   string
-	Name     string
-	Decimals uint8
-	// Genesis is what an address without code holds before its balance of
-	// this asset is first touched.
-	Genesis *big.Int
-}
-
 // tokenState is an asset's fixed facts and its minters.
 type tokenState struct {
 	symbol, name string
@@ -88,8 +77,6 @@ var (
 	// transactions or holds written balances without code: code may go only
 	// to a fresh address or replace other code.
 	ErrAccountInUse = errors.New("simchain: account already in use without code")
-	// ErrUnknownToken names an asset that is not one of the chain's.
-	ErrUnknownToken = errors.New("simchain: unknown token")
 )
 
 // Chain is one simulated EVM chain. It is not safe for concurrent use: its

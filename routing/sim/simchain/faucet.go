@@ -1,17 +1,11 @@
 package simchain
 
 import (
-	"errors"
 	"fmt"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
 )
-
-// ErrInvalidFaucetRequest is a faucet request that cannot be served: no
-// holder (or the faucet itself), an amount that is not positive, or a balance it would push past
-// 2^256-1.
-var ErrInvalidFaucetRequest = errors.New("simchain: invalid faucet request")
 
 // Faucet tops holder up with amount of token (the zero address: the native
 // coin) in a transaction of its own from FaucetAddress, mined like any

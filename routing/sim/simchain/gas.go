@@ -1,6 +1,10 @@
 package simchain
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
+)
 
 // The gas model. It is deliberately small and deterministic, with figures
 // taken from the EVM's own schedule so that the gas a receipt reports is of
@@ -26,7 +30,7 @@ import "errors"
 const (
 	// BlockGasLimit is the most gas one transaction may ask for; a
 	// transaction that names no gas limit gets it.
-	BlockGasLimit = 30_000_000
+	BlockGasLimit = evmtx.BlockGasLimit
 	// TxGas is the base cost of every transaction.
 	TxGas = 21_000
 	// TxDataZeroGas and TxDataNonZeroGas are the cost of a zero and a

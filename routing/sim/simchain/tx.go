@@ -11,69 +11,15 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rlp"
+
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 )
 
 // zero is a shared zero; it is never modified.
 var zero = new(big.Int)
 
 // maxUint256 bounds every amount, as the EVM's words do.
-var maxUint256 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
-
-// TxRequest is what a wallet signs: a call to To with Data and native
-// Value, under a gas limit. Contract creation is not supported.
-type TxRequest struct {
-	To   common.Address
-	Data []byte
-	// Value is the native value sent, in wei; nil is none.
-	Value *big.Int
-	// GasLimit caps the gas the transaction may use; zero stands for
-	// BlockGasLimit, as for a wallet that did not set one.
-	GasLimit uint64
-}
-
-// Transaction is a mined transaction.
-type Transaction struct {
-	Hash        common.Hash
-	ChainID     uint64
-	Nonce       uint64
-	From        common.Address
-	To          common.Address
-	Value       *big.Int
-	Data        []byte
-	GasLimit    uint64
-	GasPrice    *big.Int
-	BlockNumber uint64
-	BlockHash   common.Hash
-	Index       uint
-}
-
-// Receipt is the outcome of a mined transaction.
-type Receipt struct {
-	TxHash      common.Hash
-	TxIndex     uint
-	BlockNumber uint64
-	BlockHash   common.Hash
-	BlockTime   uint64
-	From        common.Address
-	To          common.Address
-	// Status is types.ReceiptStatusSuccessful (1) or
-	// types.ReceiptStatusFailed (0).
-	Status uint64
-	// GasUsed is what the transaction paid for, at most its gas limit; a
-	// transaction that ran out of gas used all of it.
-	GasUsed           uint64
-	CumulativeGasUsed uint64
-	EffectiveGasPrice *big.Int
-	// Logs are the logs of a successful transaction, as go-ethereum's log
-	// type with every derived field set; a failed one has none.
-	Logs []*types.Log
-	// RevertReason says why a failed transaction failed ("out of gas",
-	// "ERC20: insufficient allowance", ...); empty on success.
-	RevertReason string
-}
-
-// Succeeded reports whether the transaction succeeded.
-func (r *Receipt) Succeeded() bool { return r.Status == types.ReceiptStatusSuccessful }
+var maxUint256 = evmtx.MaxUint256()
 
 // Block is a mined block. Each block holds one transaction (the chain
 // mines as soon as a transaction arrives, as a development chain does),
@@ -89,21 +35,6 @@ type Block struct {
 	GasUsed      uint64
 	Transactions []common.Hash
 }
-
-// Errors for requests that cannot be a transaction at all. Send returns
-// them (wrapped with details) without mining anything or consuming a
-// nonce, as a node refuses such a transaction before it reaches a block.
-var (
-	ErrInvalidSender = errors.New("simchain: invalid sender")
-	ErrInvalidValue  = errors.New("simchain: value must be between 0 and 2^256-1")
-	// ErrGasLimitTooHigh is a gas limit above BlockGasLimit.
-	ErrGasLimitTooHigh = errors.New("simchain: gas limit above the block gas limit")
-	// ErrIntrinsicGas is a gas limit below the transaction's intrinsic gas.
-	ErrIntrinsicGas = errors.New("simchain: intrinsic gas too low")
-	// ErrInsufficientFundsForGas is a sender whose native balance cannot
-	// pay gas limit × gas price up front.
-	ErrInsufficientFundsForGas = errors.New("simchain: insufficient funds for gas * price")
-)
 
 // Send executes a transaction request from an account and mines it in a
 // block of its own. It fails only for a request that cannot be a

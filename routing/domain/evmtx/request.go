@@ -1,4 +1,4 @@
-package simchain
+package evmtx
 
 import (
 	"encoding/hex"

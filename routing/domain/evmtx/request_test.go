@@ -1,4 +1,4 @@
-package simchain_test
+package evmtx_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/swapgate/swapgate/routing/sim/simchain"
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 )
 
 func TestParseTxRequest(t *testing.T) {
@@ -15,16 +15,16 @@ func TestParseTxRequest(t *testing.T) {
 	cases := []struct {
 		name                      string
 		to, data, value, gasLimit string
-		want                      simchain.TxRequest
+		want                      evmtx.TxRequest
 		field                     string // the field refused; empty: accepted
 	}{
 		{name: "full", to: usdcAddr, data: "0xa9059cbb00", value: "0x2386f26fc10000", gasLimit: "0x186a0",
-			want: simchain.TxRequest{To: common.HexToAddress(usdcAddr), Data: []byte{0xa9, 0x05, 0x9c, 0xbb, 0}, Value: big.NewInt(1e16), GasLimit: 100_000}},
+			want: evmtx.TxRequest{To: common.HexToAddress(usdcAddr), Data: []byte{0xa9, 0x05, 0x9c, 0xbb, 0}, Value: big.NewInt(1e16), GasLimit: 100_000}},
 		{name: "decimal quantities", to: usdcAddr, value: "10000000000000000", gasLimit: "100000",
-			want: simchain.TxRequest{To: common.HexToAddress(usdcAddr), Value: big.NewInt(1e16), GasLimit: 100_000}},
+			want: evmtx.TxRequest{To: common.HexToAddress(usdcAddr), Value: big.NewInt(1e16), GasLimit: 100_000}},
 		{name: "lower case, empty data, zero value", to: "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48", data: "0x", value: "0x0",
-			want: simchain.TxRequest{To: common.HexToAddress(usdcAddr), Value: new(big.Int)}},
-		{name: "hex with leading zeros", to: usdcAddr, value: "0x01", want: simchain.TxRequest{To: common.HexToAddress(usdcAddr), Value: big.NewInt(1)}},
+			want: evmtx.TxRequest{To: common.HexToAddress(usdcAddr), Value: new(big.Int)}},
+		{name: "hex with leading zeros", to: usdcAddr, value: "0x01", want: evmtx.TxRequest{To: common.HexToAddress(usdcAddr), Value: big.NewInt(1)}},
 		{name: "no to", field: "to"},
 		{name: "bad checksum", to: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB4a", field: "to"},
 		{name: "short to", to: "0xA0b86991", field: "to"},
@@ -41,9 +41,9 @@ func TestParseTxRequest(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := simchain.ParseTxRequest(tc.to, tc.data, tc.value, tc.gasLimit)
+			got, err := evmtx.ParseTxRequest(tc.to, tc.data, tc.value, tc.gasLimit)
 			if tc.field != "" {
-				var re *simchain.RequestError
+				var re *evmtx.RequestError
 				if !errors.As(err, &re) || re.Field != tc.field {
 					t.Fatalf("err %v, want a refusal of %s", err, tc.field)
 				}
