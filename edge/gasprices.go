@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // gasPrices answers GET /v1/gas-prices?chainId=…: one id gives the record
@@ -24,6 +25,11 @@ func (s *Server) gasPrices(r *Request) error {
 		rec, encErr := s.ref.gasRecord(c.ID)
 		if encErr != nil {
 			return encErr
+		}
+		if rec == nil && c.ChainType == registry.EVM {
+			// Live mode reads gas from the chain's node only.
+			return apierr.Param("chainId", "gas prices are not available for chain "+strconv.FormatUint(c.ID, 10)+
+				": no gas source is configured for it (its node, --gas-rpc)").With("value", strconv.FormatUint(c.ID, 10))
 		}
 		if rec == nil {
 			return apierr.Param("chainId", "gas prices are not available for chain "+strconv.FormatUint(c.ID, 10)+

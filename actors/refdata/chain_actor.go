@@ -94,13 +94,14 @@ func (a *chainActor) refreshPrices() error {
 }
 
 // refreshGas asks the gas oracle and publishes the answer. Chains without an
-// EVM gas market simply have no record; on any other failure the last good
+// EVM gas market, or without a source (a live chain with no node), simply
+// have no record; on any other failure the last good
 // record stays in place.
 func (a *chainActor) refreshGas() error {
 	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.RefreshTimeout)
 	defer cancel()
 	rec, err := a.cfg.Gas.GasPrice(ctx, a.chain)
-	if errors.Is(err, gas.ErrUnsupportedChain) {
+	if errors.Is(err, gas.ErrUnsupportedChain) || errors.Is(err, gas.ErrNoSource) {
 		return nil
 	}
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/prices"
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/simgas"
 )
 
 // fakePrices answers every chain with a price per registry token that tests
@@ -408,7 +409,7 @@ func TestStartWithSandboxSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oracle := gas.NewSandbox(clock)
+	oracle := simgas.NewSandbox(clock)
 	f := start(t, func(c *Config) {
 		c.Prices = src
 		c.Gas = oracle

@@ -37,6 +37,7 @@ import (
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/adapters/evmbalance"
+	"github.com/swapgate/swapgate/routing/adapters/gasrpc"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
@@ -48,6 +49,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/tools"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
+	"github.com/swapgate/swapgate/routing/sim/simgas"
 )
 
 // Modes of the service, reported by GET /v1/ping.
@@ -261,7 +263,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, fmt.Errorf("app: open store: %w", err)
 	}
 	a.sys = actors.NewSystemWithLogger(a.log)
-	oracle, err := gasOracle(ctx, cfg.GasRPC)
+	oracle, err := gasOracle(ctx, cfg.Mode, cfg.GasRPC)
 	if err != nil {
 		return nil, err
 	}
@@ -477,20 +479,26 @@ func (a *App) closeAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func gasOracle(ctx context.Context, rpc map[uint64]string) (gas.Oracle, error) {
-	sandbox := gas.NewSandbox(time.Now)
+// gasOracle reads gas prices from the nodes --gas-rpc names and, for the
+// other chains, from the sandbox oracle in sandbox mode; in live mode a
+// chain without a node has no gas record (never a sandbox figure).
+func gasOracle(ctx context.Context, mode string, rpc map[uint64]string) (gas.Oracle, error) {
+	var fallback gas.Oracle = gas.Unavailable{}
+	if mode == ModeSandbox {
+		fallback = simgas.NewSandbox(time.Now)
+	}
 	if len(rpc) == 0 {
-		return sandbox, nil
+		return fallback, nil
 	}
 	over := make(map[uint64]gas.Oracle, len(rpc))
 	for id, url := range rpc {
-		o, err := gas.Dial(ctx, url)
+		o, err := gasrpc.Dial(ctx, url)
 		if err != nil {
 			return nil, fmt.Errorf("app: gas RPC for chain %d: %w", id, err)
 		}
 		over[id] = o
 	}
-	return gas.NewMulti(sandbox, over), nil
+	return gas.NewMulti(fallback, over), nil
 }
 
 // ParseTrustedProxies parses --trusted-proxies: comma-separated addresses

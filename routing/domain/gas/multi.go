@@ -2,6 +2,7 @@ package gas
 
 import (
 	"context"
+	"fmt"
 	"maps"
 
 	"github.com/swapgate/swapgate/routing/domain/registry"
@@ -29,4 +30,16 @@ func (m *Multi) GasPrice(ctx context.Context, chain *registry.Chain) (Record, er
 		return o.GasPrice(ctx, chain)
 	}
 	return m.fallback.GasPrice(ctx, chain)
+}
+
+// Unavailable is the oracle of chains no source serves (a live chain whose
+// node is not configured): every chain is refused with ErrNoSource, which
+// leaves it without a record rather than with an invented one.
+type Unavailable struct{}
+
+var _ Oracle = Unavailable{}
+
+// GasPrice refuses every chain.
+func (Unavailable) GasPrice(_ context.Context, chain *registry.Chain) (Record, error) {
+	return Record{}, fmt.Errorf("gas: chain %d: %w", chain.ID, ErrNoSource)
 }

@@ -47,12 +47,28 @@ type Oracle interface {
 // edge answers it with INVALID_PARAMS.
 var ErrUnsupportedChain = errors.New("gas: chain has no EVM gas market")
 
+// ErrNoSource is returned for an EVM chain no configured source reads (in
+// live mode, a chain without a node): it has no record, as a chain without
+// a gas market has none.
+var ErrNoSource = errors.New("gas: no source for this chain")
+
 // Inclusion targets of the tiers, in blocks.
 const (
 	slowBlocks     = 10
 	standardBlocks = 3
 	fastBlocks     = 1
 )
+
+// SpeedsOf builds the three tiers of a chain from its base fee and the tip
+// each tier pays (slow, standard, fast: 10, 3 and 1 blocks to inclusion).
+// Every oracle builds its record this way, whatever it read the fees from.
+func SpeedsOf(baseFee *big.Int, tips [3]*big.Int, blockTimeMs int) Speeds {
+	return Speeds{
+		Slow:     tierOf(baseFee, tips[0], slowBlocks, blockTimeMs),
+		Standard: tierOf(baseFee, tips[1], standardBlocks, blockTimeMs),
+		Fast:     tierOf(baseFee, tips[2], fastBlocks, blockTimeMs),
+	}
+}
 
 // tierOf builds a tier from the base fee and the tip: the legacy gas price a
 // wallet would pay now is base + tip, and the EIP-1559 cap 2×base + tip

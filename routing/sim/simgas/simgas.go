@@ -1,4 +1,4 @@
-package gas
+package simgas
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
@@ -30,7 +31,7 @@ type Sandbox struct {
 	now func() time.Time
 }
 
-var _ Oracle = (*Sandbox)(nil)
+var _ gas.Oracle = (*Sandbox)(nil)
 
 // NewSandbox returns the sandbox oracle reading the given clock; pass
 // time.Now outside tests.
@@ -38,25 +39,21 @@ func NewSandbox(now func() time.Time) *Sandbox { return &Sandbox{now: now} }
 
 // GasPrice returns the sandbox record for an EVM chain and ErrUnsupportedChain
 // for any other.
-func (s *Sandbox) GasPrice(ctx context.Context, chain *registry.Chain) (Record, error) {
+func (s *Sandbox) GasPrice(ctx context.Context, chain *registry.Chain) (gas.Record, error) {
 	if err := ctx.Err(); err != nil {
-		return Record{}, fmt.Errorf("gas: chain %d: %w", chain.ID, err)
+		return gas.Record{}, fmt.Errorf("gas: chain %d: %w", chain.ID, err)
 	}
 	if chain.ChainType != registry.EVM {
-		return Record{}, fmt.Errorf("gas: chain %d (%s): %w", chain.ID, chain.ChainType, ErrUnsupportedChain)
+		return gas.Record{}, fmt.Errorf("gas: chain %d (%s): %w", chain.ID, chain.ChainType, gas.ErrUnsupportedChain)
 	}
 	now := s.now()
 	wave := math.Sin(2 * math.Pi * (float64(now.UTC().Minute()) + phase(chain.Key)) / 60)
 	baseWei := chain.BaseFeeGwei * 1e9 * (1 + baseFeeWobble*wave)
 	base := weiOf(baseWei)
 	tip := func(i int) *big.Int { return weiOf(baseWei*tipShare[i] + tipFloor[i]) }
-	return Record{
-		ChainID: chain.ID,
-		Speed: Speeds{
-			Slow:     tierOf(base, tip(0), slowBlocks, chain.BlockTimeMs),
-			Standard: tierOf(base, tip(1), standardBlocks, chain.BlockTimeMs),
-			Fast:     tierOf(base, tip(2), fastBlocks, chain.BlockTimeMs),
-		},
+	return gas.Record{
+		ChainID:     chain.ID,
+		Speed:       gas.SpeedsOf(base, [3]*big.Int{tip(0), tip(1), tip(2)}, chain.BlockTimeMs),
 		LastUpdated: now.Unix(),
 	}, nil
 }

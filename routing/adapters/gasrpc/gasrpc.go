@@ -1,4 +1,4 @@
-package gas
+package gasrpc
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
@@ -36,7 +37,7 @@ type FeeHistory struct {
 	now    func() time.Time
 }
 
-var _ Oracle = (*FeeHistory)(nil)
+var _ gas.Oracle = (*FeeHistory)(nil)
 
 // NewFeeHistory returns an oracle reading from client.
 func NewFeeHistory(client FeeHistoryReader) *FeeHistory {
@@ -64,17 +65,17 @@ func (o *FeeHistory) Close() {
 // GasPrice reads the fee history of the last blocks and derives the record:
 // the base fee is the one the node announces for the pending block, the tip
 // of each tier is the median, over the blocks, of that tier's percentile.
-func (o *FeeHistory) GasPrice(ctx context.Context, chain *registry.Chain) (Record, error) {
+func (o *FeeHistory) GasPrice(ctx context.Context, chain *registry.Chain) (gas.Record, error) {
 	if chain.ChainType != registry.EVM {
-		return Record{}, fmt.Errorf("gas: chain %d (%s): %w", chain.ID, chain.ChainType, ErrUnsupportedChain)
+		return gas.Record{}, fmt.Errorf("gas: chain %d (%s): %w", chain.ID, chain.ChainType, gas.ErrUnsupportedChain)
 	}
 	fh, err := o.client.FeeHistory(ctx, feeHistoryBlocks, nil, rewardPercentiles)
 	if err != nil {
-		return Record{}, fmt.Errorf("gas: chain %d: eth_feeHistory: %w", chain.ID, err)
+		return gas.Record{}, fmt.Errorf("gas: chain %d: eth_feeHistory: %w", chain.ID, err)
 	}
 	rec, err := recordFromFeeHistory(chain, fh, o.now())
 	if err != nil {
-		return Record{}, fmt.Errorf("gas: chain %d: %w", chain.ID, err)
+		return gas.Record{}, fmt.Errorf("gas: chain %d: %w", chain.ID, err)
 	}
 	return rec, nil
 }
@@ -82,9 +83,9 @@ func (o *FeeHistory) GasPrice(ctx context.Context, chain *registry.Chain) (Recor
 var errEmptyFeeHistory = errors.New("eth_feeHistory returned no base fee")
 
 // recordFromFeeHistory is the arithmetic of GasPrice, apart from the network.
-func recordFromFeeHistory(chain *registry.Chain, fh *ethereum.FeeHistory, now time.Time) (Record, error) {
+func recordFromFeeHistory(chain *registry.Chain, fh *ethereum.FeeHistory, now time.Time) (gas.Record, error) {
 	if fh == nil || len(fh.BaseFee) == 0 {
-		return Record{}, errEmptyFeeHistory
+		return gas.Record{}, errEmptyFeeHistory
 	}
 	// BaseFee has one entry more than there are blocks: the last is the
 	// base fee of the block after the newest, the one a transaction sent
@@ -97,13 +98,9 @@ func recordFromFeeHistory(chain *registry.Chain, fh *ethereum.FeeHistory, now ti
 	for i := range tips {
 		tips[i] = medianTip(fh, i)
 	}
-	return Record{
-		ChainID: chain.ID,
-		Speed: Speeds{
-			Slow:     tierOf(base, tips[0], slowBlocks, chain.BlockTimeMs),
-			Standard: tierOf(base, tips[1], standardBlocks, chain.BlockTimeMs),
-			Fast:     tierOf(base, tips[2], fastBlocks, chain.BlockTimeMs),
-		},
+	return gas.Record{
+		ChainID:     chain.ID,
+		Speed:       gas.SpeedsOf(base, tips, chain.BlockTimeMs),
 		LastUpdated: now.Unix(),
 	}, nil
 }

@@ -1,4 +1,4 @@
-package gas
+package simgas
 
 import (
 	"context"
@@ -9,55 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/gas"
+	"github.com/swapgate/swapgate/routing/domain/gas/gastest"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
-
-func wei(t *testing.T, s string) *big.Int {
-	t.Helper()
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok {
-		t.Fatalf("not a decimal wei amount: %q", s)
-	}
-	return v
-}
-
-// checkTiers verifies the invariants every record must hold, whatever the
-// oracle: tips ordered, gasPrice = base + tip and maxFee = 2·base + tip with
-// one base fee for all tiers, and waits ordered the other way.
-func checkTiers(t *testing.T, rec Record) (base *big.Int) {
-	t.Helper()
-	tiers := []Tier{rec.Speed.Slow, rec.Speed.Standard, rec.Speed.Fast}
-	for i, tr := range tiers {
-		tip := wei(t, tr.MaxPriorityFeePerGas)
-		gp := wei(t, tr.GasPrice)
-		b := new(big.Int).Sub(gp, tip)
-		if b.Sign() < 0 {
-			t.Fatalf("tier %d: gasPrice %s below tip %s", i, gp, tip)
-		}
-		if base == nil {
-			base = b
-		} else if b.Cmp(base) != 0 {
-			t.Fatalf("tier %d: base fee %s, tier 0 had %s", i, b, base)
-		}
-		wantMax := new(big.Int).Add(new(big.Int).Lsh(b, 1), tip)
-		if got := wei(t, tr.MaxFeePerGas); got.Cmp(wantMax) != 0 {
-			t.Fatalf("tier %d: maxFeePerGas %s, want 2·%s + %s = %s", i, got, b, tip, wantMax)
-		}
-		if wei(t, tr.MaxFeePerGas).Cmp(gp) < 0 {
-			t.Fatalf("tier %d: maxFee below gasPrice", i)
-		}
-		if i > 0 {
-			prev := tiers[i-1]
-			if wei(t, prev.MaxPriorityFeePerGas).Cmp(tip) > 0 {
-				t.Fatalf("tier %d tip %s below the slower tier's %s", i, tip, prev.MaxPriorityFeePerGas)
-			}
-			if prev.EstimatedTime < tr.EstimatedTime {
-				t.Fatalf("tier %d waits %ds, longer than the slower tier's %ds", i, tr.EstimatedTime, prev.EstimatedTime)
-			}
-		}
-	}
-	return base
-}
 
 func TestSandboxGasPrice(t *testing.T) {
 	at := time.Date(2025, 3, 1, 10, 17, 0, 0, time.UTC)
@@ -71,8 +26,8 @@ func TestSandboxGasPrice(t *testing.T) {
 		{name: "arbitrum", chain: registry.Chain{ID: 42161, Key: "arb", ChainType: registry.EVM, BlockTimeMs: 250, BaseFeeGwei: 0.01}, wantTimes: [3]int{3, 1, 1}},
 		{name: "pulsechain", chain: registry.Chain{ID: 369, Key: "pls", ChainType: registry.EVM, BlockTimeMs: 10000, BaseFeeGwei: 2_500_000}, wantTimes: [3]int{100, 30, 10}},
 		{name: "zero base fee", chain: registry.Chain{ID: 56, Key: "bsc", ChainType: registry.EVM, BlockTimeMs: 3000}, wantTimes: [3]int{30, 9, 3}},
-		{name: "solana", chain: registry.Chain{ID: 1151111081099710, Key: "sol", ChainType: registry.SVM, BlockTimeMs: 400}, wantErr: ErrUnsupportedChain},
-		{name: "bitcoin", chain: registry.Chain{ID: 20000000000001, Key: "btc", ChainType: registry.UTXO}, wantErr: ErrUnsupportedChain},
+		{name: "solana", chain: registry.Chain{ID: 1151111081099710, Key: "sol", ChainType: registry.SVM, BlockTimeMs: 400}, wantErr: gas.ErrUnsupportedChain},
+		{name: "bitcoin", chain: registry.Chain{ID: 20000000000001, Key: "btc", ChainType: registry.UTXO}, wantErr: gas.ErrUnsupportedChain},
 	}
 	o := NewSandbox(func() time.Time { return at })
 	for _, tc := range tests {
@@ -87,7 +42,7 @@ func TestSandboxGasPrice(t *testing.T) {
 			if rec.ChainID != tc.chain.ID || rec.LastUpdated != at.Unix() {
 				t.Fatalf("chainId %d lastUpdated %d", rec.ChainID, rec.LastUpdated)
 			}
-			base := checkTiers(t, rec)
+			base := gastest.CheckTiers(t, rec)
 			ref := tc.chain.BaseFeeGwei * 1e9
 			b, _ := new(big.Float).SetInt(base).Float64()
 			if b < ref*(1-baseFeeWobble)-1 || b > ref*(1+baseFeeWobble)+1 {
@@ -98,8 +53,8 @@ func TestSandboxGasPrice(t *testing.T) {
 				t.Fatalf("estimated times %v, want %v", got, tc.wantTimes)
 			}
 			// Strictly rising tips, thanks to the floors.
-			if wei(t, rec.Speed.Slow.MaxPriorityFeePerGas).Cmp(wei(t, rec.Speed.Standard.MaxPriorityFeePerGas)) >= 0 ||
-				wei(t, rec.Speed.Standard.MaxPriorityFeePerGas).Cmp(wei(t, rec.Speed.Fast.MaxPriorityFeePerGas)) >= 0 {
+			if gastest.Wei(t, rec.Speed.Slow.MaxPriorityFeePerGas).Cmp(gastest.Wei(t, rec.Speed.Standard.MaxPriorityFeePerGas)) >= 0 ||
+				gastest.Wei(t, rec.Speed.Standard.MaxPriorityFeePerGas).Cmp(gastest.Wei(t, rec.Speed.Fast.MaxPriorityFeePerGas)) >= 0 {
 				t.Fatalf("tips not strictly rising: %+v", rec.Speed)
 			}
 		})

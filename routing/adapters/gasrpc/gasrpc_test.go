@@ -1,4 +1,4 @@
-package gas
+package gasrpc
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/swapgate/swapgate/routing/domain/gas"
+	"github.com/swapgate/swapgate/routing/domain/gas/gastest"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
@@ -75,7 +77,7 @@ func TestFeeHistoryAgainstSimulatedChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := checkTiers(t, rec)
+	base := gastest.CheckTiers(t, rec)
 
 	raw, err := client.FeeHistory(ctx, feeHistoryBlocks, nil, rewardPercentiles)
 	if err != nil {
@@ -85,12 +87,12 @@ func TestFeeHistoryAgainstSimulatedChain(t *testing.T) {
 		t.Fatalf("base fee %s, node announces %s for the next block", base, want)
 	}
 	wantTips := []*big.Int{gwei(1), gwei(2), gwei(3)}
-	tiers := []Tier{rec.Speed.Slow, rec.Speed.Standard, rec.Speed.Fast}
+	tiers := []gas.Tier{rec.Speed.Slow, rec.Speed.Standard, rec.Speed.Fast}
 	for i, tr := range tiers {
-		if got := wei(t, tr.MaxPriorityFeePerGas); got.Cmp(wantTips[i]) != 0 {
+		if got := gastest.Wei(t, tr.MaxPriorityFeePerGas); got.Cmp(wantTips[i]) != 0 {
 			t.Errorf("tier %d tip %s, want %s", i, got, wantTips[i])
 		}
-		if got, want := wei(t, tr.GasPrice), new(big.Int).Add(base, wantTips[i]); got.Cmp(want) != 0 {
+		if got, want := gastest.Wei(t, tr.GasPrice), new(big.Int).Add(base, wantTips[i]); got.Cmp(want) != 0 {
 			t.Errorf("tier %d gasPrice %s, want %s", i, got, want)
 		}
 	}
@@ -105,7 +107,7 @@ func TestFeeHistoryAgainstSimulatedChain(t *testing.T) {
 func TestFeeHistoryRefusesNonEVM(t *testing.T) {
 	o := NewFeeHistory(failingReader{})
 	_, err := o.GasPrice(context.Background(), &registry.Chain{ID: 7565164, ChainType: registry.SVM})
-	if !errors.Is(err, ErrUnsupportedChain) {
+	if !errors.Is(err, gas.ErrUnsupportedChain) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -186,13 +188,13 @@ func TestRecordFromFeeHistory(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if base := checkTiers(t, rec); base.Int64() != tc.wantBase {
+			if base := gastest.CheckTiers(t, rec); base.Int64() != tc.wantBase {
 				t.Fatalf("base %s, want %d", base, tc.wantBase)
 			}
 			got := [3]int64{
-				wei(t, rec.Speed.Slow.MaxPriorityFeePerGas).Int64(),
-				wei(t, rec.Speed.Standard.MaxPriorityFeePerGas).Int64(),
-				wei(t, rec.Speed.Fast.MaxPriorityFeePerGas).Int64(),
+				gastest.Wei(t, rec.Speed.Slow.MaxPriorityFeePerGas).Int64(),
+				gastest.Wei(t, rec.Speed.Standard.MaxPriorityFeePerGas).Int64(),
+				gastest.Wei(t, rec.Speed.Fast.MaxPriorityFeePerGas).Int64(),
 			}
 			if got != tc.wantTips {
 				t.Fatalf("tips %v, want %v", got, tc.wantTips)
