@@ -141,6 +141,12 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 // Deadline is the configured race deadline.
 func (e *Engine) Deadline() time.Duration { return e.cfg.Deadline }
 
+// Runs reports whether the engine races the named provider.
+func (e *Engine) Runs(provider string) bool {
+	_, ok := e.provs[provider]
+	return ok
+}
+
 // Race asks every leg of every named provider and returns the outcomes in
 // the order the legs were asked, and how the race ended. The race follows
 // the engine's timing strategy overridden by the request's own parameters

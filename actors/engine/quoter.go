@@ -249,7 +249,8 @@ func (q *Quoter) race(ctx context.Context, req *quote.Request, p *account.Partne
 	if err := q.applyFees(ctx, req, p); err != nil {
 		return nil, nil, quote.RaceEnd{}, err
 	}
-	outcomes, end := q.engine.Race(ctx, req, quote.Providers(req), onLeg)
+	eligible := quote.Providers(req)
+	outcomes, end := q.engine.Race(ctx, req, eligible, onLeg)
 	routes := make([]*quote.Route, 0, len(outcomes))
 	for _, o := range outcomes {
 		if o.Route != nil && o.Err == nil {
@@ -257,6 +258,13 @@ func (q *Quoter) race(ctx context.Context, req *quote.Request, p *account.Partne
 		}
 	}
 	if len(routes) == 0 {
+		// An eligible provider the service does not run (live mode
+		// without its upstream) was not raced; the failure says so.
+		for _, name := range eligible {
+			if !q.engine.Runs(name) {
+				outcomes = append(outcomes, quote.NotConfigured(name))
+			}
+		}
 		return nil, nil, end, quote.Failure(req, outcomes)
 	}
 	quote.Rank(routes, req.Order, req.PreferredTool)

@@ -36,8 +36,9 @@ func TestBalancesOverRPCInLiveMode(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(out)
 	}))
 	t.Cleanup(node.Close)
+	live := liveWithAggregator(t)
 	ts := startServer(t, func(c *app.Config) {
-		c.Mode = app.ModeLive
+		live(c)
 		c.EVMRPC = map[uint64]string{42161: node.URL}
 	})
 	var b struct {

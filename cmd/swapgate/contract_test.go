@@ -8,7 +8,6 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/internal/apitest"
 )
@@ -56,7 +55,7 @@ func TestDocumentDescribesEveryRoute(t *testing.T) {
 		}
 	}
 
-	live := startServer(t, func(cfg *app.Config) { cfg.Mode = app.ModeLive })
+	live := startServer(t, liveWithAggregator(t))
 	inLive := map[string]bool{}
 	for _, r := range live.app.Routes() {
 		inLive[r.Method+" "+r.Path] = true

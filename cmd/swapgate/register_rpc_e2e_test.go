@@ -29,7 +29,7 @@ func recordedArbitrumNode(t *testing.T, calls *atomic.Int32, cases ...string) (*
 	for _, name := range cases {
 		var hash common.Hash
 		for _, method := range []string{"eth_getTransactionByHash", "eth_getTransactionReceipt"} {
-			b, err := os.ReadFile(filepath.Join("..", "..", "routing", "inbound", "testdata", "rpc", name, method+".json"))
+			b, err := os.ReadFile(filepath.Join("..", "..", "routing", "domain", "inbound", "testdata", "rpc", name, method+".json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,8 +154,9 @@ func TestRegisterDepositOverRPC(t *testing.T) {
 func TestLiveModeHasNoRegisterEndpoint(t *testing.T) {
 	var calls atomic.Int32
 	node, recorded := recordedArbitrumNode(t, &calls, "deposit")
+	live := liveWithAggregator(t)
 	ts := startServer(t, func(c *app.Config) {
-		c.Mode = app.ModeLive
+		live(c)
 		c.EVMRPC = map[uint64]string{42161: node.URL}
 	})
 	ts.post("/v1/inbound-receiver/register", map[string]any{"txHash": recorded["deposit"]}).wantError(t, 404, "NOT_FOUND", "")

@@ -606,7 +606,7 @@ func TestSandboxBroadcastIdempotency(t *testing.T) {
 // TestLiveModeHasNoSandboxEndpoints: outside sandbox mode the sandbox
 // endpoints do not exist and ping says so.
 func TestLiveModeHasNoSandboxEndpoints(t *testing.T) {
-	ts := startServer(t, func(c *app.Config) { c.Mode = app.ModeLive })
+	ts := startServer(t, liveWithAggregator(t))
 	var ping struct{ Mode string }
 	ts.get("/v1/ping").decode(t, &ping)
 	if ping.Mode != "live" {

@@ -49,7 +49,12 @@ const (
 // serveSettings is the validation table of `swapgate serve`: one row per
 // flag but those of uncheckedFlags.
 var serveSettings = []setting{
-	{"mode", oneOf(func(c *app.Config) string { return c.Mode }, app.ModeSandbox, app.ModeLive)},
+	{"mode", func(c *app.Config) error {
+		if err := oneOf(func(c *app.Config) string { return c.Mode }, app.ModeSandbox, app.ModeLive)(c); err != nil {
+			return err
+		}
+		return app.CheckLiveUpstreams(c)
+	}},
 	{"addr", func(c *app.Config) error { return hostPort(c.Addr) }},
 	{"data", func(c *app.Config) error {
 		if strings.TrimSpace(c.DataDir) == "" {

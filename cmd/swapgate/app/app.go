@@ -46,7 +46,6 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/swap"
-	"github.com/swapgate/swapgate/routing/domain/tools"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
 	"github.com/swapgate/swapgate/routing/sim/simgas"
@@ -244,15 +243,14 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if cfg.Mode != ModeSandbox && cfg.Mode != ModeLive {
 		return nil, fmt.Errorf("app: mode %q: want %s or %s", cfg.Mode, ModeSandbox, ModeLive)
 	}
+	if err := CheckLiveUpstreams(&cfg); err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
 	proxies, err := ParseTrustedProxies(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
 	}
 	reg, err := registry.Load()
-	if err != nil {
-		return nil, err
-	}
-	cat, err := tools.Load(reg)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +282,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// One set of contract facts: the quotes send users to these contracts,
 	// and the sandbox chain deploys them there.
 	contracts := pulseroute.DefaultContracts()
-	if a.quotes, err = startQuotes(ctx, cfg.Quote, a.sys, reg, cat, a.ref, a.store, cfg.DataDir, metrics, contracts); err != nil {
+	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, a.sys, reg, a.ref, a.store, cfg.DataDir, metrics, contracts); err != nil {
 		return nil, err
 	}
 	var sandboxChain edge.SandboxChain
@@ -363,7 +361,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		}
 	}
 	a.edge, err = edge.New(ec, edge.Deps{
-		Registry: reg, Tools: cat, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
+		Registry: reg, Tools: a.quotes.catalog, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,

@@ -20,8 +20,6 @@ import (
 	"github.com/swapgate/swapgate/actors/tracker"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/routing/adapters/lifi"
-	"github.com/swapgate/swapgate/routing/adapters/oneclick"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
@@ -30,8 +28,9 @@ import (
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
 )
 
-// QuoteConfig configures the quote engine and its upstreams. Every
-// provider is the sandbox unless a base URL is set for it.
+// QuoteConfig configures the quote engine and its upstreams. In sandbox
+// mode every provider is the sandbox's unless a base URL is set for it; in
+// live mode only the providers with an upstream run (see buildProviders).
 type QuoteConfig struct {
 	Deadline time.Duration
 	// MinWait, ExpectedResults and ReduceEvery are the default timing
@@ -130,6 +129,9 @@ type quoteStack struct {
 	// pulseState reads chain 369 and the warp routes (the sandbox chain
 	// state, or JSON-RPC where configured), for the DEX leg of step 2.
 	pulseState pulseroute.ChainState
+	// catalog is the tools the providers quote with: the sandbox's, or in
+	// live mode what the upstreams list.
+	catalog *tools.Catalog
 }
 
 func (q *quoteStack) stop() error {
@@ -172,7 +174,7 @@ func (h ticketHome) PutTickets(ctx context.Context, ts []persistence.EncodedTick
 	return h.TicketLog.PutTickets(ctx, ts)
 }
 
-func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, reg *registry.Registry, cat *tools.Catalog,
+func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, sys *actor.ActorSystem, reg *registry.Registry,
 	ref *refdata.Service, store *persistence.Store, dataDir string, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
 	qs = &quoteStack{statusSources: map[string]tracker.Source{}}
 	defer func() {
@@ -180,49 +182,9 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 			_ = qs.stop()
 		}
 	}()
-	if len(cfg.PulseRPC) > 0 {
-		if qs.pulseState, err = pulseroute.DialRPC(ctx, reg, contracts, cfg.PulseRPC); err != nil {
-			return nil, fmt.Errorf("app: %w", err)
-		}
-	} else if qs.pulseState, err = pulseroute.NewSandboxChain(reg); err != nil {
-		return nil, fmt.Errorf("app: %w", err)
-	}
-	pulseOpts := []pulseroute.Option{pulseroute.WithContracts(contracts), pulseroute.WithChainState(qs.pulseState)}
-	market, err := sandbox.New(reg, cat, ref.Price, newGasPrices(ref, reg).price, sandbox.Config{Tools: cfg.SandboxTools})
+	providers, err := buildProviders(ctx, mode, cfg, reg, ref, contracts, qs)
 	if err != nil {
-		return nil, fmt.Errorf("app: sandbox market: %w", err)
-	}
-	pulse, err := pulseroute.New(reg, market, pulseOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("app: sandbox market: %w", err)
-	}
-	providers := []quote.Provider{market.Aggregator(), market.Intents(), pulse}
-	if cfg.AggregatorURL != "" {
-		c, err := lifi.New(lifi.Config{BaseURL: cfg.AggregatorURL, APIKey: cfg.AggregatorKey, Timeout: cfg.UpstreamTimeout, Integrator: "swapgate"}, reg)
-		if err != nil {
-			return nil, fmt.Errorf("app: aggregator upstream: %w", err)
-		}
-		// Knowing which tool keys are bridges and which exchanges lets tool
-		// filters go to the right LI.FI parameter; without it they go to both.
-		if err := loadCatalog(ctx, cfg.UpstreamTimeout, c.LoadTools); err != nil {
-			cfg.Logger.Warn("aggregator tool list not loaded; tool filters go to bridges and exchanges alike", "err", err)
-		}
-		providers[0] = c
-		qs.statusSources[registry.ProviderAggregator] = c
-	}
-	if cfg.IntentsURL != "" {
-		c, err := oneclick.New(oneclick.Config{BaseURL: cfg.IntentsURL, APIKey: cfg.IntentsKey, Timeout: cfg.UpstreamTimeout, Integrator: "swapgate"}, reg)
-		if err != nil {
-			return nil, fmt.Errorf("app: intents upstream: %w", err)
-		}
-		// The upstream's own asset list maps tokens the id rules cannot
-		// (non-EVM tokens); without it only those rules apply.
-		if err := loadCatalog(ctx, cfg.UpstreamTimeout, c.LoadAssets); err != nil {
-			cfg.Logger.Warn("intents asset list not loaded; asset ids derived from rules", "err", err)
-		}
-		providers[1] = c
-		qs.statusSources[registry.ProviderIntents] = c
-		qs.depositNotifier = c
+		return nil, err
 	}
 	warm := cfg.WarmGoroutines
 	if warm <= 0 {
@@ -236,7 +198,7 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 	// The catalog's tools are the leg metrics' tool labels; anything else
 	// (a live upstream's tools) is counted as engine.OtherTool.
 	catalog := map[string][]string{}
-	for _, t := range cat.All() {
+	for _, t := range qs.catalog.All() {
 		catalog[t.Provider] = append(catalog[t.Provider], t.Key)
 	}
 	qs.engine, err = engine.Start(sys, providers, engine.Config{Dispatcher: qs.dispatcher,

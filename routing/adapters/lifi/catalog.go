@@ -23,6 +23,7 @@ type Tool struct {
 	Key             string
 	Name            string
 	Type            string // TypeBridge or TypeDEX
+	LogoURI         string
 	SupportedChains []uint64
 }
 
@@ -46,7 +47,7 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
 		for _, p := range b.SupportedChains {
 			seen[p.FromChainID], seen[p.ToChainID] = true, true
 		}
-		out = append(out, Tool{Key: b.Key, Name: b.Name, Type: TypeBridge, SupportedChains: sortedKeys(seen)})
+		out = append(out, Tool{Key: b.Key, Name: b.Name, Type: TypeBridge, LogoURI: b.LogoURI, SupportedChains: sortedKeys(seen)})
 	}
 	for _, e := range wt.Exchanges {
 		seen := map[uint64]bool{}
@@ -55,7 +56,7 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
 				seen[v] = true
 			}
 		}
-		out = append(out, Tool{Key: e.Key, Name: e.Name, Type: TypeDEX, SupportedChains: sortedKeys(seen)})
+		out = append(out, Tool{Key: e.Key, Name: e.Name, Type: TypeDEX, LogoURI: e.LogoURI, SupportedChains: sortedKeys(seen)})
 	}
 	return out, nil
 }

@@ -137,6 +137,7 @@ type wireTools struct {
 	Bridges []struct {
 		Key             string `json:"key"`
 		Name            string `json:"name"`
+		LogoURI         string `json:"logoURI"`
 		SupportedChains []struct {
 			FromChainID uint64 `json:"fromChainId"`
 			ToChainID   uint64 `json:"toChainId"`
@@ -145,6 +146,7 @@ type wireTools struct {
 	Exchanges []struct {
 		Key             string                `json:"key"`
 		Name            string                `json:"name"`
+		LogoURI         string                `json:"logoURI"`
 		SupportedChains []httpjson.FlexString `json:"supportedChains"`
 	} `json:"exchanges"`
 }

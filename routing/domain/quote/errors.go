@@ -18,6 +18,18 @@ type NoRoute struct {
 	Message  string
 }
 
+// ReasonNotConfigured is the NoRoute reason of a provider the request is
+// eligible for but the service does not run (live mode without that
+// provider's upstream).
+const ReasonNotConfigured = "PROVIDER_NOT_CONFIGURED"
+
+// NotConfigured is the outcome of a provider that is not running: it was
+// never raced, and says so.
+func NotConfigured(provider string) LegOutcome {
+	return LegOutcome{Provider: provider, Answered: true, Err: &NoRoute{Provider: provider, Reason: ReasonNotConfigured,
+		Message: "the " + provider + " provider is not configured on this service"}}
+}
+
 func (e *NoRoute) Error() string {
 	return fmt.Sprintf("%s/%s: no route: %s: %s", e.Provider, e.Tool, e.Reason, e.Message)
 }

@@ -139,7 +139,7 @@ type LegOutcome struct {
 // carried the same one (maintenance, build failure); UPSTREAM_ERROR
 // otherwise.
 func Failure(req *Request, outcomes []LegOutcome) *apierr.Error {
-	answered, noRoute := 0, 0
+	answered, noRoute, absent := 0, 0, 0
 	reasons := make([]map[string]any, 0, len(outcomes))
 	codes := map[string]int{}
 	var skipped []string
@@ -159,6 +159,9 @@ func Failure(req *Request, outcomes []LegOutcome) *apierr.Error {
 		var nr *NoRoute
 		if errors.As(o.Err, &nr) {
 			noRoute++
+			if nr.Reason == ReasonNotConfigured {
+				absent++
+			}
 			reasons = append(reasons, map[string]any{"provider": o.Provider, "tool": nr.Tool, "reason": nr.Reason, "message": nr.Message})
 			continue
 		}
@@ -169,6 +172,10 @@ func Failure(req *Request, outcomes []LegOutcome) *apierr.Error {
 	switch {
 	case len(outcomes) == 0:
 		return &apierr.Error{Code: apierr.NoRouteFound, Message: "no provider serves this pair", Details: echo(req, nil)}
+	case absent == len(outcomes):
+		d := echo(req, reasons)
+		d["reason"] = notConfigured(outcomes)
+		return &apierr.Error{Code: apierr.NoRouteFound, Message: d["reason"].(string), Details: d}
 	case len(skipped) == len(outcomes):
 		d := echo(req, reasons)
 		d["tools"] = skipped
@@ -187,6 +194,19 @@ func Failure(req *Request, outcomes []LegOutcome) *apierr.Error {
 		}
 	}
 	return &apierr.Error{Code: apierr.UpstreamError, Message: "upstream providers failed; denyTools can exclude a failing tool", Details: echo(req, reasons)}
+}
+
+// notConfigured says which providers that could serve the pair the service
+// does not run.
+func notConfigured(outcomes []LegOutcome) string {
+	names := make([]string, len(outcomes))
+	for i, o := range outcomes {
+		names[i] = o.Provider
+	}
+	if len(names) == 1 {
+		return "provider not configured: " + names[0] + ", the provider for this pair, has no upstream on this service"
+	}
+	return "providers not configured: " + strings.Join(names, " and ") + ", the providers for this pair, have no upstream on this service"
 }
 
 func echo(req *Request, reasons []map[string]any) map[string]any {

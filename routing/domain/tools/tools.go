@@ -1,6 +1,7 @@
 // Package tools is the catalog of swap and bridge tools Swapgate can route
 // through. In sandbox mode the catalog is the embedded set of sandbox venues
-// (keys start with "sbx-" so that no one mistakes them for live ones); the
+// (keys start with "sbx-" so that no one mistakes them for live ones); in
+// live mode it is what the configured upstreams list (New); the
 // catalog also answers which tools connect two chains, which /v1/connections
 // and the quote engine's tool filters rely on.
 package tools
@@ -78,19 +79,36 @@ func Load(reg *registry.Registry) (*Catalog, error) {
 	if err := json.Unmarshal(toolsJSON, &f); err != nil {
 		return nil, fmt.Errorf("tools: decode catalog: %w", err)
 	}
-	c := &Catalog{byKey: make(map[string]*Tool, len(f.Tools))}
+	list := make([]Tool, len(f.Tools))
 	for i := range f.Tools {
 		t := f.Tools[i].Tool
-		t.chains = make(map[uint64]bool)
+		chains := make(map[uint64]bool)
 		for _, raw := range f.Tools[i].Chains {
-			if err := selectChains(reg, raw, t.chains); err != nil {
+			if err := selectChains(reg, raw, chains); err != nil {
 				return nil, fmt.Errorf("tools: %s: %w", t.Key, err)
 			}
 		}
-		for id := range t.chains {
+		for id := range chains {
 			t.SupportedChains = append(t.SupportedChains, id)
 		}
+		list[i] = t
+	}
+	return New(list)
+}
+
+// New builds a catalog of the given tools, each with its SupportedChains
+// set, in the order given: the live catalog, made of what the configured
+// upstreams list. Keys must be unique.
+func New(list []Tool) (*Catalog, error) {
+	c := &Catalog{byKey: make(map[string]*Tool, len(list))}
+	for i := range list {
+		t := list[i]
+		t.SupportedChains = append([]uint64(nil), t.SupportedChains...)
 		sort.Slice(t.SupportedChains, func(i, j int) bool { return t.SupportedChains[i] < t.SupportedChains[j] })
+		t.chains = make(map[uint64]bool, len(t.SupportedChains))
+		for _, id := range t.SupportedChains {
+			t.chains[id] = true
+		}
 		if _, dup := c.byKey[t.Key]; dup {
 			return nil, fmt.Errorf("tools: duplicate key %q", t.Key)
 		}
