@@ -22,11 +22,13 @@ import (
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/adapters/lifi"
 	"github.com/swapgate/swapgate/routing/adapters/oneclick"
+	"github.com/swapgate/swapgate/routing/adapters/pulserpc"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
+	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
 )
 
@@ -180,19 +182,22 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 			_ = qs.stop()
 		}
 	}()
-	if len(cfg.PulseRPC) > 0 {
-		if qs.pulseState, err = pulseroute.DialRPC(ctx, reg, contracts, cfg.PulseRPC); err != nil {
-			return nil, fmt.Errorf("app: %w", err)
-		}
-	} else if qs.pulseState, err = pulseroute.NewSandboxChain(reg); err != nil {
+	sandboxState, err := pulsesim.NewSandboxChain(reg)
+	if err != nil {
 		return nil, fmt.Errorf("app: %w", err)
 	}
-	pulseOpts := []pulseroute.Option{pulseroute.WithContracts(contracts), pulseroute.WithChainState(qs.pulseState)}
+	qs.pulseState = sandboxState
+	if len(cfg.PulseRPC) > 0 {
+		// Chains without a node keep reading the sandbox chain.
+		if qs.pulseState, err = pulserpc.Dial(ctx, contracts, cfg.PulseRPC, sandboxState); err != nil {
+			return nil, fmt.Errorf("app: %w", err)
+		}
+	}
 	market, err := sandbox.New(reg, cat, ref.Price, newGasPrices(ref, reg).price, sandbox.Config{Tools: cfg.SandboxTools})
 	if err != nil {
 		return nil, fmt.Errorf("app: sandbox market: %w", err)
 	}
-	pulse, err := pulseroute.New(reg, market, pulseOpts...)
+	pulse, err := pulsesim.NewProvider(reg, market, qs.pulseState, pulseroute.WithContracts(contracts))
 	if err != nil {
 		return nil, fmt.Errorf("app: sandbox market: %w", err)
 	}
@@ -272,7 +277,7 @@ func startQuotes(ctx context.Context, cfg QuoteConfig, sys *actor.ActorSystem, r
 	}
 	qs.tickets = tickets.Start(ticketHome{TicketLog: qs.ticketLog, refs: store}, tickets.Options{MaxPendingBytes: cfg.TicketBufferBytes,
 		Grace: grace, SweepEvery: cfg.TicketSweepInterval, CommitEvery: cfg.TicketCommitInterval})
-	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, contracts, nil)
+	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, nil)
 	return qs, nil
 }
 
