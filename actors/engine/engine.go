@@ -81,6 +81,9 @@ type Engine struct {
 	// ends counts races by what ended them (quote.StopReason); those
 	// ended at the deadline are the deadline hits.
 	ends [quote.StopDeadline + 1]atomic.Uint64
+	// exempters are the providers that declare fee-exempt requests (see
+	// FeeExempter); fixed at Start.
+	exempters []FeeExempter
 }
 
 // racer is what a race needs of one provider: the provider, its pool,
@@ -134,6 +137,9 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 			return nil, fmt.Errorf("engine: spawn %s pool: %w", p.Name(), err)
 		}
 		e.provs[p.Name()] = &racer{p: p, pool: pid, shared: shared, legs: e.legs[p.Name()]}
+		if x, ok := p.(FeeExempter); ok {
+			e.exempters = append(e.exempters, x)
+		}
 	}
 	return e, nil
 }

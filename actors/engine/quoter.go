@@ -5,11 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
-	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
@@ -35,20 +32,27 @@ type TicketKeeper interface {
 // eligible providers, ranks what came back, records partner earnings
 // durably, and keeps a ticket of every issued quote.
 type Quoter struct {
-	engine    *Engine
-	ledger    LedgerRecorder
-	wallets   FeeWalletFinder
-	tickets   TicketKeeper
-	contracts *pulseroute.Contracts
-	now       func() time.Time
+	engine  *Engine
+	ledger  LedgerRecorder
+	wallets FeeWalletFinder
+	tickets TicketKeeper
+	now     func() time.Time
+}
+
+// FeeExempter is what a provider implements when some of its routes carry
+// no fee by product decision (pulseroute's direct outbound USDCh → USDC
+// bridge): such a request is quoted without a fee and needs no fee wallet.
+// The quoter asks every provider the engine races that implements it.
+type FeeExempter interface {
+	FeeExempt(req *quote.Request) bool
 }
 
 // NewQuoter builds the service.
-func NewQuoter(e *Engine, ledger LedgerRecorder, wallets FeeWalletFinder, tickets TicketKeeper, contracts *pulseroute.Contracts, now func() time.Time) *Quoter {
+func NewQuoter(e *Engine, ledger LedgerRecorder, wallets FeeWalletFinder, tickets TicketKeeper, now func() time.Time) *Quoter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Quoter{engine: e, ledger: ledger, wallets: wallets, tickets: tickets, contracts: contracts, now: now}
+	return &Quoter{engine: e, ledger: ledger, wallets: wallets, tickets: tickets, now: now}
 }
 
 // Ticket returns the ticket of an issued quote whether or not it expired
@@ -88,15 +92,18 @@ func (q *Quoter) Lookup(ctx context.Context, id string) (*quote.Ticket, error) {
 	return t, nil
 }
 
-// feeFree reports the direct outbound USDCh → USDC bridge, which carries no
-// fee and needs no fee wallet.
+// feeFree reports a request that a provider declares fee-exempt (see
+// FeeExempter).
 func (q *Quoter) feeFree(req *quote.Request) bool {
-	if req.From.ID != quote.PulseChainID || req.To.ID == quote.PulseChainID {
+	if q.engine == nil {
 		return false
 	}
-	return common.IsHexAddress(req.FromToken.Address) && common.IsHexAddress(req.ToToken.Address) &&
-		q.contracts.IsBridgeToken(req.From.ID, common.HexToAddress(req.FromToken.Address)) &&
-		q.contracts.IsBridgeToken(req.To.ID, common.HexToAddress(req.ToToken.Address))
+	for _, x := range q.engine.exempters {
+		if x.FeeExempt(req) {
+			return true
+		}
+	}
+	return false
 }
 
 // applyFees sets the request's fee under the account fee policy and, for

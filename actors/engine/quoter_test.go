@@ -37,7 +37,7 @@ func TestLookupTellsExpiredFromUnknown(t *testing.T) {
 	live, stale, swept := quote.NewID(now.Add(-10*time.Second)), quote.NewID(now.Add(-61*time.Second)), quote.NewID(now.Add(-time.Hour))
 	store[live] = &quote.Ticket{ID: live, ExpiresAt: now.Add(50 * time.Second)}
 	store[stale] = &quote.Ticket{ID: stale, ExpiresAt: now.Add(-time.Second)}
-	q := NewQuoter(nil, nil, nil, store, nil, func() time.Time { return now })
+	q := NewQuoter(nil, nil, nil, store, func() time.Time { return now })
 	tests := []struct {
 		id   string
 		want error
@@ -104,7 +104,7 @@ func (p *pricedProvider) QuoteLeg(ctx context.Context, _ *quote.Request, leg str
 func testQuoter(t *testing.T, cfg Config, ps ...quote.Provider) (*Quoter, memTickets) {
 	t.Helper()
 	tickets := memTickets{}
-	return NewQuoter(start(t, cfg, ps...), nil, nil, tickets, nil, nil), tickets
+	return NewQuoter(start(t, cfg, ps...), nil, nil, tickets, nil), tickets
 }
 
 func evmRequest() *quote.Request {
@@ -171,7 +171,7 @@ func TestStreamCancelledIssuesNothing(t *testing.T) {
 		legs: map[string]float64{"slow": 20, "fast": 10}, delay: map[string]time.Duration{"slow": time.Minute}}
 	e := start(t, Config{Deadline: 2 * time.Minute}, agg)
 	tickets, ledger := memTickets{}, &memLedger{}
-	q := NewQuoter(e, ledger, nil, tickets, nil, nil)
+	q := NewQuoter(e, ledger, nil, tickets, nil)
 	partner := &account.Partner{ID: "ptn_streamer", EnabledEcosystems: []string{"evm"}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -198,5 +198,44 @@ func TestStreamCancelledIssuesNothing(t *testing.T) {
 				t.Fatalf("%s won a cancelled race", tool)
 			}
 		}
+	}
+}
+
+// exemptProvider declares fee-exempt the requests to one chain.
+type exemptProvider struct {
+	pricedProvider
+	toChain uint64
+}
+
+func (p *exemptProvider) FeeExempt(req *quote.Request) bool { return req.To.ID == p.toChain }
+
+// TestFeeExemptionsComeFromProviders checks that the quoter takes fee
+// exemptions from the providers it races, and only from those that
+// declare them.
+func TestFeeExemptionsComeFromProviders(t *testing.T) {
+	plain := &pricedProvider{name: "plain", order: []string{"a"}, legs: map[string]float64{"a": 1}}
+	exempt := &exemptProvider{pricedProvider: pricedProvider{name: "exempt", order: []string{"b"}, legs: map[string]float64{"b": 1}}, toChain: 8453}
+	tests := []struct {
+		name      string
+		providers []quote.Provider
+		toChain   uint64
+		want      bool
+	}{
+		{"no provider declares", []quote.Provider{plain}, 8453, false},
+		{"declared pair", []quote.Provider{plain, exempt}, 8453, true},
+		{"other pair", []quote.Provider{plain, exempt}, 10, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, _ := testQuoter(t, Config{}, tt.providers...)
+			req := evmRequest()
+			req.To.ID = tt.toChain
+			if got := q.feeFree(req); got != tt.want {
+				t.Errorf("feeFree = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if NewQuoter(nil, nil, nil, memTickets{}, nil).feeFree(evmRequest()) {
+		t.Error("a quoter without an engine exempts a request")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 )
 
 // fakeChain shows every asked transaction as a successful step 1 that paid
@@ -78,7 +79,7 @@ func TestDepositsRunStepTwoToTheirEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dex, err := pulseroute.NewSandboxChain(reg)
+	dex, err := pulsesim.NewSandboxChain(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestFailingBridgeEndsFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dex, err := pulseroute.NewSandboxChain(reg)
+	dex, err := pulsesim.NewSandboxChain(reg)
 	if err != nil {
 		t.Fatal(err)
 	}

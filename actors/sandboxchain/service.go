@@ -30,6 +30,7 @@ import (
 
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
@@ -114,7 +115,7 @@ func Start(ctx context.Context, reg *registry.Registry, store Store, o Options) 
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Payments == nil {
-		sc, err := pulseroute.NewSandboxChain(reg)
+		sc, err := pulsesim.NewSandboxChain(reg)
 		if err != nil {
 			return nil, stats, fmt.Errorf("sandboxchain: %w", err)
 		}

@@ -8,10 +8,12 @@ import (
 	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/routing/adapters/lifi"
 	"github.com/swapgate/swapgate/routing/adapters/oneclick"
+	"github.com/swapgate/swapgate/routing/adapters/pulserpc"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
+	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
 )
 
@@ -97,18 +99,22 @@ func buildProviders(ctx context.Context, mode string, cfg QuoteConfig, reg *regi
 	if qs.catalog, err = tools.Load(reg); err != nil {
 		return nil, err
 	}
+	sandboxState, err := pulsesim.NewSandboxChain(reg)
+	if err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
+	qs.pulseState = sandboxState
 	if len(cfg.PulseRPC) > 0 {
-		if qs.pulseState, err = pulseroute.DialRPC(ctx, reg, contracts, cfg.PulseRPC); err != nil {
+		// Chains without a node keep reading the sandbox chain.
+		if qs.pulseState, err = pulserpc.Dial(ctx, contracts, cfg.PulseRPC, sandboxState); err != nil {
 			return nil, fmt.Errorf("app: %w", err)
 		}
-	} else if qs.pulseState, err = pulseroute.NewSandboxChain(reg); err != nil {
-		return nil, fmt.Errorf("app: %w", err)
 	}
 	market, err := sandbox.New(reg, qs.catalog, ref.Price, newGasPrices(ref, reg).price, sandbox.Config{Tools: cfg.SandboxTools})
 	if err != nil {
 		return nil, fmt.Errorf("app: sandbox market: %w", err)
 	}
-	if providers[2], err = pulseroute.New(reg, market, pulseroute.WithContracts(contracts), pulseroute.WithChainState(qs.pulseState)); err != nil {
+	if providers[2], err = pulsesim.NewProvider(reg, market, qs.pulseState, pulseroute.WithContracts(contracts)); err != nil {
 		return nil, fmt.Errorf("app: sandbox market: %w", err)
 	}
 	if providers[0] == nil {

@@ -234,7 +234,7 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, sys *actor.A
 	}
 	qs.tickets = tickets.Start(ticketHome{TicketLog: qs.ticketLog, refs: store}, tickets.Options{MaxPendingBytes: cfg.TicketBufferBytes,
 		Grace: grace, SweepEvery: cfg.TicketSweepInterval, CommitEvery: cfg.TicketCommitInterval})
-	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, contracts, nil)
+	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, nil)
 	return qs, nil
 }
 

@@ -177,6 +177,26 @@ func BridgeAndSwap(c SenderCall) ([]byte, error) {
 		c.Amount, c.Fee, c.OutputToken, c.MinOutput)
 }
 
+// SwapExactTokensForTokens encodes the PulseX swap of exactly amountIn along
+// path, reverting below amountOutMin or after deadline (Unix seconds). The
+// live provider's swaps within chain 369 call it on the PulseX router, and
+// step 2 of a multi-step quote is this call on the same getAmountsOut
+// figures.
+func SwapExactTokensForTokens(amountIn, amountOutMin *big.Int, path []common.Address, to common.Address, deadline *big.Int) ([]byte, error) {
+	for _, a := range []struct {
+		name string
+		v    *big.Int
+	}{{"amountIn", amountIn}, {"amountOutMin", amountOutMin}, {"deadline", deadline}} {
+		if err := requireAmount(a.name, a.v); err != nil {
+			return nil, fmt.Errorf("swapExactTokensForTokens: %w", err)
+		}
+	}
+	if len(path) < 2 {
+		return nil, fmt.Errorf("swapExactTokensForTokens: path has %d tokens, need at least 2", len(path))
+	}
+	return pack(MethodSwapExactTokensForTokens, amountIn, amountOutMin, path, to, deadline)
+}
+
 // Decode reads calldata of any function above: the method name and its
 // arguments in ABI order, as go-ethereum unpacks them (uint32 as uint32,
 // uint256 as *big.Int, bytes32 as [32]byte, address as common.Address,
@@ -196,8 +216,17 @@ func Decode(data []byte) (method string, args []any, err error) {
 	return m.Name, args, nil
 }
 
-// unpackOutputs decodes the return data of a call to method.
-func unpackOutputs(method string, ret []byte) ([]any, error) {
+// ABI is every function and event pulseroute's contracts have (see
+// abiJSON), for the code that runs or reads them elsewhere: the simulated
+// contracts and the JSON-RPC reader. The value shares its tables with the
+// package's own copy and must only be read.
+func ABI() *abi.ABI {
+	a := contractABI
+	return &a
+}
+
+// UnpackOutputs decodes the return data of a call to method.
+func UnpackOutputs(method string, ret []byte) ([]any, error) {
 	out, err := contractABI.Unpack(method, ret)
 	if err != nil {
 		return nil, fmt.Errorf("unpack %s result: %w", method, err)

@@ -141,7 +141,17 @@ func DefaultContracts() *Contracts {
 // NewContracts builds the contract set, applying cfg over the sandbox
 // defaults. It refuses a configured chain without a collateral warp route
 // and a zero address.
-func NewContracts(cfg Config) (*Contracts, error) {
+func NewContracts(cfg Config) (*Contracts, error) { return newContracts(cfg, true) }
+
+// NewLiveContracts builds the contract set of live mode: the published
+// facts and only the addresses cfg configures for Swapgate's own contracts.
+// The sandbox defaults are addresses no one deployed, so a live quote must
+// never send a user or step 1's USDC there: a chain without a configured
+// sender contract has no direct inbound route, one without an inbound
+// receiver no multi-step route.
+func NewLiveContracts(cfg Config) (*Contracts, error) { return newContracts(cfg, false) }
+
+func newContracts(cfg Config, sandboxDefaults bool) (*Contracts, error) {
 	c := &Contracts{
 		warp:    make(map[uint64]WarpRoute),
 		inbound: make(map[uint64]common.Address),
@@ -158,8 +168,10 @@ func NewContracts(cfg Config) (*Contracts, error) {
 		}
 		c.warp[w.ChainID] = w
 		c.chains = append(c.chains, w.ChainID)
-		c.inbound[w.ChainID] = SandboxAddress(LabelInboundReceiver, w.ChainID)
-		c.sender[w.ChainID] = SandboxAddress(LabelSenderContract, w.ChainID)
+		if sandboxDefaults {
+			c.inbound[w.ChainID] = SandboxAddress(LabelInboundReceiver, w.ChainID)
+			c.sender[w.ChainID] = SandboxAddress(LabelSenderContract, w.ChainID)
+		}
 	}
 	sort.Slice(c.chains, func(i, j int) bool { return c.chains[i] < c.chains[j] })
 	usdch := common.HexToAddress(USDChAddress)
@@ -167,7 +179,7 @@ func NewContracts(cfg Config) (*Contracts, error) {
 
 	apply := func(kind string, from map[uint64]common.Address, into map[uint64]common.Address) error {
 		for id, addr := range from {
-			if _, ok := into[id]; !ok {
+			if w, ok := c.warp[id]; !ok || w.Synthetic {
 				return fmt.Errorf("%s for chain %d: chain has no collateral USDC warp route", kind, id)
 			}
 			if addr == (common.Address{}) {

@@ -7,10 +7,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
-	"github.com/swapgate/swapgate/routing/sim/sandbox"
 )
 
 // directInbound is variant (a): warp-route USDC on a sender chain to chain
@@ -28,12 +28,8 @@ import (
 // ToAmountMin equals ToAmount.
 func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *tools.Tool, w WarpRoute) (*quote.Route, error) {
 	const provider = registry.ProviderPulseroute
-	pin, ok := p.m.TokenPrice(req.FromToken)
-	if !ok {
-		return nil, noRoute(t.Key, sandbox.ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.FromToken.Symbol, req.From.ID)
-	}
-	inUSD := sandbox.USDOf(req.FromAmount, req.FromToken, pin)
-	if err := p.m.CheckFloor(provider, req, t, inUSD); err != nil {
+	inUSD, err := p.m.InputUSD(provider, req, t, true)
+	if err != nil {
 		return nil, err
 	}
 	amount := req.FromAmount
@@ -45,7 +41,6 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 	dexBps := 0
 	if swap {
 		path := p.pulsePath(usdch, p.pulseToken(req.ToToken))
-		var err error
 		if preFee, err = p.amountsOut(ctx, t.Key, amount, path); err != nil {
 			return nil, err
 		}
@@ -55,7 +50,7 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 		minOut = quote.MinOut(out, req.Slippage)
 		dexBps = PulseXFeeBps * (len(path) - 1)
 	}
-	payment, err := p.gasPayment(ctx, req.From.ID, pulseDomain)
+	payment, err := p.gasPayment(ctx, t.Key, req.From.ID, pulseDomain)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +60,7 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 	}
 	sender, ok := p.contracts.SenderContract(req.From.ID)
 	if !ok {
-		return nil, noRoute(t.Key, sandbox.ReasonUnsupportedRoute, "no sender contract on chain %d", req.From.ID)
+		return nil, noRoute(t.Key, pricing.ReasonUnsupportedRoute, "no sender contract on chain %d", req.From.ID)
 	}
 	partnerFee := new(big.Int).Sub(preFee, out)
 	r := &quote.Route{
@@ -81,19 +76,19 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 		FromAmountUSD:     inUSD,
 		ToAmountUSD:       p.usdOrZero(out, req.ToToken),
 		GasCosts:          append(g.Costs, p.messagingCost(req.From, payment)),
-		FeeCosts:          []quote.FeeCost{p.m.ToolFeeCost(t, req, inUSD)},
+		FeeCosts:          p.m.ToolFeeCosts(t, req, inUSD),
 		ExecutionDuration: t.DurationSec,
 		ApprovalAddress:   sender.Hex(),
 	}
 	if swap {
 		r.FeeCosts = append(r.FeeCosts, p.pulseXFeeCost(bridged, dexBps))
-		r.ExecutionDuration += sandbox.BlockSeconds(req.To)
+		r.ExecutionDuration += pricing.BlockSeconds(req.To)
 	}
 	if req.FeeBps > 0 {
-		r.FeeCosts = append(r.FeeCosts, sandbox.PartnerFeeCost(req, partnerFee, p.usdOrZero(partnerFee, req.ToToken)))
+		r.FeeCosts = append(r.FeeCosts, pricing.PartnerFeeCost(req, partnerFee, p.usdOrZero(partnerFee, req.ToToken)))
 	}
 	if r.ToAmountUSD > 0 {
-		if err := sandbox.CheckGas(provider, t.Key, r); err != nil {
+		if err := pricing.CheckGas(provider, t.Key, r); err != nil {
 			return nil, err
 		}
 	}
@@ -143,25 +138,25 @@ func (p *Provider) directOutbound(ctx context.Context, req *quote.Request, t *to
 	const provider = registry.ProviderPulseroute
 	synth := p.contracts.USDCh()
 	if !isToken(req.FromToken, synth.Token) {
-		return nil, noRoute(t.Key, sandbox.ReasonUnsupportedRoute,
+		return nil, noRoute(t.Key, pricing.ReasonUnsupportedRoute,
 			"out of chain 369 only USDCh (%s) is bridged, to canonical USDC on chains %s; swap into USDCh on chain 369 first",
 			synth.Token.Hex(), p.senderChainList())
 	}
 	w, ok := p.contracts.WarpRoute(req.To.ID)
 	if !ok || w.Synthetic {
-		return nil, noRoute(t.Key, sandbox.ReasonUnsupportedRoute,
+		return nil, noRoute(t.Key, pricing.ReasonUnsupportedRoute,
 			"chain %d has no USDC warp route from chain 369; outbound routes reach chains %s", req.To.ID, p.senderChainList())
 	}
 	if !isToken(req.ToToken, w.Token) {
-		return nil, noRoute(t.Key, sandbox.ReasonUnsupportedRoute,
+		return nil, noRoute(t.Key, pricing.ReasonUnsupportedRoute,
 			"the outbound bridge delivers only canonical USDC (%s) on chain %d", w.Token.Hex(), req.To.ID)
 	}
 	amount := req.FromAmount
-	inUSD := p.usdOrZero(amount, req.FromToken)
-	if err := p.m.CheckFloor(provider, req, t, inUSD); err != nil {
+	inUSD, err := p.m.InputUSD(provider, req, t, false)
+	if err != nil {
 		return nil, err
 	}
-	payment, err := p.gasPayment(ctx, req.From.ID, w.Domain())
+	payment, err := p.gasPayment(ctx, t.Key, req.From.ID, w.Domain())
 	if err != nil {
 		return nil, err
 	}
@@ -217,9 +212,9 @@ func (p *Provider) directOutbound(ctx context.Context, req *quote.Request, t *to
 // pulseXFeeCost is the PulseX pool fee of the swap on 369, in USDCh units.
 func (p *Provider) pulseXFeeCost(bridged *big.Int, bps int) quote.FeeCost {
 	usdch, _ := p.reg.Token(quote.PulseChainID, USDChAddress)
-	amount := sandbox.BpsOf(bridged, bps)
+	amount := pricing.BpsOf(bridged, bps)
 	fc := quote.FeeCost{
-		Name:        "Sandbox PulseX v2 DEX fee",
+		Name:        p.pulseXFeeName(),
 		Description: "PulseX pool fee of the swap on chain 369 after the bridge",
 		Amount:      amount,
 		Percentage:  float64(bps) / 1e4,
@@ -230,4 +225,12 @@ func (p *Provider) pulseXFeeCost(bridged *big.Int, bps int) quote.FeeCost {
 		fc.AmountUSD = p.usdOrZero(amount, usdch)
 	}
 	return fc
+}
+
+// pulseXFeeName names the PulseX pool fee after the market's PulseX tool.
+func (p *Provider) pulseXFeeName() string {
+	if t, ok := p.m.Tool(p.keys.PulseX); ok {
+		return t.Name + " fee"
+	}
+	return "PulseX v2 DEX fee"
 }

@@ -7,40 +7,38 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
-	"github.com/swapgate/swapgate/routing/sim/sandbox"
 )
 
 // multiStepInbound is variant (b), with the fallback (c) in its
 // instructions: any other token on a warp-route chain to chain 369. Step 1,
-// signed by the user, is a sandbox router swap on the source chain into the
+// signed by the user, is the market's swap on the source chain into the
 // chain's warp-route USDC, delivered to the inbound receiver, with the
-// partner fee taken from the USDC by the router. Step 2 is automatic once the
+// partner fee taken from it (Market.SwapToUSDC: the sandbox router, or the
+// aggregator's own transaction in live mode). Step 2 is automatic once the
 // deposit is registered with the RegisterDeposit signature: the receiver
 // bridges the USDC to 369 (paying the interchain gas itself) and swaps on
-// PulseX; should that swap fail, the USDCh goes to the recipient on 369.
+// PulseX with swapExactTokensForTokens along the path whose getAmountsOut
+// figures priced the quote; should that swap fail, the USDCh goes to the
+// recipient on 369.
 func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *tools.Tool, w WarpRoute) (*quote.Route, error) {
 	const provider = registry.ProviderPulseroute
-	dex, ok := p.m.Tool(ToolStep1)
-	if !ok || !dex.Supports(req.From.ID) {
-		return nil, noRoute(t.Key, sandbox.ReasonNoPossibleRoute, "no sandbox DEX on chain %d for step 1", req.From.ID)
-	}
 	usdc, ok := p.reg.Token(req.From.ID, w.Token.Hex())
 	if !ok {
-		return nil, noRoute(t.Key, sandbox.ReasonNoPossibleRoute, "the registry does not list USDC %s on chain %d", w.Token.Hex(), req.From.ID)
+		return nil, noRoute(t.Key, pricing.ReasonNoPossibleRoute, "the registry does not list USDC %s on chain %d", w.Token.Hex(), req.From.ID)
 	}
-	step1 := *req
-	step1.To, step1.ToToken = req.From, usdc
-	inUSD, usdcPreFee, err := p.m.PriceSwap(provider, &step1, dex)
+	receiver, ok := p.contracts.InboundReceiver(req.From.ID)
+	if !ok {
+		return nil, noRoute(t.Key, pricing.ReasonUnsupportedRoute, "no inbound receiver on chain %d", req.From.ID)
+	}
+	s1, err := p.m.SwapToUSDC(ctx, req, t, usdc, receiver)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.m.CheckFloor(provider, req, t, inUSD); err != nil {
-		return nil, err
-	}
-	usdcNet, _ := quote.SplitFee(usdcPreFee, req.FeeBps)
+	inUSD, usdcPreFee, usdcNet := s1.InUSD, s1.PreFee, s1.Net
 	usdch := p.contracts.USDCh().Token
 	swap := !isToken(req.ToToken, usdch)
 	preFee, out := usdcPreFee, usdcNet
@@ -55,11 +53,6 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 		}
 		dexBps = PulseXFeeBps * (len(path) - 1)
 	}
-	erc20Source := !req.FromToken.IsNative()
-	g, err := p.m.GasCosts(provider, t.Key, req.From, dex.GasUnits, erc20Source)
-	if err != nil {
-		return nil, err
-	}
 	partnerFee := new(big.Int).Sub(preFee, out)
 	r := &quote.Route{
 		Provider:          provider,
@@ -73,22 +66,20 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 		PartnerFee:        partnerFee,
 		FromAmountUSD:     inUSD,
 		ToAmountUSD:       p.usdOrZero(out, req.ToToken),
-		GasCosts:          g.Costs,
-		FeeCosts:          []quote.FeeCost{p.m.ToolFeeCost(dex, req, inUSD), p.m.ToolFeeCost(t, req, inUSD)},
-		ExecutionDuration: sandbox.BlockSeconds(req.From) + t.DurationSec,
+		GasCosts:          s1.GasCosts,
+		FeeCosts:          append(s1.FeeCosts, p.m.ToolFeeCosts(t, req, inUSD)...),
+		ExecutionDuration: s1.Duration + t.DurationSec,
+		ApprovalAddress:   s1.ApprovalAddress,
 	}
 	if swap {
 		r.FeeCosts = append(r.FeeCosts, p.pulseXFeeCost(usdcNet, dexBps))
-		r.ExecutionDuration += sandbox.BlockSeconds(req.To)
+		r.ExecutionDuration += pricing.BlockSeconds(req.To)
 	}
-	if req.FeeBps > 0 {
-		r.FeeCosts = append(r.FeeCosts, sandbox.PartnerFeeCost(req, partnerFee, p.usdOrZero(partnerFee, req.ToToken)))
-	}
-	if erc20Source {
-		r.ApprovalAddress = sandbox.RouterAddress(req.From.ID).Hex()
+	if req.FeeBps > 0 && !s1.ListsPartnerFee {
+		r.FeeCosts = append(r.FeeCosts, pricing.PartnerFeeCost(req, partnerFee, p.usdOrZero(partnerFee, req.ToToken)))
 	}
 	if r.ToAmountUSD > 0 {
-		if err := sandbox.CheckGas(provider, t.Key, r); err != nil {
+		if err := pricing.CheckGas(provider, t.Key, r); err != nil {
 			return nil, err
 		}
 	}
@@ -99,22 +90,10 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 	if err != nil {
 		return nil, err
 	}
-	receiver, ok := p.contracts.InboundReceiver(req.From.ID)
-	if !ok {
-		return nil, noRoute(t.Key, sandbox.ReasonUnsupportedRoute, "no inbound receiver on chain %d", req.From.ID)
+	if s1.Tx == nil {
+		return nil, apierr.New(apierr.TransactionBuildFailed, "step 1 came without a transaction")
 	}
-	from, err := sandbox.EVMAddress(req.FromToken.Address)
-	if err != nil {
-		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build step 1").Wrap(err)
-	}
-	data, err := p.m.SwapCall(req, from, w.Token, quote.MinOut(usdcNet, req.Slippage), usdcPreFee, receiver)
-	if err != nil {
-		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build step 1").Wrap(err)
-	}
-	tx := quote.TxRequest{
-		To: sandbox.RouterAddress(req.From.ID).Hex(), From: req.FromAddress, Data: data, Value: sandbox.NativeValue(req),
-		ChainID: req.From.ID, GasLimit: g.SendLimit, GasPrice: g.Price,
-	}
+	tx := *s1.Tx
 	mq, err := NewMultiStepQuote(MultiStepInput{
 		ID: req.ID, FromChainID: req.From.ID,
 		FromToken: quote.TokenRefOf(req.FromToken), ToToken: quote.TokenRefOf(req.ToToken),
@@ -122,6 +101,7 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 		IntermediateChainID: req.From.ID, IntermediateToken: w.Token, InboundReceiver: receiver,
 		ApprovalAddress: r.ApprovalAddress, FromAmount: req.FromAmount, ToAmount: out,
 		ToAmountMin: r.ToAmountMin, ExecutionDuration: r.ExecutionDuration, Step1Tx: tx,
+		Step1Tool: s1.ToolName,
 	})
 	if err != nil {
 		return nil, apierr.New(apierr.TransactionBuildFailed, "could not build the multi-step quote").Wrap(err)

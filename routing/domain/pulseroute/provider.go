@@ -10,29 +10,24 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
-	"github.com/swapgate/swapgate/routing/sim/sandbox"
 )
 
-// Tool keys of the pulseroute provider and of the source-chain DEX its
-// multi-step routes swap on.
-const (
-	ToolWarp    = "sbx-warp"
-	ToolPulseX  = "sbx-pulsex"
-	ToolStep1   = "sbx-uniflow"
-	pulseDomain = uint32(quote.PulseChainID)
-)
+// pulseDomain is chain 369's Hyperlane domain, which equals its chain id.
+const pulseDomain = uint32(quote.PulseChainID)
 
 // Provider is the "pulseroute" provider: every route to or from chain 369.
 // Inbound routes from a warp-route chain are direct (Shape B) when they
 // start from that chain's USDC and multi-step (Shape C) otherwise; outbound
 // routes are the fee-free USDCh → USDC bridge (Shape B); swaps within 369
-// go through sbx-pulsex (Shape A). It is immutable after New and safe for
+// go through PulseX (Shape A). It is immutable after New and safe for
 // concurrent use.
 type Provider struct {
 	reg       *registry.Registry
 	m         Market
+	keys      Keys
 	contracts *Contracts
 	chain     ChainState
 }
@@ -42,43 +37,44 @@ var _ quote.Provider = (*Provider)(nil)
 // Option adjusts a Provider at construction.
 type Option func(*Provider)
 
-// WithChainState replaces the sandbox chain state the provider reads
-// (Hyperlane gas payments, PulseX amounts), for instance with the JSON-RPC
-// reader of DialRPC.
-func WithChainState(cs ChainState) Option { return func(p *Provider) { p.chain = cs } }
-
 // WithContracts replaces the contract facts (Swapgate's own sender and
 // inbound-receiver addresses are configuration).
 func WithContracts(c *Contracts) Option { return func(p *Provider) { p.contracts = c } }
 
-// New builds the provider on a market. Without options it routes with
-// DefaultContracts and reads chain state from the sandbox chain, which
-// needs the registry's reference prices.
-func New(reg *registry.Registry, m Market, opts ...Option) (*Provider, error) {
-	if reg == nil || m == nil {
-		return nil, errors.New("pulseroute: registry and market are both required")
+// New builds the provider on a market and the chain state it reads
+// (Hyperlane gas payments, PulseX amounts). Without options it routes with
+// DefaultContracts.
+func New(reg *registry.Registry, m Market, chain ChainState, opts ...Option) (*Provider, error) {
+	if reg == nil || m == nil || chain == nil {
+		return nil, errors.New("pulseroute: registry, market and chain state are all required")
 	}
-	p := &Provider{reg: reg, m: m}
+	p := &Provider{reg: reg, m: m, keys: m.Keys(), chain: chain}
 	for _, o := range opts {
 		o(p)
 	}
 	if p.contracts == nil {
 		p.contracts = DefaultContracts()
 	}
-	if p.chain == nil {
-		cs, err := NewSandboxChain(reg)
-		if err != nil {
-			return nil, err
-		}
-		p.chain = cs
-	}
 	return p, nil
+}
+
+// FeeExempt reports the direct outbound USDCh → USDC bridge, which carries
+// no fee by product decision and so needs no fee wallet: USDCh on chain 369
+// to a warp-route chain's canonical USDC.
+func (p *Provider) FeeExempt(req *quote.Request) bool {
+	if req.From.ID != quote.PulseChainID || req.To.ID == quote.PulseChainID {
+		return false
+	}
+	return common.IsHexAddress(req.FromToken.Address) && common.IsHexAddress(req.ToToken.Address) &&
+		p.contracts.IsBridgeToken(req.From.ID, common.HexToAddress(req.FromToken.Address)) &&
+		p.contracts.IsBridgeToken(req.To.ID, common.HexToAddress(req.ToToken.Address))
 }
 
 // Name is "pulseroute".
 func (p *Provider) Name() string { return registry.ProviderPulseroute }
 
-// Legs is sbx-pulsex within chain 369 and sbx-warp for any pair across 369.
+// Legs is the PulseX tool within chain 369 and the warp tool for any pair
+// across 369.
 // The warp leg is offered even for pairs it cannot serve (369 to a chain
 // without a warp route, or anything but USDCh out of 369), so that QuoteLeg
 // answers with a reasoned no-route instead of a silent empty list.
@@ -87,12 +83,12 @@ func (p *Provider) Legs(req *quote.Request) []string {
 	if from != quote.PulseChainID && to != quote.PulseChainID {
 		return nil
 	}
-	key := ToolWarp
+	key := p.keys.Warp
 	if from == to {
 		if strings.EqualFold(req.FromToken.Address, req.ToToken.Address) {
 			return nil
 		}
-		key = ToolPulseX
+		key = p.keys.PulseX
 	}
 	if !req.ToolAllowed(key) {
 		return nil
@@ -105,7 +101,7 @@ func (p *Provider) QuoteLeg(ctx context.Context, req *quote.Request, leg string)
 	const provider = registry.ProviderPulseroute
 	t, ok := p.m.Tool(leg)
 	if !ok || t.Provider != provider {
-		return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute, "%q is not a pulseroute sandbox tool", leg)
+		return nil, noRoute(leg, pricing.ReasonUnsupportedRoute, "%q is not a pulseroute tool", leg)
 	}
 	if err := p.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
@@ -113,16 +109,16 @@ func (p *Provider) QuoteLeg(ctx context.Context, req *quote.Request, leg string)
 	from, to := req.From.ID, req.To.ID
 	switch {
 	case from == quote.PulseChainID && to == quote.PulseChainID:
-		if leg != ToolPulseX {
-			return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute, "swaps within chain 369 go through %s", ToolPulseX)
+		if leg != p.keys.PulseX {
+			return nil, noRoute(leg, pricing.ReasonUnsupportedRoute, "swaps within chain 369 go through %s", p.keys.PulseX)
 		}
 		return p.swapRoute(ctx, req, t)
-	case leg != ToolWarp:
-		return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute, "routes across chain 369 go through %s", ToolWarp)
+	case leg != p.keys.Warp:
+		return nil, noRoute(leg, pricing.ReasonUnsupportedRoute, "routes across chain 369 go through %s", p.keys.Warp)
 	case to == quote.PulseChainID:
 		w, ok := p.contracts.WarpRoute(from)
 		if !ok || w.Synthetic {
-			return nil, noRoute(leg, sandbox.ReasonUnsupportedRoute,
+			return nil, noRoute(leg, pricing.ReasonUnsupportedRoute,
 				"chain %d has no USDC warp route to chain 369; inbound routes start on chains %s", from, p.senderChainList())
 		}
 		if isToken(req.FromToken, w.Token) {
@@ -181,21 +177,27 @@ func (p *Provider) amountsOut(ctx context.Context, tool string, amount *big.Int,
 	out, err := p.chain.AmountsOut(ctx, amount, path)
 	if err != nil {
 		if errors.Is(err, ErrNoPair) {
-			return nil, noRoute(tool, sandbox.ReasonNoPossibleRoute, "PulseX has no pool for this pair on chain 369")
+			return nil, noRoute(tool, pricing.ReasonNoPossibleRoute, "PulseX has no pool for this pair on chain 369")
+		}
+		if errors.Is(err, ErrNoNode) {
+			return nil, noRoute(tool, pricing.ReasonUnsupportedRoute, "no JSON-RPC node is configured for chain %d, whose PulseX prices this route", quote.PulseChainID)
 		}
 		return nil, chainStateError("PulseX getAmountsOut", err)
 	}
 	last := out[len(out)-1]
 	if last.Sign() <= 0 {
-		return nil, noRoute(tool, sandbox.ReasonInsufficientLiq, "PulseX returns nothing for this amount")
+		return nil, noRoute(tool, pricing.ReasonInsufficientLiq, "PulseX returns nothing for this amount")
 	}
 	return last, nil
 }
 
 // gasPayment reads the warp route's interchain gas payment.
-func (p *Provider) gasPayment(ctx context.Context, chainID uint64, destination uint32) (*big.Int, error) {
+func (p *Provider) gasPayment(ctx context.Context, tool string, chainID uint64, destination uint32) (*big.Int, error) {
 	v, err := p.chain.QuoteGasPayment(ctx, chainID, destination)
 	if err != nil {
+		if errors.Is(err, ErrNoNode) {
+			return nil, noRoute(tool, pricing.ReasonUnsupportedRoute, "no JSON-RPC node is configured for chain %d, whose warp route prices this route", chainID)
+		}
 		return nil, chainStateError("warp route quoteGasPayment", err)
 	}
 	return v, nil
@@ -218,7 +220,7 @@ func (p *Provider) messagingCost(c *registry.Chain, payment *big.Int) quote.GasC
 	g := quote.GasCost{Type: "FEE", Amount: payment, Token: native}
 	if native != nil {
 		if price, ok := p.m.TokenPrice(native); ok {
-			g.AmountUSD = sandbox.USDOf(payment, native, price)
+			g.AmountUSD = pricing.USDOf(payment, native, price)
 		}
 	}
 	return g
@@ -238,7 +240,7 @@ func evmRecipient(req *quote.Request) (common.Address, error) {
 // the USD figure.
 func (p *Provider) usdOrZero(amount *big.Int, t *registry.Token) float64 {
 	if price, ok := p.m.TokenPrice(t); ok {
-		return sandbox.USDOf(amount, t, price)
+		return pricing.USDOf(amount, t, price)
 	}
 	return 0
 }

@@ -161,6 +161,9 @@ type MultiStepInput struct {
 	ToAmountMin         *big.Int
 	ExecutionDuration   int
 	Step1Tx             quote.TxRequest
+	// Step1Tool names the venue of step 1 in its description ("" names
+	// none).
+	Step1Tool string
 }
 
 // FormatUnits renders base units as an exact decimal number of whole
@@ -211,6 +214,10 @@ func NewMultiStepQuote(in MultiStepInput) (quote.MultiStepQuote, error) {
 		return quote.MultiStepQuote{}, err
 	}
 	amount := FormatUnits(in.FromAmount, in.FromToken.Decimals) + " " + in.FromToken.Symbol
+	venue := ""
+	if in.Step1Tool != "" {
+		venue = " with " + in.Step1Tool
+	}
 	approval := ""
 	if in.ApprovalAddress != "" {
 		approval = fmt.Sprintf(" Approve %s to spend %s first.", in.ApprovalAddress, amount)
@@ -232,7 +239,7 @@ func NewMultiStepQuote(in MultiStepInput) (quote.MultiStepQuote, error) {
 		Steps: []quote.Step{
 			{
 				Step: 1, Type: StepTypeSwap,
-				Description: fmt.Sprintf("Swap %s into USDC on chain %d, delivered to the inbound receiver %s.", amount, in.FromChainID, in.InboundReceiver.Hex()),
+				Description: fmt.Sprintf("Swap %s into USDC on chain %d%s, delivered to the inbound receiver %s.", amount, in.FromChainID, venue, in.InboundReceiver.Hex()),
 				TransactionRequest: &quote.StepTx{
 					To:      in.Step1Tx.To,
 					Data:    hexutil.Encode(in.Step1Tx.Data),

@@ -25,23 +25,6 @@ func Bytes32ToAddress(b [32]byte) (common.Address, error) {
 	return common.BytesToAddress(b[12:]), nil
 }
 
-// SwapExactTokensForTokens encodes the PulseX swap of exactly amountIn along
-// path, reverting below amountOutMin or after deadline (Unix seconds).
-func SwapExactTokensForTokens(amountIn, amountOutMin *big.Int, path []common.Address, to common.Address, deadline *big.Int) ([]byte, error) {
-	for _, a := range []struct {
-		name string
-		v    *big.Int
-	}{{"amountIn", amountIn}, {"amountOutMin", amountOutMin}, {"deadline", deadline}} {
-		if err := requireAmount(a.name, a.v); err != nil {
-			return nil, fmt.Errorf("swapExactTokensForTokens: %w", err)
-		}
-	}
-	if len(path) < 2 {
-		return nil, fmt.Errorf("swapExactTokensForTokens: path has %d tokens, need at least 2", len(path))
-	}
-	return pack(MethodSwapExactTokensForTokens, amountIn, amountOutMin, path, to, deadline)
-}
-
 // Approve encodes ERC-20 approve(spender, amount).
 func Approve(spender common.Address, amount *big.Int) ([]byte, error) {
 	if err := requireAmount("amount", amount); err != nil {

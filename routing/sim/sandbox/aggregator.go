@@ -4,6 +4,7 @@ import (
 	"math/big"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
@@ -34,17 +35,17 @@ func (m *Market) aggregatorPriced(req *quote.Request, t *tools.Tool) (*quote.Rou
 		FromAmountUSD: p.inUSD,
 		ToAmountUSD:   p.toUSD,
 		Pending:       b,
-		PricedGasUSD:  g.usd(),
+		PricedGasUSD:  g.USD(),
 	}
 	// Summed in the order the built fee list holds them.
 	fees := toolFeeUSD(t, p.inUSD)
 	switch {
 	case t.Type == tools.TypeDEX:
 		r.StepType = "swap"
-		r.ExecutionDuration = BlockSeconds(req.From)
+		r.ExecutionDuration = pricing.BlockSeconds(req.From)
 	case hop:
 		fees += hopFeeUSD(p.inUSD)
-		r.ExecutionDuration = t.DurationSec + BlockSeconds(req.To)
+		r.ExecutionDuration = t.DurationSec + pricing.BlockSeconds(req.To)
 	default:
 		r.ExecutionDuration = t.DurationSec
 	}
@@ -52,7 +53,7 @@ func (m *Market) aggregatorPriced(req *quote.Request, t *tools.Tool) (*quote.Rou
 		fees += p.feeUSD
 	}
 	r.PricedFeeUSD = fees
-	if err := CheckGas(provider, t.Key, r); err != nil {
+	if err := pricing.CheckGas(provider, t.Key, r); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -61,7 +62,7 @@ func (m *Market) aggregatorPriced(req *quote.Request, t *tools.Tool) (*quote.Rou
 // buildAggregator fills in what aggregatorPriced left out.
 func (b *pendingLeg) buildAggregator(req *quote.Request, r *quote.Route) error {
 	m, t := b.m, b.tool
-	g := b.g.quote()
+	g := b.g.Quote()
 	r.GasCosts = g.Costs
 	r.FeeCosts = make([]quote.FeeCost, 0, 3)
 	r.FeeCosts = append(r.FeeCosts, m.ToolFeeCost(t, req, b.p.inUSD))
@@ -87,7 +88,7 @@ func (b *pendingLeg) buildAggregator(req *quote.Request, r *quote.Route) error {
 // within a chain, bridge across chains. The minimum out is the route's
 // ToAmountMin, so the router enforces the quoted slippage, and the word
 // after the arguments is its PreFeeToAmount, which the router settles at.
-func (m *Market) routerTx(req *quote.Request, r *quote.Route, g GasQuote) (*quote.TxRequest, error) {
+func (m *Market) routerTx(req *quote.Request, r *quote.Route, g pricing.GasQuote) (*quote.TxRequest, error) {
 	from, err := EVMAddress(req.FromToken.Address)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
@@ -204,10 +205,10 @@ func TestFloorsAndFees(t *testing.T) {
 		reason     string
 		msg        string
 	}{
-		{name: "bridge floor", tool: "sbx-arcbridge", req: f.req(t, 1, "USDC", 10, "USDC", "9.99"), reason: ReasonAmountTooLow, msg: "$10.00"},
-		{name: "dex floor", tool: "sbx-uniflow", req: f.req(t, 10, "USDC", 10, "USDT", "0.5"), reason: ReasonAmountTooLow, msg: "$1.00"},
+		{name: "bridge floor", tool: "sbx-arcbridge", req: f.req(t, 1, "USDC", 10, "USDC", "9.99"), reason: pricing.ReasonAmountTooLow, msg: "$10.00"},
+		{name: "dex floor", tool: "sbx-uniflow", req: f.req(t, 10, "USDC", 10, "USDT", "0.5"), reason: pricing.ReasonAmountTooLow, msg: "$1.00"},
 		{name: "gas above output", tool: "sbx-arcbridge", req: f.req(t, 1, "USDC", 10, "USDC", "12"),
-			gas: func(uint64) (*big.Int, bool) { return big.NewInt(1000e9), true }, reason: ReasonFeesHigher},
+			gas: func(uint64) (*big.Int, bool) { return big.NewInt(1000e9), true }, reason: pricing.ReasonFeesHigher},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -232,14 +233,14 @@ func TestFloorsAndFees(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = m.Aggregator().QuoteLeg(context.Background(), f.req(t, 1, "USDC", 10, "USDC", "100"), "sbx-arcbridge")
-		if noRouteReason(err) != ReasonNoPossibleRoute {
+		if noRouteReason(err) != pricing.ReasonNoPossibleRoute {
 			t.Errorf("err %v", err)
 		}
 	})
 	t.Run("configured floor", func(t *testing.T) {
 		m := f.market(t, Config{Tools: map[string]ToolConfig{"sbx-arcbridge": {MinAmountUSD: 500}}})
 		_, err := m.Aggregator().QuoteLeg(context.Background(), f.req(t, 1, "USDC", 10, "USDC", "100"), "sbx-arcbridge")
-		if noRouteReason(err) != ReasonAmountTooLow || !strings.Contains(err.Error(), "$500.00") {
+		if noRouteReason(err) != pricing.ReasonAmountTooLow || !strings.Contains(err.Error(), "$500.00") {
 			t.Errorf("err %v", err)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/tools"
 )
@@ -25,8 +26,8 @@ type pendingLeg struct {
 	m           *Market
 	kind        legKind
 	tool        *tools.Tool
-	p           pricing
-	g           gasPlan
+	p           legPricing
+	g           pricing.GasPlan
 	erc20Source bool
 }
 

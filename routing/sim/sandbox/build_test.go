@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
@@ -54,7 +55,7 @@ func TestPricedRoutesRankAsBuilt(t *testing.T) {
 			if r.GasUSD() != gas || r.FeeUSD() != fee || r.ToAmountUSD != out {
 				t.Errorf("%s: built gas/fee/out %v/%v/%v, priced %v/%v/%v", tool, r.GasUSD(), r.FeeUSD(), r.ToAmountUSD, gas, fee, out)
 			}
-			if usd := USDOf(r.ToAmount, req.ToToken, mustPrice(t, m, req)); usd != r.ToAmountUSD {
+			if usd := pricing.USDOf(r.ToAmount, req.ToToken, mustPrice(t, m, req)); usd != r.ToAmountUSD {
 				t.Errorf("%s: ToAmountUSD %v, value of ToAmount %v", tool, r.ToAmountUSD, usd)
 			}
 			if (r.Tx != nil) != c.wantTx || (r.DepositAddress != "") != c.wantDepo {

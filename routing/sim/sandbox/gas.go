@@ -4,84 +4,19 @@ import (
 	"math"
 	"math/big"
 
-	"github.com/holiman/uint256"
-
-	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
-// Gas figures. Quoted limits carry a 25% margin over the estimate because
-// integrators' most common complaint is transactions reverting out of gas.
+// Fallback gas figures of a chain the gas function has no price for yet.
 const (
-	ApproveGas        = 46_000
-	gasMarginNum      = 5
-	gasMarginDen      = 4
 	fallbackTipShare  = 0.10
 	fallbackTipFloor  = 0.01e9
 	nativeTransferGas = 21_000
 )
 
-// WithMargin is a gas limit with the sandbox's 25% margin over an estimate.
-func WithMargin(estimate uint64) uint64 { return estimate * gasMarginNum / gasMarginDen }
-
-// GasQuote is the gas side of a route: its costs and, for EVM sources, the
-// price and send limit a transaction request carries.
-type GasQuote struct {
-	Costs     []quote.GasCost
-	Price     *big.Int // nil where the chain has no gas price
-	SendLimit uint64
-}
-
-// gasPlan is the gas side of a route before it is built: the USD figures
-// ranking needs, and what costs turns into the route's cost list.
-type gasPlan struct {
-	price      *big.Int // nil where the chain has no gas price
-	native     *registry.Token
-	approve    bool
-	sendGas    uint64
-	sendLimit  uint64
-	approveUSD float64
-	sendUSD    float64
-}
-
-// usd is the sum of the plan's costs in USD, added in the order the cost
-// list holds them, so that it equals the built route's GasUSD.
-func (g *gasPlan) usd() float64 {
-	var s float64
-	if g.price == nil {
-		return s
-	}
-	if g.approve {
-		s += g.approveUSD
-	}
-	return s + g.sendUSD
-}
-
-// costs builds the plan's cost list: APPROVE (when the source needs one)
-// and SEND.
-func (g *gasPlan) costs() []quote.GasCost {
-	if g.price == nil {
-		return nil
-	}
-	cost := func(typ string, estimate uint64, usd float64) quote.GasCost {
-		limit := WithMargin(estimate)
-		amount := mulUint64(g.price, limit)
-		return quote.GasCost{
-			Type: typ, Price: g.price, Estimate: estimate, Limit: limit,
-			Amount: amount, AmountUSD: usd, Token: g.native,
-		}
-	}
-	out := make([]quote.GasCost, 0, 2)
-	if g.approve {
-		out = append(out, cost("APPROVE", ApproveGas, g.approveUSD))
-	}
-	return append(out, cost("SEND", g.sendGas, g.sendUSD))
-}
-
-// quote is the plan built into a GasQuote.
-func (g *gasPlan) quote() GasQuote {
-	return GasQuote{Costs: g.costs(), Price: g.price, SendLimit: g.sendLimit}
-}
+// ApproveGas is the estimate of an ERC-20 approval (pricing.ApproveGas).
+const ApproveGas = pricing.ApproveGas
 
 // chainGasPrice is the price per gas unit on a chain: the gas function's
 // standard tier; on an EVM chain it has no figure for yet, the registry's
@@ -118,47 +53,30 @@ func fallbackGasPrice(c *registry.Chain) (*big.Int, bool) {
 }
 
 // planGas prices a SEND of sendGas units on the source chain and, when
-// approve is set, an APPROVE before it. The USD figures use the native coin's
-// price; a chain without a native price is no route. It allocates nothing:
-// amounts are worked out in uint256 and the cost list is built by costs.
-func (m *Market) planGas(provider, tool string, c *registry.Chain, sendGas uint64, approve bool) (gasPlan, error) {
+// approve is set, an APPROVE before it (pricing.PlanGas). The USD figures use
+// the native coin's price; a chain without a native price is no route.
+func (m *Market) planGas(provider, tool string, c *registry.Chain, sendGas uint64, approve bool) (pricing.GasPlan, error) {
 	price, ok := m.chainGasPrice(c)
 	if !ok {
-		return gasPlan{}, nil
+		return pricing.GasPlan{}, nil
 	}
 	native, ok := m.reg.Token(c.ID, "native")
 	if !ok {
-		return gasPlan{}, noRoute(provider, tool, ReasonNoPossibleRoute, "chain %d has no native token", c.ID)
+		return pricing.GasPlan{}, pricing.NoRoute(provider, tool, pricing.ReasonNoPossibleRoute, "chain %d has no native token", c.ID)
 	}
 	np, ok := m.TokenPrice(native)
 	if !ok {
-		return gasPlan{}, noRoute(provider, tool, ReasonNoPossibleRoute, "no USD price for %s, the gas token of chain %d", native.Symbol, c.ID)
+		return pricing.GasPlan{}, pricing.NoRoute(provider, tool, pricing.ReasonNoPossibleRoute, "no USD price for %s, the gas token of chain %d", native.Symbol, c.ID)
 	}
-	var p256 uint256.Int
-	wide := p256.SetFromBig(price)
-	usd := func(estimate uint64) float64 {
-		limit := WithMargin(estimate)
-		var amount, l uint256.Int
-		l.SetUint64(limit)
-		if _, overflow := amount.MulOverflow(&p256, &l); wide || overflow {
-			return USDOf(new(big.Int).Mul(price, new(big.Int).SetUint64(limit)), native, np)
-		}
-		return usdOf256(&amount, native, np)
-	}
-	g := gasPlan{price: price, native: native, approve: approve, sendGas: sendGas, sendLimit: WithMargin(sendGas)}
-	if approve {
-		g.approveUSD = usd(ApproveGas)
-	}
-	g.sendUSD = usd(sendGas)
-	return g, nil
+	return pricing.PlanGas(price, native, np, sendGas, approve), nil
 }
 
 // GasCosts is planGas with the cost list built, for routes priced and built
 // in one go.
-func (m *Market) GasCosts(provider, tool string, c *registry.Chain, sendGas uint64, approve bool) (GasQuote, error) {
+func (m *Market) GasCosts(provider, tool string, c *registry.Chain, sendGas uint64, approve bool) (pricing.GasQuote, error) {
 	g, err := m.planGas(provider, tool, c, sendGas, approve)
 	if err != nil {
-		return GasQuote{}, err
+		return pricing.GasQuote{}, err
 	}
-	return g.quote(), nil
+	return g.Quote(), nil
 }

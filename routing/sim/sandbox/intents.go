@@ -10,6 +10,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
@@ -64,14 +65,14 @@ func (m *Market) intentsPriced(req *quote.Request, t *tools.Tool) (*quote.Route,
 		ToAmountUSD:       p.toUSD,
 		ExecutionDuration: t.DurationSec,
 		Pending:           b,
-		PricedGasUSD:      g.usd(),
+		PricedGasUSD:      g.USD(),
 	}
 	fees := toolFeeUSD(t, p.inUSD)
 	if req.FeeBps > 0 {
 		fees += p.feeUSD
 	}
 	r.PricedFeeUSD = fees
-	if err := CheckGas(provider, t.Key, r); err != nil {
+	if err := pricing.CheckGas(provider, t.Key, r); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -80,7 +81,7 @@ func (m *Market) intentsPriced(req *quote.Request, t *tools.Tool) (*quote.Route,
 // buildIntents fills in what intentsPriced left out: cost lists, amounts,
 // the deposit address and, on EVM sources, the deposit transaction.
 func (b *pendingLeg) buildIntents(req *quote.Request, r *quote.Route) error {
-	g := b.g.quote()
+	g := b.g.Quote()
 	r.GasCosts = g.Costs
 	r.FeeCosts = make([]quote.FeeCost, 0, 2)
 	r.FeeCosts = append(r.FeeCosts, b.m.ToolFeeCost(b.tool, req, b.p.inUSD))
@@ -102,7 +103,7 @@ func (b *pendingLeg) buildIntents(req *quote.Request, r *quote.Route) error {
 
 // depositTx is the EVM transfer of the input to the deposit address: a
 // native transfer, or ERC-20 transfer(deposit, amount) on the token.
-func (m *Market) depositTx(req *quote.Request, deposit string, g GasQuote) (*quote.TxRequest, error) {
+func (m *Market) depositTx(req *quote.Request, deposit string, g pricing.GasQuote) (*quote.TxRequest, error) {
 	tx := &quote.TxRequest{From: req.FromAddress, ChainID: req.From.ID, GasLimit: g.SendLimit, GasPrice: g.Price}
 	if req.FromToken.IsNative() {
 		tx.To = deposit

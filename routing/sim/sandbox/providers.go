@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
@@ -42,10 +43,10 @@ func (m *Market) catalogLegs(provider string, req *quote.Request) []string {
 func (m *Market) legTool(provider string, req *quote.Request, leg string) (*tools.Tool, error) {
 	t, ok := m.cat.Tool(leg)
 	if !ok || t.Provider != provider {
-		return nil, noRoute(provider, leg, ReasonUnsupportedRoute, "%q is not a %s sandbox tool", leg, provider)
+		return nil, pricing.NoRoute(provider, leg, pricing.ReasonUnsupportedRoute, "%q is not a %s sandbox tool", leg, provider)
 	}
 	if !t.Connects(req.From.ID, req.To.ID) {
-		return nil, noRoute(provider, leg, ReasonUnsupportedRoute, "%s does not connect chain %d to chain %d", t.Name, req.From.ID, req.To.ID)
+		return nil, pricing.NoRoute(provider, leg, pricing.ReasonUnsupportedRoute, "%s does not connect chain %d to chain %d", t.Name, req.From.ID, req.To.ID)
 	}
 	return t, nil
 }

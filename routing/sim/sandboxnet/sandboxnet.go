@@ -13,7 +13,7 @@
 // native reserve to pay swaps into the native coin); on the chains of the
 // USDC warp route, the collateral router, Swapgate's sender contract and
 // inbound receiver; on chain 369, USDCh's synthetic router
-// (pulseroute.DeploySandbox). The genesis block is stamped GenesisTime on
+// (pulsesim.DeploySandbox). The genesis block is stamped GenesisTime on
 // every chain, so that a chain's history depends only on the operations
 // applied to it.
 //
@@ -48,6 +48,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
@@ -116,7 +117,7 @@ func New(cfg Config, chainID uint64) (*Chain, error) {
 	}
 	payments := cfg.Payments
 	if payments == nil {
-		sc, err := pulseroute.NewSandboxChain(cfg.Registry)
+		sc, err := pulsesim.NewSandboxChain(cfg.Registry)
 		if err != nil {
 			return nil, fmt.Errorf("sandboxnet: %w", err)
 		}
@@ -141,7 +142,7 @@ func New(cfg Config, chainID uint64) (*Chain, error) {
 	if err := sandbox.DeployRouter(c.sim); err != nil {
 		return nil, err
 	}
-	if err := pulseroute.DeploySandbox(c.sim, contracts, payments); err != nil {
+	if err := pulsesim.DeploySandbox(c.sim, contracts, payments); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
@@ -62,12 +63,12 @@ func TestEveryEVMChainBuildsWithItsContracts(t *testing.T) {
 		}
 		w, warp := contracts.WarpRoute(id)
 		if warp {
-			if _, ok := sim.Code(w.Router).(*pulseroute.WarpRouterContract); !ok {
+			if _, ok := sim.Code(w.Router).(*pulsesim.WarpRouterContract); !ok {
 				t.Errorf("chain %d: no warp router at %s", id, w.Router.Hex())
 			}
 		}
 		sender, hasSender := contracts.SenderContract(id)
-		if _, ok := sim.Code(sender).(*pulseroute.SenderContractCode); hasSender != ok {
+		if _, ok := sim.Code(sender).(*pulsesim.SenderContractCode); hasSender != ok {
 			t.Errorf("chain %d: sender contract deployed %v, want %v", id, ok, hasSender)
 		}
 	}

@@ -1,4 +1,4 @@
-package pulseroute
+package pulserpc
 
 import (
 	"bytes"
@@ -20,6 +20,13 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+)
+
+var (
+	bob    = common.HexToAddress("0x2222222222222222222222222222222222222222")
+	tokenA = common.HexToAddress("0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48")
+	tokenB = common.HexToAddress(pulseroute.WPLSAddress)
 )
 
 // artifact is a compiled contract as committed under testdata.
@@ -166,7 +173,7 @@ func (f *fakeCaller) CallContract(_ context.Context, msg ethereum.CallMsg, _ *bi
 
 func TestChainReadErrors(t *testing.T) {
 	ctx := context.Background()
-	router := common.HexToAddress(PulseXRouterAddress)
+	router := common.HexToAddress(pulseroute.PulseXRouterAddress)
 	path := []common.Address{tokenA, tokenB}
 
 	f := &fakeCaller{err: context.DeadlineExceeded}
@@ -178,7 +185,7 @@ func TestChainReadErrors(t *testing.T) {
 	if f.last.To == nil || *f.last.To != router {
 		t.Errorf("call sent to %v", f.last.To)
 	}
-	if sel, _ := Selector(MethodQuoteGasPayment); !bytes.Equal(f.last.Data[:4], sel[:]) {
+	if sel := pulseroute.ABI().Methods[pulseroute.MethodQuoteGasPayment].ID; !bytes.Equal(f.last.Data[:4], sel) {
 		t.Errorf("call data %x", f.last.Data)
 	}
 

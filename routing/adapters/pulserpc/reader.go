@@ -1,4 +1,4 @@
-package pulseroute
+package pulserpc
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 )
 
-// Caller is the one JSON-RPC capability the provider needs: eth_call. It is
-// narrow so tests and the sandbox can answer it without a node.
+// Caller is the one JSON-RPC capability the reader needs: eth_call. It is
+// narrow so tests can answer it without a node.
 type Caller interface {
 	CallContract(ctx context.Context, call ethereum.CallMsg, blockNumber *big.Int) ([]byte, error)
 }
@@ -38,7 +39,7 @@ func call(ctx context.Context, c Caller, to common.Address, method string, data 
 		// An eth_call to an address without code succeeds with no data.
 		return nil, rpcFailure(what, fmt.Errorf("empty return data: no contract at %s?", to.Hex()))
 	}
-	out, err := unpackOutputs(method, ret)
+	out, err := pulseroute.UnpackOutputs(method, ret)
 	if err != nil {
 		return nil, rpcFailure(what, err)
 	}
@@ -46,41 +47,43 @@ func call(ctx context.Context, c Caller, to common.Address, method string, data 
 }
 
 // QuoteGasPayment reads the native-coin payment a warp-route transferRemote
-// to destination needs (its msg.value) from router.
+// to destination needs (its msg.value) from router: quoteGasPayment(uint32),
+// selector 0xf2ed8c53, returning one uint256.
 func QuoteGasPayment(ctx context.Context, c Caller, router common.Address, destination uint32) (*big.Int, error) {
-	data, err := QuoteGasPaymentCall(destination)
+	data, err := pulseroute.QuoteGasPaymentCall(destination)
 	if err != nil {
 		return nil, fmt.Errorf("quote gas payment: %w", err)
 	}
-	out, err := call(ctx, c, router, MethodQuoteGasPayment, data)
+	out, err := call(ctx, c, router, pulseroute.MethodQuoteGasPayment, data)
 	if err != nil {
 		return nil, err
 	}
 	v, ok := out[0].(*big.Int)
 	if !ok {
-		return nil, rpcFailure(MethodQuoteGasPayment, fmt.Errorf("result is %T, not uint256", out[0]))
+		return nil, rpcFailure(pulseroute.MethodQuoteGasPayment, fmt.Errorf("result is %T, not uint256", out[0]))
 	}
 	return v, nil
 }
 
 // GetAmountsOut reads from a PulseX (UniswapV2) router what a swap of
-// amountIn along path yields: one amount per path token, the first being
+// amountIn along path yields: getAmountsOut(uint256,address[]), selector
+// 0xd06ca61f, returning one amount per path token, the first being
 // amountIn. A result of another length is treated as a faulty node.
 func GetAmountsOut(ctx context.Context, c Caller, pulsexRouter common.Address, amountIn *big.Int, path []common.Address) ([]*big.Int, error) {
-	data, err := GetAmountsOutCall(amountIn, path)
+	data, err := pulseroute.GetAmountsOutCall(amountIn, path)
 	if err != nil {
 		return nil, fmt.Errorf("get amounts out: %w", err)
 	}
-	out, err := call(ctx, c, pulsexRouter, MethodGetAmountsOut, data)
+	out, err := call(ctx, c, pulsexRouter, pulseroute.MethodGetAmountsOut, data)
 	if err != nil {
 		return nil, err
 	}
 	amounts, ok := out[0].([]*big.Int)
 	if !ok {
-		return nil, rpcFailure(MethodGetAmountsOut, fmt.Errorf("result is %T, not uint256[]", out[0]))
+		return nil, rpcFailure(pulseroute.MethodGetAmountsOut, fmt.Errorf("result is %T, not uint256[]", out[0]))
 	}
 	if len(amounts) != len(path) {
-		return nil, rpcFailure(MethodGetAmountsOut, fmt.Errorf("%d amounts for a path of %d tokens", len(amounts), len(path)))
+		return nil, rpcFailure(pulseroute.MethodGetAmountsOut, fmt.Errorf("%d amounts for a path of %d tokens", len(amounts), len(path)))
 	}
 	return amounts, nil
 }

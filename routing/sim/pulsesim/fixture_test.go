@@ -1,4 +1,4 @@
-package pulseroute
+package pulsesim
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
@@ -68,15 +69,16 @@ func loadFixture(t *testing.T) fixture {
 }
 
 // provider builds the provider on a fresh sandbox market.
-func (f fixture) provider(t *testing.T, cfg sandbox.Config, opts ...Option) *Provider {
+// chain nil reads the sandbox chain.
+func (f fixture) provider(t *testing.T, cfg sandbox.Config, chain pulseroute.ChainState, opts ...pulseroute.Option) *pulseroute.Provider {
 	t.Helper()
 	m, err := sandbox.New(f.reg, f.cat, fixedPrices(f.reg), fixedGas, cfg)
 	if err != nil {
 		t.Fatalf("sandbox.New: %v", err)
 	}
-	p, err := New(f.reg, m, opts...)
+	p, err := NewProvider(f.reg, m, chain, opts...)
 	if err != nil {
-		t.Fatalf("New: %v", err)
+		t.Fatalf("NewProvider: %v", err)
 	}
 	return p
 }
@@ -138,4 +140,14 @@ func checkAmounts(t *testing.T, r *quote.Route) {
 	if r.ToAmountMin.Cmp(r.ToAmount) > 0 {
 		t.Errorf("ToAmountMin %s above ToAmount %s", r.ToAmountMin, r.ToAmount)
 	}
+}
+
+// chain is the sandbox chain state the providers read by default.
+func (f fixture) chain(t *testing.T) *SandboxChain {
+	t.Helper()
+	cs, err := NewSandboxChain(f.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }

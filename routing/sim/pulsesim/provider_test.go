@@ -1,4 +1,4 @@
-package pulseroute
+package pulsesim
 
 import (
 	"context"
@@ -14,14 +14,16 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/pricing"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
 )
 
 func TestPulserouteDirectInbound(t *testing.T) {
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{})
-	contracts := DefaultContracts()
+	p := f.provider(t, sandbox.Config{}, nil)
+	contracts := pulseroute.DefaultContracts()
 	for _, c := range []struct {
 		name   string
 		toTok  string
@@ -49,7 +51,7 @@ func TestPulserouteDirectInbound(t *testing.T) {
 			if r.ApprovalAddress != senderAddr.Hex() || r.Tx.To != senderAddr.Hex() || dq.SenderContract != senderAddr.Hex() {
 				t.Errorf("sender %s, approval %s, tx to %s", senderAddr.Hex(), r.ApprovalAddress, r.Tx.To)
 			}
-			payment, _ := p.chain.QuoteGasPayment(context.Background(), 42161, 369)
+			payment, _ := f.chain(t).QuoteGasPayment(context.Background(), 42161, 369)
 			if r.Tx.Value.Cmp(payment) != 0 || dq.BridgeGasEstimate != payment.String() {
 				t.Errorf("value %s, payment %s", r.Tx.Value, payment)
 			}
@@ -60,11 +62,11 @@ func TestPulserouteDirectInbound(t *testing.T) {
 			if !c.swap && (r.ToAmount.Cmp(new(big.Int).Sub(req.FromAmount, fee)) != 0 || r.ToAmountMin.Cmp(r.ToAmount) != 0) {
 				t.Errorf("1:1 bridge: to %s min %s", r.ToAmount, r.ToAmountMin)
 			}
-			if c.swap && (dq.FeeBreakdown.DexFeeBps != PulseXFeeBps || r.ToAmountMin.Cmp(quote.MinOut(r.ToAmount, req.Slippage)) != 0) {
+			if c.swap && (dq.FeeBreakdown.DexFeeBps != pulseroute.PulseXFeeBps || r.ToAmountMin.Cmp(quote.MinOut(r.ToAmount, req.Slippage)) != 0) {
 				t.Errorf("swap: breakdown %+v min %s", dq.FeeBreakdown, r.ToAmountMin)
 			}
-			method, args, err := Decode(r.Tx.Data)
-			if err != nil || method != MethodBridgeAndSwap {
+			method, args, err := pulseroute.Decode(r.Tx.Data)
+			if err != nil || method != pulseroute.MethodBridgeAndSwap {
 				t.Fatalf("decode: %s %v", method, err)
 			}
 			wantOut := common.Address{}
@@ -72,7 +74,7 @@ func TestPulserouteDirectInbound(t *testing.T) {
 				wantOut = common.HexToAddress(req.ToToken.Address)
 			}
 			if args[0].([32]byte) != quote.Ref(req.ID) || args[1].(uint32) != 369 ||
-				args[2].([32]byte) != AddressToBytes32(common.HexToAddress(recipient)) ||
+				args[2].([32]byte) != pulseroute.AddressToBytes32(common.HexToAddress(recipient)) ||
 				args[3].(*big.Int).Cmp(req.FromAmount) != 0 || args[4].(*big.Int).Cmp(fee) != 0 ||
 				args[5].(common.Address) != wantOut || args[6].(*big.Int).Cmp(r.ToAmountMin) != 0 {
 				t.Errorf("bridgeAndSwap args %v", args)
@@ -83,9 +85,9 @@ func TestPulserouteDirectInbound(t *testing.T) {
 
 func TestPulserouteMultiStep(t *testing.T) {
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{})
+	p := f.provider(t, sandbox.Config{}, nil)
 	router, _ := sandbox.RouterABI()
-	contracts := DefaultContracts()
+	contracts := pulseroute.DefaultContracts()
 	req := f.req(t, 1, "WETH", 369, "HEX", "2")
 	req.FeeBps, req.FeeRecipient = 30, feeWallet
 	r, err := p.QuoteLeg(context.Background(), req, ToolWarp)
@@ -122,7 +124,7 @@ func TestPulserouteMultiStep(t *testing.T) {
 
 func TestPulserouteDirectOutbound(t *testing.T) {
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{})
+	p := f.provider(t, sandbox.Config{}, nil)
 	for _, feeBps := range []int{0, 30} {
 		req := f.req(t, 369, "USDCh", 8453, "USDC", "250")
 		req.FeeBps = feeBps
@@ -139,18 +141,18 @@ func TestPulserouteDirectOutbound(t *testing.T) {
 			r.ToAmount.Cmp(req.FromAmount) != 0 || r.ToAmountMin.Cmp(req.FromAmount) != 0 || len(r.FeeCosts) != 0 {
 			t.Errorf("fee %d: quote %+v route fees %v", feeBps, dq, r.FeeCosts)
 		}
-		if r.ApprovalAddress != "" || !strings.EqualFold(r.Tx.To, USDChAddress) {
+		if r.ApprovalAddress != "" || !strings.EqualFold(r.Tx.To, pulseroute.USDChAddress) {
 			t.Errorf("approval %q to %s", r.ApprovalAddress, r.Tx.To)
 		}
-		payment, _ := p.chain.QuoteGasPayment(context.Background(), 369, 8453)
+		payment, _ := f.chain(t).QuoteGasPayment(context.Background(), 369, 8453)
 		if r.Tx.Value.Cmp(payment) != 0 {
 			t.Errorf("value %s want %s", r.Tx.Value, payment)
 		}
-		method, args, err := Decode(r.Tx.Data)
-		if err != nil || method != MethodTransferRemote {
+		method, args, err := pulseroute.Decode(r.Tx.Data)
+		if err != nil || method != pulseroute.MethodTransferRemote {
 			t.Fatalf("decode %s %v", method, err)
 		}
-		if args[0].(uint32) != 8453 || args[1].([32]byte) != AddressToBytes32(common.HexToAddress(recipient)) || args[2].(*big.Int).Cmp(req.FromAmount) != 0 {
+		if args[0].(uint32) != 8453 || args[1].([32]byte) != pulseroute.AddressToBytes32(common.HexToAddress(recipient)) || args[2].(*big.Int).Cmp(req.FromAmount) != 0 {
 			t.Errorf("transferRemote args %v", args)
 		}
 	}
@@ -158,18 +160,18 @@ func TestPulserouteDirectOutbound(t *testing.T) {
 
 func TestPulserouteRefusals(t *testing.T) {
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{})
+	p := f.provider(t, sandbox.Config{}, nil)
 	for _, c := range []struct {
 		name   string
 		req    *quote.Request
 		reason string
 		msg    string
 	}{
-		{"369 PLSX to Base USDC", f.req(t, 369, "PLSX", 8453, "USDC", "100000000"), sandbox.ReasonUnsupportedRoute, "only USDCh"},
-		{"369 USDCh to BSC", f.req(t, 369, "USDCh", 56, "USDC", "100"), sandbox.ReasonUnsupportedRoute, "no USDC warp route"},
-		{"369 USDCh to Base WETH", f.req(t, 369, "USDCh", 8453, "WETH", "100"), sandbox.ReasonUnsupportedRoute, "canonical USDC"},
-		{"BSC to 369", f.req(t, 56, "USDT", 369, "USDCh", "100"), sandbox.ReasonUnsupportedRoute, "no USDC warp route"},
-		{"inbound below floor", f.req(t, 1, "USDC", 369, "USDCh", "5"), sandbox.ReasonAmountTooLow, "$10.00"},
+		{"369 PLSX to Base USDC", f.req(t, 369, "PLSX", 8453, "USDC", "100000000"), pricing.ReasonUnsupportedRoute, "only USDCh"},
+		{"369 USDCh to BSC", f.req(t, 369, "USDCh", 56, "USDC", "100"), pricing.ReasonUnsupportedRoute, "no USDC warp route"},
+		{"369 USDCh to Base WETH", f.req(t, 369, "USDCh", 8453, "WETH", "100"), pricing.ReasonUnsupportedRoute, "canonical USDC"},
+		{"BSC to 369", f.req(t, 56, "USDT", 369, "USDCh", "100"), pricing.ReasonUnsupportedRoute, "no USDC warp route"},
+		{"inbound below floor", f.req(t, 1, "USDC", 369, "USDCh", "5"), pricing.ReasonAmountTooLow, "$10.00"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := p.QuoteLeg(context.Background(), c.req, ToolWarp)
@@ -182,7 +184,7 @@ func TestPulserouteRefusals(t *testing.T) {
 
 func TestPulseXSameChain(t *testing.T) {
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{})
+	p := f.provider(t, sandbox.Config{}, nil)
 	req := f.req(t, 369, "HEX", 369, "PLSX", "100000")
 	req.FeeBps = 50
 	r, err := p.QuoteLeg(context.Background(), req, ToolPulseX)
@@ -195,8 +197,8 @@ func TestPulseXSameChain(t *testing.T) {
 	}
 	hex, _ := f.reg.TokenBySymbol(369, "HEX")
 	plsx, _ := f.reg.TokenBySymbol(369, "PLSX")
-	amounts, err := p.chain.AmountsOut(context.Background(), req.FromAmount,
-		[]common.Address{common.HexToAddress(hex.Address), common.HexToAddress(USDChAddress), common.HexToAddress(plsx.Address)})
+	amounts, err := f.chain(t).AmountsOut(context.Background(), req.FromAmount,
+		[]common.Address{common.HexToAddress(hex.Address), common.HexToAddress(pulseroute.USDChAddress), common.HexToAddress(plsx.Address)})
 	if err != nil || amounts[2].Cmp(r.PreFeeToAmount) != 0 {
 		t.Errorf("pre-fee %s, PulseX %v (%v)", r.PreFeeToAmount, amounts, err)
 	}
@@ -208,8 +210,8 @@ func TestSandboxChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	usdch := common.HexToAddress(USDChAddress)
-	wpls := common.HexToAddress(WPLSAddress)
+	usdch := common.HexToAddress(pulseroute.USDChAddress)
+	wpls := common.HexToAddress(pulseroute.WPLSAddress)
 	small, err := cs.AmountsOut(context.Background(), big.NewInt(1_000_000), []common.Address{usdch, wpls})
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +234,7 @@ func TestSandboxChain(t *testing.T) {
 	}
 }
 
-// brokenChain is a ChainState whose node is down.
+// brokenChain is a pulseroute.ChainState whose node is down.
 type brokenChain struct{}
 
 func (brokenChain) QuoteGasPayment(context.Context, uint64, uint32) (*big.Int, error) {
@@ -245,7 +247,7 @@ func (brokenChain) AmountsOut(context.Context, *big.Int, []common.Address) ([]*b
 
 func TestChainStateFailureIsRPCFailure(t *testing.T) {
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{}, WithChainState(brokenChain{}))
+	p := f.provider(t, sandbox.Config{}, brokenChain{})
 	_, err := p.QuoteLeg(context.Background(), f.req(t, 1, "USDC", 369, "USDCh", "100"), ToolWarp)
 	var ae *apierr.Error
 	if !errors.As(err, &ae) || ae.Code != apierr.RPCFailure || !errors.Is(err, context.DeadlineExceeded) {
@@ -288,7 +290,7 @@ func TestLegs(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{})
+	p := f.provider(t, sandbox.Config{}, nil)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			r := f.req(t, c.From, c.FromToken, c.To, c.ToToken, "100")
@@ -306,7 +308,7 @@ func TestLegs(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	f := loadFixture(t)
-	p1, p2 := f.provider(t, sandbox.Config{}), f.provider(t, sandbox.Config{})
+	p1, p2 := f.provider(t, sandbox.Config{}, nil), f.provider(t, sandbox.Config{}, nil)
 	req := f.req(t, 1, "WETH", 369, "HEX", "1")
 	a, err := p1.QuoteLeg(context.Background(), req, ToolWarp)
 	if err != nil {

@@ -1,4 +1,4 @@
-package sandbox
+package pricing
 
 import (
 	"math/big"
@@ -16,8 +16,8 @@ func TestRouteAmountsMatchToBig(t *testing.T) {
 		new(uint256.Int).SetAllOne(),
 	}
 	for _, x := range values {
-		a := new(routeAmounts)
-		got := [3]*big.Int{a.set(0, x), a.set(1, x), a.set(2, x)}
+		a := new(RouteAmounts)
+		got := [3]*big.Int{a.Set(0, x), a.Set(1, x), a.Set(2, x)}
 		for i, g := range got {
 			if g.Cmp(x.ToBig()) != 0 {
 				t.Errorf("slot %d of %s = %s", i, x, g)
@@ -50,8 +50,8 @@ func TestMulUint64(t *testing.T) {
 	}
 	for _, tt := range tests {
 		want := new(big.Int).Mul(tt.x, new(big.Int).SetUint64(tt.y))
-		if got := mulUint64(tt.x, tt.y); got.Cmp(want) != 0 {
-			t.Errorf("mulUint64(%s, %d) = %s, want %s", tt.x, tt.y, got, want)
+		if got := MulUint64(tt.x, tt.y); got.Cmp(want) != 0 {
+			t.Errorf("MulUint64(%s, %d) = %s, want %s", tt.x, tt.y, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package pulseroute
+package pulsesim
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
@@ -17,7 +18,7 @@ import (
 // simChain is a sandbox chain with the router, the warp routes and
 // Swapgate's contracts deployed, at 1 gwei on a fixed clock. Accounts start
 // with a billion native coins, since 100 PLS pay no interchain gas.
-func simChain(t *testing.T, f fixture, p *Provider, chainID uint64) *simchain.Chain {
+func simChain(t *testing.T, f fixture, p *pulseroute.Provider, chainID uint64) *simchain.Chain {
 	t.Helper()
 	genesis := new(big.Int).Exp(big.NewInt(10), big.NewInt(27), nil)
 	c, err := simchain.New(simchain.Config{Registry: f.reg, ChainID: chainID, GasPrice: big.NewInt(1e9), GenesisNative: genesis,
@@ -28,7 +29,11 @@ func simChain(t *testing.T, f fixture, p *Provider, chainID uint64) *simchain.Ch
 	if err := sandbox.DeployRouter(c); err != nil {
 		t.Fatal(err)
 	}
-	if err := DeploySandbox(c, p.contracts, p.chain); err != nil {
+	cs, err := NewSandboxChain(f.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := DeploySandbox(c, pulseroute.DefaultContracts(), cs); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -59,7 +64,7 @@ func mustSend(t *testing.T, c *simchain.Chain, from common.Address, req simchain
 
 func approveTx(t *testing.T, token, spender common.Address, amount *big.Int) simchain.TxRequest {
 	t.Helper()
-	data, err := pack(MethodApprove, spender, amount)
+	data, err := pulseroute.ABI().Pack(pulseroute.MethodApprove, spender, amount)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +73,7 @@ func approveTx(t *testing.T, token, spender common.Address, amount *big.Int) sim
 
 // logOf finds the first log of an event of the package ABI.
 func logOf(r *simchain.Receipt, event string) (topics []common.Hash, vals []any, ok bool) {
-	ev := contractABI.Events[event]
+	ev := pulseroute.ABI().Events[event]
 	for _, l := range r.Logs {
 		if l.Topics[0] == ev.ID {
 			vals, err := ev.Inputs.NonIndexed().Unpack(l.Data)
@@ -92,7 +97,7 @@ func checkGas(t *testing.T, r *simchain.Receipt, limit uint64) {
 // announce the transfer to 369 with what the tracker needs.
 func TestDirectInboundExecutes(t *testing.T) {
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{})
+	p := f.provider(t, sandbox.Config{}, nil)
 	for _, tc := range []struct {
 		name   string
 		toTok  string
@@ -109,8 +114,8 @@ func TestDirectInboundExecutes(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := simChain(t, f, p, 8453)
-			w, _ := p.contracts.WarpRoute(8453)
-			senderAddr, _ := p.contracts.SenderContract(8453)
+			w, _ := pulseroute.DefaultContracts().WarpRoute(8453)
+			senderAddr, _ := pulseroute.DefaultContracts().SenderContract(8453)
 			user := common.HexToAddress(sender)
 			tx := txOf(t, r.Tx)
 
@@ -141,7 +146,7 @@ func TestDirectInboundExecutes(t *testing.T) {
 				t.Errorf("interchain gas paid %s, want %s", got, tx.Value)
 			}
 			topics, vals, ok := logOf(rc, "SentTransferRemote")
-			if !ok || topics[1] != common.BigToHash(big.NewInt(369)) || topics[2] != common.Hash(AddressToBytes32(common.HexToAddress(recipient))) ||
+			if !ok || topics[1] != common.BigToHash(big.NewInt(369)) || topics[2] != common.Hash(pulseroute.AddressToBytes32(common.HexToAddress(recipient))) ||
 				vals[0].(*big.Int).Cmp(bridged) != 0 {
 				t.Errorf("SentTransferRemote %v %v", topics, vals)
 			}
@@ -160,7 +165,7 @@ func TestDirectInboundExecutes(t *testing.T) {
 // the paymaster's reason.
 func TestDirectOutboundExecutes(t *testing.T) {
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{})
+	p := f.provider(t, sandbox.Config{}, nil)
 	req := f.req(t, 369, "USDCh", 42161, "USDC", "40")
 	r, err := p.QuoteLeg(context.Background(), req, ToolWarp)
 	if err != nil {
@@ -171,7 +176,7 @@ func TestDirectOutboundExecutes(t *testing.T) {
 	}
 	c := simChain(t, f, p, 369)
 	user := common.HexToAddress(sender)
-	usdch := common.HexToAddress(USDChAddress)
+	usdch := common.HexToAddress(pulseroute.USDChAddress)
 	tx := txOf(t, r.Tx)
 
 	short := tx
@@ -193,7 +198,7 @@ func TestDirectOutboundExecutes(t *testing.T) {
 		t.Errorf("SentTransferRemote %v %v", topics, vals)
 	}
 	// USDCh is still an ERC-20 under the router's code.
-	if _, err := c.Call(user, usdch, mustPack(t, MethodBalanceOf, user)); err != nil {
+	if _, err := c.Call(user, usdch, mustPack(t, pulseroute.MethodBalanceOf, user)); err != nil {
 		t.Errorf("balanceOf on USDCh: %v", err)
 	}
 	// More than the user holds reverts with the token's reason.
@@ -209,7 +214,7 @@ func TestDirectOutboundExecutes(t *testing.T) {
 
 func mustPack(t *testing.T, method string, args ...any) []byte {
 	t.Helper()
-	data, err := pack(method, args...)
+	data, err := pulseroute.ABI().Pack(method, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +226,7 @@ func mustPack(t *testing.T, method string, args ...any) []byte {
 // delivers exactly the quoted amount.
 func TestRouterStepsExecute(t *testing.T) {
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{})
+	p := f.provider(t, sandbox.Config{}, nil)
 	cases := []struct {
 		name              string
 		from              uint64
@@ -262,8 +267,8 @@ func TestRouterStepsExecute(t *testing.T) {
 			}
 			receiver, out, want := common.HexToAddress(recipient), common.Address{}, r.ToAmount
 			if tc.receiverIsInbound {
-				receiver, _ = p.contracts.InboundReceiver(tc.from)
-				w, _ := p.contracts.WarpRoute(tc.from)
+				receiver, _ = pulseroute.DefaultContracts().InboundReceiver(tc.from)
+				w, _ := pulseroute.DefaultContracts().WarpRoute(tc.from)
 				out = w.Token
 				quoted, ok := sandbox.QuotedAmountOut(r.Tx.Data)
 				if !ok {
@@ -290,10 +295,10 @@ func TestRouterStepsExecute(t *testing.T) {
 // refuses every call.
 func TestInboundReceiverTakesNoCalls(t *testing.T) {
 	f := loadFixture(t)
-	p := f.provider(t, sandbox.Config{})
+	p := f.provider(t, sandbox.Config{}, nil)
 	c := simChain(t, f, p, 42161)
-	receiver, _ := p.contracts.InboundReceiver(42161)
-	w, _ := p.contracts.WarpRoute(42161)
+	receiver, _ := pulseroute.DefaultContracts().InboundReceiver(42161)
+	w, _ := pulseroute.DefaultContracts().WarpRoute(42161)
 	if got := c.Balance(w.Token, receiver); got.Sign() != 0 {
 		t.Fatalf("the inbound receiver starts with %s USDC, want none", got)
 	}

@@ -1,4 +1,4 @@
-package pulseroute
+package pulsesim
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
@@ -31,6 +32,9 @@ const (
 	// SenderWorkGas is charged by bridgeAndSwap for its own bookkeeping.
 	SenderWorkGas = 10_000
 )
+
+// pulseDomain is chain 369's Hyperlane domain, which equals its chain id.
+const pulseDomain = uint32(quote.PulseChainID)
 
 // Slots of the contracts' own storage.
 var nonceSlot = common.Hash{} // the warp router's message count
@@ -57,7 +61,7 @@ var nonceSlot = common.Hash{} // the warp router's message count
 // The delivery on the destination (USDCh minted on 369, USDC released on a
 // collateral chain) is not done here.
 type WarpRouterContract struct {
-	Route WarpRoute
+	Route pulseroute.WarpRoute
 	// Payments is the interchain gas payment per enrolled destination
 	// domain, in the chain's native coin.
 	Payments map[uint32]*big.Int
@@ -68,15 +72,15 @@ var _ simchain.Contract = (*WarpRouterContract)(nil)
 // Execute runs one call of the warp router.
 func (w *WarpRouterContract) Execute(env *simchain.Env, from common.Address, value *big.Int, data []byte) ([]byte, error) {
 	if len(data) >= 4 {
-		if m, err := contractABI.MethodById(data[:4]); err == nil {
+		if m, err := pulseroute.ABI().MethodById(data[:4]); err == nil {
 			switch m.Name {
-			case MethodTransferRemote:
+			case pulseroute.MethodTransferRemote:
 				args, err := m.Inputs.Unpack(data[4:])
 				if err != nil {
 					return nil, simchain.Revert("TokenRouter: invalid calldata for transferRemote")
 				}
 				return w.transferRemote(env, from, value, args[0].(uint32), args[1].([32]byte), args[2].(*big.Int))
-			case MethodQuoteGasPayment:
+			case pulseroute.MethodQuoteGasPayment:
 				args, err := m.Inputs.Unpack(data[4:])
 				if err != nil {
 					return nil, simchain.Revert("TokenRouter: invalid calldata for quoteGasPayment")
@@ -131,12 +135,12 @@ func (w *WarpRouterContract) transferRemote(env *simchain.Env, from common.Addre
 		common.BigToHash(new(big.Int).SetUint64(env.ChainID())).Bytes(),
 		common.BigToHash(new(big.Int).SetUint64(uint64(dest))).Bytes(),
 		recipient[:], common.BigToHash(amount).Bytes(), count.Bytes())
-	sent := contractABI.Events["SentTransferRemote"]
+	sent := pulseroute.ABI().Events["SentTransferRemote"]
 	if err := env.Emit([]common.Hash{sent.ID, common.BigToHash(new(big.Int).SetUint64(uint64(dest))), common.Hash(recipient)},
 		common.BigToHash(amount).Bytes()); err != nil {
 		return nil, err
 	}
-	if err := env.Emit([]common.Hash{contractABI.Events["DispatchId"].ID, messageID}, nil); err != nil {
+	if err := env.Emit([]common.Hash{pulseroute.ABI().Events["DispatchId"].ID, messageID}, nil); err != nil {
 		return nil, err
 	}
 	return messageID.Bytes(), nil
@@ -159,7 +163,7 @@ func (w *WarpRouterContract) transferRemote(env *simchain.Env, from common.Addre
 //     deliver USDCh on 369 and swap it into outputToken there (or refund
 //     USDCh when the swap cannot meet minOutput).
 type SenderContractCode struct {
-	Route WarpRoute
+	Route pulseroute.WarpRoute
 }
 
 var _ simchain.Contract = (*SenderContractCode)(nil)
@@ -169,8 +173,8 @@ func (s *SenderContractCode) Execute(env *simchain.Env, from common.Address, val
 	if len(data) < 4 {
 		return nil, simchain.Revert("SenderContract: no function selector, and it accepts no plain transfers")
 	}
-	m, err := contractABI.MethodById(data[:4])
-	if err != nil || m.Name != MethodBridgeAndSwap {
+	m, err := pulseroute.ABI().MethodById(data[:4])
+	if err != nil || m.Name != pulseroute.MethodBridgeAndSwap {
 		return nil, simchain.Revertf("SenderContract: function selector %#x not recognised", data[:4])
 	}
 	args, err := m.Inputs.Unpack(data[4:])
@@ -198,7 +202,7 @@ func (s *SenderContractCode) Execute(env *simchain.Env, from common.Address, val
 	if err := env.Approve(usdc, s.Route.Router, bridged); err != nil {
 		return nil, err
 	}
-	call, err := pack(MethodTransferRemote, dest, recipient, bridged)
+	call, err := pulseroute.ABI().Pack(pulseroute.MethodTransferRemote, dest, recipient, bridged)
 	if err != nil {
 		return nil, simchain.Revertf("SenderContract: %v", err)
 	}
@@ -208,7 +212,7 @@ func (s *SenderContractCode) Execute(env *simchain.Env, from common.Address, val
 	}
 	var messageID [32]byte
 	copy(messageID[:], ret)
-	ev := contractABI.Events["InboundSent"]
+	ev := pulseroute.ABI().Events["InboundSent"]
 	evData, err := ev.Inputs.NonIndexed().Pack(bridged, fee, output, minOut, messageID)
 	if err != nil {
 		return nil, simchain.Revertf("SenderContract: encode InboundSent: %v", err)
@@ -237,7 +241,7 @@ func (InboundReceiverCode) Execute(*simchain.Env, common.Address, *big.Int, []by
 // the inbound receiver; on chain 369, USDCh's code becomes the synthetic
 // router (its balances stay). The interchain gas payments come from gas,
 // the same ChainState the provider quotes with. Other chains get nothing.
-func DeploySandbox(c *simchain.Chain, contracts *Contracts, gas ChainState) error {
+func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulseroute.ChainState) error {
 	id := c.ChainID()
 	w, ok := contracts.WarpRoute(id)
 	if !ok {
@@ -255,13 +259,13 @@ func DeploySandbox(c *simchain.Chain, contracts *Contracts, gas ChainState) erro
 	for _, d := range dests {
 		p, err := gas.QuoteGasPayment(context.Background(), id, d)
 		if err != nil {
-			return fmt.Errorf("pulseroute: deploy on chain %d: %w", id, err)
+			return fmt.Errorf("pulsesim: deploy on chain %d: %w", id, err)
 		}
 		payments[d] = p
 	}
 	deploy := func(addr common.Address, code simchain.Contract) error {
 		if err := c.Deploy(addr, code); err != nil {
-			return fmt.Errorf("pulseroute: deploy on chain %d: %w", id, err)
+			return fmt.Errorf("pulsesim: deploy on chain %d: %w", id, err)
 		}
 		return nil
 	}
