@@ -120,6 +120,7 @@ func TestImportRules(t *testing.T) {
 // a rule that matches nothing (a moved folder) fails here instead of
 // passing silently.
 func TestRulesBite(t *testing.T) {
+	// One case per rule, in the rules' order.
 	cases := []struct{ from, imp string }{
 		{"edge", "routing/sim/simchain"},
 		{"routing/domain/quote", "routing/adapters/lifi"},
@@ -128,8 +129,11 @@ func TestRulesBite(t *testing.T) {
 		{"persistence", "routing/sim/sandboxnet"},
 		{"actors/engine", "edge"},
 	}
+	if len(cases) != len(rules) {
+		t.Fatalf("%d cases for %d rules", len(cases), len(rules))
+	}
 	for i, c := range cases {
-		r := rules[min(i, len(rules)-1)]
+		r := rules[i]
 		if !r.from(c.from) || !r.refuse(c.imp) {
 			t.Errorf("rule %q lets %s import %s", r.name, c.from, c.imp)
 		}
