@@ -79,7 +79,7 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 		PreFeeToAmount:    preFee,
 		PartnerFee:        partnerFee,
 		FromAmountUSD:     inUSD,
-		ToAmountUSD:       p.usdOrZero(out, req.ToToken),
+		ToAmountUSD:       p.usdOrUnknown(out, req.ToToken),
 		GasCosts:          append(g.Costs, p.messagingCost(req.From, payment)),
 		FeeCosts:          []quote.FeeCost{p.m.ToolFeeCost(t, req, inUSD)},
 		ExecutionDuration: t.DurationSec,
@@ -90,7 +90,7 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 		r.ExecutionDuration += sandbox.BlockSeconds(req.To)
 	}
 	if req.FeeBps > 0 {
-		r.FeeCosts = append(r.FeeCosts, sandbox.PartnerFeeCost(req, partnerFee, p.usdOrZero(partnerFee, req.ToToken)))
+		r.FeeCosts = append(r.FeeCosts, sandbox.PartnerFeeCost(req, partnerFee, p.usdOrUnknown(partnerFee, req.ToToken)))
 	}
 	if r.ToAmountUSD > 0 {
 		if err := sandbox.CheckGas(provider, t.Key, r); err != nil {
@@ -157,7 +157,7 @@ func (p *Provider) directOutbound(ctx context.Context, req *quote.Request, t *to
 			"the outbound bridge delivers only canonical USDC (%s) on chain %d", w.Token.Hex(), req.To.ID)
 	}
 	amount := req.FromAmount
-	inUSD := p.usdOrZero(amount, req.FromToken)
+	inUSD := p.usdOrUnknown(amount, req.FromToken)
 	if err := p.m.CheckFloor(provider, req, t, inUSD); err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (p *Provider) directOutbound(ctx context.Context, req *quote.Request, t *to
 		PreFeeToAmount:    new(big.Int).Set(amount),
 		PartnerFee:        new(big.Int),
 		FromAmountUSD:     inUSD,
-		ToAmountUSD:       p.usdOrZero(amount, req.ToToken),
+		ToAmountUSD:       p.usdOrUnknown(amount, req.ToToken),
 		GasCosts:          append(g.Costs, p.messagingCost(req.From, payment)),
 		ExecutionDuration: t.DurationSec,
 	}
@@ -227,7 +227,7 @@ func (p *Provider) pulseXFeeCost(bridged *big.Int, bps int) quote.FeeCost {
 		Included:    true,
 	}
 	if usdch != nil {
-		fc.AmountUSD = p.usdOrZero(amount, usdch)
+		fc.AmountUSD = p.usdOrUnknown(amount, usdch)
 	}
 	return fc
 }

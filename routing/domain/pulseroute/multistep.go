@@ -72,7 +72,7 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 		PreFeeToAmount:    preFee,
 		PartnerFee:        partnerFee,
 		FromAmountUSD:     inUSD,
-		ToAmountUSD:       p.usdOrZero(out, req.ToToken),
+		ToAmountUSD:       p.usdOrUnknown(out, req.ToToken),
 		GasCosts:          g.Costs,
 		FeeCosts:          []quote.FeeCost{p.m.ToolFeeCost(dex, req, inUSD), p.m.ToolFeeCost(t, req, inUSD)},
 		ExecutionDuration: sandbox.BlockSeconds(req.From) + t.DurationSec,
@@ -82,7 +82,7 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 		r.ExecutionDuration += sandbox.BlockSeconds(req.To)
 	}
 	if req.FeeBps > 0 {
-		r.FeeCosts = append(r.FeeCosts, sandbox.PartnerFeeCost(req, partnerFee, p.usdOrZero(partnerFee, req.ToToken)))
+		r.FeeCosts = append(r.FeeCosts, sandbox.PartnerFeeCost(req, partnerFee, p.usdOrUnknown(partnerFee, req.ToToken)))
 	}
 	if erc20Source {
 		r.ApprovalAddress = sandbox.RouterAddress(req.From.ID).Hex()

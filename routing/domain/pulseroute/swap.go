@@ -62,7 +62,10 @@ func (p *Provider) swapRoute(ctx context.Context, req *quote.Request, t *tools.T
 		}},
 		ExecutionDuration: sandbox.BlockSeconds(req.From),
 	}
-	outPrice, _ := p.m.TokenPrice(req.ToToken)
+	outPrice, ok := p.m.TokenPrice(req.ToToken)
+	if !ok {
+		outPrice = quote.NoUSD() // the output's USD figures are left out
+	}
 	sandbox.ApplyPartnerFee(r, req, preFee, outPrice)
 	if r.ToAmountUSD > 0 {
 		if err := sandbox.CheckGas(provider, t.Key, r); err != nil {
