@@ -3,8 +3,8 @@ package persistence
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
