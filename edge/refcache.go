@@ -69,7 +69,8 @@ type tokenJSON struct {
 	Decimals uint8  `json:"decimals"`
 	LogoURI  string `json:"logoURI"`
 	CoinKey  string `json:"coinKey"`
-	PriceUSD string `json:"priceUSD"`
+	// PriceUSD is the live price, absent when there is none fresh enough.
+	PriceUSD string `json:"priceUSD,omitempty"`
 }
 
 type tokenRef struct {
@@ -135,10 +136,11 @@ func newRefCache(reg *registry.Registry, cat *tools.Catalog, ref RefData) (*refC
 	return c, nil
 }
 
-// tokenJSONOf renders one token with its live price.
+// tokenJSONOf renders one token with its live price, and none (never the
+// registry's reference figure) when the snapshot has no fresh one.
 func tokenJSONOf(t *registry.Token, snap prices.Snapshot) tokenJSON {
 	tj := tokenJSON{ChainID: t.ChainID, Address: t.Address, Symbol: t.Symbol, Name: t.Name,
-		Decimals: t.Decimals, LogoURI: t.LogoURI, CoinKey: t.CoinKey, PriceUSD: t.PriceUSD}
+		Decimals: t.Decimals, LogoURI: t.LogoURI, CoinKey: t.CoinKey}
 	if p, ok := snap.ByAddress[lowerASCII(t.Address)]; ok {
 		tj.PriceUSD = formatUSD(p)
 	}

@@ -25,9 +25,18 @@ type transactionView struct {
 	ToToken    string `json:"toToken"`
 	FromAmount string `json:"fromAmount"`
 	ToAmount   string `json:"toAmount"`
-	FeeUSD     string `json:"feeUsd"`
-	VolumeUSD  string `json:"volumeUsd"`
+	FeeUSD     string `json:"feeUsd,omitempty"`
+	VolumeUSD  string `json:"volumeUsd,omitempty"`
 	CreatedAt  string `json:"createdAt"`
+}
+
+// knownMicroUSD formats a figure, or leaves it out ("") when it could not
+// be valued.
+func knownMicroUSD(v int64, unknown bool) string {
+	if unknown {
+		return ""
+	}
+	return formatMicroUSD(v)
 }
 
 // microUSD is one USD in micro-USD.
@@ -94,7 +103,7 @@ func (s *Server) transactions(r *Request) error {
 			ID: a.ID, Kind: a.Kind, Status: a.Status, Provider: a.Provider, Tool: a.Tool,
 			FromChain: a.FromChain, ToChain: a.ToChain, FromToken: a.FromToken, ToToken: a.ToToken,
 			FromAmount: a.FromAmount, ToAmount: a.ToAmount,
-			FeeUSD: formatMicroUSD(a.FeeMicroUSD), VolumeUSD: formatMicroUSD(a.VolumeMicroUSD),
+			FeeUSD: knownMicroUSD(a.FeeMicroUSD, a.FeeUSDUnknown), VolumeUSD: knownMicroUSD(a.VolumeMicroUSD, a.VolumeUSDUnknown),
 			CreatedAt: isoTime(a.CreatedAt),
 		})
 	}

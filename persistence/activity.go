@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -21,6 +22,10 @@ const prefixActivity = "swapp/"
 
 // activityRecord is the on-disk form of an activity: the record and its
 // encoding version. encodeActivity writes the same bytes without reflection.
+// Version 2 adds the earning's priceUsd (the fee token's USD price the fee
+// was valued at) and the feeUsdUnknown and volumeUsdUnknown marks of
+// figures that could not be valued; a version 1 record has none of them,
+// and its figures were all valued.
 type activityRecord struct {
 	V int `json:"v"`
 	account.Activity
@@ -43,10 +48,25 @@ func activityTimeKey(partnerID string, t time.Time) []byte {
 	return binary.BigEndian.AppendUint64(activityPrefix(partnerID), uint64(t.UnixNano()))
 }
 
+// activityVersion is the version of the activity records this build writes.
+const activityVersion = 2
+
 func decodeActivity(b []byte) (*account.Activity, error) {
-	rec, err := decodeV1[activityRecord](b, "activity")
-	if err != nil {
-		return nil, err
+	var rec activityRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("persistence: decode activity: %w", err)
+	}
+	switch rec.V {
+	case 1:
+		// Written before prices could be absent: every figure was valued,
+		// at a price the record did not keep.
+		rec.FeeUSDUnknown, rec.VolumeUSDUnknown = false, false
+		if rec.Earning != nil {
+			rec.Earning.PriceUSD = ""
+		}
+	case activityVersion:
+	default:
+		return nil, fmt.Errorf("persistence: activity record version %d unknown", rec.V)
 	}
 	return &rec.Activity, nil
 }
@@ -74,7 +94,7 @@ func encodeActivity(a *account.Activity) ([]byte, error) {
 	// Every partner quote writes one: appended field by field, the bytes
 	// json.Marshal writes for an activityRecord (the tests hold it to that).
 	o := jsonenc.Begin(make([]byte, 0, 384))
-	o.Int("v", 1)
+	o.Int("v", activityVersion)
 	o.String("partnerId", a.PartnerID)
 	o.String("id", a.ID)
 	o.String("kind", a.Kind)
@@ -90,11 +110,14 @@ func encodeActivity(a *account.Activity) ([]byte, error) {
 	o.Int("feeMicroUsd", a.FeeMicroUSD)
 	o.Int("volumeMicroUsd", a.VolumeMicroUSD)
 	o.Time("createdAt", a.CreatedAt)
+	o.TrueOmitFalse("feeUsdUnknown", a.FeeUSDUnknown)
+	o.TrueOmitFalse("volumeUsdUnknown", a.VolumeUSDUnknown)
 	if e := a.Earning; e != nil {
 		o.BeginObject("earning")
 		o.String("ecosystem", e.Ecosystem)
 		o.String("feeToken", e.FeeToken)
 		o.String("feeAmount", e.FeeAmount)
+		o.StringOmitEmpty("priceUsd", e.PriceUSD)
 		o.String("state", e.State)
 		o.StringOmitEmpty("settledBatch", e.SettledBatch)
 		o.StringOmitEmpty("settledTo", e.SettledTo)

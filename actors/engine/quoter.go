@@ -280,21 +280,32 @@ func (q *Quoter) race(ctx context.Context, req *quote.Request, p *account.Partne
 
 // activity is the partner's record of a quote, for stats and transactions,
 // and, when the quote carried a partner fee, for earnings: the fee's share
-// of the output, valued at the output's USD value.
+// of the output, valued at the output's USD value, and the output token's
+// USD price that valuation amounts to. A figure the route could not value
+// (its price absent or too old) is recorded as unknown, never as a guess.
 func activity(req *quote.Request, r *quote.Route) *account.Activity {
 	a := &account.Activity{
 		PartnerID: req.PartnerID, ID: req.ID, Kind: account.ActivityQuote, Status: account.ActivityQuoted,
 		Provider: r.Provider, Tool: r.Tool, FromChain: req.From.ID, ToChain: req.To.ID,
 		FromToken: req.FromToken.Address, ToToken: req.ToToken.Address,
-		FromAmount: r.FromAmount.String(), ToAmount: r.ToAmount.String(),
-		VolumeMicroUSD: account.MicroUSD(r.FromAmountUSD), CreatedAt: req.Now,
+		FromAmount: r.FromAmount.String(), ToAmount: r.ToAmount.String(), CreatedAt: req.Now,
+	}
+	if quote.KnownUSD(r.FromAmountUSD) {
+		a.VolumeMicroUSD = account.MicroUSD(r.FromAmountUSD)
+	} else {
+		a.VolumeUSDUnknown = true
 	}
 	if r.PartnerFee == nil || r.PartnerFee.Sign() <= 0 {
 		return a
 	}
-	a.FeeMicroUSD = account.FeeMicroUSD(r.PartnerFee, r.ToAmount, r.ToAmountUSD)
 	a.Earning = &account.Earning{Ecosystem: req.From.FeeEcosystem, FeeToken: req.ToToken.Address,
 		FeeAmount: r.PartnerFee.String(), State: account.EarningPending}
+	if !quote.KnownUSD(r.ToAmountUSD) {
+		a.FeeUSDUnknown = true
+		return a
+	}
+	a.FeeMicroUSD = account.FeeMicroUSD(r.PartnerFee, r.ToAmount, r.ToAmountUSD)
+	a.Earning.PriceUSD = account.UnitPriceUSD(r.ToAmount, req.ToToken.Decimals, r.ToAmountUSD)
 	return a
 }
 

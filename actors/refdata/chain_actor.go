@@ -19,6 +19,7 @@ import (
 type (
 	priceTick      struct{}
 	gasTick        struct{}
+	expireTick     struct{}
 	refreshRequest struct {
 		chainID uint64
 		reply   actors.Reply[error]
@@ -39,6 +40,11 @@ type chainActor struct {
 	ready actors.Reply[error]
 
 	stopPriceTicks, stopGasTicks func()
+	// expiry fires an expireTick when the oldest published price becomes
+	// too old to serve; rearmed after every change of the prices.
+	expiry *time.Timer
+	self   *actor.PID
+	root   *actor.RootContext
 	// pricesFailing and gasFailing make an outage log once when it starts
 	// and once when it ends, not on every tick.
 	pricesFailing, gasFailing bool
@@ -47,14 +53,20 @@ type chainActor struct {
 func (a *chainActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		a.self, a.root = ctx.Self(), ctx.ActorSystem().Root
 		a.ready.Send(a.refreshAll())
-		root := ctx.ActorSystem().Root
+		root := a.root
 		a.stopPriceTicks = actors.Every(root, ctx.Self(), a.cfg.PriceInterval, priceTick{})
 		a.stopGasTicks = actors.Every(root, ctx.Self(), a.cfg.GasInterval, gasTick{})
 	case priceTick:
 		_ = a.refreshPrices()
 	case gasTick:
 		_ = a.refreshGas()
+	case expireTick:
+		if a.state.expirePrices(a.cfg.Now()) {
+			a.logger.Warn("prices expired: no fresh observation within the maximum age", slog.Duration("maxAge", a.cfg.MaxAge))
+		}
+		a.armExpiry()
 	case refreshRequest:
 		m.reply.Send(a.refreshAll())
 	case *actor.Stopping, *actor.Restarting:
@@ -64,7 +76,28 @@ func (a *chainActor) Receive(ctx actor.Context) {
 	}
 }
 
+// armExpiry schedules an expireTick for when the oldest published price
+// becomes too old, replacing any earlier schedule.
+func (a *chainActor) armExpiry() {
+	if a.expiry != nil {
+		a.expiry.Stop()
+		a.expiry = nil
+	}
+	snap := a.state.prices.Load()
+	if snap == nil || snap.ExpiresAt.IsZero() || a.root == nil {
+		return
+	}
+	// A millisecond past the limit: a price exactly maxAge old is still
+	// served (prices.Fresh).
+	wait := max(snap.ExpiresAt.Sub(a.cfg.Now())+time.Millisecond, 0)
+	root, self := a.root, a.self
+	a.expiry = time.AfterFunc(wait, func() { root.Send(self, expireTick{}) })
+}
+
 func (a *chainActor) stopTickers() {
+	if a.expiry != nil {
+		a.expiry.Stop()
+	}
 	if a.stopPriceTicks != nil {
 		a.stopPriceTicks()
 	}
@@ -77,19 +110,24 @@ func (a *chainActor) refreshAll() error {
 	return errors.Join(a.refreshPrices(), a.refreshGas())
 }
 
-// refreshPrices asks the price source and publishes the answer. On failure
-// the last good snapshot stays in place.
+// refreshPrices asks the price source and publishes the answer, dropping
+// the prices that have grown too old. On failure the prices held stay in
+// place until they are too old.
 func (a *chainActor) refreshPrices() error {
 	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.RefreshTimeout)
 	defer cancel()
 	fresh, err := a.cfg.Prices.Prices(ctx, a.chain.ID)
+	// What the source did answer is published even beside an error (one
+	// of live mode's two lists down); either way the prices already held
+	// stay until they are too old.
+	a.state.publishPrices(fresh, err == nil, a.cfg.Now())
+	a.armExpiry()
 	if err != nil {
 		err = fmt.Errorf("refdata: prices of chain %d: %w", a.chain.ID, err)
-		a.pricesFailing = a.noteFailure(a.pricesFailing, "price refresh failing; keeping last prices", err)
+		a.pricesFailing = a.noteFailure(a.pricesFailing, "price refresh failing; keeping last prices until they are too old", err)
 		return err
 	}
 	a.pricesFailing = a.noteRecovery(a.pricesFailing, "price refresh recovered")
-	a.state.publishPrices(fresh, a.cfg.Now())
 	return nil
 }
 
@@ -170,4 +208,6 @@ const (
 	DefaultPriceInterval  = 15 * time.Second
 	DefaultGasInterval    = 10 * time.Second
 	DefaultRefreshTimeout = 5 * time.Second
+	// DefaultPriceMaxAge is how old a price may be and still be served.
+	DefaultPriceMaxAge = 5 * time.Minute
 )

@@ -39,7 +39,12 @@ type Config struct {
 	Prices         prices.Source // required
 	Gas            gas.Oracle    // required
 	Logger         *slog.Logger  // default slog.Default()
-	// Now stamps price snapshots; default time.Now.
+	// MaxAge is how old a price may be, from its observation, and still be
+	// served: an older one is absent from Price and Prices (and dropped by
+	// its chain's actor, which moves the version). Default
+	// DefaultPriceMaxAge.
+	MaxAge time.Duration
+	// Now stamps price snapshots and judges prices' age; default time.Now.
 	Now func() time.Time
 	// CacheSize is the entries each ristretto cache (prices, gas) holds;
 	// 0 sizes each at twice what the registry has (tokens, chains) plus
@@ -57,6 +62,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.GasInterval <= 0 {
 		c.GasInterval = DefaultGasInterval
+	}
+	if c.MaxAge <= 0 {
+		c.MaxAge = DefaultPriceMaxAge
 	}
 	if c.RefreshTimeout <= 0 {
 		c.RefreshTimeout = DefaultRefreshTimeout
@@ -78,7 +86,7 @@ type Service struct {
 	stopped    chan struct{} // closed when the supervisor and its children are gone
 	cancelRun  context.CancelFunc
 	states     map[uint64]*chainState // fixed at Start, read without locks
-	priceCache *ristretto.Cache[string, float64]
+	priceCache *ristretto.Cache[string, prices.Price]
 	gasCache   *ristretto.Cache[uint64, *gasEntry]
 	stopOnce   sync.Once
 }
@@ -99,7 +107,7 @@ func Start(ctx context.Context, sys *actor.ActorSystem, reg *registry.Registry, 
 	for _, c := range chains {
 		tokens += len(reg.Tokens(c.ID))
 	}
-	priceCache, err := newCache[string, float64](cacheCapacity(cfg.CacheSize, tokens))
+	priceCache, err := newCache[string, prices.Price](cacheCapacity(cfg.CacheSize, tokens))
 	if err != nil {
 		return nil, fmt.Errorf("refdata: price cache: %w", err)
 	}
@@ -121,7 +129,7 @@ func Start(ctx context.Context, sys *actor.ActorSystem, reg *registry.Registry, 
 	templates := make([]*chainActor, 0, len(chains))
 	readies := make([]actors.Reply[error], 0, len(chains))
 	for _, c := range chains {
-		st := &chainState{id: c.ID, priceCache: priceCache, gasCache: gasCache}
+		st := &chainState{id: c.ID, priceCache: priceCache, gasCache: gasCache, maxAge: cfg.MaxAge, now: cfg.Now}
 		s.states[c.ID] = st
 		ready := actors.NewReply[error]()
 		readies = append(readies, ready)
@@ -180,7 +188,8 @@ func (s *Service) CacheStats(visit func(cache string, hits, misses uint64)) {
 	visit("refdata_gas", s.gasCache.Metrics.Hits(), s.gasCache.Metrics.Misses())
 }
 
-// Price returns the USD price of a token, the address in any case.
+// Price returns the USD price of a token, the address in any case; a price
+// older than the maximum age is absent.
 func (s *Service) Price(chainID uint64, tokenAddress string) (float64, bool) {
 	st, ok := s.states[chainID]
 	if !ok {
@@ -189,18 +198,15 @@ func (s *Service) Price(chainID uint64, tokenAddress string) (float64, bool) {
 	return st.price(strings.ToLower(tokenAddress))
 }
 
-// Prices returns the current price snapshot of a chain. The map is shared:
-// callers must not modify it.
+// Prices returns the current price snapshot of a chain, without the prices
+// older than the maximum age. The maps are shared: callers must not modify
+// them.
 func (s *Service) Prices(chainID uint64) (prices.Snapshot, bool) {
 	st, ok := s.states[chainID]
 	if !ok {
 		return prices.Snapshot{}, false
 	}
-	snap := st.prices.Load()
-	if snap == nil {
-		return prices.Snapshot{}, false
-	}
-	return *snap, true
+	return st.snapshot(st.now())
 }
 
 // Gas returns the current gas record of a chain; chains without an EVM gas

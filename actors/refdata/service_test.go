@@ -33,7 +33,7 @@ type fakePrices struct {
 	calls atomic.Int64
 }
 
-func (f *fakePrices) Prices(ctx context.Context, chainID uint64) (map[string]float64, error) {
+func (f *fakePrices) Prices(ctx context.Context, chainID uint64) (map[string]prices.Price, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	scale, drop, err, block := f.scale, f.drop, f.err, f.block
@@ -45,11 +45,11 @@ func (f *fakePrices) Prices(ctx context.Context, chainID uint64) (map[string]flo
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]float64{}
+	out := map[string]prices.Price{}
 	for i, t := range f.reg.Tokens(chainID) {
 		if addr := strings.ToLower(t.Address); addr != drop {
 			// Mixed case on purpose: the service must normalise keys.
-			out[strings.ToUpper(addr[:2])+addr[2:]] = scale * float64(i+1)
+			out[strings.ToUpper(addr[:2])+addr[2:]] = prices.Price{USD: scale * float64(i+1)}
 		}
 	}
 	return out, nil
@@ -398,6 +398,25 @@ func TestStartIsBoundedByItsContext(t *testing.T) {
 	}
 }
 
+// referencePrices prices every token at the registry's reference price,
+// observed at a fixed time.
+type referencePrices struct {
+	reg *registry.Registry
+	at  time.Time
+}
+
+func (r referencePrices) Prices(_ context.Context, chainID uint64) (map[string]prices.Price, error) {
+	out := map[string]prices.Price{}
+	for _, t := range r.reg.Tokens(chainID) {
+		p, err := strconv.ParseFloat(t.PriceUSD, 64)
+		if err != nil {
+			return nil, err
+		}
+		out[strings.ToLower(t.Address)] = prices.Price{USD: p, ObservedAt: r.at}
+	}
+	return out, nil
+}
+
 func TestStartWithSandboxSources(t *testing.T) {
 	at := time.Date(2025, 3, 1, 10, 17, 0, 0, time.UTC)
 	clock := func() time.Time { return at }
@@ -405,10 +424,7 @@ func TestStartWithSandboxSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := prices.NewSandbox(reg, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := referencePrices{reg: reg, at: at}
 	oracle := simgas.NewSandbox(clock)
 	f := start(t, func(c *Config) {
 		c.Prices = src
@@ -424,7 +440,7 @@ func TestStartWithSandboxSources(t *testing.T) {
 			t.Fatalf("chain %d: %d prices, want %d", c.ID, len(snap.ByAddress), len(want))
 		}
 		for addr, p := range want {
-			if got, _ := f.svc.Price(c.ID, addr); got != p {
+			if got, _ := f.svc.Price(c.ID, addr); got != p.USD {
 				t.Errorf("chain %d %s: %v, want %v", c.ID, addr, got, p)
 			}
 		}

@@ -29,8 +29,16 @@ type chainState struct {
 	id         uint64
 	prices     atomic.Pointer[prices.Snapshot]
 	gas        atomic.Pointer[gasEntry]
-	priceCache *ristretto.Cache[string, float64]
+	priceCache *ristretto.Cache[string, prices.Price]
 	gasCache   *ristretto.Cache[uint64, *gasEntry]
+	// versions hands out price snapshot versions: the actor's snapshots and
+	// the readers' expired-price copies (see Service.Prices) each draw a
+	// new one, so that one version never stands for two sets of prices.
+	versions atomic.Uint64
+	// maxAge is how old a price may be and still be served; now is the
+	// clock it is judged by.
+	maxAge time.Duration
+	now    func() time.Time
 }
 
 // priceKey is the ristretto key of one token's price.
@@ -38,35 +46,133 @@ func priceKey(chainID uint64, lowerAddress string) string {
 	return strconv.FormatUint(chainID, 10) + ":" + lowerAddress
 }
 
-// publishPrices installs a new snapshot when any value differs from the
-// current one and reports whether it did.
-func (st *chainState) publishPrices(fresh map[string]float64, now time.Time) bool {
-	byAddress := make(map[string]float64, len(fresh))
-	for addr, p := range fresh {
-		byAddress[strings.ToLower(addr)] = p
-	}
+// publishPrices installs a source's answer, received at now, and reports
+// whether the servable values changed (and the version with them). A
+// complete answer replaces the chain's prices: a token it leaves out is no
+// longer priced. A partial one (the source answered with an error) is
+// merged into them: a price it does not renew stays until it is older than
+// maxAge, and a token keeps its newest observation. Prices observed too
+// long ago are dropped either way; answers without an observation time are
+// stamped now.
+func (st *chainState) publishPrices(fresh map[string]prices.Price, complete bool, now time.Time) bool {
 	old := st.prices.Load()
-	if old != nil && maps.Equal(old.ByAddress, byAddress) {
+	merged := make(map[string]prices.Price, len(fresh))
+	if old != nil && !complete {
+		for addr, usd := range old.ByAddress {
+			merged[addr] = prices.Price{USD: usd, ObservedAt: old.ObservedAt[addr], LogoURI: old.Logos[addr]}
+		}
+	}
+	for addr, p := range fresh {
+		if p.ObservedAt.IsZero() {
+			p.ObservedAt = now
+		}
+		addr = strings.ToLower(addr)
+		if prev, ok := merged[addr]; ok && prev.ObservedAt.After(p.ObservedAt) {
+			continue
+		}
+		merged[addr] = p
+	}
+	return st.install(old, merged, now)
+}
+
+// expirePrices drops the prices that are too old at now and reports
+// whether any was dropped.
+func (st *chainState) expirePrices(now time.Time) bool {
+	old := st.prices.Load()
+	if old == nil || old.ExpiresAt.IsZero() || !now.After(old.ExpiresAt) {
 		return false
 	}
-	next := &prices.Snapshot{Version: 1, ByAddress: byAddress, UpdatedAt: now}
-	if old != nil {
-		next.Version = old.Version + 1
+	merged := make(map[string]prices.Price, len(old.ByAddress))
+	for addr, usd := range old.ByAddress {
+		merged[addr] = prices.Price{USD: usd, ObservedAt: old.ObservedAt[addr], LogoURI: old.Logos[addr]}
 	}
+	return st.install(old, merged, now)
+}
+
+// install publishes the servable part of merged. A snapshot whose values
+// (prices and logos) equal the current one's keeps its version and
+// UpdatedAt; only its observation times move.
+func (st *chainState) install(old *prices.Snapshot, merged map[string]prices.Price, now time.Time) bool {
+	next := &prices.Snapshot{ByAddress: make(map[string]float64, len(merged)),
+		ObservedAt: make(map[string]time.Time, len(merged))}
+	for addr, p := range merged {
+		if !prices.Fresh(p.ObservedAt, now, st.maxAge) {
+			continue
+		}
+		next.ByAddress[addr] = p.USD
+		next.ObservedAt[addr] = p.ObservedAt
+		if p.LogoURI != "" {
+			if next.Logos == nil {
+				next.Logos = map[string]string{}
+			}
+			next.Logos[addr] = p.LogoURI
+		}
+		if exp := p.ObservedAt.Add(st.maxAge); st.maxAge > 0 && (next.ExpiresAt.IsZero() || exp.Before(next.ExpiresAt)) {
+			next.ExpiresAt = exp
+		}
+	}
+	if old == nil && len(next.ByAddress) == 0 {
+		return false // nothing ever priced: no snapshot yet
+	}
+	if old != nil && maps.Equal(old.ByAddress, next.ByAddress) && maps.Equal(old.Logos, next.Logos) {
+		next.Version, next.UpdatedAt = old.Version, old.UpdatedAt
+		st.prices.Store(next)
+		st.cachePrices(old, next)
+		return false
+	}
+	next.Version, next.UpdatedAt = st.versions.Add(1), now
 	st.prices.Store(next)
-	for addr, p := range byAddress {
-		st.priceCache.Set(priceKey(st.id, addr), p, 1)
+	st.cachePrices(old, next)
+	return true
+}
+
+// cachePrices mirrors a snapshot into the ristretto cache.
+func (st *chainState) cachePrices(old, next *prices.Snapshot) {
+	for addr, usd := range next.ByAddress {
+		st.priceCache.Set(priceKey(st.id, addr), prices.Price{USD: usd, ObservedAt: next.ObservedAt[addr]}, 1)
 	}
 	if old != nil {
 		for addr := range old.ByAddress {
-			if _, still := byAddress[addr]; !still {
+			if _, still := next.ByAddress[addr]; !still {
 				st.priceCache.Del(priceKey(st.id, addr))
 			}
 		}
 	}
 	// Make the writes visible before the refresh counts as done.
 	st.priceCache.Wait()
-	return true
+}
+
+// snapshot is the published snapshot as a reader may serve it at now: when
+// a price in it has expired and the actor has not yet dropped it (its
+// expiry is on the way, or the actor is busy refreshing), a copy without
+// the expired prices, under a version of its own.
+func (st *chainState) snapshot(now time.Time) (prices.Snapshot, bool) {
+	snap := st.prices.Load()
+	if snap == nil {
+		return prices.Snapshot{}, false
+	}
+	if snap.ExpiresAt.IsZero() || !now.After(snap.ExpiresAt) {
+		return *snap, true
+	}
+	cp := prices.Snapshot{Version: st.versions.Add(1), ByAddress: make(map[string]float64, len(snap.ByAddress)),
+		ObservedAt: make(map[string]time.Time, len(snap.ByAddress)), UpdatedAt: snap.UpdatedAt}
+	for addr, usd := range snap.ByAddress {
+		obs := snap.ObservedAt[addr]
+		if !prices.Fresh(obs, now, st.maxAge) {
+			continue
+		}
+		cp.ByAddress[addr], cp.ObservedAt[addr] = usd, obs
+		if logo, ok := snap.Logos[addr]; ok {
+			if cp.Logos == nil {
+				cp.Logos = map[string]string{}
+			}
+			cp.Logos[addr] = logo
+		}
+		if exp := obs.Add(st.maxAge); cp.ExpiresAt.IsZero() || exp.Before(cp.ExpiresAt) {
+			cp.ExpiresAt = exp
+		}
+	}
+	return cp, true
 }
 
 // publishGas installs a new record when its figures differ from the current
@@ -89,13 +195,26 @@ func (st *chainState) publishGas(rec gas.Record) bool {
 // price reads the published snapshot first: an atomic load and a map
 // lookup allocate nothing, where the ristretto key would be a string built
 // per call, and prices are read for every leg of every quote. The cache
-// answers only before the first snapshot.
+// answers only before the first snapshot. A price older than maxAge is
+// absent, whether or not the actor has dropped it yet.
 func (st *chainState) price(lowerAddress string) (float64, bool) {
 	if snap := st.prices.Load(); snap != nil {
 		p, ok := snap.ByAddress[lowerAddress]
-		return p, ok
+		if !ok {
+			return 0, false
+		}
+		if !snap.ExpiresAt.IsZero() {
+			if now := st.now(); now.After(snap.ExpiresAt) && !prices.Fresh(snap.ObservedAt[lowerAddress], now, st.maxAge) {
+				return 0, false
+			}
+		}
+		return p, true
 	}
-	return st.priceCache.Get(priceKey(st.id, lowerAddress))
+	p, ok := st.priceCache.Get(priceKey(st.id, lowerAddress))
+	if !ok || !prices.Fresh(p.ObservedAt, st.now(), st.maxAge) {
+		return 0, false
+	}
+	return p.USD, true
 }
 
 func (st *chainState) gasRecord() (gas.Record, bool) {

@@ -37,6 +37,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.IntVar(&cfg.AnonReadPerMin, "anon-read-per-min", cfg.AnonReadPerMin, "anonymous read-bucket limit per IP per minute")
 	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "comma-separated proxy addresses/CIDRs whose X-Forwarded-For is trusted")
 	fs.DurationVar(&cfg.PriceInterval, "price-interval", cfg.PriceInterval, "price refresh interval")
+	fs.DurationVar(&cfg.PriceMaxAge, "price-max-age", cfg.PriceMaxAge, "how old a price may be, from its observation, and still be served; older, priceUSD and the USD figures valued with it are absent")
 	fs.DurationVar(&cfg.GasInterval, "gas-interval", cfg.GasInterval, "gas price refresh interval")
 	fs.DurationVar(&cfg.RefreshTimeout, "refdata-refresh-timeout", cfg.RefreshTimeout, "timeout of one price or gas read by the reference-data refreshers")
 	fs.IntVar(&cfg.RefdataCacheSize, "refdata-cache-size", cfg.RefdataCacheSize, "entries of each reference-data cache, prices and gas (0: twice the registry's tokens or chains, plus 16)")

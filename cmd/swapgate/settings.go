@@ -70,6 +70,14 @@ var serveSettings = []setting{
 	intIn(func(c *app.Config) int { return c.AnonReadPerMin }, "anon-read-per-min", 0, 1_000_000_000),
 	{"trusted-proxies", func(c *app.Config) error { _, err := app.ParseTrustedProxies(c.TrustedProxies); return err }},
 	durIn(func(c *app.Config) time.Duration { return c.PriceInterval }, "price-interval", 100*time.Millisecond, time.Hour),
+	{"price-max-age", func(c *app.Config) error {
+		// Older than the interval, or every price would vanish between two
+		// refreshes.
+		if v := c.PriceMaxAge; v <= c.PriceInterval || v > 24*time.Hour {
+			return fmt.Errorf("must be longer than --price-interval (%v) and at most 24h0m0s, got %v", c.PriceInterval, v)
+		}
+		return nil
+	}},
 	durIn(func(c *app.Config) time.Duration { return c.GasInterval }, "gas-interval", 100*time.Millisecond, time.Hour),
 	durIn(func(c *app.Config) time.Duration { return c.RefreshTimeout }, "refdata-refresh-timeout", 100*time.Millisecond, time.Minute),
 	intZeroOrIn(func(c *app.Config) int { return c.RefdataCacheSize }, "refdata-cache-size", 16, 1<<20),

@@ -34,6 +34,8 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{[]string{"--anon-read-per-min", "-1"}, []string{"--anon-read-per-min: must be between 0 and 1000000000, got -1"}},
 		{[]string{"--trusted-proxies", "10.0.0.0/33"}, []string{`--trusted-proxies: app: trusted proxy "10.0.0.0/33"`}},
 		{[]string{"--price-interval", "0s"}, []string{"--price-interval: must be between 100ms and 1h0m0s, got 0s"}},
+		{[]string{"--price-max-age", "15s"}, []string{"--price-max-age: must be longer than --price-interval (15s) and at most 24h0m0s, got 15s"}},
+		{[]string{"--price-max-age", "25h"}, []string{"--price-max-age: must be longer than --price-interval (15s) and at most 24h0m0s, got 25h0m0s"}},
 		{[]string{"--gas-interval", "2h"}, []string{"--gas-interval: must be between 100ms and 1h0m0s, got 2h0m0s"}},
 		{[]string{"--refdata-refresh-timeout", "0s"}, []string{"--refdata-refresh-timeout: must be between 100ms and 1m0s, got 0s"}},
 		{[]string{"--refdata-cache-size", "3"}, []string{"--refdata-cache-size: must be 0 (the default) or between 16 and 1048576, got 3"}},

@@ -1035,8 +1035,8 @@ export interface components {
             logoURI: string;
             /** @description The asset's key across chains (USDC on every chain has the same coinKey). */
             coinKey: string;
-            /** @description USD price as a decimal string: the live price where the price feed has one, the registry's reference price otherwise. */
-            priceUSD: string;
+            /** @description USD price as a decimal string, the live price: in live mode from the upstreams' token lists, in sandbox mode the sandbox's deterministic price. Absent when no price observed within the service's maximum price age (serve --price-max-age) is known; never a stale or reference figure. */
+            priceUSD?: string;
         };
         /**
          * @description EVM for EVM chains, SVM for Solana, UTXO for Bitcoin, MVM for Sui, INTENTS for chains reached only through the intents provider.
@@ -1141,8 +1141,8 @@ export interface components {
             address: string;
             symbol: string;
             decimals: number;
-            /** @description USD price as a decimal string: the live price the quote was priced with. */
-            priceUSD: string;
+            /** @description USD price as a decimal string: the live price the quote was priced with. Absent when the token has no price fresh enough to serve. */
+            priceUSD?: string;
         };
         CostToken: {
             address: string;
@@ -1160,8 +1160,8 @@ export interface components {
             limit?: string;
             /** @description Cost in the native coin's base units. */
             amount: string;
-            /** @description Cost in USD: 2 decimals from 1 USD on, 6 below. */
-            amountUSD: string;
+            /** @description Cost in USD: 2 decimals from 1 USD on, 6 below. Absent when the gas coin has no price fresh enough to value it. */
+            amountUSD?: string;
             token: components["schemas"]["CostToken"];
         };
         FeeCost: {
@@ -1169,8 +1169,8 @@ export interface components {
             description?: string;
             /** @description Fee in the token's base units. */
             amount: string;
-            /** @description Fee in USD. */
-            amountUSD: string;
+            /** @description Fee in USD. Absent when the fee's token has no price fresh enough to value it. */
+            amountUSD?: string;
             /** @description Share of the amount as a decimal fraction in a string (0.003 is 0.3%). */
             percentage: string;
             /** @description Whether the fee is already taken from toAmount. */
@@ -1237,12 +1237,12 @@ export interface components {
                 tool: string;
                 /** @description Base units. */
                 fromAmount: string;
-                /** @description USD value of fromAmount. */
-                fromAmountUSD: string;
+                /** @description USD value of fromAmount. Absent when the input token has no price fresh enough to value it. */
+                fromAmountUSD?: string;
                 /** @description Expected output in base units, net of every fee (the partner fee included). */
                 toAmount: string;
-                /** @description USD value of toAmount. */
-                toAmountUSD: string;
+                /** @description USD value of toAmount. Absent when the output token has no price fresh enough to value it. */
+                toAmountUSD?: string;
                 /** @description Least output after slippage, base units. */
                 toAmountMin: string;
                 /** @description The spender an ERC-20 input must be approved to (not transactionRequest.to); null when the input needs no approval (native inputs, intents deposits). */
@@ -1300,12 +1300,12 @@ export interface components {
                 tool: string;
                 /** @description Base units. */
                 fromAmount: string;
-                /** @description USD value of fromAmount. */
-                fromAmountUSD: string;
+                /** @description USD value of fromAmount. Absent when the input token has no price fresh enough to value it. */
+                fromAmountUSD?: string;
                 /** @description Expected output in base units, net of every fee (the partner fee included). */
                 toAmount: string;
-                /** @description USD value of toAmount. */
-                toAmountUSD: string;
+                /** @description USD value of toAmount. Absent when the output token has no price fresh enough to value it. */
+                toAmountUSD?: string;
                 /** @description Least output after slippage, base units. */
                 toAmountMin: string;
                 /** @description The spender an ERC-20 input must be approved to (not transactionRequest.to); null when the input needs no approval (native inputs, intents deposits). */
@@ -2220,10 +2220,10 @@ export interface components {
             toToken: string;
             fromAmount: string;
             toAmount: string;
-            /** @description The partner's fee in USD. */
-            feeUsd: string;
-            /** @description USD. */
-            volumeUsd: string;
+            /** @description The partner's fee in USD, valued when it was quoted. Absent when it could not be valued (no price fresh enough). */
+            feeUsd?: string;
+            /** @description USD, valued when it was quoted. Absent when it could not be valued (no price fresh enough). */
+            volumeUsd?: string;
             /** Format: date-time */
             createdAt: string;
         };

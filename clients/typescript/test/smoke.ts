@@ -266,6 +266,9 @@ async function main(): Promise<void> {
   const evm = earnings.pending.find((p) => p.ecosystem === "evm");
   assert.ok(evm !== undefined, "the quote's fee is pending on evm");
   assert.equal(evm.rowCount, 1, "one fee-bearing quote, one earnings row (the refused quote earned nothing)");
+  // A sandbox fee is always valued (its prices never go stale); a live one
+  // without a fresh price would have no amountUSD.
+  assert.ok(fee.amountUSD !== undefined, "the sandbox fee is valued in USD");
   assert.equal(units(evm.totalUsd, 6), units(fee.amountUSD, 6), `earned ${evm.totalUsd}, the quote's fee ${fee.amountUSD}`);
   step("earnings", `${evm.totalUsd} USD pending on evm`);
 

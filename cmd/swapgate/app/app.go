@@ -42,7 +42,6 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
-	"github.com/swapgate/swapgate/routing/domain/prices"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/swap"
@@ -83,6 +82,9 @@ type Config struct {
 	TrustedProxies string
 	PriceInterval  time.Duration
 	GasInterval    time.Duration
+	// PriceMaxAge is how old a price may be, from its observation, and
+	// still be served (see refdata.Config.MaxAge).
+	PriceMaxAge time.Duration
 	// RefreshTimeout bounds one price or gas read of the reference data's
 	// refreshers; RefdataCacheSize is the entries of each of their caches
 	// (0: sized from the registry). See refdata.Config.
@@ -178,6 +180,7 @@ func DefaultConfig() Config {
 		AnonHeavyPerMin:    ec.AnonHeavyPerMin,
 		AnonReadPerMin:     ec.AnonReadPerMin,
 		PriceInterval:      refdata.DefaultPriceInterval,
+		PriceMaxAge:        refdata.DefaultPriceMaxAge,
 		GasInterval:        refdata.DefaultGasInterval,
 		RefreshTimeout:     refdata.DefaultRefreshTimeout,
 		IdempotencyWait:    ec.IdempotencyWait,
@@ -265,13 +268,13 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	priceSource, err := prices.NewSandbox(reg, time.Now)
+	prices, err := priceSource(reg, cfg)
 	if err != nil {
 		return nil, err
 	}
 	a.ref, err = refdata.Start(ctx, a.sys, reg, refdata.Config{
-		PriceInterval: cfg.PriceInterval, GasInterval: cfg.GasInterval, RefreshTimeout: cfg.RefreshTimeout,
-		CacheSize: cfg.RefdataCacheSize, Prices: priceSource, Gas: oracle, Logger: a.log,
+		PriceInterval: cfg.PriceInterval, MaxAge: cfg.PriceMaxAge, GasInterval: cfg.GasInterval, RefreshTimeout: cfg.RefreshTimeout,
+		CacheSize: cfg.RefdataCacheSize, Prices: prices, Gas: oracle, Logger: a.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("app: start reference data: %w", err)

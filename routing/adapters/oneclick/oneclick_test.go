@@ -28,6 +28,14 @@ type recorded struct {
 	path   string
 	header http.Header
 	body   map[string]any
+	n      int // requests seen
+}
+
+// count is how many requests the fake upstream has seen.
+func (r *recorded) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
 }
 
 func (r *recorded) get() (string, string, http.Header, map[string]any) {
@@ -50,6 +58,7 @@ func replay(t *testing.T, status int, fixture string) (*httptest.Server, *record
 		_ = json.Unmarshal(raw, &m)
 		rec.mu.Lock()
 		rec.method, rec.path, rec.header, rec.body = r.Method, r.URL.Path, r.Header.Clone(), m
+		rec.n++
 		rec.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)

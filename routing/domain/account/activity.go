@@ -55,18 +55,29 @@ type Activity struct {
 	FeeMicroUSD    int64     `json:"feeMicroUsd"`
 	VolumeMicroUSD int64     `json:"volumeMicroUsd"`
 	CreatedAt      time.Time `json:"createdAt"`
+	// FeeUSDUnknown and VolumeUSDUnknown mark a figure that could not be
+	// valued (its price was absent or too old): the figure is then zero,
+	// counts for nothing in sums and is not shown as a USD amount.
+	FeeUSDUnknown    bool `json:"feeUsdUnknown,omitempty"`
+	VolumeUSDUnknown bool `json:"volumeUsdUnknown,omitempty"`
 	// Earning is set when the quote carried a partner fee: it is the
 	// partner's ledger row for that fee.
 	Earning *Earning `json:"earning,omitempty"`
 }
 
 // Earning is a partner fee earned on one quote: the ecosystem it settles
-// in, the fee in base units of FeeToken, and its settlement state. The
-// settlement fields are set when it settles.
+// in, the fee in base units of FeeToken, the USD price of one whole
+// FeeToken it was valued at, and its settlement state. The settlement
+// fields are set when it settles.
 type Earning struct {
-	Ecosystem    string    `json:"ecosystem"`
-	FeeToken     string    `json:"feeToken"`
-	FeeAmount    string    `json:"feeAmount"`
+	Ecosystem string `json:"ecosystem"`
+	FeeToken  string `json:"feeToken"`
+	FeeAmount string `json:"feeAmount"`
+	// PriceUSD is the decimal USD price of one whole FeeToken that the
+	// activity's FeeMicroUSD was valued at, kept so that the figure can be
+	// explained later whatever the price did since; "" when the fee could
+	// not be valued (and on records written before it was kept).
+	PriceUSD     string    `json:"priceUsd,omitempty"`
 	State        string    `json:"state"`
 	SettledBatch string    `json:"settledBatch,omitempty"`
 	SettledTo    string    `json:"settledTo,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
@@ -50,6 +51,21 @@ func FeeMicroUSD(fee, output *big.Int, outputUSD float64) int64 {
 	}
 	share, _ := new(big.Rat).SetFrac(fee, output).Float64()
 	return MicroUSD(share * outputUSD)
+}
+
+// UnitPriceUSD is the USD price of one whole token that values amount base
+// units (of a token with decimals) at amountUSD, as a decimal string: the
+// price a fee valued by FeeMicroUSD was valued at. It is "" when the amount
+// is not positive.
+func UnitPriceUSD(amount *big.Int, decimals uint8, amountUSD float64) string {
+	if amount == nil || amount.Sign() <= 0 {
+		return ""
+	}
+	whole, _ := new(big.Rat).SetFrac(amount, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil)).Float64()
+	if whole <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(amountUSD/whole, 'f', -1, 64)
 }
 
 // MicroUSD converts a USD figure to integer micro-USD, rounding half away

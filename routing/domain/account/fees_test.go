@@ -75,3 +75,22 @@ func TestCheckBounds(t *testing.T) {
 		}
 	}
 }
+
+func TestUnitPriceUSD(t *testing.T) {
+	for _, tt := range []struct {
+		amount   int64
+		decimals uint8
+		usd      float64
+		want     string
+	}{
+		{amount: 990_000, decimals: 6, usd: 0.99, want: "1"},
+		{amount: 2_000_000, decimals: 6, usd: 1.9997, want: "0.99985"},
+		{amount: 5e17, decimals: 18, usd: 1700, want: "3400"},
+		{amount: 0, decimals: 6, usd: 1, want: ""},
+		{amount: -5, decimals: 6, usd: 1, want: ""},
+	} {
+		if got := UnitPriceUSD(big.NewInt(tt.amount), tt.decimals, tt.usd); got != tt.want {
+			t.Errorf("UnitPriceUSD(%d, %d, %v) = %q, want %q", tt.amount, tt.decimals, tt.usd, got, tt.want)
+		}
+	}
+}

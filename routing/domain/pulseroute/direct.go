@@ -74,7 +74,7 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 		PreFeeToAmount:    preFee,
 		PartnerFee:        partnerFee,
 		FromAmountUSD:     inUSD,
-		ToAmountUSD:       p.usdOrZero(out, req.ToToken),
+		ToAmountUSD:       p.usdOrUnknown(out, req.ToToken),
 		GasCosts:          append(g.Costs, p.messagingCost(req.From, payment)),
 		FeeCosts:          p.m.ToolFeeCosts(t, req, inUSD),
 		ExecutionDuration: t.DurationSec,
@@ -85,7 +85,7 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 		r.ExecutionDuration += pricing.BlockSeconds(req.To)
 	}
 	if req.FeeBps > 0 {
-		r.FeeCosts = append(r.FeeCosts, pricing.PartnerFeeCost(req, partnerFee, p.usdOrZero(partnerFee, req.ToToken)))
+		r.FeeCosts = append(r.FeeCosts, pricing.PartnerFeeCost(req, partnerFee, p.usdOrUnknown(partnerFee, req.ToToken)))
 	}
 	if r.ToAmountUSD > 0 {
 		if err := pricing.CheckGas(provider, t.Key, r); err != nil {
@@ -175,7 +175,7 @@ func (p *Provider) directOutbound(ctx context.Context, req *quote.Request, t *to
 		PreFeeToAmount:    new(big.Int).Set(amount),
 		PartnerFee:        new(big.Int),
 		FromAmountUSD:     inUSD,
-		ToAmountUSD:       p.usdOrZero(amount, req.ToToken),
+		ToAmountUSD:       p.usdOrUnknown(amount, req.ToToken),
 		GasCosts:          append(g.Costs, p.messagingCost(req.From, payment)),
 		ExecutionDuration: t.DurationSec,
 	}
@@ -222,7 +222,7 @@ func (p *Provider) pulseXFeeCost(bridged *big.Int, bps int) quote.FeeCost {
 		Included:    true,
 	}
 	if usdch != nil {
-		fc.AmountUSD = p.usdOrZero(amount, usdch)
+		fc.AmountUSD = p.usdOrUnknown(amount, usdch)
 	}
 	return fc
 }

@@ -127,18 +127,18 @@ func (l *LiveMarket) TokenPrice(t *registry.Token) (float64, bool) {
 	return p, true
 }
 
-// usdOrZero values an amount, 0 without a price.
-func (l *LiveMarket) usdOrZero(amount *big.Int, t *registry.Token) float64 {
+// usdOrUnknown values an amount, quote.NoUSD without a fresh price.
+func (l *LiveMarket) usdOrUnknown(amount *big.Int, t *registry.Token) float64 {
 	if p, ok := l.TokenPrice(t); ok {
 		return pricing.USDOf(amount, t, p)
 	}
-	return 0
+	return quote.NoUSD()
 }
 
-// InputUSD values the input at the reference price, 0 without one; live
-// routes keep no floor and need no price.
+// InputUSD values the input at the reference price, quote.NoUSD without
+// one; live routes keep no floor and need no price.
 func (l *LiveMarket) InputUSD(_ string, req *quote.Request, _ *tools.Tool, _ bool) (float64, error) {
-	return l.usdOrZero(req.FromAmount, req.FromToken), nil
+	return l.usdOrUnknown(req.FromAmount, req.FromToken), nil
 }
 
 // GasCosts prices the transaction at the gas oracle's price, valued at the
@@ -153,7 +153,10 @@ func (l *LiveMarket) GasCosts(_, _ string, c *registry.Chain, sendGas uint64, ap
 	if !ok {
 		return pricing.GasQuote{SendLimit: pricing.WithMargin(sendGas)}, nil
 	}
-	np, _ := l.TokenPrice(native)
+	np, ok := l.TokenPrice(native)
+	if !ok {
+		np = quote.NoUSD() // the costs' USD figures are left out
+	}
 	g := pricing.PlanGas(price, native, np, sendGas, approve)
 	return g.Quote(), nil
 }
@@ -194,7 +197,7 @@ func (l *LiveMarket) SwapToUSDC(ctx context.Context, req *quote.Request, warp *t
 		tool = r.Tool
 	}
 	return &Step1{
-		InUSD: l.usdOrZero(req.FromAmount, req.FromToken), PreFee: r.PreFeeToAmount, Net: r.ToAmount,
+		InUSD: l.usdOrUnknown(req.FromAmount, req.FromToken), PreFee: r.PreFeeToAmount, Net: r.ToAmount,
 		GasCosts: r.GasCosts, FeeCosts: r.FeeCosts, ListsPartnerFee: req.FeeBps > 0,
 		Duration: r.ExecutionDuration, ApprovalAddress: r.ApprovalAddress, ToolName: tool, Tx: r.Tx,
 	}, nil

@@ -65,7 +65,7 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 		PreFeeToAmount:    preFee,
 		PartnerFee:        partnerFee,
 		FromAmountUSD:     inUSD,
-		ToAmountUSD:       p.usdOrZero(out, req.ToToken),
+		ToAmountUSD:       p.usdOrUnknown(out, req.ToToken),
 		GasCosts:          s1.GasCosts,
 		FeeCosts:          append(s1.FeeCosts, p.m.ToolFeeCosts(t, req, inUSD)...),
 		ExecutionDuration: s1.Duration + t.DurationSec,
@@ -76,7 +76,7 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 		r.ExecutionDuration += pricing.BlockSeconds(req.To)
 	}
 	if req.FeeBps > 0 && !s1.ListsPartnerFee {
-		r.FeeCosts = append(r.FeeCosts, pricing.PartnerFeeCost(req, partnerFee, p.usdOrZero(partnerFee, req.ToToken)))
+		r.FeeCosts = append(r.FeeCosts, pricing.PartnerFeeCost(req, partnerFee, p.usdOrUnknown(partnerFee, req.ToToken)))
 	}
 	if r.ToAmountUSD > 0 {
 		if err := pricing.CheckGas(provider, t.Key, r); err != nil {

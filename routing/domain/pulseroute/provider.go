@@ -217,7 +217,7 @@ func chainStateError(what string, err error) error {
 // cost in the source chain's native coin.
 func (p *Provider) messagingCost(c *registry.Chain, payment *big.Int) quote.GasCost {
 	native, _ := p.reg.Token(c.ID, "native")
-	g := quote.GasCost{Type: "FEE", Amount: payment, Token: native}
+	g := quote.GasCost{Type: "FEE", Amount: payment, Token: native, AmountUSD: quote.NoUSD()}
 	if native != nil {
 		if price, ok := p.m.TokenPrice(native); ok {
 			g.AmountUSD = pricing.USDOf(payment, native, price)
@@ -235,12 +235,12 @@ func evmRecipient(req *quote.Request) (common.Address, error) {
 	return common.HexToAddress(req.ToAddress), nil
 }
 
-// usdOrZero values an amount at the token's price, 0 when it has none:
-// pulseroute amounts come from chain state, so a missing price only blanks
-// the USD figure.
-func (p *Provider) usdOrZero(amount *big.Int, t *registry.Token) float64 {
+// usdOrUnknown values an amount at the token's price, quote.NoUSD when it
+// has none (never observed, or too old): pulseroute amounts come from chain
+// state, so a missing price only leaves the USD figure out.
+func (p *Provider) usdOrUnknown(amount *big.Int, t *registry.Token) float64 {
 	if price, ok := p.m.TokenPrice(t); ok {
 		return pricing.USDOf(amount, t, price)
 	}
-	return 0
+	return quote.NoUSD()
 }

@@ -62,7 +62,10 @@ func (p *Provider) swapRoute(ctx context.Context, req *quote.Request, t *tools.T
 		}},
 		ExecutionDuration: pricing.BlockSeconds(req.From),
 	}
-	outPrice, _ := p.m.TokenPrice(req.ToToken)
+	outPrice, ok := p.m.TokenPrice(req.ToToken)
+	if !ok {
+		outPrice = quote.NoUSD() // the output's USD figures are left out
+	}
 	pricing.ApplyPartnerFee(r, req, preFee, outPrice)
 	if r.ToAmountUSD > 0 {
 		if err := pricing.CheckGas(provider, t.Key, r); err != nil {

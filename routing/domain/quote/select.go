@@ -2,6 +2,7 @@ package quote
 
 import (
 	"errors"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -52,11 +53,23 @@ const (
 	NearTieSeconds  = 5
 )
 
-// netUSD is the output value less gas, the RECOMMENDED score.
-func netUSD(r *Route) float64 { return r.ToAmountUSD - r.GasUSD() }
+// netUSD is the output value less gas, the RECOMMENDED score; a route
+// whose figures are not known (NoUSD) scores below every known one.
+func netUSD(r *Route) float64 {
+	if v := r.ToAmountUSD - r.GasUSD(); KnownUSD(v) {
+		return v
+	}
+	return math.Inf(-1)
+}
 
-// costUSD is fees plus gas, the CHEAPEST score.
-func costUSD(r *Route) float64 { return r.FeeUSD() + r.GasUSD() }
+// costUSD is fees plus gas, the CHEAPEST score; a route whose costs are
+// not known scores above every known one.
+func costUSD(r *Route) float64 {
+	if v := r.FeeUSD() + r.GasUSD(); KnownUSD(v) {
+		return v
+	}
+	return math.Inf(1)
+}
 
 // better reports whether a ranks before b under order.
 func better(order Order, a, b *Route) bool {

@@ -33,7 +33,8 @@ func (p LivePrices) of(chainID uint64) (map[string]float64, bool) {
 // AppendShapeA appends a route in Shape A, the object GET /v1/quote
 // answers aggregator and intents routes with and GET /v1/routes lists every
 // route in. prices gives the live USD prices of the action's tokens; a
-// token without one shows the registry's reference price.
+// token without one has no priceUSD, and a USD figure that is not known
+// (NoUSD) is left out.
 // estimate.approvalAddress is the ERC-20 spender to approve, or null when
 // the input needs no approval (native inputs).
 func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresAt int64) []byte {
@@ -67,12 +68,10 @@ func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresA
 	b = jsonenc.AppendString(b, rt.Tool)
 	b = append(b, `,"fromAmount":`...)
 	b = appendDecString(b, rt.FromAmount)
-	b = append(b, `,"fromAmountUSD":`...)
-	b = appendUSD(b, rt.FromAmountUSD)
+	b = appendUSDField(b, `,"fromAmountUSD":`, rt.FromAmountUSD)
 	b = append(b, `,"toAmount":`...)
 	b = appendDecString(b, rt.ToAmount)
-	b = append(b, `,"toAmountUSD":`...)
-	b = appendUSD(b, rt.ToAmountUSD)
+	b = appendUSDField(b, `,"toAmountUSD":`, rt.ToAmountUSD)
 	b = append(b, `,"toAmountMin":`...)
 	b = appendDecString(b, rt.ToAmountMin)
 	// A route whose input needs no allowance (a native input, an intents
@@ -105,8 +104,7 @@ func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresA
 		}
 		b = append(b, `,"amount":`...)
 		b = appendDecString(b, g.Amount)
-		b = append(b, `,"amountUSD":`...)
-		b = appendUSD(b, g.AmountUSD)
+		b = appendUSDField(b, `,"amountUSD":`, g.AmountUSD)
 		b = append(b, `,"token":`...)
 		var addr, sym string
 		var dec uint8
@@ -130,8 +128,7 @@ func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresA
 		}
 		b = append(b, `,"amount":`...)
 		b = appendDecString(b, f.Amount)
-		b = append(b, `,"amountUSD":`...)
-		b = appendUSD(b, f.AmountUSD)
+		b = appendUSDField(b, `,"amountUSD":`, f.AmountUSD)
 		b = append(b, `,"percentage":"`...)
 		b = strconv.AppendFloat(b, f.Percentage, 'f', -1, 64)
 		b = append(b, `","included":`...)
@@ -180,8 +177,9 @@ func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresA
 	return append(b, '}')
 }
 
-// appendActionToken appends an actionToken: the live price when prices has
-// one, the registry's reference price otherwise.
+// appendActionToken appends an actionToken, its priceUSD the live price
+// when prices has one and absent otherwise: never a reference figure that
+// no market observed.
 func appendActionToken(b []byte, prices LivePrices, t *registry.Token) []byte {
 	b = append(b, `{"address":`...)
 	b = jsonenc.AppendString(b, t.Address)
@@ -189,17 +187,15 @@ func appendActionToken(b []byte, prices LivePrices, t *registry.Token) []byte {
 	b = jsonenc.AppendString(b, t.Symbol)
 	b = append(b, `,"decimals":`...)
 	b = strconv.AppendUint(b, uint64(t.Decimals), 10)
-	b = append(b, `,"priceUSD":`...)
 	if byAddress, ok := prices.of(t.ChainID); ok {
 		var buf [96]byte
 		key := appendLowerASCII(buf[:0], t.Address)
 		if p, ok := byAddress[string(key)]; ok {
-			b = append(b, '"')
+			b = append(b, `,"priceUSD":"`...)
 			b = strconv.AppendFloat(b, p, 'f', -1, 64)
 			return append(b, `"}`...)
 		}
 	}
-	b = jsonenc.AppendString(b, t.PriceUSD)
 	return append(b, '}')
 }
 
@@ -253,6 +249,16 @@ func appendHexBig(b []byte, v *big.Int) []byte {
 		b = v.Append(b, 16)
 	}
 	return append(b, '"')
+}
+
+// appendUSDField appends the field name and usd(v), or nothing when v is
+// not known.
+func appendUSDField(b []byte, name string, v float64) []byte {
+	if !KnownUSD(v) {
+		return b
+	}
+	b = append(b, name...)
+	return appendUSD(b, v)
 }
 
 // appendUSD appends usd(v) as a JSON string.

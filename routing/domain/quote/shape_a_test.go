@@ -3,6 +3,7 @@ package quote
 import (
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -12,7 +13,8 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
-// goldenPrices knows one of the two tokens, so both priceUSD sources show.
+// goldenPrices knows one of the two tokens, so that a priced token and one
+// without a price both show.
 func goldenPrices(addr string) LivePrices {
 	return func(uint64) (map[string]float64, bool) { return map[string]float64{addr: 0.99987}, true }
 }
@@ -56,11 +58,16 @@ func TestShapeAEncodingMatchesEncodingJSON(t *testing.T) {
 	bare := &Route{Provider: "intents", Tool: "sbx-intents", StepType: "intents", DepositAddress: "dep<&>", DepositMemo: "memo 7",
 		Tx: &TxRequest{To: "0xabc", Value: new(big.Int), ChainID: 1}}
 	empty := &Route{Provider: "aggregator", Tool: "x"}
+	// A route valued without its prices: every USD figure unknown.
+	unpriced := &Route{Provider: "pulseroute", Tool: "pulsex", StepType: "swap", FromAmount: big.NewInt(5), ToAmount: big.NewInt(4),
+		ToAmountMin: big.NewInt(3), FromAmountUSD: NoUSD(), ToAmountUSD: NoUSD(),
+		GasCosts: []GasCost{{Type: "SEND", Amount: big.NewInt(1), AmountUSD: NoUSD()}},
+		FeeCosts: []FeeCost{{Name: "Partner fee", Amount: big.NewInt(1), AmountUSD: NoUSD(), Percentage: 0.0025}}}
 	for i, c := range []struct {
 		rt       *Route
 		slippage float64
 		dry      bool
-	}{{full, 0.005, false}, {bare, 1e-7, true}, {empty, 0, false}, {full, 0.5, true}} {
+	}{{full, 0.005, false}, {bare, 1e-7, true}, {empty, 0, false}, {full, 0.5, true}, {unpriced, 0.01, false}} {
 		req := &Request{ID: "qt_0123", From: from, To: to, FromToken: usdcA, ToToken: usdcB, FromAmount: big.NewInt(1_000_000_000),
 			FromAddress: "0x8ba1f109551bD432803012645Ac136ddd64DBA72", ToAddress: "Recipient\t\"x\"", Slippage: c.slippage, Dry: c.dry}
 		// Every other answer carries its race's timing, as served ones do.
@@ -126,7 +133,7 @@ type actionToken struct {
 	Address  string `json:"address"`
 	Symbol   string `json:"symbol"`
 	Decimals uint8  `json:"decimals"`
-	PriceUSD string `json:"priceUSD"`
+	PriceUSD string `json:"priceUSD,omitempty"`
 }
 
 type gasCostJSON struct {
@@ -135,7 +142,7 @@ type gasCostJSON struct {
 	Estimate  string `json:"estimate,omitempty"`
 	Limit     string `json:"limit,omitempty"`
 	Amount    string `json:"amount"`
-	AmountUSD string `json:"amountUSD"`
+	AmountUSD string `json:"amountUSD,omitempty"`
 	Token     struct {
 		Address  string `json:"address"`
 		Symbol   string `json:"symbol"`
@@ -147,7 +154,7 @@ type feeCostJSON struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Amount      string `json:"amount"`
-	AmountUSD   string `json:"amountUSD"`
+	AmountUSD   string `json:"amountUSD,omitempty"`
 	Percentage  string `json:"percentage"`
 	Included    bool   `json:"included"`
 	Token       *struct {
@@ -189,9 +196,9 @@ type standardQuote struct {
 	Estimate struct {
 		Tool              string        `json:"tool"`
 		FromAmount        string        `json:"fromAmount"`
-		FromAmountUSD     string        `json:"fromAmountUSD"`
+		FromAmountUSD     string        `json:"fromAmountUSD,omitempty"`
 		ToAmount          string        `json:"toAmount"`
-		ToAmountUSD       string        `json:"toAmountUSD"`
+		ToAmountUSD       string        `json:"toAmountUSD,omitempty"`
 		ToAmountMin       string        `json:"toAmountMin"`
 		ApprovalAddress   *string       `json:"approvalAddress"`
 		GasCosts          []gasCostJSON `json:"gasCosts"`
@@ -261,7 +268,7 @@ func shapeA(prices LivePrices, req *Request, rt *Route, expiresAt int64) *standa
 }
 
 func oracleActionToken(prices LivePrices, t *registry.Token) actionToken {
-	at := actionToken{Address: t.Address, Symbol: t.Symbol, Decimals: t.Decimals, PriceUSD: t.PriceUSD}
+	at := actionToken{Address: t.Address, Symbol: t.Symbol, Decimals: t.Decimals}
 	if byAddress, ok := prices(t.ChainID); ok {
 		if p, ok := byAddress[strings.ToLower(t.Address)]; ok {
 			at.PriceUSD = strconv.FormatFloat(p, 'f', -1, 64)
@@ -284,8 +291,12 @@ func hexBig(v *big.Int) string {
 	return "0x" + v.Text(16)
 }
 
-// usd renders a USD figure: two decimals from a dollar up, six below.
+// usd renders a USD figure: two decimals from a dollar up, six below; an
+// unknown one is empty, and so left out.
 func usd(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
 	if v >= 1 || v <= -1 {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}

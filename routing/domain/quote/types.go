@@ -9,6 +9,7 @@ package quote
 
 import (
 	"context"
+	"math"
 	"math/big"
 	"time"
 
@@ -85,6 +86,15 @@ type TxRequest struct {
 	GasPrice *big.Int
 }
 
+// NoUSD is a USD figure that is not known: the price it would be valued at
+// is absent (never observed, or older than the service's maximum age). It
+// is NaN, so that a sum or a product carrying it is unknown too; the
+// encoders omit a field that holds it rather than show 0 or a guess.
+func NoUSD() float64 { return math.NaN() }
+
+// KnownUSD reports whether a USD figure is known (not NoUSD).
+func KnownUSD(v float64) bool { return !math.IsNaN(v) }
+
 // GasCost is one gas expense of a route, in the source chain's native coin.
 type GasCost struct {
 	Type      string // SEND, APPROVE, FEE, SUM
@@ -121,15 +131,17 @@ const (
 // fee included; PreFeeToAmount is what the route would deliver without the
 // partner fee, so that ToAmount + partner fee == PreFeeToAmount.
 type Route struct {
-	Provider          string
-	Tool              string
-	ToolName          string
-	StepType          string // swap, cross, intents, lifi
-	FromAmount        *big.Int
-	ToAmount          *big.Int
-	ToAmountMin       *big.Int
-	PreFeeToAmount    *big.Int
-	PartnerFee        *big.Int // in ToToken units; zero when none
+	Provider       string
+	Tool           string
+	ToolName       string
+	StepType       string // swap, cross, intents, lifi
+	FromAmount     *big.Int
+	ToAmount       *big.Int
+	ToAmountMin    *big.Int
+	PreFeeToAmount *big.Int
+	PartnerFee     *big.Int // in ToToken units; zero when none
+	// The USD figures of a route (these, the costs' AmountUSD) are NoUSD
+	// where their price is not known.
 	FromAmountUSD     float64
 	ToAmountUSD       float64
 	GasCosts          []GasCost

@@ -1,4 +1,8 @@
-package prices
+// Package simprices is the sandbox's price source: deterministic USD prices
+// of the registry's tokens, a slow wave around each token's reference
+// price, which the refdata actors poll in sandbox mode as they poll the
+// upstreams' token lists in live mode.
+package simprices
 
 import (
 	"context"
@@ -9,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/prices"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
@@ -41,15 +46,15 @@ type pricedToken struct {
 	coin    string
 }
 
-var _ Source = (*Sandbox)(nil)
+var _ prices.Source = (*Sandbox)(nil)
 
-// NewSandbox builds the sandbox source from the registry's reference prices.
+// New builds the sandbox source from the registry's reference prices.
 // A coin key's reference price is taken from the lowest chain id that lists
 // it, so a data file that disagrees with itself cannot make one asset carry
 // two prices. Tokens without a reference price are left unpriced; a reference
 // price that does not parse is an error in the data and fails construction.
 // now is the clock; pass time.Now outside tests.
-func NewSandbox(reg *registry.Registry, now func() time.Time) (*Sandbox, error) {
+func New(reg *registry.Registry, now func() time.Time) (*Sandbox, error) {
 	s := &Sandbox{
 		now:     now,
 		byChain: make(map[uint64][]pricedToken),
@@ -63,7 +68,7 @@ func NewSandbox(reg *registry.Registry, now func() time.Time) (*Sandbox, error) 
 			}
 			ref, err := strconv.ParseFloat(t.PriceUSD, 64)
 			if err != nil || ref < 0 || math.IsInf(ref, 0) || math.IsNaN(ref) {
-				return nil, fmt.Errorf("prices: token %s on chain %d: bad reference price %q", t.Address, c.ID, t.PriceUSD)
+				return nil, fmt.Errorf("simprices: token %s on chain %d: bad reference price %q", t.Address, c.ID, t.PriceUSD)
 			}
 			coin := coinOf(t)
 			if _, seen := s.refs[coin]; !seen {
@@ -86,19 +91,20 @@ func coinOf(t *registry.Token) string {
 }
 
 // Prices returns the sandbox prices of every priced token on the chain at the
-// current minute.
-func (s *Sandbox) Prices(ctx context.Context, chainID uint64) (map[string]float64, error) {
+// current minute, observed now.
+func (s *Sandbox) Prices(ctx context.Context, chainID uint64) (map[string]prices.Price, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("prices: chain %d: %w", chainID, err)
+		return nil, fmt.Errorf("simprices: chain %d: %w", chainID, err)
 	}
 	list, ok := s.byChain[chainID]
 	if !ok {
-		return nil, fmt.Errorf("prices: chain %d: %w", chainID, ErrUnknownChain)
+		return nil, fmt.Errorf("simprices: chain %d: %w", chainID, prices.ErrUnknownChain)
 	}
-	minute := s.now().UTC().Minute()
-	out := make(map[string]float64, len(list))
+	now := s.now()
+	minute := now.UTC().Minute()
+	out := make(map[string]prices.Price, len(list))
 	for _, t := range list {
-		out[t.address] = priceAt(s.refs[t.coin], t.coin, minute)
+		out[t.address] = prices.Price{USD: priceAt(s.refs[t.coin], t.coin, minute), ObservedAt: now}
 	}
 	return out, nil
 }

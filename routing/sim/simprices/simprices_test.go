@@ -1,4 +1,4 @@
-package prices
+package simprices
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/prices"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
@@ -28,7 +29,7 @@ func clockAt(minute int) func() time.Time {
 
 func TestSandboxPricesEveryTokenByLowerCaseAddress(t *testing.T) {
 	reg := loadRegistry(t)
-	s, err := NewSandbox(reg, clockAt(7))
+	s, err := New(reg, clockAt(7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +42,15 @@ func TestSandboxPricesEveryTokenByLowerCaseAddress(t *testing.T) {
 			if tok.PriceUSD == "" {
 				continue
 			}
-			p, ok := got[strings.ToLower(tok.Address)]
+			pr, ok := got[strings.ToLower(tok.Address)]
 			if !ok {
 				t.Errorf("chain %d: no price for %s (%s)", c.ID, tok.Symbol, tok.Address)
 				continue
 			}
+			if !pr.ObservedAt.Equal(clockAt(7)()) {
+				t.Errorf("chain %d: %s observed at %v, want the clock's time", c.ID, tok.Symbol, pr.ObservedAt)
+			}
+			p := pr.USD
 			if !(p > 0) && tok.PriceUSD != "0" {
 				t.Errorf("chain %d: %s priced %v", c.ID, tok.Symbol, p)
 			}
@@ -60,7 +65,7 @@ func TestSandboxPricesEveryTokenByLowerCaseAddress(t *testing.T) {
 
 func TestSandboxSameCoinSamePriceOnEveryChain(t *testing.T) {
 	reg := loadRegistry(t)
-	s, err := NewSandbox(reg, clockAt(23))
+	s, err := New(reg, clockAt(23))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,10 +76,11 @@ func TestSandboxSameCoinSamePriceOnEveryChain(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tok := range reg.Tokens(c.ID) {
-			p, ok := got[strings.ToLower(tok.Address)]
+			pr, ok := got[strings.ToLower(tok.Address)]
 			if !ok || tok.CoinKey == "" {
 				continue
 			}
+			p := pr.USD
 			if prev, seen := byCoin[tok.CoinKey]; seen && prev != p {
 				t.Errorf("%s on chain %d priced %v, elsewhere %v", tok.CoinKey, c.ID, p, prev)
 			}
@@ -93,7 +99,7 @@ func TestSandboxBounds(t *testing.T) {
 	native := strings.ToLower(eth.NativeToken.Address)
 	distinct := map[float64]bool{}
 	for minute := 0; minute < 60; minute++ {
-		s, err := NewSandbox(reg, clockAt(minute))
+		s, err := New(reg, clockAt(minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,10 +107,10 @@ func TestSandboxBounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := got[strings.ToLower(usdc.Address)]; math.Abs(p-1) > 0.001 {
+		if p := got[strings.ToLower(usdc.Address)].USD; math.Abs(p-1) > 0.001 {
 			t.Errorf("minute %d: USDC at %v, outside ±0.1%% of 1", minute, p)
 		}
-		p := got[native]
+		p := got[native].USD
 		if math.Abs(p/3400-1) > volatileAmplitude+1e-12 {
 			t.Errorf("minute %d: ETH at %v, outside ±0.2%% of its reference", minute, p)
 		}
@@ -117,24 +123,24 @@ func TestSandboxBounds(t *testing.T) {
 
 func TestSandboxDeterministicWithinMinute(t *testing.T) {
 	reg := loadRegistry(t)
-	a, _ := NewSandbox(reg, func() time.Time { return time.Date(2025, 3, 1, 10, 5, 1, 0, time.UTC) })
-	b, _ := NewSandbox(reg, func() time.Time { return time.Date(2031, 7, 9, 22, 5, 59, 0, time.UTC) })
+	a, _ := New(reg, func() time.Time { return time.Date(2025, 3, 1, 10, 5, 1, 0, time.UTC) })
+	b, _ := New(reg, func() time.Time { return time.Date(2031, 7, 9, 22, 5, 59, 0, time.UTC) })
 	pa, _ := a.Prices(context.Background(), 1)
 	pb, _ := b.Prices(context.Background(), 1)
 	if len(pa) == 0 || len(pa) != len(pb) {
 		t.Fatalf("sizes %d and %d", len(pa), len(pb))
 	}
 	for k, v := range pa {
-		if pb[k] != v {
-			t.Errorf("%s: %v vs %v at the same minute of the hour", k, v, pb[k])
+		if pb[k].USD != v.USD {
+			t.Errorf("%s: %v vs %v at the same minute of the hour", k, v.USD, pb[k].USD)
 		}
 	}
 }
 
 func TestSandboxErrors(t *testing.T) {
 	reg := loadRegistry(t)
-	s, _ := NewSandbox(reg, clockAt(0))
-	if _, err := s.Prices(context.Background(), 424242); !errors.Is(err, ErrUnknownChain) {
+	s, _ := New(reg, clockAt(0))
+	if _, err := s.Prices(context.Background(), 424242); !errors.Is(err, prices.ErrUnknownChain) {
 		t.Errorf("unknown chain: err = %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
