@@ -97,8 +97,8 @@ func TestQuote(t *testing.T) {
 	cat := catalogue(t)
 	now := time.Unix(1_800_000_000, 0)
 	type want struct {
-		path, query                 string
-		crypto, rate                string
+		path, query                  string
+		crypto, rate                 string
 		network, processing, partner onramp.Cents
 		total                        onramp.Cents
 	}
@@ -120,13 +120,13 @@ func TestQuote(t *testing.T) {
 	}{
 		{name: "USDC on Base by card", status: 200, file: "buy_quote_usdc_base_usd.json", currency: "USD", amount: 10_000, symbol: "USDC",
 			chainID: 8453, method: onramp.CreditCard, bps: 120, calls: 1, want: &want{
-				path:  "/v3/currencies/usdc_base/buy_quote",
-				query: "apiKey=pk_test_123&areFeesIncluded=false&baseCurrencyAmount=100.00&baseCurrencyCode=usd&extraFeePercentage=1.20&paymentMethod=credit_debit_card",
+				path:   "/v3/currencies/usdc_base/buy_quote",
+				query:  "apiKey=pk_test_123&areFeesIncluded=false&baseCurrencyAmount=100.00&baseCurrencyCode=usd&extraFeePercentage=1.20&paymentMethod=credit_debit_card",
 				crypto: "99.871234", rate: "1.0012893", network: 5, processing: 399, partner: 120, total: 10_524}},
 		{name: "ETH by SEPA, fees with a third decimal", status: 200, file: "buy_quote_eth_eur.json", currency: "EUR", amount: 25_000, symbol: "ETH",
 			chainID: 1, method: onramp.BankTransfer, bps: 0, calls: 1, want: &want{
-				path:  "/v3/currencies/eth/buy_quote",
-				query: "apiKey=pk_test_123&areFeesIncluded=false&baseCurrencyAmount=250.00&baseCurrencyCode=eur&extraFeePercentage=0.00&paymentMethod=sepa_bank_transfer",
+				path:   "/v3/currencies/eth/buy_quote",
+				query:  "apiKey=pk_test_123&areFeesIncluded=false&baseCurrencyAmount=250.00&baseCurrencyCode=eur&extraFeePercentage=0.00&paymentMethod=sepa_bank_transfer",
 				crypto: "0.08123456", rate: "3077.5123", network: 158, processing: 250, partner: 0, total: 25_408}},
 		{name: "a total that does not add up", status: 200, file: "buy_quote_bad_total.json", currency: "USD", amount: 10_000, symbol: "USDC",
 			chainID: 8453, method: onramp.CreditCard, bps: 120, calls: 1, errCode: apierr.UpstreamError},
