@@ -339,7 +339,7 @@ func TestWebhook(t *testing.T) {
 	}
 	// A signed body that is not JSON is refused, but not as a bad signature.
 	junk := []byte("not json")
-	if _, err := p.Webhook(independentSignature(testWebhookKey, at, junk), junk, now); err == nil || errors.Is(err, onramp.ErrBadSignature) {
+	if _, err := p.Webhook(independentSignature(testWebhookKey, at, junk), junk, now); !errors.Is(err, onramp.ErrMalformedWebhook) || errors.Is(err, onramp.ErrBadSignature) {
 		t.Fatalf("unreadable body: %v", err)
 	}
 }

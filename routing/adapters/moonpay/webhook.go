@@ -90,7 +90,7 @@ func (p *Provider) Webhook(signature string, body []byte, now time.Time) (*onram
 	}
 	var ev Event
 	if err := json.Unmarshal(body, &ev); err != nil {
-		return nil, fmt.Errorf("moonpay: webhook body: %w", err)
+		return nil, fmt.Errorf("moonpay: %w: %w", onramp.ErrMalformedWebhook, err)
 	}
 	switch ev.Type {
 	case TypeCreated, TypeUpdated, TypeFailed:

@@ -32,10 +32,9 @@ type Reporter interface {
 // it is refused and changes nothing.
 var ErrBadSignature = errors.New("onramp: the webhook's signature does not verify")
 
-// ErrUnknownOrder is a provider report about an order the service does not
-// have: another deployment's, or one sent by mistake. It is acknowledged
-// and ignored.
-var ErrUnknownOrder = errors.New("onramp: no such order")
+// ErrMalformedWebhook is an authentic provider webhook whose body cannot
+// be read: refused, like a bad signature, and changing nothing.
+var ErrMalformedWebhook = errors.New("onramp: the webhook's body cannot be read")
 
 // path is the order of the states a paid order goes through.
 var path = []State{Created, PaymentReceived, CryptoSent, Completed}
