@@ -53,7 +53,9 @@ type Delivery interface {
 type Options struct {
 	Catalogue *onramp.Catalogue
 	Provider  onramp.Provider
-	Delivery  Delivery
+	// Delivery, given, makes a sandbox desk; nil makes a live one, whose
+	// Provider must be an onramp.Reporter (see the package comment).
+	Delivery Delivery
 	// StepDelay is how long the sandbox takes from a payment to the crypto
 	// being sent, and from there to completion (the block confirmations a
 	// provider waits for); zero means DefaultStepDelay.

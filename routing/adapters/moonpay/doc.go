@@ -61,7 +61,7 @@
 //     order, the most advanced speaks for it (a completed one over a
 //     failed first attempt).
 //   - The partner fee: the partner's on-ramp rate is sent as
-//     extraFeePercentage (basis points ÷ 100, e.g. 1.2 for 120 bps), so that
+//     extraFeePercentage (basis points ÷ 100 with two places, 1.20 for 120 bps), so that
 //     MoonPay charges it on top with its own fees and pays it out to the
 //     operator's account; the quote's partnerFee is MoonPay's
 //     extraFeeAmount, what the user is actually charged, and the partner's
