@@ -96,6 +96,10 @@ type Desk struct {
 	now   func() time.Time
 	// reporter is the live provider; nil in sandbox mode.
 	reporter onramp.Reporter
+	// stopping ends the provider calls in flight when Stop is called, so
+	// that Stop does not wait for a slow provider.
+	stopping context.Context
+	stop     context.CancelFunc
 
 	mu      sync.Mutex
 	timers  map[string]*pending
@@ -131,6 +135,7 @@ func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
 		opt.LookupInterval = DefaultLookupInterval
 	}
 	d := &Desk{opt: opt, store: store, log: opt.Logger, now: opt.Now, reporter: reporter, timers: map[string]*pending{}}
+	d.stopping, d.stop = context.WithCancel(context.Background())
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -139,6 +144,7 @@ func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
 	}
 	var open []*onramp.Order
 	if err := store.EachOpenOnrampOrder(ctx, func(o *onramp.Order) bool { open = append(open, o); return true }); err != nil {
+		d.stop()
 		return nil, fmt.Errorf("onrampdesk: resume: %w", err)
 	}
 	d.mu.Lock()
@@ -152,6 +158,7 @@ func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
 // Stop cancels the pending steps and waits for a running one; an order
 // stopped mid-way resumes at the next Start.
 func (d *Desk) Stop() {
+	d.stop()
 	d.mu.Lock()
 	d.stopped = true
 	for uid, p := range d.timers {
@@ -391,7 +398,7 @@ func (d *Desk) deliverLocked(ctx context.Context, o *onramp.Order, now time.Time
 // is applied, and an answer older than what the order shows changes
 // nothing.
 func (d *Desk) lookup(uid string, p *pending) {
-	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+	ctx, cancel := context.WithTimeout(d.stopping, stepTimeout)
 	defer cancel()
 	d.mu.Lock()
 	if d.timers[uid] != p || d.stopped {
