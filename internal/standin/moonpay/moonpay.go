@@ -87,9 +87,6 @@ type Transaction struct {
 	WalletAddress         string  `json:"walletAddress"`
 	CryptoTransactionID   *string `json:"cryptoTransactionId"`
 	ExternalTransactionID string  `json:"externalTransactionId"`
-	BaseCurrencyAmount    float64 `json:"baseCurrencyAmount"`
-	BaseCurrencyCode      string  `json:"-"`
-	CurrencyCode          string  `json:"-"`
 }
 
 // Server is a running stand-in.
