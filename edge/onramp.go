@@ -30,7 +30,9 @@ func (s *Server) onrampRoutes() {
 	s.Handle("GET", "/v1/onramp/status", route{bucket: BucketRead, name: "onramp_status"}, s.onrampStatus)
 	s.Handle("GET", "/v1/onramp/config", route{bucket: BucketRead, name: "onramp_config"}, s.onrampConfig)
 	s.Handle("GET", "/v1/onramp/assets", route{bucket: BucketRead, name: "onramp_assets"}, s.onrampAssets)
-	s.checkoutPageRoutes()
+	if s.deps.ProviderWebhook == nil {
+		s.checkoutPageRoutes()
+	}
 }
 
 // onrampFees is the fees object of the on-ramp results.

@@ -104,6 +104,10 @@ type Deps struct {
 	// Onramp serves the on-ramp endpoints and checkout pages; nil leaves
 	// them out.
 	Onramp OnrampDesk
+	// ProviderWebhook, given with a live on-ramp provider, receives the
+	// provider's webhooks; the provider then hosts the checkout, so the
+	// sandbox's checkout pages are not served.
+	ProviderWebhook *ProviderWebhookRoute
 	// Balances serves GET /v1/balances; nil leaves it out.
 	Balances BalanceReader
 	// DepositNotifier, when set, is told of every submitted deposit.
@@ -265,6 +269,9 @@ func (s *Server) routes() {
 	}
 	if s.deps.Onramp != nil {
 		s.onrampRoutes()
+	}
+	if s.deps.ProviderWebhook != nil {
+		s.providerWebhookRoutes(s.deps.ProviderWebhook)
 	}
 	if s.deps.Sandbox != nil {
 		s.sandboxRoutes()

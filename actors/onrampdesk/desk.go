@@ -1,11 +1,23 @@
 // Package onrampdesk runs the fiat on-ramp's orders: it prices purchases
-// through the provider, opens orders, applies what the user does on the
-// checkout page, carries a paid order through the sandbox's delivery
-// (PAYMENT_RECEIVED → CRYPTO_SENT → COMPLETED, the crypto credited on the
-// sandbox chain) and expires orders nobody paid. Every transition is
-// persisted with the onramp.* event it publishes and the partner's
-// activity line in one synced batch, and a started desk resumes every order
-// not yet terminal, applying the expiries that fell while it was down.
+// through the provider, opens orders, and expires orders nobody paid. It
+// runs in one of two modes, chosen by its options:
+//
+//   - Sandbox (a Delivery is given): it applies what the user does on the
+//     hosted checkout page and carries a paid order through the sandbox's
+//     delivery (PAYMENT_RECEIVED → CRYPTO_SENT → COMPLETED, the crypto
+//     credited on the sandbox chain) on its own timers.
+//   - Live (no Delivery; the provider is an onramp.Reporter): the provider
+//     takes the payment and delivers the crypto, and an order moves only on
+//     the provider's reports: its signed webhooks (ProviderWebhook) and,
+//     as the fallback for a webhook that never arrived, a lookup of each
+//     open order's transaction every LookupInterval (a minute by default).
+//     A report that skips states walks the order through each of them
+//     (onramp.Order.Follow). There are no sandbox steps and no delivery.
+//
+// Every transition is persisted with the onramp.* event it publishes and
+// the partner's activity line in one synced batch, and a started desk
+// resumes every order not yet terminal, applying the expiries that fell
+// while it was down.
 package onrampdesk
 
 import (
@@ -41,11 +53,17 @@ type Delivery interface {
 type Options struct {
 	Catalogue *onramp.Catalogue
 	Provider  onramp.Provider
-	Delivery  Delivery
+	// Delivery, given, makes a sandbox desk; nil makes a live one, whose
+	// Provider must be an onramp.Reporter (see the package comment).
+	Delivery Delivery
 	// StepDelay is how long the sandbox takes from a payment to the crypto
 	// being sent, and from there to completion (the block confirmations a
 	// provider waits for); zero means DefaultStepDelay.
 	StepDelay time.Duration
+	// LookupInterval is how often, in live mode, an open order's
+	// transaction is looked up at the provider; zero means
+	// DefaultLookupInterval.
+	LookupInterval time.Duration
 	// Published is called after a transition published an event.
 	Published func()
 	Logger    *slog.Logger
@@ -59,6 +77,11 @@ type Options struct {
 // the checkout page sees each step.
 const DefaultStepDelay = 2 * time.Second
 
+// DefaultLookupInterval paces live mode's lookups: a missed webhook is
+// caught up within a minute, and an order waiting for its payment costs
+// about fifteen calls to the provider over its checkout's lifetime.
+const DefaultLookupInterval = time.Minute
+
 // deliveryAttempts bounds the retries of a delivery the chain refused
 // before the order is failed (and its payment returned).
 const deliveryAttempts = 5
@@ -71,6 +94,12 @@ type Desk struct {
 	store Store
 	log   *slog.Logger
 	now   func() time.Time
+	// reporter is the live provider; nil in sandbox mode.
+	reporter onramp.Reporter
+	// stopping ends the provider calls in flight when Stop is called, so
+	// that Stop does not wait for a slow provider.
+	stopping context.Context
+	stop     context.CancelFunc
 
 	mu      sync.Mutex
 	timers  map[string]*pending
@@ -88,13 +117,25 @@ type pending struct{ timer *time.Timer }
 
 // Start opens the desk and resumes the open orders.
 func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
-	if opt.Catalogue == nil || opt.Provider == nil || opt.Delivery == nil {
-		return nil, errors.New("onrampdesk: a catalogue, a provider and a delivery are required")
+	if opt.Catalogue == nil || opt.Provider == nil {
+		return nil, errors.New("onrampdesk: a catalogue and a provider are required")
+	}
+	var reporter onramp.Reporter
+	if opt.Delivery == nil {
+		r, ok := opt.Provider.(onramp.Reporter)
+		if !ok {
+			return nil, fmt.Errorf("onrampdesk: %s delivers nothing itself and reports nothing: a sandbox desk needs a delivery", opt.Provider.Name())
+		}
+		reporter = r
 	}
 	if opt.StepDelay <= 0 {
 		opt.StepDelay = DefaultStepDelay
 	}
-	d := &Desk{opt: opt, store: store, log: opt.Logger, now: opt.Now, timers: map[string]*pending{}}
+	if opt.LookupInterval <= 0 {
+		opt.LookupInterval = DefaultLookupInterval
+	}
+	d := &Desk{opt: opt, store: store, log: opt.Logger, now: opt.Now, reporter: reporter, timers: map[string]*pending{}}
+	d.stopping, d.stop = context.WithCancel(context.Background())
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -103,6 +144,7 @@ func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
 	}
 	var open []*onramp.Order
 	if err := store.EachOpenOnrampOrder(ctx, func(o *onramp.Order) bool { open = append(open, o); return true }); err != nil {
+		d.stop()
 		return nil, fmt.Errorf("onrampdesk: resume: %w", err)
 	}
 	d.mu.Lock()
@@ -116,6 +158,7 @@ func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
 // Stop cancels the pending steps and waits for a running one; an order
 // stopped mid-way resumes at the next Start.
 func (d *Desk) Stop() {
+	d.stop()
 	d.mu.Lock()
 	d.stopped = true
 	for uid, p := range d.timers {
@@ -192,6 +235,9 @@ func (d *Desk) Order(ctx context.Context, uid string) (*onramp.Order, error) {
 // state does not allow is onramp.ErrTransition, and an order whose expiry
 // passed is expired first, so that a late payment is refused.
 func (d *Desk) Act(ctx context.Context, uid string, a onramp.Action) (*onramp.Order, error) {
+	if d.reporter != nil {
+		return nil, fmt.Errorf("%w: the provider's own checkout takes the payment", onramp.ErrTransition)
+	}
 	to, ok := a.Target()
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown action %q", onramp.ErrTransition, a)
@@ -263,7 +309,14 @@ func (d *Desk) scheduleLocked(o *onramp.Order, attempt int) {
 	default:
 		return
 	}
-	if attempt > 0 {
+	switch {
+	case d.reporter != nil:
+		// Live: the next lookup, or the expiry if it comes first.
+		wait = min(wait, d.opt.LookupInterval)
+		if o.State != onramp.Created {
+			wait = d.opt.LookupInterval
+		}
+	case attempt > 0:
 		wait = max(wait, d.opt.StepDelay)
 	}
 	uid := o.UID
@@ -272,6 +325,10 @@ func (d *Desk) scheduleLocked(o *onramp.Order, attempt int) {
 	d.timers[uid] = p
 	p.timer = time.AfterFunc(max(wait, 0), func() {
 		defer d.wg.Done()
+		if d.reporter != nil {
+			d.lookup(uid, p)
+			return
+		}
 		d.step(uid, attempt, p)
 	})
 }
@@ -330,4 +387,136 @@ func (d *Desk) deliverLocked(ctx context.Context, o *onramp.Order, now time.Time
 		return fmt.Errorf("deliver: %w", err)
 	}
 	return d.moveLocked(ctx, o, onramp.CryptoSent, now, hash, "")
+}
+
+// lookup is live mode's step: it asks the provider where the order's
+// transaction stands and follows the answer, then expires the order if it
+// is still unpaid past its expiry (a lookup that failed does not hold the
+// expiry back), and schedules the next lookup. The provider is asked
+// without d.mu held, so that webhooks and other orders do not wait for it;
+// a webhook that moved the order meanwhile is read back before the answer
+// is applied, and an answer older than what the order shows changes
+// nothing.
+func (d *Desk) lookup(uid string, p *pending) {
+	ctx, cancel := context.WithTimeout(d.stopping, stepTimeout)
+	defer cancel()
+	d.mu.Lock()
+	if d.timers[uid] != p || d.stopped {
+		d.mu.Unlock()
+		return
+	}
+	o, err := d.store.OnrampOrder(ctx, uid)
+	d.mu.Unlock()
+	if err != nil {
+		d.log.Error("on-ramp order unreadable", slog.String("orderUid", uid), slog.Any("err", err))
+	}
+	var u *onramp.Update
+	if err == nil && !o.State.Terminal() {
+		if u, err = d.reporter.Lookup(ctx, o); err != nil {
+			d.log.Warn("on-ramp lookup failed; retrying at the next", slog.String("orderUid", uid),
+				slog.String("provider", d.opt.Provider.Name()), slog.Any("err", err))
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	mine := d.timers[uid] == p
+	if mine {
+		delete(d.timers, uid)
+	}
+	if d.stopped {
+		return
+	}
+	if fresh, rerr := d.store.OnrampOrder(ctx, uid); rerr == nil {
+		o = fresh
+	} else if o == nil {
+		// Unreadable twice: the next start resumes it.
+		return
+	}
+	now := d.now()
+	if u != nil {
+		if err := d.followLocked(ctx, o, u, now); err != nil {
+			d.log.Warn("on-ramp lookup not applied", slog.String("orderUid", uid), slog.Any("err", err))
+		}
+	}
+	if o.State == onramp.Created && !now.Before(o.ExpiresAt) {
+		if err := d.moveLocked(ctx, o, onramp.Expired, now, "", "the checkout expired unpaid"); err == nil {
+			return
+		}
+	}
+	if _, scheduled := d.timers[uid]; mine && !scheduled {
+		d.scheduleLocked(o, 0)
+	}
+}
+
+// ProviderWebhook verifies a live provider's webhook (signature is its
+// signature header's value, body the raw body) and applies the update it
+// carries. A bad signature is onramp.ErrBadSignature and an unreadable
+// body onramp.ErrMalformedWebhook, and neither changes anything. An
+// authentic webhook about no order of this service, a report the order
+// already shows (a replay), or one its state machine cannot follow is
+// acknowledged (nil) and changes nothing, so that the provider does not
+// retry it; only a failure to store the transition is an error it should
+// retry. The signature's age is judged by the real clock, the sender's.
+func (d *Desk) ProviderWebhook(ctx context.Context, signature string, body []byte) error {
+	if d.reporter == nil {
+		return fmt.Errorf("%w: the %s provider sends no webhooks", onramp.ErrBadSignature, d.opt.Provider.Name())
+	}
+	u, err := d.reporter.Webhook(signature, body, time.Now())
+	if err != nil {
+		return err
+	}
+	if u == nil || !onramp.ValidUID(u.UID) {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	o, err := d.store.OnrampOrder(ctx, u.UID)
+	if errors.Is(err, account.ErrNotFound) {
+		d.log.Warn("on-ramp webhook for an unknown order", slog.String("orderUid", u.UID))
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("onrampdesk: read %s: %w", u.UID, err)
+	}
+	if err := d.followLocked(ctx, o, u, d.now()); err != nil {
+		if errors.Is(err, onramp.ErrTransition) {
+			d.log.Warn("on-ramp webhook not applied", slog.String("orderUid", u.UID), slog.Any("err", err))
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// followLocked brings the order to the state a provider reported, storing
+// every move with its events in one batch. The moves are dated at the
+// provider's time, within the order's last step and now, so that the
+// history stays in order whatever the provider's clock. An order still
+// CREATED past its expiry follows a payment the provider reports: the
+// user's money moved, which outweighs the service's clock. The caller
+// holds d.mu.
+func (d *Desk) followLocked(ctx context.Context, o *onramp.Order, u *onramp.Update, now time.Time) error {
+	at := u.At
+	if at.IsZero() || at.After(now) {
+		at = now
+	}
+	if last := o.History[len(o.History)-1].At; at.Before(last) {
+		at = last
+	}
+	before := *o
+	before.History = append([]onramp.Step(nil), o.History...)
+	events, err := o.Follow(u, at)
+	if err != nil || len(events) == 0 {
+		return err
+	}
+	if err := d.store.SaveOnrampOrder(ctx, o, events); err != nil {
+		*o = before
+		return fmt.Errorf("onrampdesk: store %s → %s: %w", o.UID, u.State, err)
+	}
+	d.log.Info("on-ramp order moved", slog.String("orderUid", o.UID), slog.String("status", string(o.State)),
+		slog.String("provider", d.opt.Provider.Name()))
+	if d.opt.Published != nil {
+		d.opt.Published()
+	}
+	d.scheduleLocked(o, 0)
+	return nil
 }

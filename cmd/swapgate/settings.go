@@ -121,6 +121,12 @@ var serveSettings = []setting{
 	{"sandbox-tools", sandboxTools},
 	{"aggregator-url", func(c *app.Config) error { return httpURL(c.Quote.AggregatorURL) }},
 	{"intents-url", func(c *app.Config) error { return httpURL(c.Quote.IntentsURL) }},
+	{"onramp-provider", onrampProvider},
+	moonPaySetting("moonpay-api-url", func(c *app.Config) string { return c.MoonPay.APIURL }, false, httpURL),
+	moonPaySetting("moonpay-widget-url", func(c *app.Config) string { return c.MoonPay.WidgetURL }, false, widgetURL),
+	moonPaySetting("moonpay-api-key", func(c *app.Config) string { return c.MoonPay.APIKey }, true, nil),
+	moonPaySetting("moonpay-secret-key", func(c *app.Config) string { return c.MoonPay.SecretKey }, true, nil),
+	moonPaySetting("moonpay-webhook-key", func(c *app.Config) string { return c.MoonPay.WebhookKey }, true, nil),
 	durIn(func(c *app.Config) time.Duration { return c.Quote.UpstreamTimeout }, "upstream-timeout", 100*time.Millisecond, 5*time.Minute),
 	{"pulse-rpc", func(c *app.Config) error { return rpcURLs(c.Quote.PulseRPC) }},
 	floatIn(func(c *app.Config) float64 { return c.SandboxBridgeScale }, "sandbox-bridge-scale", 0, 1000),
@@ -325,6 +331,56 @@ func sandboxTools(c *app.Config) error {
 func zeroOrUpToPool(v, pool int) error {
 	if v != 0 && (v < 1 || v > pool) {
 		return fmt.Errorf("must be 0 (derived from --webhook-pool-size) or between 1 and --webhook-pool-size (%d), got %d", pool, v)
+	}
+	return nil
+}
+
+// onrampProvider checks --onramp-provider: none, or moonpay in live mode.
+// MoonPay in sandbox mode is refused rather than ignored: sandbox mode's
+// on-ramp is the hosted sandbox checkout, and an operator who names a real
+// provider there has mistaken the mode.
+func onrampProvider(c *app.Config) error {
+	switch c.OnrampProvider {
+	case "":
+		return nil
+	case app.OnrampMoonPay:
+		if c.Mode != app.ModeLive {
+			return fmt.Errorf("moonpay serves --mode live only (sandbox mode's on-ramp is the hosted sandbox checkout), got --mode %s", c.Mode)
+		}
+		return nil
+	}
+	return fmt.Errorf("must be %s or empty, got %q", app.OnrampMoonPay, c.OnrampProvider)
+}
+
+// moonPaySetting is a row of a MoonPay setting: required (a key) or
+// optional (an address, MoonPay's own by default) with --onramp-provider
+// moonpay, checked by check when given, and refused without it, where it
+// would be silently unused.
+func moonPaySetting(flag string, get func(*app.Config) string, required bool, check func(string) error) setting {
+	return setting{flag, func(c *app.Config) error {
+		v := get(c)
+		switch {
+		case c.OnrampProvider != app.OnrampMoonPay && v != "":
+			return errors.New("applies only with --onramp-provider moonpay")
+		case c.OnrampProvider != app.OnrampMoonPay:
+			return nil
+		case required && strings.TrimSpace(v) == "":
+			return errors.New("is required with --onramp-provider moonpay")
+		case check != nil:
+			return check(v)
+		}
+		return nil
+	}}
+}
+
+// widgetURL checks --moonpay-widget-url: an http(s) URL without a query,
+// to which the signed query is appended.
+func widgetURL(s string) error {
+	if err := httpURL(s); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(s); u != nil && (u.RawQuery != "" || u.Fragment != "") {
+		return fmt.Errorf("must have no query or fragment (the signed query is appended), got %q", s)
 	}
 	return nil
 }

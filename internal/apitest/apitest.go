@@ -80,6 +80,7 @@ var outside = []struct{ prefix, why string }{
 	{"/metrics", "Prometheus text for the operator's scraper"},
 	{"/checkout/", "the hosted checkout's pages, for the buyer's browser (their own tests hold them)"},
 	{"/docs", "the rendered reference of this document, for a person's browser"},
+	{"/onramp/webhooks/", "a live on-ramp provider's signed webhooks, called by the provider, not an integrator (their own tests hold them)"},
 }
 
 // Outside reports whether path is one the document deliberately does not

@@ -38,6 +38,7 @@ import (
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/adapters/evmbalance"
 	"github.com/swapgate/swapgate/routing/adapters/gasrpc"
+	"github.com/swapgate/swapgate/routing/adapters/moonpay"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
@@ -142,6 +143,15 @@ type Config struct {
 	// expiry would; everything else, the edge included, keeps the real
 	// clock.
 	Now func() time.Time
+	// OnrampProvider is live mode's on-ramp provider: "" runs no on-ramp
+	// in live mode, OnrampMoonPay runs the desk in live mode on MoonPay
+	// with the MoonPay settings (see onramp.go). Sandbox mode's provider is
+	// always the hosted sandbox checkout.
+	OnrampProvider string
+	MoonPay        moonpay.Config
+	// OnrampLookupInterval paces live mode's lookups of open orders at the
+	// provider (zero: onrampdesk.DefaultLookupInterval).
+	OnrampLookupInterval time.Duration
 	// PublicURL is the service's address as users' browsers reach it, the
 	// base of on-ramp checkout URLs; empty means http:// and the address
 	// the edge listens on.
@@ -249,6 +259,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err := CheckLiveUpstreams(&cfg); err != nil {
 		return nil, fmt.Errorf("app: %w", err)
 	}
+	if err := checkOnrampProvider(cfg); err != nil {
+		return nil, err
+	}
 	proxies, err := ParseTrustedProxies(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
@@ -348,6 +361,12 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			return nil, fmt.Errorf("app: start the on-ramp desk: %w", err)
 		}
 	}
+	var providerWebhook *edge.ProviderWebhookRoute
+	if cfg.Mode == ModeLive && cfg.OnrampProvider != "" {
+		if providerWebhook, err = a.startLiveOnramp(ctx, cfg, reg); err != nil {
+			return nil, err
+		}
+	}
 	if a.tracker, err = tracker.Start(ctx, a.store, tracker.Options{Sources: a.quotes.statusSources, Fallback: bridging,
 		Schedule: cfg.SwapSchedule, Workers: cfg.TrackerWorkers, PollTimeout: cfg.TrackerPollTimeout,
 		Published: a.hooks.Wake, Logger: a.log}); err != nil {
@@ -368,7 +387,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
-		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 	})
 	if err != nil {
 		return nil, err
