@@ -18,12 +18,18 @@ const (
 	// breakers as a production server has them: they open on the stalled
 	// tools, which are then skipped.
 	serverSlowBreaker = "slow-breaker"
+	// serverLive is a Swapgate in live mode whose upstreams (aggregator,
+	// intents, the JSON-RPC nodes) are the stand-ins of processStandins,
+	// each answering after Config.LiveLatency.
+	serverLive = "live"
+	// processStandins is `swapgate standins`, the live server's upstreams.
+	processStandins = "standins"
 )
 
 // processNames lists every process a suite may start, in the order they
 // stop: the receiver, then the servers.
 func processNames() []string {
-	return []string{"receiver", "bare", serverMain, serverSlow, serverSlowBreaker}
+	return []string{"receiver", "bare", serverMain, serverSlow, serverSlowBreaker, serverLive, processStandins}
 }
 
 // breakerShut is the flag that keeps serverSlow's leg breakers shut:
@@ -165,6 +171,9 @@ func scenarioDefs() []scenarioDef {
 		{name: "quote-slow-provider-strategy", server: serverSlow, key: keyZero,
 			doc:   "quote-slow-provider's requests with a timing strategy that ends early (minWaitMs, expectedResults=1: the intents route is in long before the wait ends): p99 against minWaitMs + 2 ms",
 			build: quoteMixWith("quote-slow-provider-strategy", "/v1/quote", strategyQuery, evmSolana...)},
+		{name: "quote-live", server: serverLive, key: keyZero,
+			doc:   "the quote mix with a 0 bps partner's key on a Swapgate in live mode (--aggregator-url, --intents-url, --pulse-rpc) whose upstreams are local stand-ins of LI.FI, 1Click and the JSON-RPC nodes (swapgate standins), each answering after --live-latency; offered at --live-rate: the notes give the pools' saturation refusals and the server's and the stand-ins' CPU and resident memory",
+			build: quoteMix("quote-live", "/v1/quote")},
 		{name: "webhook-storm", server: serverMain, key: keyHooks,
 			doc: "POST /v1/partner/webhooks/{id}/test at a fixed rate: each a durable event delivered over HTTPS to a local receiver that answers a share with 500, forcing retries; reports deliveries per second seen at the receiver, retries included",
 			build: func(env *environment) (loadgen.Scenario, string, []string, error) {
