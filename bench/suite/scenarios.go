@@ -116,6 +116,17 @@ func quoteMixWith(name, endpoint string, query func(*environment) string, kinds 
 // provider answers them too, so a stalled aggregator still leaves a route.
 var evmSolana = []string{loadgen.QuoteEVMToSolana, loadgen.QuoteSolanaToEVM}
 
+// oneCallKinds are the kinds of the quote mix but the multi-step one.
+func oneCallKinds() []string {
+	var out []string
+	for _, k := range loadgen.QuoteKinds() {
+		if k != loadgen.QuotePulseMultiStep {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // strategyQuery is the timing strategy of quote-slow-provider-strategy:
 // every leg is given the configured minimum wait, then one route ends the
 // race (the intents leg's, in well under the wait).
@@ -174,6 +185,9 @@ func scenarioDefs() []scenarioDef {
 		{name: "quote-live", server: serverLive, key: keyZero,
 			doc:   "the quote mix with a 0 bps partner's key on a Swapgate in live mode (--aggregator-url, --intents-url, --pulse-rpc) whose upstreams are local stand-ins of LI.FI, 1Click and the JSON-RPC nodes (swapgate standins), each answering after --live-latency; offered at --live-rate: the notes give the pools' saturation refusals and the server's and the stand-ins' CPU and resident memory",
 			build: quoteMix("quote-live", "/v1/quote")},
+		{name: "quote-live-one-call", server: serverLive, key: keyZero,
+			doc:   "quote-live without the multi-step pairs, whose quotes wait for two upstream answers in turn (step 1's route, then the chain-369 leg priced from it): every quote here waits for one upstream call at a time, so p99 is measured against --live-latency + 50 ms",
+			build: quoteMix("quote-live-one-call", "/v1/quote", oneCallKinds()...)},
 		{name: "webhook-storm", server: serverMain, key: keyHooks,
 			doc: "POST /v1/partner/webhooks/{id}/test at a fixed rate: each a durable event delivered over HTTPS to a local receiver that answers a share with 500, forcing retries; reports deliveries per second seen at the receiver, retries included",
 			build: func(env *environment) (loadgen.Scenario, string, []string, error) {

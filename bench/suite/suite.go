@@ -358,7 +358,7 @@ func (env *environment) start(ctx context.Context) error {
 			specs = append(specs, stall(serverSlowBreaker))
 		}
 	}
-	if env.wants("quote-live") {
+	if env.wants("quote-live") || env.wants("quote-live-one-call") {
 		spec, err := env.startStandins(ctx, log(processStandins), limits)
 		if err != nil {
 			return err
@@ -694,7 +694,8 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 	switch d.name {
 	case "webhook-storm":
 		rate = env.cfg.WebhookRate
-	case "quote-live":
+	}
+	if d.server == serverLive {
 		rate, lc.Workers = env.cfg.LiveRate, env.cfg.LiveWorkers
 	}
 	label := fmt.Sprintf("r%d %s@%s %s/s", round, d.name, target, fmtRate(rate))
@@ -937,7 +938,7 @@ func (env *environment) summaryNotes(rows []Row) []string {
 			notes = append(notes, fmt.Sprintf("quote-slow-provider-breaker: p99 %s against quote-evm-solana's %s (the same pairs, nothing stalled) + 2 ms: %s; p50 %s. Its breakers skipped %.0f of %.0f legs (%.0f openings).",
 				fmtMs(r.P99.Value.Median), fmtMs(ref.P99.Value.Median), verdict(r.P99.Value.Median, ref.P99.Value.Median+2000),
 				fmtMs(r.P50.Value.Median), skipped, legs, opens))
-		case "quote-live":
+		case "quote-live", "quote-live-one-call":
 			var refusals, legs float64
 			var srvRSS, stRSS int64
 			var stCPU []float64
@@ -948,9 +949,15 @@ func (env *environment) summaryNotes(rows []Row) []string {
 					stCPU = append(stCPU, run.Live.StandinsCPU)
 				}
 			}
-			notes = append(notes, fmt.Sprintf("quote-live (live mode, every upstream stand-in answering after %s, offered %s/s): served %s/s, %s errors, p50 %s, p99 %s (against %s + 50 ms: %s); %.0f legs, %.0f pool saturation refusals; resident memory at the end of a run: server %s, stand-ins %s; CPU: server %s, stand-ins %s, generator %s of the %d cores shared by all three.",
-				c.LiveLatency, fmtRate(c.LiveRate), fmtRate(r.RPS.Value.Median), fmtErrors(r.Errors, r.Requests), fmtMs(r.P50.Value.Median), fmtMs(r.P99.Value.Median),
-				c.LiveLatency, verdict(r.P99.Value.Median, float64((c.LiveLatency+50*time.Millisecond).Microseconds())), legs, refusals,
+			// A multi-step quote waits for two upstream answers in turn.
+			calls := 2
+			if r.Scenario == "quote-live-one-call" {
+				calls = 1
+			}
+			bound := time.Duration(calls)*c.LiveLatency + 50*time.Millisecond
+			notes = append(notes, fmt.Sprintf("%s (live mode, every upstream stand-in answering after %s, offered %s/s): served %s/s, %s errors, p50 %s, p99 %s (against %d × %s + 50 ms: %s); %.0f legs, %.0f pool saturation refusals; resident memory at the end of a run: server %s, stand-ins %s; CPU: server %s, stand-ins %s, generator %s of the %d cores shared by all three.",
+				r.Scenario, c.LiveLatency, fmtRate(c.LiveRate), fmtRate(r.RPS.Value.Median), fmtErrors(r.Errors, r.Requests), fmtMs(r.P50.Value.Median), fmtMs(r.P99.Value.Median),
+				calls, c.LiveLatency, verdict(r.P99.Value.Median, float64(bound.Microseconds())), legs, refusals,
 				fmtBytes(srvRSS), fmtBytes(stRSS), fmtShare(r.ServerCPU), fmtShare(SpreadOf(stCPU)), fmtShare(r.GenCPU), env.cores))
 		case "quote-slow-provider-strategy":
 			notes = append(notes, fmt.Sprintf("quote-slow-provider-strategy (minWaitMs=%d&expectedResults=1): p99 %s against minWaitMs + 2 ms: %s; p50 %s%s.",

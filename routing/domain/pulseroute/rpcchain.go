@@ -6,7 +6,6 @@ import (
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
@@ -36,7 +35,7 @@ func DialRPC(ctx context.Context, reg *registry.Registry, contracts *Contracts, 
 	}
 	callers := make(map[uint64]Caller, len(urls))
 	for id, url := range urls {
-		c, err := ethclient.DialContext(ctx, url)
+		c, err := dialNode(ctx, url)
 		if err != nil {
 			return nil, fmt.Errorf("pulseroute RPC for chain %d: %w", id, err)
 		}
