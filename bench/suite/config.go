@@ -222,7 +222,7 @@ func (c *Config) validate() error {
 func (c Config) LoadBudget() time.Duration {
 	runs, searches := 0, 0
 	for _, d := range scenarioDefs() {
-		if d.name != "ping" && len(c.Scenarios) > 0 && !slices.Contains(c.Scenarios, d.name) {
+		if d.name != "ping" && (len(c.Scenarios) > 0 || d.explicit) && !slices.Contains(c.Scenarios, d.name) {
 			continue
 		}
 		n := 1

@@ -60,6 +60,9 @@ type scenarioDef struct {
 	vsBare bool
 	// searchable tells whether find-max applies.
 	searchable bool
+	// explicit leaves the scenario out of a run that names no scenarios:
+	// it runs only when --scenarios names it.
+	explicit bool
 	// stream makes the scenario's requests streamed quotes, read to their
 	// done event by the suite's own client (stream.go) rather than loadgen.
 	stream bool
@@ -185,8 +188,8 @@ func scenarioDefs() []scenarioDef {
 		{name: "quote-live", server: serverLive, key: keyZero,
 			doc:   "the quote mix with a 0 bps partner's key on a Swapgate in live mode (--aggregator-url, --intents-url, --pulse-rpc) whose upstreams are local stand-ins of LI.FI, 1Click and the JSON-RPC nodes (swapgate standins), each answering after --live-latency; offered at --live-rate: the notes give the pools' saturation refusals and the server's and the stand-ins' CPU and resident memory",
 			build: quoteMix("quote-live", "/v1/quote")},
-		{name: "quote-live-one-call", server: serverLive, key: keyZero,
-			doc:   "quote-live without the multi-step pairs, whose quotes wait for two upstream answers in turn (step 1's route, then the chain-369 leg priced from it): every quote here waits for one upstream call at a time, so p99 is measured against --live-latency + 50 ms",
+		{name: "quote-live-one-call", server: serverLive, key: keyZero, explicit: true,
+			doc:   "quote-live without the multi-step pairs, whose quotes wait for two upstream answers in turn (step 1's route, then the chain-369 leg priced from it): every quote here waits for one upstream call at a time, so p99 is measured against --live-latency + 50 ms (run only when --scenarios names it)",
 			build: quoteMix("quote-live-one-call", "/v1/quote", oneCallKinds()...)},
 		{name: "webhook-storm", server: serverMain, key: keyHooks,
 			doc: "POST /v1/partner/webhooks/{id}/test at a fixed rate: each a durable event delivered over HTTPS to a local receiver that answers a share with 500, forcing retries; reports deliveries per second seen at the receiver, retries included",

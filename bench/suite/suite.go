@@ -281,7 +281,7 @@ func (env *environment) stage(format string, args ...any) {
 func (env *environment) selected() []scenarioDef {
 	var out []scenarioDef
 	for _, d := range scenarioDefs() {
-		if d.name == "ping" || len(env.cfg.Scenarios) == 0 || slices.Contains(env.cfg.Scenarios, d.name) {
+		if d.name == "ping" || (len(env.cfg.Scenarios) == 0 && !d.explicit) || slices.Contains(env.cfg.Scenarios, d.name) {
 			out = append(out, d)
 		}
 	}
