@@ -64,6 +64,14 @@ type Config struct {
 	// StrategyMinWait is quote-slow-provider-strategy's minWaitMs, below
 	// QuoteDeadline: the race ends then, its one expected route in.
 	StrategyMinWait time.Duration `json:"strategyMinWait"`
+	// LiveLatency is how long every upstream stand-in takes to answer in
+	// quote-live (swapgate standins --latency); LiveRate is the rate
+	// quote-live offers and LiveWorkers the connections it may use: enough
+	// for LiveRate times the slowest quote (a multi-step quote waits for
+	// two upstreams in turn).
+	LiveLatency time.Duration `json:"liveLatency"`
+	LiveRate    float64       `json:"liveRate"`
+	LiveWorkers int           `json:"liveWorkers"`
 	// StatusSwaps is how many sandbox swaps the status polls follow.
 	StatusSwaps int `json:"statusSwaps"`
 	// SampleInterval is the period of the servers' CPU and memory samples.
@@ -85,6 +93,7 @@ func Full() Config {
 		StepWarmup: 500 * time.Millisecond, StepMeasure: 1500 * time.Millisecond,
 		WebhookRate: 100, WebhookFailShare: 0.2, WebhookRetryBase: 100 * time.Millisecond, WebhookDrain: 30 * time.Second,
 		QuoteDeadline: 300 * time.Millisecond, StallLatency: time.Second, StrategyMinWait: 50 * time.Millisecond, StatusSwaps: 3,
+		LiveLatency: 200 * time.Millisecond, LiveRate: 2000, LiveWorkers: 2048,
 		SampleInterval: 250 * time.Millisecond, StartTimeout: 2 * time.Minute,
 	}
 }
@@ -118,6 +127,7 @@ func Smoke() Config {
 	c.StepWarmup, c.StepMeasure = 100*time.Millisecond, 200*time.Millisecond
 	c.WebhookRate, c.WebhookDrain = 20, 5*time.Second
 	c.StatusSwaps = 1
+	c.LiveLatency, c.LiveRate, c.LiveWorkers = 20*time.Millisecond, 40, 32
 	c.SampleInterval = 50 * time.Millisecond
 	return c
 }
@@ -165,6 +175,9 @@ func (c *Config) validate() error {
 	if c.Workers < 1 || c.Workers > 4096 {
 		errs = append(errs, fmt.Errorf("workers must be in [1, 4096], got %d", c.Workers))
 	}
+	if c.LiveLatency < 0 || c.LiveLatency > time.Minute || c.LiveRate <= 0 || c.LiveRate > maxRate || c.LiveWorkers < 1 || c.LiveWorkers > 16384 {
+		errs = append(errs, fmt.Errorf("quote-live: latency %s must be in [0, 1m], rate %g in (0, %d], workers %d in [1, 16384]", c.LiveLatency, c.LiveRate, maxRate, c.LiveWorkers))
+	}
 	if c.WebhookFailShare < 0 || c.WebhookFailShare >= 1 {
 		errs = append(errs, fmt.Errorf("webhook fail share must be in [0, 1), got %g", c.WebhookFailShare))
 	}
@@ -209,7 +222,7 @@ func (c *Config) validate() error {
 func (c Config) LoadBudget() time.Duration {
 	runs, searches := 0, 0
 	for _, d := range scenarioDefs() {
-		if d.name != "ping" && len(c.Scenarios) > 0 && !slices.Contains(c.Scenarios, d.name) {
+		if d.name != "ping" && (len(c.Scenarios) > 0 || d.explicit) && !slices.Contains(c.Scenarios, d.name) {
 			continue
 		}
 		n := 1

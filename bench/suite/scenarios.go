@@ -18,12 +18,18 @@ const (
 	// breakers as a production server has them: they open on the stalled
 	// tools, which are then skipped.
 	serverSlowBreaker = "slow-breaker"
+	// serverLive is a Swapgate in live mode whose upstreams (aggregator,
+	// intents, the JSON-RPC nodes) are the stand-ins of processStandins,
+	// each answering after Config.LiveLatency.
+	serverLive = "live"
+	// processStandins is `swapgate standins`, the live server's upstreams.
+	processStandins = "standins"
 )
 
 // processNames lists every process a suite may start, in the order they
 // stop: the receiver, then the servers.
 func processNames() []string {
-	return []string{"receiver", "bare", serverMain, serverSlow, serverSlowBreaker}
+	return []string{"receiver", "bare", serverMain, serverSlow, serverSlowBreaker, serverLive, processStandins}
 }
 
 // breakerShut is the flag that keeps serverSlow's leg breakers shut:
@@ -54,6 +60,9 @@ type scenarioDef struct {
 	vsBare bool
 	// searchable tells whether find-max applies.
 	searchable bool
+	// explicit leaves the scenario out of a run that names no scenarios:
+	// it runs only when --scenarios names it.
+	explicit bool
 	// stream makes the scenario's requests streamed quotes, read to their
 	// done event by the suite's own client (stream.go) rather than loadgen.
 	stream bool
@@ -110,6 +119,17 @@ func quoteMixWith(name, endpoint string, query func(*environment) string, kinds 
 // provider answers them too, so a stalled aggregator still leaves a route.
 var evmSolana = []string{loadgen.QuoteEVMToSolana, loadgen.QuoteSolanaToEVM}
 
+// oneCallKinds are the kinds of the quote mix but the multi-step one.
+func oneCallKinds() []string {
+	var out []string
+	for _, k := range loadgen.QuoteKinds() {
+		if k != loadgen.QuotePulseMultiStep {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // strategyQuery is the timing strategy of quote-slow-provider-strategy:
 // every leg is given the configured minimum wait, then one route ends the
 // race (the intents leg's, in well under the wait).
@@ -165,6 +185,12 @@ func scenarioDefs() []scenarioDef {
 		{name: "quote-slow-provider-strategy", server: serverSlow, key: keyZero,
 			doc:   "quote-slow-provider's requests with a timing strategy that ends early (minWaitMs, expectedResults=1: the intents route is in long before the wait ends): p99 against minWaitMs + 2 ms",
 			build: quoteMixWith("quote-slow-provider-strategy", "/v1/quote", strategyQuery, evmSolana...)},
+		{name: "quote-live", server: serverLive, key: keyZero,
+			doc:   "the quote mix with a 0 bps partner's key on a Swapgate in live mode (--aggregator-url, --intents-url, --pulse-rpc) whose upstreams are local stand-ins of LI.FI, 1Click and the JSON-RPC nodes (swapgate standins), each answering after --live-latency; offered at --live-rate: the notes give the pools' saturation refusals and the server's and the stand-ins' CPU and resident memory",
+			build: quoteMix("quote-live", "/v1/quote")},
+		{name: "quote-live-one-call", server: serverLive, key: keyZero, explicit: true,
+			doc:   "quote-live without the multi-step pairs, whose quotes wait for two upstream answers in turn (step 1's route, then the chain-369 leg priced from it): every quote here waits for one upstream call at a time, so p99 is measured against --live-latency + 50 ms (run only when --scenarios names it)",
+			build: quoteMix("quote-live-one-call", "/v1/quote", oneCallKinds()...)},
 		{name: "webhook-storm", server: serverMain, key: keyHooks,
 			doc: "POST /v1/partner/webhooks/{id}/test at a fixed rate: each a durable event delivered over HTTPS to a local receiver that answers a share with 500, forcing retries; reports deliveries per second seen at the receiver, retries included",
 			build: func(env *environment) (loadgen.Scenario, string, []string, error) {

@@ -66,6 +66,22 @@ type RunRecord struct {
 	// Breaker is what the server's leg breakers did during the run, on the
 	// slow-provider servers.
 	Breaker *BreakerFigure `json:"breaker,omitempty"`
+	// Live is what quote-live's run did on the live server and the
+	// stand-ins.
+	Live *LiveFigure `json:"live,omitempty"`
+}
+
+// LiveFigure is what quote-live's run did besides its summary: the legs
+// the live server's provider pools ran and refused (saturated), and the
+// resident memory of the server and of the stand-ins at the end of the
+// run, and the stand-ins' share of the cores over it.
+type LiveFigure struct {
+	Legs        float64 `json:"legs"`
+	Refusals    float64 `json:"saturationRefusals"`
+	ServerRSS   int64   `json:"serverRssBytes"`
+	StandinsRSS int64   `json:"standinsRssBytes"`
+	StandinsCPU float64 `json:"standinsCpu"`
+	standinsCPU time.Duration
 }
 
 // BreakerFigure is what a server's leg breakers did during one run, read
@@ -265,7 +281,7 @@ func (env *environment) stage(format string, args ...any) {
 func (env *environment) selected() []scenarioDef {
 	var out []scenarioDef
 	for _, d := range scenarioDefs() {
-		if d.name == "ping" || len(env.cfg.Scenarios) == 0 || slices.Contains(env.cfg.Scenarios, d.name) {
+		if d.name == "ping" || (len(env.cfg.Scenarios) == 0 && !d.explicit) || slices.Contains(env.cfg.Scenarios, d.name) {
 			out = append(out, d)
 		}
 	}
@@ -342,6 +358,13 @@ func (env *environment) start(ctx context.Context) error {
 			specs = append(specs, stall(serverSlowBreaker))
 		}
 	}
+	if env.wants("quote-live") || env.wants("quote-live-one-call") {
+		spec, err := env.startStandins(ctx, log(processStandins), limits)
+		if err != nil {
+			return err
+		}
+		specs = append(specs, spec)
+	}
 	type started struct {
 		c   *child
 		err error
@@ -383,6 +406,29 @@ func (env *environment) start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// startStandins starts the upstream stand-ins (swapgate standins) and
+// returns the spec of the live server that quotes against them: both
+// upstreams and the JSON-RPC nodes of pulseroute's chains configured, so
+// that no provider of the mix falls back to the sandbox.
+func (env *environment) startStandins(ctx context.Context, logPath string, limits []string) (childSpec, error) {
+	sc, err := startChild(ctx, env.cfg.Binary, childSpec{name: processStandins, logPath: logPath, env: childEnv(),
+		addrOf: jsonAddr("standins serving"),
+		args:   []string{"standins", "--addr", "127.0.0.1:0", "--latency", env.cfg.LiveLatency.String()}}, env.cfg.StartTimeout)
+	if err != nil {
+		return childSpec{}, err
+	}
+	env.children[processStandins] = sc
+	env.stage("started %-8s pid %-7d on %s (every upstream answering after %s)\n", processStandins, sc.pid(), sc.addr, env.cfg.LiveLatency)
+	base := "http://" + sc.addr
+	var rpcs []string
+	for _, id := range []string{"369", "1", "42161", "8453"} {
+		rpcs = append(rpcs, id+"="+base+"/rpc/"+id)
+	}
+	return childSpec{name: serverLive, addrOf: jsonAddr("swapgate serving"),
+		args: append([]string{"serve", "--mode", "live", "--addr", "127.0.0.1:0", "--data", filepath.Join(env.tmp, serverLive),
+			"--aggregator-url", base + "/lifi", "--intents-url", base + "/oneclick", "--pulse-rpc", strings.Join(rpcs, ",")}, limits...)}, nil
 }
 
 // providerTools lists the sandbox tools of a provider from the catalog, so
@@ -469,7 +515,7 @@ func (env *environment) createPartners(ctx context.Context) error {
 	}
 	mainDir := filepath.Join(env.tmp, "main")
 	wants := []want{{keyZero, mainDir, 0}, {keyFee, mainDir, 30}, {keyHooks, mainDir, 0}}
-	for _, name := range []string{serverSlow, serverSlowBreaker} {
+	for _, name := range []string{serverSlow, serverSlowBreaker, serverLive} {
 		if _, ok := env.children[name]; ok {
 			wants = append(wants, want{name + "-" + keyZero, filepath.Join(env.tmp, name), 0})
 		}
@@ -590,6 +636,33 @@ func (env *environment) breakerReading(ctx context.Context, d scenarioDef) (Brea
 		Legs: m[seriesLegsAnswered] + m[seriesLegsSkipped]}, true
 }
 
+// Series of the live server's /metrics that quote-live reports.
+const seriesPoolRefusals = "swapgate_provider_pool_saturation_refusals_total"
+
+// liveReading reads the live server's legs and pool refusals and the
+// memory of it and the stand-ins, for quote-live; ok is false for other
+// scenarios and when the figures cannot be read.
+func (env *environment) liveReading(ctx context.Context, d scenarioDef) (LiveFigure, bool) {
+	if d.server != serverLive {
+		return LiveFigure{}, false
+	}
+	a, okA := env.apis[serverLive]
+	sc, okS := env.children[processStandins]
+	if !okA || !okS {
+		return LiveFigure{}, false
+	}
+	m, err := a.metricsSum(ctx, seriesPoolRefusals, seriesLegsAnswered)
+	if err != nil {
+		env.printf("  (%s: no pool figures: %v)\n", serverLive, err)
+		return LiveFigure{}, false
+	}
+	f := LiveFigure{Refusals: m[seriesPoolRefusals], Legs: m[seriesLegsAnswered]}
+	f.ServerRSS, _ = ProcRSS(env.children[serverLive].pid())
+	f.StandinsRSS, _ = ProcRSS(sc.pid())
+	f.standinsCPU, _ = ProcCPU(sc.pid())
+	return f, true
+}
+
 // pid is the process a target of d runs in.
 func (env *environment) pid(d scenarioDef, target string) int {
 	if target == targetBare {
@@ -618,8 +691,12 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 		return err
 	}
 	rate := env.cfg.Rate
-	if d.name == "webhook-storm" {
+	switch d.name {
+	case "webhook-storm":
 		rate = env.cfg.WebhookRate
+	}
+	if d.server == serverLive {
+		rate, lc.Workers = env.cfg.LiveRate, env.cfg.LiveWorkers
 	}
 	label := fmt.Sprintf("r%d %s@%s %s/s", round, d.name, target, fmtRate(rate))
 	env.stage("%s\n", label)
@@ -632,6 +709,7 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 	}
 	pid := env.pid(d, target)
 	breaker0, watchBreakers := env.breakerReading(ctx, d)
+	live0, watchLive := env.liveReading(ctx, d)
 	srv0, _ := ProcCPU(pid)
 	gen0, _ := SelfCPU()
 	start := time.Now()
@@ -657,6 +735,15 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 		if b1, ok := env.breakerReading(ctx, d); ok {
 			rec.Breaker = &BreakerFigure{Opens: b1.Opens - breaker0.Opens, Skipped: b1.Skipped - breaker0.Skipped, Legs: b1.Legs - breaker0.Legs}
 			env.printf("  %-40s leg breakers: %.0f opened, %.0f of %.0f legs skipped\n", label, rec.Breaker.Opens, rec.Breaker.Skipped, rec.Breaker.Legs)
+		}
+	}
+	if watchLive {
+		if l1, ok := env.liveReading(ctx, d); ok {
+			rec.Live = &LiveFigure{Refusals: l1.Refusals - live0.Refusals, Legs: l1.Legs - live0.Legs,
+				ServerRSS: l1.ServerRSS, StandinsRSS: l1.StandinsRSS,
+				StandinsCPU: CPUShare(l1.standinsCPU-live0.standinsCPU, wall, env.cores)}
+			env.printf("  %-40s %.0f legs, %.0f pool saturation refusals; resident memory: server %s, stand-ins %s; stand-ins CPU %s\n", label,
+				rec.Live.Legs, rec.Live.Refusals, fmtBytes(rec.Live.ServerRSS), fmtBytes(rec.Live.StandinsRSS), fmt.Sprintf("%.1f%%", 100*rec.Live.StandinsCPU))
 		}
 	}
 	if f := rec.Stream; f != nil {
@@ -851,6 +938,27 @@ func (env *environment) summaryNotes(rows []Row) []string {
 			notes = append(notes, fmt.Sprintf("quote-slow-provider-breaker: p99 %s against quote-evm-solana's %s (the same pairs, nothing stalled) + 2 ms: %s; p50 %s. Its breakers skipped %.0f of %.0f legs (%.0f openings).",
 				fmtMs(r.P99.Value.Median), fmtMs(ref.P99.Value.Median), verdict(r.P99.Value.Median, ref.P99.Value.Median+2000),
 				fmtMs(r.P50.Value.Median), skipped, legs, opens))
+		case "quote-live", "quote-live-one-call":
+			var refusals, legs float64
+			var srvRSS, stRSS int64
+			var stCPU []float64
+			for _, run := range env.runs {
+				if run.Scenario == r.Scenario && run.Live != nil {
+					refusals, legs = refusals+run.Live.Refusals, legs+run.Live.Legs
+					srvRSS, stRSS = max(srvRSS, run.Live.ServerRSS), max(stRSS, run.Live.StandinsRSS)
+					stCPU = append(stCPU, run.Live.StandinsCPU)
+				}
+			}
+			// A multi-step quote waits for two upstream answers in turn.
+			calls := 2
+			if r.Scenario == "quote-live-one-call" {
+				calls = 1
+			}
+			bound := time.Duration(calls)*c.LiveLatency + 50*time.Millisecond
+			notes = append(notes, fmt.Sprintf("%s (live mode, every upstream stand-in answering after %s, offered %s/s): served %s/s, %s errors, p50 %s, p99 %s (against %d × %s + 50 ms: %s); %.0f legs, %.0f pool saturation refusals; resident memory at the end of a run: server %s, stand-ins %s; CPU: server %s, stand-ins %s, generator %s of the %d cores shared by all three.",
+				r.Scenario, c.LiveLatency, fmtRate(c.LiveRate), fmtRate(r.RPS.Value.Median), fmtErrors(r.Errors, r.Requests), fmtMs(r.P50.Value.Median), fmtMs(r.P99.Value.Median),
+				calls, c.LiveLatency, verdict(r.P99.Value.Median, float64(bound.Microseconds())), legs, refusals,
+				fmtBytes(srvRSS), fmtBytes(stRSS), fmtShare(r.ServerCPU), fmtShare(SpreadOf(stCPU)), fmtShare(r.GenCPU), env.cores))
 		case "quote-slow-provider-strategy":
 			notes = append(notes, fmt.Sprintf("quote-slow-provider-strategy (minWaitMs=%d&expectedResults=1): p99 %s against minWaitMs + 2 ms: %s; p50 %s%s.",
 				c.StrategyMinWait.Milliseconds(), fmtMs(r.P99.Value.Median), verdict(r.P99.Value.Median, float64((c.StrategyMinWait+2*time.Millisecond).Microseconds())),

@@ -88,6 +88,11 @@ func fmtShare(s Spread) string {
 	return fmt.Sprintf("%.1f%%", 100*s.Median)
 }
 
+// fmtBytes renders a size in MiB.
+func fmtBytes(n int64) string {
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
 // fmtErrors renders an error count with its share of the requests.
 func fmtErrors(errs, reqs int64) string {
 	if errs == 0 {

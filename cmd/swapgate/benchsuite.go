@@ -57,6 +57,9 @@ func runBenchSuite(args []string, stdout, stderr io.Writer) int {
 	findMax := fs.String("find-max", "", `comma-separated scenarios searched for their highest sustainable rate, "all" or "none" (default: the preset's)`)
 	p99Bound := fs.Duration("p99-bound", 0, "the p99 a sustained find-max step stays within (default: the preset's)")
 	webhookRate := fs.Float64("webhook-rate", 0, "test events per second of webhook-storm (default: the preset's)")
+	liveLatency := fs.Duration("live-latency", -1, "how long every upstream stand-in of quote-live takes to answer (default: the preset's)")
+	liveRate := fs.Float64("live-rate", 0, "offered rate of quote-live, requests/s (default: the preset's)")
+	liveWorkers := fs.Int("live-workers", 0, "connections of quote-live (default: the preset's)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			var b strings.Builder
@@ -116,6 +119,15 @@ func runBenchSuite(args []string, stdout, stderr io.Writer) int {
 	}
 	if *webhookRate != 0 {
 		cfg.WebhookRate = *webhookRate
+	}
+	if *liveLatency >= 0 {
+		cfg.LiveLatency = *liveLatency
+	}
+	if *liveRate != 0 {
+		cfg.LiveRate = *liveRate
+	}
+	if *liveWorkers != 0 {
+		cfg.LiveWorkers = *liveWorkers
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

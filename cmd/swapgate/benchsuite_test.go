@@ -50,6 +50,10 @@ func TestBenchSuiteSmoke(t *testing.T) {
 				FirstRoute struct{ P50 int64 } `json:"firstRouteUs"`
 			}
 			Breaker *struct{ Opens, SkippedLegs, Legs float64 }
+			Live    *struct {
+				Legs, SaturationRefusals float64
+				ServerRssBytes           int64
+			}
 		}
 		Notes     []string
 		Processes []struct {
@@ -63,7 +67,7 @@ func TestBenchSuiteSmoke(t *testing.T) {
 	}
 	want := []string{"ping/bare", "ping/swapgate", "tokens/swapgate", "quote-partner/swapgate", "quote-fee/swapgate", "quote-anon/swapgate",
 		"routes/swapgate", "quote-stream/swapgate", "mixed/swapgate", "quote-evm-solana/swapgate", "quote-slow-provider/swapgate",
-		"quote-slow-provider-breaker/swapgate", "quote-slow-provider-strategy/swapgate", "webhook-storm/swapgate"}
+		"quote-slow-provider-breaker/swapgate", "quote-slow-provider-strategy/swapgate", "quote-live/swapgate", "webhook-storm/swapgate"}
 	var got []string
 	for _, r := range rep.Table {
 		got = append(got, r.Scenario+"/"+r.Target)
@@ -93,9 +97,14 @@ func TestBenchSuiteSmoke(t *testing.T) {
 		if r.Scenario == "quote-slow-provider-breaker" && (r.Breaker == nil || r.Breaker.SkippedLegs == 0) {
 			t.Errorf("quote-slow-provider-breaker: breakers %+v", r.Breaker)
 		}
+		// The live server's legs reach the stand-ins, its pools refuse none.
+		if strings.HasPrefix(r.Scenario, "quote-live") && (r.Live == nil || r.Live.Legs == 0 || r.Live.SaturationRefusals != 0 || r.Live.ServerRssBytes <= 0) {
+			t.Errorf("%s: live figures %+v", r.Scenario, r.Live)
+		}
 	}
 	notes := strings.Join(rep.Notes, "\n")
-	for _, n := range []string{"quote-slow-provider: p99", "quote-slow-provider-breaker: p99", "quote-slow-provider-strategy (minWaitMs=", "quote-stream: the first route event"} {
+	for _, n := range []string{"quote-slow-provider: p99", "quote-slow-provider-breaker: p99", "quote-slow-provider-strategy (minWaitMs=", "quote-stream: the first route event",
+		"quote-live (live mode"} {
 		if !strings.Contains(notes, n) {
 			t.Errorf("no note %q in:\n%s", n, notes)
 		}
@@ -106,12 +115,12 @@ func TestBenchSuiteSmoke(t *testing.T) {
 			names[p.Name] = true
 		}
 	}
-	for _, n := range []string{"generator", "bare", "main", "slow", "slow-breaker"} {
+	for _, n := range []string{"generator", "bare", "main", "slow", "slow-breaker", "live", "standins"} {
 		if !names[n] {
 			t.Errorf("no memory samples of %s: %v", n, names)
 		}
 	}
-	if len(rep.Servers) != 5 {
+	if len(rep.Servers) != 7 {
 		t.Errorf("servers %+v", rep.Servers)
 	}
 	page, err := os.ReadFile(filepath.Join(runs[0], "report.html"))
@@ -122,7 +131,7 @@ func TestBenchSuiteSmoke(t *testing.T) {
 	if err != nil || !bytes.Contains(stdout.Bytes(), bytes.SplitN(table, []byte("\n"), 2)[0]) || !strings.Contains(stdout.String(), "p99") {
 		t.Fatalf("the printed table and table.txt differ: %v\n%s", err, stdout.String())
 	}
-	for _, l := range []string{"bare.log", "main.log", "slow.log", "slow-breaker.log", "receiver.log"} {
+	for _, l := range []string{"bare.log", "main.log", "slow.log", "slow-breaker.log", "receiver.log", "live.log", "standins.log"} {
 		if _, err := os.Stat(filepath.Join(runs[0], "logs", l)); err != nil {
 			t.Errorf("log: %v", err)
 		}

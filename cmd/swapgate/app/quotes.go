@@ -155,6 +155,24 @@ func (q *quoteStack) stop() error {
 	return err
 }
 
+// networkProviders names the providers whose legs wait on a network
+// upstream in this configuration: the aggregator and intents providers
+// when their URLs are set, pulseroute when it reads a chain over JSON-RPC.
+// The engine sizes their pools for the network's latency.
+func networkProviders(cfg QuoteConfig) []string {
+	var out []string
+	if cfg.AggregatorURL != "" {
+		out = append(out, registry.ProviderAggregator)
+	}
+	if cfg.IntentsURL != "" {
+		out = append(out, registry.ProviderIntents)
+	}
+	if len(cfg.PulseRPC) > 0 {
+		out = append(out, registry.ProviderPulseroute)
+	}
+	return out
+}
+
 // ticketHome is where the keeper commits tickets: the ticket log, and the
 // store's quote-reference index for multi-step quotes, which outlives the
 // tickets (a step-1 transaction names its quote by reference alone, and a
@@ -203,7 +221,8 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, sys *actor.A
 	}
 	qs.engine, err = engine.Start(sys, providers, engine.Config{Dispatcher: qs.dispatcher,
 		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes, QueuePerWorker: cfg.QueuePerWorker, Tools: catalog,
-		Strategy: quote.Strategy{MinWait: cfg.MinWait, ExpectedResults: cfg.ExpectedResults, ReduceEvery: cfg.ReduceEvery},
+		NetworkProviders: networkProviders(cfg),
+		Strategy:         quote.Strategy{MinWait: cfg.MinWait, ExpectedResults: cfg.ExpectedResults, ReduceEvery: cfg.ReduceEvery},
 		Breaker: breaker.Config{Window: cfg.BreakerWindow, FailureRatio: cfg.BreakerFailureRatio, MinCalls: cfg.BreakerMinCalls,
 			CoolDown: cfg.BreakerCoolDown, Off: cfg.NoBreakers},
 	})

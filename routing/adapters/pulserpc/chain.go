@@ -6,7 +6,6 @@ import (
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
@@ -34,7 +33,7 @@ var _ pulseroute.ChainState = (*Chain)(nil)
 func Dial(ctx context.Context, contracts *pulseroute.Contracts, urls map[uint64]string, fallback pulseroute.ChainState) (*Chain, error) {
 	callers := make(map[uint64]Caller, len(urls))
 	for id, url := range urls {
-		c, err := ethclient.DialContext(ctx, url)
+		c, err := dialNode(ctx, url)
 		if err != nil {
 			return nil, fmt.Errorf("pulseroute RPC for chain %d: %w", id, err)
 		}

@@ -1,0 +1,271 @@
+package lifi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"math/big"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/internal/standin/kit"
+	adapter "github.com/swapgate/swapgate/routing/adapters/lifi"
+	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/swap"
+)
+
+const (
+	usdcArb  = "0xaf88d065e77c8cC2239327C5EDb3A432268e5831"
+	usdcBase = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+	wethArb  = "0x82aF49447D8a07e3bd95BD0d56f35241523fBab1"
+	wallet   = "0x552008c0f6870c2f77e5cC1d2eb9bdff03e30Ea0"
+)
+
+// table is a small price table with round prices, so the expected amounts
+// are plain arithmetic.
+func table() *kit.Table {
+	return kit.NewTable([]kit.Token{
+		{ChainID: 42161, Address: "0x0000000000000000000000000000000000000000", Symbol: "ETH", Name: "ETH", Decimals: 18, CoinKey: "ETH", PriceUSD: 2000},
+		{ChainID: 42161, Address: usdcArb, Symbol: "USDC", Name: "USD Coin", Decimals: 6, CoinKey: "USDC", PriceUSD: 1},
+		{ChainID: 42161, Address: wethArb, Symbol: "WETH", Name: "Wrapped Ether", Decimals: 18, CoinKey: "ETH", PriceUSD: 2000},
+		{ChainID: 8453, Address: usdcBase, Symbol: "USDC", Name: "USD Coin", Decimals: 6, CoinKey: "USDC", PriceUSD: 1},
+	})
+}
+
+func start(t *testing.T, cfg Config) (*Server, string) {
+	t.Helper()
+	if cfg.Prices == nil {
+		cfg.Prices = table()
+	}
+	s, srv, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return s, srv.URL
+}
+
+func client(t *testing.T, url string) (*adapter.Client, *registry.Registry) {
+	t.Helper()
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := adapter.New(adapter.Config{BaseURL: url, Timeout: 5 * time.Second, Integrator: "swapgate"}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, reg
+}
+
+func request(t *testing.T, reg *registry.Registry, from, to uint64, fromTok, toTok string, amount int64, feeBps int) *quote.Request {
+	t.Helper()
+	fc, _ := reg.Chain(from)
+	tc, _ := reg.Chain(to)
+	ft, ok1 := reg.Token(from, fromTok)
+	tt, ok2 := reg.Token(to, toTok)
+	if fc == nil || tc == nil || !ok1 || !ok2 {
+		t.Fatalf("registry lacks %d/%s or %d/%s", from, fromTok, to, toTok)
+	}
+	return &quote.Request{ID: "q1", From: fc, To: tc, FromToken: ft, ToToken: tt, FromAmount: big.NewInt(amount),
+		FromAddress: wallet, ToAddress: wallet, Slippage: 0.005, FeeBps: feeBps, Now: time.Now()}
+}
+
+// The adapter maps the stand-in's quote: amounts from the price table less
+// the tool's 0.1% and the integrator's fee, the router's transaction, the
+// approval address, gas and fee costs.
+func TestQuoteThroughAdapter(t *testing.T) {
+	const approval = "0x9999999999999999999999999999999999999999"
+	router := "0x1111111111111111111111111111111111111111"
+	cases := []struct {
+		name               string
+		from, to           uint64
+		fromTok, toTok     string
+		amount             int64
+		feeBps             int
+		wantTool, wantType string
+		wantTo, wantToMin  int64
+		wantPartnerFee     int64
+		wantValue          int64
+		wantApproval       string
+	}{
+		// 100 USDC: 0.1 tool fee, 0.3 integrator fee, 99.6 bought; min 0.5% less.
+		{"bridge with fee", 42161, 8453, usdcArb, usdcBase, 100_000_000, 30, ToolAcross, "lifi", 99_600_000, 99_102_000, 300_000 * 99_600_000 / 99_700_000, 0, approval},
+		{"bridge without fee", 42161, 8453, usdcArb, usdcBase, 100_000_000, 0, ToolAcross, "lifi", 99_900_000, 99_400_500, 0, 0, approval},
+		// 1 ETH native at 2000: 1998 USDC after the tool fee; value carries the amount, no approval.
+		{"native swap", 42161, 42161, "0x0000000000000000000000000000000000000000", usdcArb, 1_000_000_000_000_000_000, 0, ToolOneInch, "lifi", 1_998_000_000, 1_988_010_000, 0, 1_000_000_000_000_000_000, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, url := start(t, Config{Router: router, ApprovalAddress: approval})
+			c, reg := client(t, url)
+			route, err := c.QuoteLeg(context.Background(), request(t, reg, tc.from, tc.to, tc.fromTok, tc.toTok, tc.amount, tc.feeBps), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(route.Tool, "sbx-") || route.Tool != tc.wantTool || route.StepType != tc.wantType {
+				t.Errorf("tool %q type %q, want %q %q", route.Tool, route.StepType, tc.wantTool, tc.wantType)
+			}
+			if route.ToAmount.Int64() != tc.wantTo || route.ToAmountMin.Int64() != tc.wantToMin {
+				t.Errorf("toAmount %s min %s, want %d %d", route.ToAmount, route.ToAmountMin, tc.wantTo, tc.wantToMin)
+			}
+			if route.PartnerFee.Int64() != tc.wantPartnerFee {
+				t.Errorf("partner fee %s, want %d", route.PartnerFee, tc.wantPartnerFee)
+			}
+			if route.ApprovalAddress != tc.wantApproval {
+				t.Errorf("approval %q, want %q", route.ApprovalAddress, tc.wantApproval)
+			}
+			if route.Tx == nil || !strings.EqualFold(route.Tx.To, router) || route.Tx.ChainID != tc.from || route.Tx.Value.Int64() != tc.wantValue || len(route.Tx.Data) != 36 {
+				t.Fatalf("transaction %+v", route.Tx)
+			}
+			if len(route.GasCosts) != 1 || route.GasCosts[0].Amount.Int64() != gasPriceWei*gasEstimate {
+				t.Errorf("gas costs %+v", route.GasCosts)
+			}
+			if route.FromAmountUSD <= 0 || route.ToAmountUSD <= 0 {
+				t.Errorf("USD figures %v %v", route.FromAmountUSD, route.ToAmountUSD)
+			}
+			again, err := c.QuoteLeg(context.Background(), request(t, reg, tc.from, tc.to, tc.fromTok, tc.toTok, tc.amount, tc.feeBps), "")
+			if err != nil || string(again.Tx.Data) != string(route.Tx.Data) {
+				t.Errorf("the same request answered different calldata (%v)", err)
+			}
+		})
+	}
+}
+
+// Refusals come in LI.FI's error shapes, which the adapter maps to a reasoned
+// no-route or a bad request.
+func TestQuoteRefusals(t *testing.T) {
+	_, url := start(t, Config{})
+	cases := []struct {
+		name, query string
+		status      int
+		code        int
+	}{
+		{"unknown token", "fromChain=42161&toChain=8453&fromToken=0xdead&toToken=" + usdcBase + "&fromAmount=1&fromAddress=" + wallet, 404, 1002},
+		{"bad amount", "fromChain=42161&toChain=8453&fromToken=" + usdcArb + "&toToken=" + usdcBase + "&fromAmount=-5&fromAddress=" + wallet, 400, 1011},
+		{"bad chain", "fromChain=arb&toChain=8453", 400, 1011},
+		{"denied bridges", "fromChain=42161&toChain=8453&fromToken=" + usdcArb + "&toToken=" + usdcBase + "&fromAmount=100&fromAddress=" + wallet + "&denyBridges=across,stargateV2", 404, 1002},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var body struct{ Code int }
+			if st := getJSON(t, url+"/v1/quote?"+tc.query, &body); st != tc.status || body.Code != tc.code {
+				t.Errorf("HTTP %d code %d, want %d %d", st, body.Code, tc.status, tc.code)
+			}
+		})
+	}
+	c, reg := client(t, url)
+	_, err := c.QuoteLeg(context.Background(), request(t, reg, 42161, 8453, usdcArb, usdcBase, 1, 0), "")
+	var nr *quote.NoRoute
+	if !asNoRoute(err, &nr) {
+		t.Errorf("1 base unit: %v, want a no-route", err)
+	}
+}
+
+func asNoRoute(err error, nr **quote.NoRoute) bool {
+	for err != nil {
+		if v, ok := err.(*quote.NoRoute); ok {
+			*nr = v
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v: %s", url, err, b)
+	}
+	return resp.StatusCode
+}
+
+// Tokens and tools decode through the adapter; the logos resolve.
+func TestTokensAndTools(t *testing.T) {
+	_, url := start(t, Config{})
+	c, _ := client(t, url)
+	toks, err := c.Tokens(context.Background(), []uint64{42161})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(toks) != 1 || len(toks[42161]) != 3 {
+		t.Fatalf("tokens %+v", toks)
+	}
+	for _, tok := range toks[42161] {
+		if tok.PriceUSD == "" || !strings.HasPrefix(tok.LogoURI, url+"/logos/42161/") {
+			t.Errorf("token %+v", tok)
+		}
+	}
+	resp, err := http.Get(toks[42161][0].LogoURI)
+	if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" {
+		t.Errorf("logo: %v %v", err, resp)
+	}
+	tools, err := c.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 4 {
+		t.Fatalf("tools %+v", tools)
+	}
+	for _, tl := range tools {
+		if strings.HasPrefix(tl.Key, "sbx-") || len(tl.SupportedChains) != 2 {
+			t.Errorf("tool %+v", tl)
+		}
+	}
+}
+
+// A marked transaction is PENDING for the configured polls, then DONE with
+// its receiving leg; an unmarked one is NOT_FOUND.
+func TestStatus(t *testing.T) {
+	s, url := start(t, Config{StatusPolls: 2})
+	c, _ := client(t, url)
+	const hash = "0xAB00000000000000000000000000000000000000000000000000000000000001"
+	sw := &swap.Swap{FromChain: 42161, ToChain: 8453, Tool: ToolAcross}
+	sw.Sending.TxHash = hash
+	o, err := c.SwapStatus(context.Background(), sw)
+	if err != nil || o.Status != swap.StatusNotFound {
+		t.Fatalf("before MarkSent: %+v %v", o, err)
+	}
+	s.MarkSent(hash, Sent{FromChain: 42161, ToChain: 8453, FromToken: usdcArb, ToToken: usdcBase, FromAmount: "100", ToAmount: "99"})
+	want := []string{swap.StatusPending, swap.StatusPending, swap.StatusDone, swap.StatusDone}
+	for i, w := range want {
+		o, err := c.SwapStatus(context.Background(), sw)
+		if err != nil || o.Status != w {
+			t.Fatalf("poll %d: %+v %v, want %s", i, o, err, w)
+		}
+		if w == swap.StatusDone && (o.Receiving.TxHash == "" || o.Receiving.Amount != "99" || o.Receiving.ChainID != 8453) {
+			t.Errorf("receiving %+v", o.Receiving)
+		}
+	}
+}
+
+// The latency delays every answer, and can be changed while serving.
+func TestLatency(t *testing.T) {
+	s, url := start(t, Config{Latency: 150 * time.Millisecond})
+	at := time.Now()
+	var v map[string]any
+	getJSON(t, url+"/v1/tools", &v)
+	if d := time.Since(at); d < 150*time.Millisecond {
+		t.Errorf("answered in %v, want at least 150ms", d)
+	}
+	s.SetLatency(0)
+	at = time.Now()
+	getJSON(t, url+"/v1/tools", &v)
+	if d := time.Since(at); d > 100*time.Millisecond {
+		t.Errorf("answered in %v after SetLatency(0)", d)
+	}
+}
