@@ -75,6 +75,9 @@ type QuoteConfig struct {
 	// PulseX leg is read on chain, and with a sender chain's set, its warp
 	// route's gas payment.
 	PulseRPC map[uint64]string
+	// Pulse is Swapgate's own pulseroute contracts, which live mode
+	// routes through only where configured (see PulseContracts).
+	Pulse PulseContracts
 	// LedgerSyncInterval spaces the ledger's synced commits under load
 	// (see package ledger); 0 commits back to back.
 	LedgerSyncInterval time.Duration
