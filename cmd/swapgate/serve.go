@@ -108,6 +108,12 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.Func("pulse-rpc", "CHAINID=URL: read pulseroute chain state on chain (repeatable, or comma-separated)", func(v string) error {
 		return chainURLs(v, &cfg.Quote.PulseRPC)
 	})
+	fs.Func("pulse-sender-contract", "CHAINID=ADDRESS: Swapgate's sender contract on that warp-route chain, which live direct inbound quotes call (repeatable, or comma-separated)", func(v string) error {
+		return chainURLs(v, &cfg.Quote.Pulse.Senders)
+	})
+	fs.Func("pulse-inbound-receiver", "CHAINID=ADDRESS: Swapgate's inbound receiver on that warp-route chain, to which live multi-step quotes deliver step 1 (repeatable, or comma-separated)", func(v string) error {
+		return chainURLs(v, &cfg.Quote.Pulse.Receivers)
+	})
 	fs.Func("gas-rpc", "CHAINID=URL: read this chain's gas with eth_feeHistory (repeatable, or comma-separated)", func(v string) error {
 		return chainURLs(v, &cfg.GasRPC)
 	})

@@ -129,6 +129,12 @@ var serveSettings = []setting{
 	moonPaySetting("moonpay-webhook-key", func(c *app.Config) string { return c.MoonPay.WebhookKey }, true, nil),
 	durIn(func(c *app.Config) time.Duration { return c.Quote.UpstreamTimeout }, "upstream-timeout", 100*time.Millisecond, 5*time.Minute),
 	{"pulse-rpc", func(c *app.Config) error { return rpcURLs(c.Quote.PulseRPC) }},
+	{"pulse-sender-contract", func(c *app.Config) error {
+		return app.PulseContracts{Senders: c.Quote.Pulse.Senders}.Check()
+	}},
+	{"pulse-inbound-receiver", func(c *app.Config) error {
+		return app.PulseContracts{Receivers: c.Quote.Pulse.Receivers}.Check()
+	}},
 	floatIn(func(c *app.Config) float64 { return c.SandboxBridgeScale }, "sandbox-bridge-scale", 0, 1000),
 	floatIn(func(c *app.Config) float64 { return c.SandboxBridgeFailureRate }, "sandbox-bridge-failure-rate", 0, 1),
 	durIn(func(c *app.Config) time.Duration { return c.SandboxOnrampStep }, "sandbox-onramp-step", 0, time.Hour),

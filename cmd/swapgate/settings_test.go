@@ -93,6 +93,8 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{[]string{"--moonpay-webhook-key", "wk"}, []string{"--moonpay-webhook-key: applies only with --onramp-provider moonpay"}},
 		{[]string{"--upstream-timeout", "0s"}, []string{"--upstream-timeout: must be between 100ms and 5m0s, got 0s"}},
 		{[]string{"--pulse-rpc", "369=localhost:8545"}, []string{`--pulse-rpc: chain 369: must be an absolute http or https or ws or wss URL, got "localhost:8545"`}},
+		{[]string{"--pulse-sender-contract", "42161=0x12"}, []string{`--pulse-sender-contract: sender contract for chain 42161: "0x12" is not an EVM address`}},
+		{[]string{"--pulse-inbound-receiver", "56=0x4eCe1e0000000000000000000000000000000A16"}, []string{`--pulse-inbound-receiver: inbound receiver for chain 56: chain has no collateral USDC warp route`}},
 		{[]string{"--sandbox-bridge-scale", "-1"}, []string{"--sandbox-bridge-scale: must be between 0 and 1000, got -1"}},
 		{[]string{"--sandbox-bridge-failure-rate", "1.5"}, []string{"--sandbox-bridge-failure-rate: must be between 0 and 1, got 1.5"}},
 		{[]string{"--sandbox-bridge-failure-rate", "NaN"}, []string{"--sandbox-bridge-failure-rate: must be between 0 and 1, got NaN"}},

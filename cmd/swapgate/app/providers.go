@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/routing/adapters/lifi"
@@ -46,11 +47,14 @@ func CheckLiveUpstreams(c *Config) error {
 // built at all (a request it alone could serve is NO_ROUTE_FOUND saying
 // so), and the catalog is what the upstreams list. No part of the
 // simulator is built.
-func buildProviders(ctx context.Context, mode string, cfg QuoteConfig, reg *registry.Registry, ref *refdata.Service,
-	contracts *pulseroute.Contracts, qs *quoteStack) ([]quote.Provider, error) {
+func buildProviders(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[uint64]string, reg *registry.Registry,
+	ref *refdata.Service, contracts *pulseroute.Contracts, qs *quoteStack) ([]quote.Provider, error) {
 	var (
 		providers [3]quote.Provider // aggregator, intents, pulseroute
 		live      []tools.Tool
+		// agg is the live aggregator, which takes step 1 of live
+		// multi-step pulseroute quotes.
+		agg pulseroute.Aggregator
 	)
 	if cfg.AggregatorURL != "" {
 		c, err := lifi.New(lifi.Config{BaseURL: cfg.AggregatorURL, APIKey: cfg.AggregatorKey, Timeout: cfg.UpstreamTimeout, Integrator: "swapgate"}, reg)
@@ -69,7 +73,7 @@ func buildProviders(ctx context.Context, mode string, cfg QuoteConfig, reg *regi
 		}
 		c.SetTools(list)
 		live = append(live, aggregatorTools(reg, list)...)
-		providers[0] = c
+		providers[0], agg = c, c
 		qs.statusSources[registry.ProviderAggregator] = c
 	}
 	if cfg.IntentsURL != "" {
@@ -88,7 +92,14 @@ func buildProviders(ctx context.Context, mode string, cfg QuoteConfig, reg *regi
 		qs.depositNotifier = c
 	}
 	if mode == ModeLive {
-		var err error
+		p, err := livePulseroute(ctx, cfg, evmRPC, reg, ref.Price, newGasPrices(ref, reg).price, agg)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			providers[2] = p
+			live = append(live, pulserouteTools(reg)...)
+		}
 		if qs.catalog, err = tools.New(live); err != nil {
 			return nil, fmt.Errorf("app: live tool catalog: %w", err)
 		}
@@ -124,6 +135,26 @@ func buildProviders(ctx context.Context, mode string, cfg QuoteConfig, reg *regi
 		providers[1] = market.Intents()
 	}
 	return providers[:], nil
+}
+
+// pulserouteTools are live pulseroute's tools with their chains: the warp
+// route between 369 and every chain that lists pulseroute, PulseX on 369.
+func pulserouteTools(reg *registry.Registry) []tools.Tool {
+	var warp []uint64
+	for _, ch := range reg.Chains() {
+		if slices.Contains(ch.Providers, registry.ProviderPulseroute) {
+			warp = append(warp, ch.ID)
+		}
+	}
+	var out []tools.Tool
+	for _, t := range pulseroute.LiveTools() {
+		t.SupportedChains = []uint64{quote.PulseChainID}
+		if t.Type == tools.TypeBridge {
+			t.SupportedChains = warp
+		}
+		out = append(out, *t)
+	}
+	return out
 }
 
 // present drops the providers that were not built.

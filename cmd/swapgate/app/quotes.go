@@ -72,6 +72,9 @@ type QuoteConfig struct {
 	// PulseX leg is read on chain, and with a sender chain's set, its warp
 	// route's gas payment.
 	PulseRPC map[uint64]string
+	// Pulse is Swapgate's own pulseroute contracts, which live mode
+	// routes through only where configured (see PulseContracts).
+	Pulse PulseContracts
 	// LedgerSyncInterval spaces the ledger's synced commits under load
 	// (see package ledger); 0 commits back to back.
 	LedgerSyncInterval time.Duration
@@ -192,7 +195,7 @@ func (h ticketHome) PutTickets(ctx context.Context, ts []persistence.EncodedTick
 	return h.TicketLog.PutTickets(ctx, ts)
 }
 
-func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, sys *actor.ActorSystem, reg *registry.Registry,
+func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[uint64]string, sys *actor.ActorSystem, reg *registry.Registry,
 	ref *refdata.Service, store *persistence.Store, dataDir string, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
 	qs = &quoteStack{statusSources: map[string]tracker.Source{}}
 	defer func() {
@@ -200,7 +203,7 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, sys *actor.A
 			_ = qs.stop()
 		}
 	}()
-	providers, err := buildProviders(ctx, mode, cfg, reg, ref, contracts, qs)
+	providers, err := buildProviders(ctx, mode, cfg, evmRPC, reg, ref, contracts, qs)
 	if err != nil {
 		return nil, err
 	}

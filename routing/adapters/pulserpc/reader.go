@@ -2,12 +2,15 @@ package pulserpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
@@ -46,6 +49,17 @@ func call(ctx context.Context, c Caller, to common.Address, method string, data 
 	return out, nil
 }
 
+// reverted reports a call the node ran and the contract reverted: JSON-RPC
+// error 3 (geth and its forks), or a message saying so from nodes that
+// answer reverts with another code.
+func reverted(err error) bool {
+	var re rpc.Error
+	if errors.As(err, &re) && re.ErrorCode() == 3 {
+		return true
+	}
+	return strings.Contains(err.Error(), "execution reverted")
+}
+
 // QuoteGasPayment reads the native-coin payment a warp-route transferRemote
 // to destination needs (its msg.value) from router: quoteGasPayment(uint32),
 // selector 0xf2ed8c53, returning one uint256.
@@ -76,6 +90,12 @@ func GetAmountsOut(ctx context.Context, c Caller, pulsexRouter common.Address, a
 	}
 	out, err := call(ctx, c, pulsexRouter, pulseroute.MethodGetAmountsOut, data)
 	if err != nil {
+		if reverted(err) {
+			// UniswapV2Library reverts on a hop whose pair does not exist
+			// (or holds nothing): no swap along this path. The error stays
+			// an RPC_FAILURE for callers that do not tell the two apart.
+			return nil, rpcFailure(pulseroute.MethodGetAmountsOut, fmt.Errorf("%w: %w", pulseroute.ErrNoPair, err))
+		}
 		return nil, err
 	}
 	amounts, ok := out[0].([]*big.Int)

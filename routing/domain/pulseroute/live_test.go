@@ -410,3 +410,31 @@ func TestLiveRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestFeeExempt: only the direct outbound bridge, USDCh on 369 to a
+// warp-route chain's canonical USDC, is fee-exempt.
+func TestFeeExempt(t *testing.T) {
+	f := newLive(t, nil)
+	tests := []struct {
+		from    uint64
+		fromSym string
+		to      uint64
+		toSym   string
+		want    bool
+	}{
+		{369, "USDCh", 42161, "USDC", true},
+		{369, "USDCh", 1, "USDC", true},
+		{369, "USDCh", 8453, "WETH", false},
+		{369, "PLSX", 42161, "USDC", false},
+		{369, "USDCh", 56, "USDC", false}, // BNB Chain's USDC is not on the warp route
+		{42161, "USDC", 369, "USDCh", false},
+		{369, "USDCh", 369, "PLSX", false},
+		{42161, "USDC", 8453, "USDC", false},
+	}
+	for _, tt := range tests {
+		req := f.req(t, tt.from, tt.fromSym, tt.to, tt.toSym, "10")
+		if got := f.p.FeeExempt(req); got != tt.want {
+			t.Errorf("%d %s → %d %s: FeeExempt = %v, want %v", tt.from, tt.fromSym, tt.to, tt.toSym, got, tt.want)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Package sandbox is Swapgate's embedded upstream: a deterministic,
 // in-process market that backs the aggregator and intents providers when no
-// real upstream is configured, and on which the pulseroute provider (package
-// pulseroute) prices its legs. Every figure it answers with is a pure
+// real upstream is configured, and on which the sandbox pulseroute provider
+// (package pulsesim) prices its legs. Every figure it answers with is a pure
 // function of the request, the tool catalog, the injected price and gas
 // functions and the configuration, so that the same request always gets the
 // same route and tests can predict it.
@@ -15,10 +15,12 @@
 // ("intents"). Legs lists the catalog tools of the provider that connect the
 // request's chains, that the request's tool filters admit, and, for
 // stable-only tools, only when both tokens are USD stablecoins; QuoteLeg
-// prices one tool. The pulseroute provider is built on the market's exported
-// facilities (Tool, Inject, TokenPrice, CheckFloor, PriceSwap, GasCosts,
-// ToolFeeCost, SwapCall), so its sbx-* tools take the same prices, gas,
-// floors and injected behaviour as every other tool.
+// prices one tool. The sandbox pulseroute provider is built on the market's
+// exported facilities (Tool, Inject, TokenPrice, CheckFloor, PriceSwap,
+// GasCosts, ToolFeeCost, SwapCall), so its sbx-* tools take the same prices,
+// gas, floors and injected behaviour as every other tool. The arithmetic
+// both share (USD values, basis points, the partner fee, gas costs and
+// their margin, the refusals of a priced leg) is package pricing's.
 //
 // # Behaviour injection
 //

@@ -1,0 +1,13 @@
+// Package pulsesim is pulseroute in the simulator: the sandbox market as
+// pulseroute's Market (Market, NewProvider: tools sbx-warp and sbx-pulsex,
+// step 1 of a multi-step quote a sandbox router swap priced on
+// sbx-uniflow), the deterministic chain state of chain 369 and the warp
+// routes (SandboxChain: constant-product PulseX pools at reference prices,
+// a fixed interchain gas payment), and the code the quotes' transactions
+// run on the sandbox chain (package simchain): both sides of the warp route
+// (WarpRouterContract: transferRemote pulls USDC on a collateral chain and
+// burns USDCh on 369), the sender contract (bridgeAndSwap) and the inbound
+// receiver, installed by DeploySandbox with the interchain gas payments of
+// the same chain state the quotes use. Only the composition root and the
+// simulator's own packages import it.
+package pulsesim
