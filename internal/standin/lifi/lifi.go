@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -119,7 +120,22 @@ type Server struct {
 
 	mu   sync.Mutex
 	sent map[string]*sentTx
-	now  func() time.Time
+	// asked are the queries of the quotes asked, oldest first (the last
+	// maxAsked), for tests that check what Swapgate asked for.
+	asked []url.Values
+	now   func() time.Time
+}
+
+// maxAsked bounds the quote queries remembered, so that a bench run does
+// not grow the stand-in's memory.
+const maxAsked = 256
+
+// Asked returns the queries of the quotes asked, oldest first (at most the
+// last 256).
+func (s *Server) Asked() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]url.Values(nil), s.asked...)
 }
 
 // New builds the stand-in.
@@ -343,6 +359,12 @@ func pickTool(q map[string][]string, kind string, candidates []toolDef) (toolDef
 // less the tool's fee and the integrator's, bought in the destination token.
 func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	s.mu.Lock()
+	if len(s.asked) == maxAsked {
+		s.asked = append(s.asked[:0], s.asked[1:]...)
+	}
+	s.asked = append(s.asked, q)
+	s.mu.Unlock()
 	fromChain, err1 := strconv.ParseUint(q.Get("fromChain"), 10, 64)
 	toChain, err2 := strconv.ParseUint(q.Get("toChain"), 10, 64)
 	if err1 != nil || err2 != nil {
