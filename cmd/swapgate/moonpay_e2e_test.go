@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"testing"
@@ -17,22 +16,6 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
-
-// liveAggregator is an aggregator upstream with no tools: enough for a
-// live-mode server to start with an upstream configured.
-func liveAggregator(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.URL.Path != "/v1/tools" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"bridges":[],"exchanges":[]}`))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
 
 // The on-ramp in live mode on MoonPay, through the real server against the
 // MoonPay stand-in: the quote is MoonPay's buy quote with the partner's fee
@@ -53,7 +36,7 @@ func TestMoonPayOnrampEndToEnd(t *testing.T) {
 	rc := newSignedReceiver(t)
 	ts := onrampServer(t, rc, func(c *app.Config) {
 		c.Mode = app.ModeLive
-		c.Quote.AggregatorURL = liveAggregator(t)
+		c.Quote.AggregatorURL = lifiToolsOnly(t)
 		c.OnrampProvider = app.OnrampMoonPay
 		c.MoonPay = moonpay.Config{APIURL: mp.URL(), WidgetURL: mp.WidgetURL(), APIKey: apiKey, SecretKey: secretKey, WebhookKey: webhookKey}
 		c.OnrampLookupInterval = 200 * time.Millisecond
