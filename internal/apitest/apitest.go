@@ -80,6 +80,7 @@ var outside = []struct{ prefix, why string }{
 	{"/metrics", "Prometheus text for the operator's scraper"},
 	{"/checkout/", "the hosted checkout's pages, for the buyer's browser (their own tests hold them)"},
 	{"/docs", "the rendered reference of this document, for a person's browser"},
+	{"/logos/", "the SVG logos of tokens, chains and tools that logoURI fields name, for a client's img elements"},
 }
 
 // Outside reports whether path is one the document deliberately does not
