@@ -29,7 +29,7 @@ func recordedArbitrumNode(t *testing.T, calls *atomic.Int32, cases ...string) (*
 	for _, name := range cases {
 		var hash common.Hash
 		for _, method := range []string{"eth_getTransactionByHash", "eth_getTransactionReceipt"} {
-			b, err := os.ReadFile(filepath.Join("..", "..", "routing", "inbound", "testdata", "rpc", name, method+".json"))
+			b, err := os.ReadFile(filepath.Join("..", "..", "routing", "domain", "inbound", "testdata", "rpc", name, method+".json"))
 			if err != nil {
 				t.Fatal(err)
 			}

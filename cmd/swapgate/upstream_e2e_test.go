@@ -44,7 +44,7 @@ func fakeLIFI(t *testing.T, fail *atomic.Bool, quotes *atomic.Int32) *httptest.S
 // lifiFixture reads a recorded LI.FI answer of the adapter's tests.
 func lifiFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "routing", "upstream", "lifi", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "routing", "adapters", "lifi", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
