@@ -114,48 +114,92 @@ func (s *Server) tokenLogo(t *registry.Token, logos map[string]string) string {
 // map lookup of bytes drawn at start, and a page of token logos is dozens
 // of requests from one browser.
 func (s *Server) logoRoutes() {
-	s.Handle("GET", "/logos/tokens/{chainId}/{file}", route{name: "logo"}, s.logo)
-	s.Handle("GET", "/logos/chains/{file}", route{name: "logo"}, s.logo)
-	s.Handle("GET", "/logos/tools/{file}", route{name: "logo"}, s.logo)
+	s.Handle("GET", "/logos/tokens/{chainId}/{file}", route{name: "logo"}, s.logo(logoToken))
+	s.Handle("GET", "/logos/chains/{file}", route{name: "logo"}, s.logo(logoChain))
+	s.Handle("GET", "/logos/tools/{file}", route{name: "logo"}, s.logo(logoTool))
 }
 
-// logo answers one logo by its path; an unknown one is 404 NOT_FOUND.
-func (s *Server) logo(r *Request) error {
-	path := string(r.Ctx.Path())
-	// The router matched the decoded path; the set is keyed by the escaped
-	// one, as logoURI writes it.
-	rel, ok := strings.CutPrefix(string(r.Ctx.Request.URI().PathOriginal()), logoPrefix)
-	if !ok {
-		rel = strings.TrimPrefix(path, logoPrefix)
+// Kinds of logo.
+const (
+	logoToken = iota
+	logoChain
+	logoTool
+)
+
+// maxLogoStem bounds a logo's file name: longer than any address or tool
+// key the registry holds.
+const maxLogoStem = 200
+
+// logo answers the logos of one kind. A file name that cannot name a logo
+// (no .svg, a separator, a control character, invalid UTF-8, overlong) is
+// INVALID_PARAMS naming it; a well-formed one that names none is 404
+// NOT_FOUND.
+func (s *Server) logo(kind int) handlerFunc {
+	return func(r *Request) error {
+		// The router hands the value as sent: escaped, as logoURI writes it.
+		file, _ := r.Ctx.UserValue("file").(string)
+		stem, ok := strings.CutSuffix(file, ".svg")
+		if ok {
+			var err error
+			stem, err = url.PathUnescape(stem)
+			ok = err == nil
+		}
+		if !ok || !logoStem(stem) {
+			return apierr.Param("file", "a logo's file name: the token's address, chain's id or tool's key, then .svg").With("value", truncateValue(file))
+		}
+		var key string
+		switch kind {
+		case logoToken:
+			raw, _ := r.Ctx.UserValue("chainId").(string)
+			id, err := strconv.ParseUint(raw, 10, 64)
+			if err != nil || id == 0 {
+				return apierr.Param("chainId", "chainId must be a chain ID (a positive integer)").With("value", truncateValue(raw))
+			}
+			key = "tokens/" + strconv.FormatUint(id, 10) + "/" + url.PathEscape(strings.ToLower(stem)) + ".svg"
+		case logoChain:
+			id, err := strconv.ParseUint(stem, 10, 64)
+			if err != nil || id == 0 {
+				return apierr.Param("file", "a chain's logo is its chain ID (a positive integer), then .svg").With("value", truncateValue(file))
+			}
+			key = chainLogoPath(id)
+		default:
+			key = toolLogoPath(stem)
+		}
+		b, ok := s.logos.byPath[key]
+		if !ok {
+			return apierr.New(apierr.NotFound, "no such logo: "+truncateValue(string(r.Ctx.Path())))
+		}
+		r.Ctx.SetStatusCode(statusOK)
+		r.Ctx.Response.Header.SetContentType("image/svg+xml")
+		r.Ctx.Response.Header.SetBytesKV(headerRequestID, r.ID[:])
+		for _, h := range logoHeaders {
+			r.Ctx.Response.Header.Set(h[0], h[1])
+		}
+		r.Ctx.Response.SetBodyRaw(b)
+		return nil
 	}
-	b, ok := s.logos.byPath[rel]
-	if !ok {
-		b, ok = s.logos.byPath[escapeLogoPath(strings.TrimPrefix(path, logoPrefix))]
-	}
-	if !ok {
-		return apierr.New(apierr.NotFound, "no such logo: "+path)
-	}
-	r.Ctx.SetStatusCode(statusOK)
-	r.Ctx.Response.Header.SetContentType("image/svg+xml")
-	r.Ctx.Response.Header.SetBytesKV(headerRequestID, r.ID[:])
-	for _, h := range logoHeaders {
-		r.Ctx.Response.Header.Set(h[0], h[1])
-	}
-	r.Ctx.Response.SetBodyRaw(b)
-	return nil
 }
 
-// escapeLogoPath escapes each segment of a decoded path as logoURI does,
-// lower-casing a token's address.
-func escapeLogoPath(p string) string {
-	segs := strings.Split(p, "/")
-	if len(segs) == 3 && segs[0] == "tokens" {
-		segs[2] = strings.ToLower(segs[2])
+// logoStem reports whether a file name's stem can name a logo: valid
+// UTF-8, printable, no path separator, not starting with a dot, bounded.
+func logoStem(stem string) bool {
+	if stem == "" || len(stem) > maxLogoStem || stem[0] == '.' || !utf8.ValidString(stem) {
+		return false
 	}
-	for i, seg := range segs {
-		segs[i] = url.PathEscape(seg)
+	for _, c := range stem {
+		if c == '/' || c == '\\' || !unicode.IsPrint(c) {
+			return false
+		}
 	}
-	return strings.Join(segs, "/")
+	return true
+}
+
+// truncateValue bounds an echoed value.
+func truncateValue(v string) string {
+	if len(v) > 64 {
+		return strings.ToValidUTF8(v[:64], "") + "…"
+	}
+	return strings.ToValidUTF8(v, "\uFFFD")
 }
 
 // initials are up to three capitals from a tool's name ("Sandbox Canal

@@ -109,8 +109,13 @@ func TestLogoRequests(t *testing.T) {
 		{"a tool", "/logos/tools/sbx-canal.svg", 200},
 		{"an unknown token", "/logos/tokens/42161/0x0000000000000000000000000000000000000001.svg", 404},
 		{"an unknown chain", "/logos/chains/424242.svg", 404},
-		{"no .svg", "/logos/chains/1", 404},
-		{"a traversal", "/logos/tools/..%2F..%2Fv1%2Fping", 404},
+		{"an unknown tool", "/logos/tools/sbx-nope.svg", 404},
+		{"no .svg", "/logos/chains/1", 400},
+		{"a chain that is not an id", "/logos/chains/eth.svg", 400},
+		{"a chain id of 0", "/logos/tokens/0/native.svg", 400},
+		{"a traversal", "/logos/tools/..%2F..%2Fv1%2Fping.svg", 400},
+		{"an encoded slash", "/logos/tools/a%2Fb.svg", 400},
+		{"a bad escape", "/logos/tools/a%zz.svg", 400},
 	} {
 		ctx := serve(s, "GET", tc.path, "127.0.0.1:5000", nil)
 		if got := ctx.Response.StatusCode(); got != tc.status {

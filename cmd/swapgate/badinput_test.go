@@ -155,6 +155,10 @@ func badEndpoints(f badFixture) []badEndpoint {
 		{method: "GET", path: "/v1/openapi.json"},
 		{method: "GET", path: "/docs"},
 		{method: "GET", path: "/docs/{name}", params: []badParam{{"name", "docs.css", badID, true}}},
+		{method: "GET", path: "/logos/tokens/{chainId}/{file}", params: []badParam{{"chainId", "42161", badUint, true},
+			{"file", "0xaf88d065e77c8cc2239327c5edb3a432268e5831.svg", badID, true}}},
+		{method: "GET", path: "/logos/chains/{file}", params: []badParam{{"file", "42161.svg", badID, true}}},
+		{method: "GET", path: "/logos/tools/{file}", params: []badParam{{"file", "sbx-canal.svg", badID, true}}},
 		{method: "GET", path: "/v1/chains"},
 		{method: "GET", path: "/v1/tools"},
 		{method: "GET", path: "/v1/tokens", query: []badParam{
