@@ -14,8 +14,9 @@ import (
 )
 
 // RefData is the live part of the reference data: prices and gas, refreshed
-// by the per-chain actors. Versions rise only when a value changed, which is
-// what lets the edge serve pre-encoded bytes in between.
+// by the per-chain actors. Versions rise only when a value changed (a price
+// growing too old to serve counts: it is gone), which is what lets the edge
+// serve pre-encoded bytes in between.
 type RefData interface {
 	Prices(chainID uint64) (prices.Snapshot, bool)
 	Gas(chainID uint64) (gas.Record, bool)
