@@ -107,7 +107,7 @@ func liveTokens(t *testing.T, ts *testServer, chain string) map[string]liveToken
 func TestLivePricesFromUpstreamsAndTheirExpiry(t *testing.T) {
 	p := &priceStandIns{}
 	lifi, oneclick := p.lifi(t), p.oneclick(t)
-	const maxAge = 1500 * time.Millisecond
+	const maxAge = 2500 * time.Millisecond
 	ts := startServer(t, func(c *app.Config) {
 		c.Mode = app.ModeLive
 		c.Quote.AggregatorURL, c.Quote.IntentsURL = lifi.URL, oneclick.URL
