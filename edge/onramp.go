@@ -278,7 +278,7 @@ func (s *Server) onrampAssets(r *Request) error {
 			continue
 		}
 		assets = append(assets, onrampAssetView{Symbol: a.Symbol, Name: a.Token.Name, ChainID: a.ChainID, Chain: a.Chain,
-			Address: a.Token.Address, Decimals: a.Decimals, LogoURI: a.Token.LogoURI})
+			Address: a.Token.Address, Decimals: a.Decimals, LogoURI: s.tokenLogo(a.Token, nil)})
 	}
 	writeJSON(r, statusOK, map[string]any{"assets": assets})
 	return nil

@@ -14,8 +14,9 @@ import (
 )
 
 // RefData is the live part of the reference data: prices and gas, refreshed
-// by the per-chain actors. Versions rise only when a value changed, which is
-// what lets the edge serve pre-encoded bytes in between.
+// by the per-chain actors. Versions rise only when a value changed (a price
+// growing too old to serve counts: it is gone), which is what lets the edge
+// serve pre-encoded bytes in between.
 type RefData interface {
 	Prices(chainID uint64) (prices.Snapshot, bool)
 	Gas(chainID uint64) (gas.Record, bool)
@@ -29,10 +30,16 @@ type refCache struct {
 	reg   *registry.Registry
 	tools *tools.Catalog
 	ref   RefData
+	// logos names each answer's logoURI (see logos.go).
+	logos logoNamer
 
 	// toolObjects are the tools of GET /v1/tools, each encoded without its
-	// closing brace, which the status of the moment follows.
+	// closing brace, which the status of the moment follows. They are
+	// encoded at the first request, when the public URL their logos name is
+	// known.
+	toolsOnce   sync.Once
 	toolObjects []toolObject
+	toolsErr    error
 	connections []connection
 	connByPair  sync.Map // [2]uint64 (0 = any) → []byte
 
@@ -100,18 +107,19 @@ type toolJSON struct {
 	SupportedChains []uint64 `json:"supportedChains"`
 }
 
-func newRefCache(reg *registry.Registry, cat *tools.Catalog, ref RefData) (*refCache, error) {
+// logoNamer gives the logoURI of a token (with the live source's images of
+// its chain), a chain and a tool.
+type logoNamer interface {
+	tokenLogo(t *registry.Token, logos map[string]string) string
+	chainLogo(id uint64) string
+	toolLogo(key string) string
+}
+
+func newRefCache(reg *registry.Registry, cat *tools.Catalog, ref RefData, logos logoNamer) (*refCache, error) {
 	c := &refCache{
-		reg: reg, tools: cat, ref: ref,
+		reg: reg, tools: cat, ref: ref, logos: logos,
 		tokenArrays: make(map[uint64]*atomic.Pointer[versioned]),
 		gasRecords:  make(map[uint64]*atomic.Pointer[versioned]),
-	}
-	for _, t := range cat.All() {
-		b, err := json.Marshal(toolJSON{Key: t.Key, Name: t.Name, Type: t.Type, LogoURI: t.LogoURI, SupportedChains: t.SupportedChains})
-		if err != nil {
-			return nil, fmt.Errorf("edge: encode tools: %w", err)
-		}
-		c.toolObjects = append(c.toolObjects, toolObject{provider: t.Provider, key: t.Key, open: b[:len(b)-1]})
 	}
 	refs := make(map[uint64][]tokenRef)
 	for _, ch := range reg.Chains() {
@@ -136,11 +144,26 @@ func newRefCache(reg *registry.Registry, cat *tools.Catalog, ref RefData) (*refC
 	return c, nil
 }
 
-// tokenJSONOf renders one token with its live price, and none (never the
+// toolList returns the tools of GET /v1/tools, encoded at the first call.
+func (c *refCache) toolList() ([]toolObject, error) {
+	c.toolsOnce.Do(func() {
+		for _, t := range c.tools.All() {
+			b, err := json.Marshal(toolJSON{Key: t.Key, Name: t.Name, Type: t.Type, LogoURI: c.logos.toolLogo(t.Key), SupportedChains: t.SupportedChains})
+			if err != nil {
+				c.toolsErr = fmt.Errorf("edge: encode tools: %w", err)
+				return
+			}
+			c.toolObjects = append(c.toolObjects, toolObject{provider: t.Provider, key: t.Key, open: b[:len(b)-1]})
+		}
+	})
+	return c.toolObjects, c.toolsErr
+}
+
+// tokenJSON renders one token with its live price, and none (never the
 // registry's reference figure) when the snapshot has no fresh one.
-func tokenJSONOf(t *registry.Token, snap prices.Snapshot) tokenJSON {
+func (c *refCache) tokenJSON(t *registry.Token, snap prices.Snapshot) tokenJSON {
 	tj := tokenJSON{ChainID: t.ChainID, Address: t.Address, Symbol: t.Symbol, Name: t.Name,
-		Decimals: t.Decimals, LogoURI: t.LogoURI, CoinKey: t.CoinKey}
+		Decimals: t.Decimals, LogoURI: c.logos.tokenLogo(t, snap.Logos), CoinKey: t.CoinKey}
 	if p, ok := snap.ByAddress[lowerASCII(t.Address)]; ok {
 		tj.PriceUSD = formatUSD(p)
 	}
@@ -160,7 +183,7 @@ func (c *refCache) tokenArray(chainID uint64) ([]byte, error) {
 	toks := c.reg.Tokens(chainID)
 	list := make([]tokenJSON, 0, len(toks))
 	for _, t := range toks {
-		list = append(list, tokenJSONOf(t, snap))
+		list = append(list, c.tokenJSON(t, snap))
 	}
 	b, err := json.Marshal(list)
 	if err != nil {
@@ -222,8 +245,8 @@ func (c *refCache) chains() ([]byte, error) {
 	for _, ch := range c.reg.Chains() {
 		snap, _ := c.ref.Prices(ch.ID)
 		list = append(list, chainJSON{ID: ch.ID, Key: ch.Key, Name: ch.Name, ChainType: ch.ChainType,
-			Coin: ch.NativeToken.Symbol, LogoURI: ch.LogoURI, Mainnet: ch.Mainnet, Providers: ch.Providers,
-			Native: tokenJSONOf(c.reg.Tokens(ch.ID)[0], snap)})
+			Coin: ch.NativeToken.Symbol, LogoURI: c.logos.chainLogo(ch.ID), Mainnet: ch.Mainnet, Providers: ch.Providers,
+			Native: c.tokenJSON(c.reg.Tokens(ch.ID)[0], snap)})
 	}
 	b, err := json.Marshal(map[string]any{"chains": list})
 	if err != nil {

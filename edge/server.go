@@ -127,6 +127,11 @@ type Deps struct {
 	Metrics *prometheus.Registry
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// PublicURL is the service's address as users' browsers reach it, the
+	// base of the logoURI of tokens, chains and tools (served under
+	// /logos/); nil names them by path alone. It is read when an answer is
+	// first encoded, after the listener is up.
+	PublicURL func() string
 }
 
 // Server is the HTTP edge.
@@ -141,6 +146,7 @@ type Server struct {
 	srv     *fasthttp.Server
 	router  *router.Router
 	ref     *refCache
+	logos   *logoSet
 	flights flights
 	// checkout holds the checkout page's templates and assets; nil when no
 	// on-ramp is served.
@@ -187,7 +193,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err = deps.Metrics.Register(limiterCollector{s.limiter}); err != nil {
 		return nil, fmt.Errorf("edge: register rate-limit metrics: %w", err)
 	}
-	if s.ref, err = newRefCache(deps.Registry, deps.Tools, deps.RefData); err != nil {
+	s.logos = newLogoSet(deps.Registry, deps.Tools)
+	if s.ref, err = newRefCache(deps.Registry, deps.Tools, deps.RefData, serverLogos{s}); err != nil {
 		return nil, err
 	}
 	if s.document, err = openapiDocument(); err != nil {
@@ -249,6 +256,7 @@ func (s *Server) routes() {
 	s.Handle("GET", "/v1/tools", route{bucket: BucketRead, name: "tools"}, s.tools)
 	s.Handle("GET", "/v1/gas-prices", route{bucket: BucketRead, name: "gas-prices"}, s.gasPrices)
 	s.Handle("GET", "/v1/partner/me", route{bucket: BucketRead, auth: authRequired, name: "partner-me"}, s.partnerMe)
+	s.logoRoutes()
 	if s.deps.Accounts != nil {
 		s.accountRoutes()
 	}

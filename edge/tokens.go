@@ -122,7 +122,7 @@ func (s *Server) filteredTokens(chainID uint64, f *tokenFilter) ([]byte, error) 
 			!strings.Contains(strings.ToLower(t.Address), f.search) {
 			continue
 		}
-		tj := tokenJSONOf(t, snap)
+		tj := s.ref.tokenJSON(t, snap)
 		if f.hasMinPrice {
 			p, err := strconv.ParseFloat(tj.PriceUSD, 64)
 			if err != nil || p < f.minPrice {

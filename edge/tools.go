@@ -1,18 +1,25 @@
 package edge
 
-import "github.com/swapgate/swapgate/routing/domain/breaker"
+import (
+	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/breaker"
+)
 
 // ToolHealth is the quote engine's word on a tool: its leg's breaker.
 type ToolHealth interface {
 	ToolStatus(provider, tool string) breaker.Status
 }
 
-// tools answers GET /v1/tools: each tool's bytes, encoded at start, closed
+// tools answers GET /v1/tools: each tool's bytes, encoded once, closed
 // with its status at the time of the request (ok, degraded, unavailable).
 func (s *Server) tools(r *Request) error {
+	list, err := s.ref.toolList()
+	if err != nil {
+		return apierr.New(apierr.Internal, "the tool list could not be encoded").Wrap(err)
+	}
 	beginData(r, statusOK)
 	b := append(r.buf, `{"tools":[`...)
-	for i, t := range s.ref.toolObjects {
+	for i, t := range list {
 		if i > 0 {
 			b = append(b, ',')
 		}

@@ -39,7 +39,10 @@
 //	partnerkey/<digest:32>                     partnerID; digest = SHA-256 of the API key
 //	swapp/<partnerID>/<ts:8><quoteID>          a partner's activity, newest first by reverse
 //	                                           scan; a quote that carried a partner fee holds
-//	                                           its ledger row here too ("earning")
+//	                                           its ledger row here too ("earning"); record
+//	                                           version 2 keeps the fee token's USD price the
+//	                                           fee was valued at and marks figures that could
+//	                                           not be valued (version 1 rows have neither)
 //	ledger/e/<ecosystem>/<seq:8><quoteID>      swapp key of an earning still pending in that
 //	                                           settlement ecosystem, in (about) commit order;
 //	                                           deleted when it settles

@@ -155,6 +155,10 @@ func badEndpoints(f badFixture) []badEndpoint {
 		{method: "GET", path: "/v1/openapi.json"},
 		{method: "GET", path: "/docs"},
 		{method: "GET", path: "/docs/{name}", params: []badParam{{"name", "docs.css", badID, true}}},
+		{method: "GET", path: "/logos/tokens/{chainId}/{file}", params: []badParam{{"chainId", "42161", badUint, true},
+			{"file", "0xaf88d065e77c8cc2239327c5edb3a432268e5831.svg", badID, true}}},
+		{method: "GET", path: "/logos/chains/{file}", params: []badParam{{"file", "42161.svg", badID, true}}},
+		{method: "GET", path: "/logos/tools/{file}", params: []badParam{{"file", "sbx-canal.svg", badID, true}}},
 		{method: "GET", path: "/v1/chains"},
 		{method: "GET", path: "/v1/tools"},
 		{method: "GET", path: "/v1/tokens", query: []badParam{
@@ -968,6 +972,14 @@ func TestBadInputCoversEveryEndpoint(t *testing.T) {
 	table := map[string]bool{}
 	for _, ep := range badEndpoints(badFixture{}) {
 		table[ep.method+" "+ep.path] = true
+	}
+	// Routes the sandbox server this table runs against does not have,
+	// held by tests of their own.
+	elsewhere := map[string]string{
+		"POST pw.Path": "a live on-ramp provider's signed webhooks (live mode only): edge's TestProviderWebhookRoute and TestMoonPayOnrampEndToEnd refuse bad signatures and bodies",
+	}
+	for k := range elsewhere {
+		table[k] = true
 	}
 	var missing []string
 	n := 0

@@ -152,6 +152,19 @@ func TestTokens(t *testing.T) {
 	if usdc == nil || usdc.Address != "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48" || usdc.Decimals != 6 {
 		t.Fatalf("USDC on Ethereum: %+v", usdc)
 	}
+	// Its logo resolves, at this server: an SVG drawn by the service.
+	if !strings.HasPrefix(usdc.LogoURI, ts.base+"/logos/") {
+		t.Errorf("USDC's logoURI %q is not served by this server (%s)", usdc.LogoURI, ts.base)
+	}
+	logo, err := http.Get(usdc.LogoURI)
+	if err != nil {
+		t.Fatalf("GET its logoURI: %v", err)
+	}
+	svg, _ := io.ReadAll(logo.Body)
+	logo.Body.Close()
+	if logo.StatusCode != 200 || logo.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(string(svg), ">USDC</text>") {
+		t.Errorf("GET %s: %d %q\n%s", usdc.LogoURI, logo.StatusCode, logo.Header.Get("Content-Type"), svg)
+	}
 	var pls struct{ Tokens map[string][]tok }
 	ts.get("/v1/tokens?chains=369&search=usdch").decode(t, &pls)
 	if l := pls.Tokens["369"]; len(l) != 1 || !strings.EqualFold(l[0].Address, "0xa5B0D537CeBE97f087Dc5FE5732d70719caaEc1D") {

@@ -85,7 +85,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	})
 	fs.Float64Var(&cfg.SandboxBridgeScale, "sandbox-bridge-scale", cfg.SandboxBridgeScale, "sandbox bridges take the quoted duration times this (0: deliver at the first poll)")
 	fs.DurationVar(&cfg.SandboxOnrampStep, "sandbox-onramp-step", cfg.SandboxOnrampStep, "the sandbox on-ramp's delay from payment to crypto sent, and from there to completion (0: 2s)")
-	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the service's address as browsers reach it, the base of on-ramp checkout URLs (default: http:// and --addr)")
+	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the service's address as browsers reach it, the base of on-ramp checkout URLs and of the logoURI of tokens, chains and tools (default: http:// and --addr)")
 	fs.Float64Var(&cfg.SandboxBridgeFailureRate, "sandbox-bridge-failure-rate", cfg.SandboxBridgeFailureRate, "share of sandbox bridges that fail: a swap's is refunded on the source chain, a multi-step deposit's ends FAILED")
 	fs.StringVar(&cfg.Quote.AggregatorURL, "aggregator-url", "", "LI.FI API base URL for the aggregator provider (empty: sandbox)")
 	fs.StringVar(&cfg.Quote.AggregatorKey, "aggregator-key", "", "LI.FI API key")

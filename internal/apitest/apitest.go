@@ -81,6 +81,7 @@ var outside = []struct{ prefix, why string }{
 	{"/checkout/", "the hosted checkout's pages, for the buyer's browser (their own tests hold them)"},
 	{"/docs", "the rendered reference of this document, for a person's browser"},
 	{"/onramp/webhooks/", "a live on-ramp provider's signed webhooks, called by the provider, not an integrator (their own tests hold them)"},
+	{"/logos/", "the SVG logos of tokens, chains and tools that logoURI fields name, for a client's img elements"},
 }
 
 // Outside reports whether path is one the document deliberately does not

@@ -15,6 +15,10 @@
 // answers:
 //
 //	go run ./api/cmd/examples
+//
+// The service runs with PublicURL as its public address, so that the
+// addresses its answers name (logoURI, checkoutUrl) are the same on every
+// run, whatever port it happened to listen on.
 package main
 
 import (
@@ -24,6 +28,11 @@ import (
 	"os"
 	"time"
 )
+
+// PublicURL is the public address the examples' service runs with (serve
+// --public-url): a name under the .example domain reserved for
+// documentation (RFC 2606), so that no reader mistakes it for a host.
+const PublicURL = "https://swapgate.example"
 
 func main() {
 	doc := flag.String("doc", "api/openapi.json", "the document to rewrite (run from the repository root)")

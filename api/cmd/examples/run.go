@@ -71,6 +71,7 @@ func run(ctx context.Context, docPath string) error {
 
 	cfg := app.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
+	cfg.PublicURL = PublicURL
 	cfg.DataDir = dir
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.AllowLoopbackWebhooks = true

@@ -388,6 +388,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
 		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		PublicURL: a.publicURL,
 	})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -43,6 +44,17 @@ func (f FlexString) Float() float64 {
 	v, err := strconv.ParseFloat(string(f), 64)
 	if err != nil {
 		return 0
+	}
+	return v
+}
+
+// USD reads an upstream's USD figure of an amount; one that is absent or
+// unreadable is NaN, the quote package's NoUSD, so that the answer leaves
+// it out rather than show a value of zero nobody observed.
+func (f FlexString) USD() float64 {
+	v, err := strconv.ParseFloat(string(f), 64)
+	if err != nil || math.IsInf(v, 0) {
+		return math.NaN()
 	}
 	return v
 }

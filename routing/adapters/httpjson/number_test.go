@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/big"
 	"strings"
 	"testing"
@@ -83,6 +84,28 @@ func TestFlexStringLenientReaders(t *testing.T) {
 		}
 		if got := tc.in.Uint64(); got != tc.u64 {
 			t.Errorf("%q.Uint64() = %v, want %v", tc.in, got, tc.u64)
+		}
+	}
+}
+
+// TestFlexStringUSD: an upstream's USD figure reads as itself, and an
+// absent or unreadable one as unknown (NaN), never as zero.
+func TestFlexStringUSD(t *testing.T) {
+	for _, tc := range []struct {
+		in    FlexString
+		want  float64
+		known bool
+	}{
+		{in: "99.72", want: 99.72, known: true},
+		{in: "0", want: 0, known: true},
+		{in: "-1.5", want: -1.5, known: true},
+		{in: "", known: false},
+		{in: "n/a", known: false},
+		{in: "1e400", known: false},
+	} {
+		got := tc.in.USD()
+		if known := !math.IsNaN(got); known != tc.known || (known && got != tc.want) {
+			t.Errorf("%q.USD() = %v, want %v (known %v)", tc.in, got, tc.want, tc.known)
 		}
 	}
 }

@@ -167,8 +167,8 @@ func (c *Client) mapStep(req *quote.Request, s *wireStep) (*quote.Route, error) 
 		ToAmount:          toAmount,
 		ToAmountMin:       toAmountMin,
 		PartnerFee:        new(big.Int),
-		FromAmountUSD:     est.FromAmountUSD.Float(),
-		ToAmountUSD:       est.ToAmountUSD.Float(),
+		FromAmountUSD:     est.FromAmountUSD.USD(),
+		ToAmountUSD:       est.ToAmountUSD.USD(),
 		ExecutionDuration: int(math.Round(est.ExecutionDuration)),
 		Shape:             quote.ShapeStandard,
 	}
@@ -222,7 +222,7 @@ func (c *Client) gasCosts(req *quote.Request, in []wireGasCost) ([]quote.GasCost
 			Estimate:  estimate.Uint64(),
 			Limit:     limit.Uint64(),
 			Amount:    amount,
-			AmountUSD: g.AmountUSD.Float(),
+			AmountUSD: g.AmountUSD.USD(),
 			Token:     c.gasToken(req, &g.Token),
 		})
 	}
@@ -256,7 +256,7 @@ func (c *Client) feeCosts(in []wireFeeCost) ([]quote.FeeCost, error) {
 			Name:        f.Name,
 			Description: f.Description,
 			Amount:      amount,
-			AmountUSD:   f.AmountUSD.Float(),
+			AmountUSD:   f.AmountUSD.USD(),
 			Percentage:  f.Percentage.Float(),
 			Token:       c.token(&f.Token),
 			Included:    f.Included,

@@ -10,7 +10,9 @@ import (
 // the tokens the primary does not price: live mode prices from the
 // aggregator's token list first and from the intents provider's list for the
 // assets only the latter knows. One source failing leaves the other's prices
-// served, with the failure reported beside them.
+// served, with the failure reported beside them: while the primary is down,
+// the secondary's prices stand in for every token it prices (a live price
+// observed within the maximum age, rather than none).
 type Layered struct {
 	Primary, Secondary Source
 }

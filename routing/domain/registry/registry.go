@@ -73,6 +73,9 @@ type Chain struct {
 
 // Token is one asset on one chain. PriceUSD here is the reference price the
 // sandbox price source starts from; live prices come from the refdata cache.
+// LogoURI (and a chain's) in the embedded data names a host nobody runs and
+// is never served: answers name the logos the edge draws itself, or a live
+// source's image of the token.
 type Token struct {
 	ChainID  uint64 `json:"chainId"`
 	Address  string `json:"address"`

@@ -29,7 +29,7 @@ type Tool struct {
 	Name            string   `json:"name"`
 	Type            string   `json:"type"`
 	Provider        string   `json:"provider"`
-	LogoURI         string   `json:"logoURI"`
+	LogoURI         string   `json:"logoURI"` // never served: the edge draws each tool's logo
 	FeeBps          int      `json:"feeBps"`
 	DurationSec     int      `json:"durationSec"`
 	GasUnits        uint64   `json:"gasUnits"`
