@@ -451,3 +451,63 @@ func TestBreakerJudgesTimeoutsOnlyAtTheDeadline(t *testing.T) {
 		t.Fatalf("two timeouts at the deadline: %s", got)
 	}
 }
+
+// A network provider's pool takes NetworkPoolSize workers unless sized by
+// name, and its workers leave the warm dispatcher alone: 200 legs that each
+// wait 100 ms on "the network" all run at once, none refused, while a
+// provider sized by PoolSize alone is capped at its workers and refuses the
+// rest; the warm goroutines stay free throughout.
+func TestNetworkProvidersPoolForLatency(t *testing.T) {
+	const legs = 200
+	cases := []struct {
+		name         string
+		cfg          Config
+		wantWorkers  float64
+		wantRefusals bool
+	}{
+		{"network default", Config{NetworkProviders: []string{"net"}, NetworkPoolSize: legs}, legs, false},
+		{"network sized by name", Config{NetworkProviders: []string{"net"}, PoolSizes: map[string]int{"net": 300}}, 300, false},
+		{"not network", Config{}, 4, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			net := &fakeProvider{name: "net", legs: []string{""}, delay: 100 * time.Millisecond}
+			warm := actors.NewWarmDispatcher(2, 10)
+			t.Cleanup(warm.Close)
+			cfg := tc.cfg
+			cfg.Deadline, cfg.PoolSize, cfg.QueuePerWorker, cfg.Dispatcher = 2*time.Second, 4, 1, warm
+			e := start(t, cfg, net)
+			done := make(chan []quote.LegOutcome, legs)
+			began := time.Now()
+			for i := 0; i < legs; i++ {
+				go func() { done <- raceOf(e, context.Background(), []string{"net"}) }()
+			}
+			time.Sleep(50 * time.Millisecond)
+			busy := warm.Stats().Busy
+			var routes int
+			for i := 0; i < legs; i++ {
+				for _, o := range <-done {
+					if o.Route != nil {
+						routes++
+					}
+				}
+			}
+			v := metricstest.Values(t, e.Collector())
+			if got := v[`swapgate_provider_pool_workers{provider="net"}`]; got != tc.wantWorkers {
+				t.Errorf("workers %v, want %v", got, tc.wantWorkers)
+			}
+			refused := v[`swapgate_provider_pool_saturation_refusals_total{provider="net"}`] > 0
+			if refused != tc.wantRefusals {
+				t.Errorf("refusals %v, want %v (%d routes)", v[`swapgate_provider_pool_saturation_refusals_total{provider="net"}`], tc.wantRefusals, routes)
+			}
+			if !tc.wantRefusals {
+				if routes != legs || time.Since(began) > time.Second {
+					t.Errorf("%d of %d legs answered in %v", routes, legs, time.Since(began))
+				}
+				if busy != 0 {
+					t.Errorf("%d warm goroutines held by legs waiting on the network", busy)
+				}
+			}
+		})
+	}
+}

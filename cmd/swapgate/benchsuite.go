@@ -20,7 +20,9 @@ const benchSuiteUsage = `usage: swapgate bench-suite [--preset full|quick|smoke]
 Measures Swapgate against the machine's HTTP limit, in one run on this
 machine: it starts the bare server (swapgate bench-bare), Swapgate in sandbox
 mode with a temporary data directory (and a second one whose aggregator
-tools stall past its quote deadline), and a local HTTPS webhook receiver;
+tools stall past its quote deadline), for quote-live local stand-ins of the
+live upstreams (swapgate standins) and a Swapgate in live mode against them,
+and a local HTTPS webhook receiver;
 provisions partners through the partner CLI and fee wallets and a webhook
 over HTTP; then runs every scenario open-loop at a fixed rate, in rounds,
 Swapgate's and the bare server's pings alternating, and searches the

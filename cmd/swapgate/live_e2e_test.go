@@ -47,7 +47,7 @@ func startLiveStandins(t *testing.T) *liveStandins {
 	var s liveStandins
 	var err error
 	var aggSrv, intSrv, nodeSrv *httptest.Server
-	if s.agg, aggSrv, err = lifistandin.Start(lifistandin.Config{StatusPolls: 1}); err != nil {
+	if s.agg, aggSrv, err = lifistandin.Start(lifistandin.Config{StatusPolls: 1, Record: true}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(aggSrv.Close)
@@ -240,7 +240,7 @@ func TestLiveModeEndToEnd(t *testing.T) {
 				}
 			}
 		}
-		before := len(up.agg.Asked())
+		before := len(up.agg.Quotes())
 		e := ts.get(quotePath("fromChain", "42161", "toChain", "369", "fromToken", wethArb, "toToken", pulseroute.WPLSAddress,
 			"fromAmount", "1000000000000000000", "fromAddress", wallet, "toAddress", wallet), withKey(key))
 		e.decode(t, &c)
@@ -249,7 +249,7 @@ func TestLiveModeEndToEnd(t *testing.T) {
 			!strings.EqualFold(c.Quote.Steps[0].TransactionRequest.To, lifistandin.DefaultRouter) || !c.Quote.Steps[1].Automated {
 			t.Fatalf("shape C %+v", c.Quote)
 		}
-		asked := up.agg.Asked()[before:]
+		asked := up.agg.Quotes()[before:]
 		ok := false
 		for _, q := range asked {
 			if q.Get("fromChain") == "42161" && q.Get("toChain") == "42161" && strings.EqualFold(q.Get("toToken"), usdcArb) &&

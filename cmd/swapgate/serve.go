@@ -75,7 +75,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.DurationVar(&cfg.Quote.TicketCommitInterval, "ticket-commit-interval", cfg.Quote.TicketCommitInterval, "least time between two commits of tickets to the ticket log; tickets arriving meanwhile share the write")
 	fs.IntVar(&cfg.Quote.WarmGoroutines, "warm-goroutines", cfg.Quote.WarmGoroutines, "long-lived goroutines running the quote path's actor mailboxes (0: 64 per core)")
 	fs.IntVar(&cfg.Quote.WarmThroughput, "warm-throughput", cfg.Quote.WarmThroughput, "messages a quote-path actor's mailbox handles before it yields its goroutine")
-	fs.IntVar(&cfg.Quote.PoolSize, "provider-pool-size", cfg.Quote.PoolSize, "worker actors per provider")
+	fs.IntVar(&cfg.Quote.PoolSize, "provider-pool-size", cfg.Quote.PoolSize, "worker actors per provider without a network upstream (one with an upstream URL or --pulse-rpc node: 1024, see --provider-pool-sizes)")
 	fs.IntVar(&cfg.Quote.QueuePerWorker, "provider-queue-per-worker", cfg.Quote.QueuePerWorker, "legs a provider pool queues per worker when all are busy; past it a leg is refused at once")
 	fs.Func("provider-pool-sizes", "per-provider pool sizes as JSON, e.g. {\"aggregator\":128}", func(v string) error {
 		return json.Unmarshal([]byte(v), &cfg.Quote.PoolSizes)

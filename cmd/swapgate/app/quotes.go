@@ -224,10 +224,10 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 	}
 	qs.engine, err = engine.Start(sys, providers, engine.Config{Dispatcher: qs.dispatcher,
 		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes, QueuePerWorker: cfg.QueuePerWorker, Tools: catalog,
-		NetworkProviders: networkProviders(cfg),
-		Strategy:         quote.Strategy{MinWait: cfg.MinWait, ExpectedResults: cfg.ExpectedResults, ReduceEvery: cfg.ReduceEvery},
+		Strategy: quote.Strategy{MinWait: cfg.MinWait, ExpectedResults: cfg.ExpectedResults, ReduceEvery: cfg.ReduceEvery},
 		Breaker: breaker.Config{Window: cfg.BreakerWindow, FailureRatio: cfg.BreakerFailureRatio, MinCalls: cfg.BreakerMinCalls,
 			CoolDown: cfg.BreakerCoolDown, Off: cfg.NoBreakers},
+		NetworkProviders: networkProviders(cfg),
 	})
 	if err != nil {
 		return nil, err

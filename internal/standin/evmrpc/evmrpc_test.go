@@ -274,3 +274,38 @@ func TestLatency(t *testing.T) {
 		t.Errorf("answered in %v", d)
 	}
 }
+
+// A transaction sent raw is mined at once; an ERC-20 transfer logs its
+// Transfer event, which the inbound evidence reads; one signed for another
+// chain is refused.
+func TestSendRawTransaction(t *testing.T) {
+	_, base := start(t, Config{})
+	c := dial(t, base, ChainArbitrum)
+	key, _ := crypto.GenerateKey()
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	usdc := common.HexToAddress("0xaf88d065e77c8cC2239327C5EDb3A432268e5831")
+	receiver := common.HexToAddress("0x1111111111111111111111111111111111111111")
+	data := append(append(common.FromHex("0xa9059cbb"), common.LeftPadBytes(receiver.Bytes(), 32)...), common.LeftPadBytes(big.NewInt(5_000_000).Bytes(), 32)...)
+	sign := func(chain int64) *types.Transaction {
+		tx, err := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(chain)), &types.DynamicFeeTx{
+			ChainID: big.NewInt(chain), GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(2), Gas: 60_000, To: &usdc, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	tx := sign(ChainArbitrum)
+	if err := c.SendTransaction(context.Background(), tx); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := inbound.ReadEvidence(context.Background(), c, ChainArbitrum, tx.Hash())
+	if err != nil || ev.State != inbound.TxMined || ev.From != from || len(ev.Transfers) != 1 {
+		t.Fatalf("evidence %+v %v", ev, err)
+	}
+	if tr := ev.Transfers[0]; tr.To != receiver || tr.Amount.Int64() != 5_000_000 {
+		t.Errorf("transfer %+v", tr)
+	}
+	if err := c.SendTransaction(context.Background(), sign(1)); err == nil {
+		t.Error("a transaction for chain 1 was accepted on 42161")
+	}
+}

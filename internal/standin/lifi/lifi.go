@@ -35,8 +35,8 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
-	"net/url"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,6 +93,13 @@ type Config struct {
 	// DONE regardless. Both zero: DONE at once.
 	StatusPolls int
 	StatusDelay time.Duration
+	// Record keeps the query of every /v1/quote request, for Quotes (off
+	// by default: a bench sends millions).
+	Record bool
+	// NoRoute, when set, is asked about every valid /v1/quote query; true
+	// answers LI.FI's "no available quotes" (404, code 1002) as for a pair
+	// it cannot route, so a test can take the aggregator's route away.
+	NoRoute func(query url.Values) bool
 }
 
 // Sent is a source transaction a test marks as sent, and what its
@@ -118,24 +125,10 @@ type Server struct {
 	prices  *kit.Table
 	mux     *http.ServeMux
 
-	mu   sync.Mutex
-	sent map[string]*sentTx
-	// asked are the queries of the quotes asked, oldest first (the last
-	// maxAsked), for tests that check what Swapgate asked for.
-	asked []url.Values
-	now   func() time.Time
-}
-
-// maxAsked bounds the quote queries remembered, so that a bench run does
-// not grow the stand-in's memory.
-const maxAsked = 256
-
-// Asked returns the queries of the quotes asked, oldest first (at most the
-// last 256).
-func (s *Server) Asked() []url.Values {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]url.Values(nil), s.asked...)
+	mu     sync.Mutex
+	sent   map[string]*sentTx
+	quotes []url.Values
+	now    func() time.Time
 }
 
 // New builds the stand-in.
@@ -187,6 +180,16 @@ func (s *Server) MarkSent(txHash string, tx Sent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sent[strings.ToLower(txHash)] = &sentTx{Sent: tx, at: s.now()}
+}
+
+// Quotes returns the queries of the /v1/quote requests received so far,
+// in order, when Config.Record is set (nil otherwise): a test reads what
+// the server asked for (the toAddress of a multi-step quote's step 1, the
+// integrator fee).
+func (s *Server) Quotes() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]url.Values(nil), s.quotes...)
 }
 
 // Prices returns the price table the stand-in quotes from.
@@ -359,12 +362,11 @@ func pickTool(q map[string][]string, kind string, candidates []toolDef) (toolDef
 // less the tool's fee and the integrator's, bought in the destination token.
 func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	s.mu.Lock()
-	if len(s.asked) == maxAsked {
-		s.asked = append(s.asked[:0], s.asked[1:]...)
+	if s.cfg.Record {
+		s.mu.Lock()
+		s.quotes = append(s.quotes, q)
+		s.mu.Unlock()
 	}
-	s.asked = append(s.asked, q)
-	s.mu.Unlock()
 	fromChain, err1 := strconv.ParseUint(q.Get("fromChain"), 10, 64)
 	toChain, err2 := strconv.ParseUint(q.Get("toChain"), 10, 64)
 	if err1 != nil || err2 != nil {
@@ -405,7 +407,7 @@ func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 	}
 	from, okFrom := s.prices.Lookup(fromChain, q.Get("fromToken"))
 	to, okTo := s.prices.Lookup(toChain, q.Get("toToken"))
-	if !okFrom || !okTo {
+	if !okFrom || !okTo || (s.cfg.NoRoute != nil && s.cfg.NoRoute(q)) {
 		noQuote(w, "lifi", "NO_POSSIBLE_ROUTE", "No route was found for this action: the token is not supported.")
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +101,7 @@ func TestQuoteThroughAdapter(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, url := start(t, Config{Router: router, ApprovalAddress: approval})
+			s, url := start(t, Config{Router: router, ApprovalAddress: approval, Record: true})
 			c, reg := client(t, url)
 			route, err := c.QuoteLeg(context.Background(), request(t, reg, tc.from, tc.to, tc.fromTok, tc.toTok, tc.amount, tc.feeBps), "")
 			if err != nil {
@@ -127,6 +128,9 @@ func TestQuoteThroughAdapter(t *testing.T) {
 			if route.FromAmountUSD <= 0 || route.ToAmountUSD <= 0 {
 				t.Errorf("USD figures %v %v", route.FromAmountUSD, route.ToAmountUSD)
 			}
+			if qs := s.Quotes(); len(qs) != 1 || qs[0].Get("toAddress") != wallet || qs[0].Get("integrator") != "swapgate" {
+				t.Errorf("recorded queries %v", qs)
+			}
 			again, err := c.QuoteLeg(context.Background(), request(t, reg, tc.from, tc.to, tc.fromTok, tc.toTok, tc.amount, tc.feeBps), "")
 			if err != nil || string(again.Tx.Data) != string(route.Tx.Data) {
 				t.Errorf("the same request answered different calldata (%v)", err)
@@ -138,7 +142,7 @@ func TestQuoteThroughAdapter(t *testing.T) {
 // Refusals come in LI.FI's error shapes, which the adapter maps to a reasoned
 // no-route or a bad request.
 func TestQuoteRefusals(t *testing.T) {
-	_, url := start(t, Config{})
+	_, base := start(t, Config{})
 	cases := []struct {
 		name, query string
 		status      int
@@ -152,16 +156,25 @@ func TestQuoteRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var body struct{ Code int }
-			if st := getJSON(t, url+"/v1/quote?"+tc.query, &body); st != tc.status || body.Code != tc.code {
+			if st := getJSON(t, base+"/v1/quote?"+tc.query, &body); st != tc.status || body.Code != tc.code {
 				t.Errorf("HTTP %d code %d, want %d %d", st, body.Code, tc.status, tc.code)
 			}
 		})
 	}
-	c, reg := client(t, url)
+	c, reg := client(t, base)
 	_, err := c.QuoteLeg(context.Background(), request(t, reg, 42161, 8453, usdcArb, usdcBase, 1, 0), "")
 	var nr *quote.NoRoute
 	if !asNoRoute(err, &nr) {
 		t.Errorf("1 base unit: %v, want a no-route", err)
+	}
+	// A test can take the route of a pair away.
+	_, url2 := start(t, Config{NoRoute: func(q url.Values) bool { return q.Get("toChain") == "8453" }})
+	c2, _ := client(t, url2)
+	if _, err := c2.QuoteLeg(context.Background(), request(t, reg, 42161, 8453, usdcArb, usdcBase, 100_000_000, 0), ""); !asNoRoute(err, &nr) {
+		t.Errorf("NoRoute: %v, want a no-route", err)
+	}
+	if _, err := c2.QuoteLeg(context.Background(), request(t, reg, 42161, 42161, usdcArb, wethArb, 100_000_000, 0), ""); err != nil {
+		t.Errorf("NoRoute took another pair's route: %v", err)
 	}
 }
 

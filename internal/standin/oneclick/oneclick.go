@@ -91,6 +91,9 @@ type Config struct {
 	// known one status on (KNOWN_DEPOSIT_TX → PROCESSING → SUCCESS) every
 	// AutoAdvance status polls; zero leaves it to SetStatus.
 	AutoAdvance int
+	// Record keeps the body of every POST /v0/quote, for Quotes (off by
+	// default: a bench sends millions).
+	Record bool
 }
 
 type deposit struct {
@@ -119,6 +122,7 @@ type Server struct {
 	priceAt   time.Time
 	deposits  map[string]*deposit
 	submitted []string
+	quotes    []QuoteRequest
 }
 
 // New builds the stand-in.
@@ -245,6 +249,15 @@ func (s *Server) setLocked(addr string, d *deposit, status string) {
 	}
 }
 
+// Quotes returns the bodies of the POST /v0/quote requests that decoded,
+// in order, when Config.Record is set (nil otherwise): a test reads what
+// the server asked for (dry or not, the app fee, the recipient).
+func (s *Server) Quotes() []QuoteRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]QuoteRequest(nil), s.quotes...)
+}
+
 // Submitted lists the transaction hashes POST /v0/deposit/submit was told
 // of, in order.
 func (s *Server) Submitted() []string {
@@ -295,8 +308,8 @@ func (s *Server) tokens(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// quoteRequest is the body of POST /v0/quote.
-type quoteRequest struct {
+// QuoteRequest is the body of POST /v0/quote.
+type QuoteRequest struct {
 	Dry                bool   `json:"dry"`
 	SwapType           string `json:"swapType"`
 	SlippageTolerance  int    `json:"slippageTolerance"`
@@ -321,10 +334,15 @@ type quoteRequest struct {
 // quote answers POST /v0/quote: the amount in, less the solvers' fee and
 // the app fees, bought in the destination asset at the price table.
 func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
-	var req quoteRequest
+	var req QuoteRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		badRequest(w, "body is not a quote request: "+err.Error())
 		return
+	}
+	if s.cfg.Record {
+		s.mu.Lock()
+		s.quotes = append(s.quotes, req)
+		s.mu.Unlock()
 	}
 	if req.SwapType != "EXACT_INPUT" {
 		badRequest(w, "swapType "+req.SwapType+" is not supported")
@@ -402,7 +420,7 @@ func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 // depositAddress derives the deposit address of a firm quote from the
 // request, in the origin chain's format: a checksum-free 0x address on EVM
 // chains, base58 on Solana, hex elsewhere.
-func depositAddress(origin Asset, req quoteRequest) string {
+func depositAddress(origin Asset, req QuoteRequest) string {
 	sum := digest("deposit", req.OriginAsset, req.DestinationAsset, req.Amount, req.Recipient, req.RefundTo, req.Deadline)
 	switch origin.Blockchain {
 	case "sol":

@@ -204,10 +204,13 @@ func TestTokens(t *testing.T) {
 // A deposit moves PENDING_DEPOSIT → KNOWN_DEPOSIT_TX (submitted) →
 // PROCESSING → SUCCESS as the test sets it, and the adapter maps each.
 func TestDepositLifecycle(t *testing.T) {
-	s, c, reg := start(t, Config{})
+	s, c, reg := start(t, Config{Record: true})
 	route, err := c.QuoteLeg(context.Background(), request(t, reg, 42161, 8453, usdcArb, usdcBase, 100_000_000, false, wallet), "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if qs := s.Quotes(); len(qs) != 1 || qs[0].Dry || qs[0].Recipient != wallet || len(qs[0].AppFees) != 1 || qs[0].AppFees[0].Fee != 30 {
+		t.Errorf("recorded quotes %+v", qs)
 	}
 	sw := &swap.Swap{DepositAddress: route.DepositAddress, ToChain: 8453, ToToken: usdcBase}
 	observe := func(want string) swap.Observation {

@@ -173,3 +173,33 @@ func TestDoUnreachable(t *testing.T) {
 		t.Fatalf("err = %v, want the cancellation", err)
 	}
 }
+
+// An upstream that takes 200 ms is called 400 times at once: every call
+// gets a connection of its own at once, so all are answered in about one
+// latency. With the former 64 connections per host, the calls went in
+// waves of 64 and those that waited past MaxConnWaitTimeout failed.
+func TestConcurrentSlowCallsAreNotCappedByConnections(t *testing.T) {
+	const calls, latency = 400, 200 * time.Millisecond
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(latency)
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL, 5*time.Second, "")
+	errs := make(chan error, calls)
+	began := time.Now()
+	for i := 0; i < calls; i++ {
+		go func() {
+			_, err := c.Do(context.Background(), http.MethodGet, srv.URL+"/", nil)
+			errs <- err
+		}()
+	}
+	for i := 0; i < calls; i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if took := time.Since(began); took > 4*latency {
+		t.Errorf("%d concurrent calls of %v took %v: connections capped them", calls, latency, took)
+	}
+}
