@@ -39,19 +39,16 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 	preFee, out := amount, bridged
 	minOut := bridged
 	dexBps := 0
+	var payment *big.Int
+	readPayment := func() (err error) { payment, err = p.gasPayment(ctx, t.Key, req.From.ID, pulseDomain); return err }
 	if swap {
 		path := p.pulsePath(usdch, p.pulseToken(req.ToToken))
-		if preFee, err = p.amountsOut(ctx, t.Key, amount, path); err != nil {
-			return nil, err
-		}
-		if out, err = p.amountsOut(ctx, t.Key, bridged, path); err != nil {
+		if preFee, out, err = p.pulseXOut(ctx, t.Key, amount, bridged, path, readPayment); err != nil {
 			return nil, err
 		}
 		minOut = quote.MinOut(out, req.Slippage)
 		dexBps = PulseXFeeBps * (len(path) - 1)
-	}
-	payment, err := p.gasPayment(ctx, t.Key, req.From.ID, pulseDomain)
-	if err != nil {
+	} else if err := readPayment(); err != nil {
 		return nil, err
 	}
 	g, err := p.m.GasCosts(provider, t.Key, req.From, t.GasUnits, true)

@@ -45,10 +45,7 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 	dexBps := 0
 	if swap {
 		path := p.pulsePath(usdch, p.pulseToken(req.ToToken))
-		if preFee, err = p.amountsOut(ctx, t.Key, usdcPreFee, path); err != nil {
-			return nil, err
-		}
-		if out, err = p.amountsOut(ctx, t.Key, usdcNet, path); err != nil {
+		if preFee, out, err = p.pulseXOut(ctx, t.Key, usdcPreFee, usdcNet, path); err != nil {
 			return nil, err
 		}
 		dexBps = PulseXFeeBps * (len(path) - 1)

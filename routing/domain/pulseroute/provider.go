@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -189,6 +190,51 @@ func (p *Provider) amountsOut(ctx context.Context, tool string, amount *big.Int,
 		return nil, noRoute(tool, pricing.ReasonInsufficientLiq, "PulseX returns nothing for this amount")
 	}
 	return last, nil
+}
+
+// pulseXOut prices a route's PulseX leg for the whole input (preFee) and for
+// the input after the partner fee (net), both read at once, or once when the
+// partner takes no fee; the route's other reads (extra: the interchain gas
+// payment) run beside them.
+func (p *Provider) pulseXOut(ctx context.Context, tool string, whole, net *big.Int, path []common.Address, extra ...func() error) (preFee, out *big.Int, err error) {
+	reads := []func() error{func() (err error) { preFee, err = p.amountsOut(ctx, tool, whole, path); return err }}
+	same := whole.Cmp(net) == 0
+	if !same {
+		reads = append(reads, func() (err error) { out, err = p.amountsOut(ctx, tool, net, path); return err })
+	}
+	if err := readAll(append(reads, extra...)...); err != nil {
+		return nil, nil, err
+	}
+	if same {
+		out = new(big.Int).Set(preFee)
+	}
+	return preFee, out, nil
+}
+
+// readAll runs a route's chain-state reads at once, so that the route costs
+// one node round trip rather than one per read, and returns the first
+// failure in the order the reads are given, as reading them one after
+// another would. Each read ends with the race's context.
+func readAll(reads ...func() error) error {
+	if len(reads) == 1 {
+		return reads[0]()
+	}
+	errs := make([]error, len(reads))
+	var wg sync.WaitGroup
+	for i, read := range reads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = read()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // gasPayment reads the warp route's interchain gas payment.
