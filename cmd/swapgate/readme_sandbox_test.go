@@ -213,15 +213,7 @@ func startReadmeTerminals(t *testing.T) (dir string, rcv *backgroundCommand, rec
 		t.Fatalf("the README's serve command does not trust the receiver and allow loopback webhooks: %q", serveLine)
 	}
 	srv := startCommand(t, dir, []string{"SWAPGATE_ADDR=127.0.0.1:0", "SWAPGATE_SANDBOX_BRIDGE_SCALE=0"}, serveLine)
-	serveAddr := srv.waitFor(t, "the service serves", func(_, stderr string) string {
-		for _, line := range strings.Split(stderr, "\n") {
-			var l struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "swapgate serving" {
-				return l.Addr
-			}
-		}
-		return ""
-	})
+	serveAddr := srv.waitFor(t, "the service serves", func(_, stderr string) string { return loggedAddr(stderr, "swapgate serving") })
 	ts = &testServer{t: t, base: "http://" + serveAddr, dir: filepath.Join(dir, "data")}
 
 	return dir, rcv, receiverAddr, ts
