@@ -87,13 +87,19 @@ var rules = []struct {
 		}},
 	{"adapters import the domain only",
 		func(p string) bool { return under(p, "routing/adapters") },
-		func(i string) bool { return anyUnder(i, "routing/sim", "actors", "edge", "persistence", "cmd", "bench") }},
+		func(i string) bool {
+			return anyUnder(i, "routing/sim", "actors", "edge", "persistence", "cmd", "bench")
+		}},
 	{"the edge knows HTTP: no actors, store, adapters or simulator",
 		func(p string) bool { return under(p, "edge") },
-		func(i string) bool { return anyUnder(i, "actors", "persistence", "routing/adapters", "routing/sim", "cmd", "bench") }},
+		func(i string) bool {
+			return anyUnder(i, "actors", "persistence", "routing/adapters", "routing/sim", "cmd", "bench")
+		}},
 	{"the store imports the domain only",
 		func(p string) bool { return under(p, "persistence") },
-		func(i string) bool { return anyUnder(i, "routing/adapters", "routing/sim", "actors", "edge", "cmd", "bench") }},
+		func(i string) bool {
+			return anyUnder(i, "routing/adapters", "routing/sim", "actors", "edge", "cmd", "bench")
+		}},
 	{"actors import no edge or composition root",
 		func(p string) bool { return under(p, "actors") },
 		func(i string) bool { return anyUnder(i, "edge", "cmd", "bench") }},
