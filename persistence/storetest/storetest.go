@@ -1,0 +1,153 @@
+// Package storetest holds the contract test suites of the store's
+// aggregates: one exported Run function per kind of state, run by every
+// backend's tests against a factory of its stores, so that Pebble and any
+// other backend are held to the same promises.
+//
+// Each suite takes the interface its consumers declare (the actors' and
+// the edge's own small interfaces, embedded here, plus the few methods the
+// suite needs to set up or observe state), never a concrete store. A
+// backend runs them from its tests:
+//
+//	func TestContract(t *testing.T) {
+//		storetest.RunFeeWallets(t, func(t *testing.T) storetest.Handle[storetest.FeeWallets] {
+//			s, crash := openMine(t)
+//			return storetest.Handle[storetest.FeeWallets]{Store: s, Crash: ...}
+//		})
+//		…
+//	}
+//
+// Where an interface promises durability (an acknowledged write survives
+// a crash; nothing half-written is ever visible), the suite interrupts
+// writes in two ways: a context cancelled at each of the write's looks at
+// it in turn (Interrupt), and a crash after the acknowledgement (the
+// Handle's Crash), after which every acknowledged write must be there.
+//
+// This package is imported only by tests; it imports the consumers'
+// packages for their interfaces, which a backend does not.
+package storetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Handle is one store under test and the ways a suite may stop it.
+type Handle[S any] struct {
+	// Store is the open store, empty when the factory hands it out.
+	Store S
+	// Crash stops the store as a crash of the process and of its machine
+	// would: anything not yet durable is lost. It returns the store
+	// opened again on what survived; the old one is not used again. Nil
+	// when the backend cannot simulate one: the durability cases then
+	// check only what a running store shows.
+	Crash func(t *testing.T) S
+}
+
+// Factory opens a fresh, empty store of one backend for one test; it
+// registers the store's closing with t.Cleanup.
+type Factory[S any] func(t *testing.T) Handle[S]
+
+// Interrupt runs write against h's store under contexts cancelled at the
+// write's k-th look at them (k = 0, 1, 2, … : Err, Done and Deadline
+// calls all count), until one run succeeds. After each failed run
+// unchanged must hold: an interrupted write leaves nothing half-written
+// visible. After the successful run changed must hold, and again after a
+// crash when the backend can simulate one: an acknowledged write is
+// durable. It returns the store to go on with (the one reopened after the
+// crash, or h.Store).
+func Interrupt[S any](t *testing.T, h *Handle[S], write func(ctx context.Context, s S) error, unchanged, changed func(t *testing.T, s S)) S {
+	t.Helper()
+	const maxLooks = 10_000
+	for k := 0; k < maxLooks; k++ {
+		ctx := newCountdownCtx(k)
+		err := write(ctx, h.Store)
+		ctx.stop()
+		if err == nil {
+			changed(t, h.Store)
+			if h.Crash != nil {
+				h.Store = h.Crash(t)
+				changed(t, h.Store)
+			}
+			return h.Store
+		}
+		if k > 0 && !ctx.fired() {
+			t.Fatalf("the write failed with its context intact: %v", err)
+		}
+		unchanged(t, h.Store)
+	}
+	t.Fatalf("the write did not succeed within %d looks at its context", maxLooks)
+	return h.Store
+}
+
+// countdownCtx is a context that is cancelled at its k-th look: each call
+// of Err, Done or Deadline counts one, and the k-th and every later one
+// sees it cancelled. A backend that checks its context before writing
+// anything, between steps and not after committing is interrupted at each
+// of those points in turn.
+type countdownCtx struct {
+	context.Context
+	mu    sync.Mutex
+	left  int
+	done  chan struct{}
+	fire  sync.Once
+	shot  bool
+	close func()
+}
+
+func newCountdownCtx(k int) *countdownCtx {
+	base, cancel := context.WithCancel(context.Background())
+	c := &countdownCtx{Context: base, left: k, done: make(chan struct{}), close: cancel}
+	if k == 0 {
+		c.cancel()
+	}
+	return c
+}
+
+// look counts one look and reports whether the context is cancelled.
+func (c *countdownCtx) look() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shot {
+		return true
+	}
+	c.left--
+	if c.left <= 0 {
+		c.shot = true
+		c.fire.Do(func() { close(c.done) })
+	}
+	return c.shot
+}
+
+func (c *countdownCtx) cancel() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.shot = true
+	c.fire.Do(func() { close(c.done) })
+}
+
+func (c *countdownCtx) fired() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shot
+}
+
+func (c *countdownCtx) stop() { c.close() }
+
+func (c *countdownCtx) Done() <-chan struct{} {
+	c.look()
+	return c.done
+}
+
+func (c *countdownCtx) Err() error {
+	if c.look() {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *countdownCtx) Deadline() (time.Time, bool) {
+	c.look()
+	return time.Time{}, false
+}
