@@ -43,6 +43,10 @@ type Handle[S any] struct {
 	// when the backend cannot simulate one: the durability cases then
 	// check only what a running store shows.
 	Crash func(t *testing.T) S
+	// Reopen closes the store cleanly and opens it again on the same
+	// data, returning the store opened; the old one is not used again.
+	// Nil when the backend has no data of its own to reopen on.
+	Reopen func(t *testing.T) S
 }
 
 // Factory opens a fresh, empty store of one backend for one test; it
