@@ -57,9 +57,9 @@ type Factory[S any] func(t *testing.T) Handle[S]
 // write's k-th look at them (k = 0, 1, 2, … : Err, Done and Deadline
 // calls all count), until one run succeeds. After each failed run
 // unchanged must hold: an interrupted write leaves nothing half-written
-// visible. After the successful run changed must hold, and again after a
-// crash when the backend can simulate one: an acknowledged write is
-// durable. It returns the store to go on with (the one reopened after the
+// visible. After the successful run the store is crashed, when the
+// backend can simulate one, and changed must hold: an acknowledged write
+// is durable. It returns the store to go on with (the one reopened after the
 // crash, or h.Store).
 func Interrupt[S any](t *testing.T, h *Handle[S], write func(ctx context.Context, s S) error, unchanged, changed func(t *testing.T, s S)) S {
 	t.Helper()
@@ -69,11 +69,13 @@ func Interrupt[S any](t *testing.T, h *Handle[S], write func(ctx context.Context
 		err := write(ctx, h.Store)
 		ctx.stop()
 		if err == nil {
-			changed(t, h.Store)
+			// The crash comes straight after the acknowledgement: a read
+			// first might make the write durable (a backend may sync
+			// before it answers one) and hide a write that was not.
 			if h.Crash != nil {
 				h.Store = h.Crash(t)
-				changed(t, h.Store)
 			}
+			changed(t, h.Store)
 			return h.Store
 		}
 		if k > 0 && !ctx.fired() {
