@@ -6,21 +6,24 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
-// ChainLog is the sandbox chains' operation log (sandboxchain.Store) and
-// the deliveries they made (sandboxchain.DeliveryStore): an operation is
-// durable before the chain answers for it, numbered once per chain, and
-// replayed in order.
+// ChainLog is the sandbox chains' operation log and the deliveries they
+// made: an operation is durable before the chain answers for it, numbered
+// once per chain, and replayed in order. Its consumer is the simulator's
+// chain owner (actors/sandboxchain: Store and DeliveryStore), which only
+// the composition root may import, so the methods are restated here; the
+// composition root's tests hold ChainLog to both of its interfaces.
 type ChainLog interface {
-	sandboxchain.Store
-	sandboxchain.DeliveryStore
+	AppendChainOp(ctx context.Context, chainID, seq uint64, rec []byte) error
+	ChainOps(ctx context.Context, chainID uint64, fn func(seq uint64, rec []byte) error) error
+	SandboxDelivery(ctx context.Context, ref string) (string, error)
+	PutSandboxDelivery(ctx context.Context, ref, txHash string) error
 }
 
 // opsOf is chain's log as "seq:record" strings.
-func opsOf(t *testing.T, s sandboxchain.Store, chainID uint64) string {
+func opsOf(t *testing.T, s ChainLog, chainID uint64) string {
 	t.Helper()
 	var out []string
 	mustNil(t, "chain ops", s.ChainOps(context.Background(), chainID, func(seq uint64, rec []byte) error {
@@ -31,7 +34,7 @@ func opsOf(t *testing.T, s sandboxchain.Store, chainID uint64) string {
 }
 
 // deliveryOf is the delivery made for ref, "" for none.
-func deliveryOf(t *testing.T, s sandboxchain.DeliveryStore, ref string) string {
+func deliveryOf(t *testing.T, s ChainLog, ref string) string {
 	t.Helper()
 	h, err := s.SandboxDelivery(context.Background(), ref)
 	if errors.Is(err, account.ErrNotFound) {
