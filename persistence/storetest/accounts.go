@@ -36,7 +36,7 @@ func partner(id, key string) *account.Partner {
 }
 
 // byDigest returns the ID of the partner whose key is key, "" for none.
-func byDigest(t *testing.T, s edge.PartnerFinder, key string) string {
+func byDigest(t testing.TB, s edge.PartnerFinder, key string) string {
 	t.Helper()
 	p, err := s.PartnerByKeyDigest(context.Background(), digest(key))
 	if errors.Is(err, account.ErrNotFound) {
@@ -48,7 +48,7 @@ func byDigest(t *testing.T, s edge.PartnerFinder, key string) string {
 	return p.ID
 }
 
-func mustNil(t *testing.T, what string, err error) {
+func mustNil(t testing.TB, what string, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
@@ -147,11 +147,11 @@ func RunAccounts(t *testing.T, open Factory[Accounts]) {
 		{"an interrupted create leaves nothing, an acknowledged one survives a crash", func(t *testing.T, h *Handle[Accounts]) {
 			Interrupt(t, h, func(ctx context.Context, s Accounts) error {
 				return s.CreatePartner(ctx, partner("ptn_a", "key-a"))
-			}, func(t *testing.T, s Accounts) {
+			}, func(t testing.TB, s Accounts) {
 				if list, err := s.ListPartners(ctx); err != nil || len(list) != 0 || byDigest(t, s, "key-a") != "" {
 					t.Fatalf("an interrupted create left %d partners (%v)", len(list), err)
 				}
-			}, func(t *testing.T, s Accounts) {
+			}, func(t testing.TB, s Accounts) {
 				if byDigest(t, s, "key-a") != "ptn_a" {
 					t.Fatal("the acknowledged partner is not found by its key")
 				}
@@ -162,11 +162,11 @@ func RunAccounts(t *testing.T, open Factory[Accounts]) {
 			Interrupt(t, h, func(ctx context.Context, s Accounts) error {
 				_, err := s.UpdatePartner(ctx, "ptn_a", func(p *account.Partner) error { p.KeyDigest = digest("new"); return nil })
 				return err
-			}, func(t *testing.T, s Accounts) {
+			}, func(t testing.TB, s Accounts) {
 				if byDigest(t, s, "old") != "ptn_a" || byDigest(t, s, "new") != "" {
 					t.Fatal("an interrupted rotation moved the key")
 				}
-			}, func(t *testing.T, s Accounts) {
+			}, func(t testing.TB, s Accounts) {
 				if byDigest(t, s, "old") != "" || byDigest(t, s, "new") != "ptn_a" {
 					t.Fatal("the acknowledged rotation is not what the store shows")
 				}

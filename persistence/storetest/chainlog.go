@@ -23,7 +23,7 @@ type ChainLog interface {
 }
 
 // opsOf is chain's log as "seq:record" strings.
-func opsOf(t *testing.T, s ChainLog, chainID uint64) string {
+func opsOf(t testing.TB, s ChainLog, chainID uint64) string {
 	t.Helper()
 	var out []string
 	mustNil(t, "chain ops", s.ChainOps(context.Background(), chainID, func(seq uint64, rec []byte) error {
@@ -34,7 +34,7 @@ func opsOf(t *testing.T, s ChainLog, chainID uint64) string {
 }
 
 // deliveryOf is the delivery made for ref, "" for none.
-func deliveryOf(t *testing.T, s ChainLog, ref string) string {
+func deliveryOf(t testing.TB, s ChainLog, ref string) string {
 	t.Helper()
 	h, err := s.SandboxDelivery(context.Background(), ref)
 	if errors.Is(err, account.ErrNotFound) {
@@ -107,11 +107,11 @@ func RunChainLog(t *testing.T, open Factory[ChainLog]) {
 			mustNil(t, "append", h.Store.AppendChainOp(ctx, 42161, 1, []byte("a")))
 			Interrupt(t, h, func(ctx context.Context, s ChainLog) error {
 				return s.AppendChainOp(ctx, 42161, 2, []byte("b"))
-			}, func(t *testing.T, s ChainLog) {
+			}, func(t testing.TB, s ChainLog) {
 				if got := opsOf(t, s, 42161); got != "[1:a]" {
 					t.Fatalf("an interrupted append left %s", got)
 				}
-			}, func(t *testing.T, s ChainLog) {
+			}, func(t testing.TB, s ChainLog) {
 				if got := opsOf(t, s, 42161); got != "[1:a 2:b]" {
 					t.Fatalf("after the append %s", got)
 				}
@@ -120,11 +120,11 @@ func RunChainLog(t *testing.T, open Factory[ChainLog]) {
 		{"an acknowledged delivery survives a crash", func(t *testing.T, h *Handle[ChainLog]) {
 			Interrupt(t, h, func(ctx context.Context, s ChainLog) error {
 				return s.PutSandboxDelivery(ctx, "ref-1", "0xaa")
-			}, func(t *testing.T, s ChainLog) {
+			}, func(t testing.TB, s ChainLog) {
 				if got := deliveryOf(t, s, "ref-1"); got != "" {
 					t.Fatalf("an interrupted put left %q", got)
 				}
-			}, func(t *testing.T, s ChainLog) {
+			}, func(t testing.TB, s ChainLog) {
 				if got := deliveryOf(t, s, "ref-1"); got != "0xaa" {
 					t.Fatalf("after the put %q", got)
 				}

@@ -27,7 +27,7 @@ const (
 )
 
 // walletOf is the lookup's answer for partner in eco, "" for none.
-func walletOf(t *testing.T, s engine.FeeWalletFinder, partnerID, eco string) string {
+func walletOf(t testing.TB, s engine.FeeWalletFinder, partnerID, eco string) string {
 	t.Helper()
 	addr, ok, err := s.FeeWallet(context.Background(), partnerID, eco)
 	mustNil(t, "fee wallet", err)
@@ -38,7 +38,7 @@ func walletOf(t *testing.T, s engine.FeeWalletFinder, partnerID, eco string) str
 }
 
 // walletsOf lists a partner's wallets as "eco=address" strings.
-func walletsOf(t *testing.T, s edge.FeeWalletStore, partnerID string) string {
+func walletsOf(t testing.TB, s edge.FeeWalletStore, partnerID string) string {
 	t.Helper()
 	ws, err := s.FeeWallets(context.Background(), partnerID)
 	mustNil(t, "fee wallets", err)
@@ -112,11 +112,11 @@ func RunFeeWallets(t *testing.T, open Factory[FeeWallets]) {
 			mustNil(t, "put", h.Store.PutFeeWallet(ctx, "ptn_a", "evm", walletA1))
 			Interrupt(t, h, func(ctx context.Context, s FeeWallets) error {
 				return s.PutFeeWallet(ctx, "ptn_a", "evm", walletA2)
-			}, func(t *testing.T, s FeeWallets) {
+			}, func(t testing.TB, s FeeWallets) {
 				if walletOf(t, s, "ptn_a", "evm") != walletA1 || walletsOf(t, s, "ptn_a") != "[evm="+walletA1+"]" {
 					t.Fatal("an interrupted replacement changed the wallet")
 				}
-			}, func(t *testing.T, s FeeWallets) {
+			}, func(t testing.TB, s FeeWallets) {
 				if walletOf(t, s, "ptn_a", "evm") != walletA2 || walletsOf(t, s, "ptn_a") != "[evm="+walletA2+"]" {
 					t.Fatal("the acknowledged wallet is not the one the store shows")
 				}
@@ -126,11 +126,11 @@ func RunFeeWallets(t *testing.T, open Factory[FeeWallets]) {
 			mustNil(t, "put", h.Store.PutFeeWallet(ctx, "ptn_a", "evm", walletA1))
 			Interrupt(t, h, func(ctx context.Context, s FeeWallets) error {
 				return s.DeleteFeeWallet(ctx, "ptn_a", "evm")
-			}, func(t *testing.T, s FeeWallets) {
+			}, func(t testing.TB, s FeeWallets) {
 				if walletOf(t, s, "ptn_a", "evm") != walletA1 {
 					t.Fatal("an interrupted delete removed the wallet")
 				}
-			}, func(t *testing.T, s FeeWallets) {
+			}, func(t testing.TB, s FeeWallets) {
 				if walletOf(t, s, "ptn_a", "evm") != "" || walletsOf(t, s, "ptn_a") != "[]" {
 					t.Fatal("the acknowledged delete is undone")
 				}

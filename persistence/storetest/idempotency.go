@@ -24,7 +24,7 @@ func sameAnswer(a, b *idempotency.Record) bool {
 }
 
 // answerOf is the record remembered under k, nil for none.
-func answerOf(t *testing.T, s Idempotency, k idempotency.Key) *idempotency.Record {
+func answerOf(t testing.TB, s Idempotency, k idempotency.Key) *idempotency.Record {
 	t.Helper()
 	rec, err := s.IdempotentAnswer(context.Background(), k)
 	if errors.Is(err, account.ErrNotFound) {
@@ -79,11 +79,11 @@ func RunIdempotency(t *testing.T, open Factory[Idempotency]) {
 			mustNil(t, "remember", h.Store.RememberAnswer(ctx, key, first))
 			Interrupt(t, h, func(ctx context.Context, s Idempotency) error {
 				return s.RememberAnswer(ctx, key, second)
-			}, func(t *testing.T, s Idempotency) {
+			}, func(t testing.TB, s Idempotency) {
 				if got := answerOf(t, s, key); got == nil || !sameAnswer(got, first) {
 					t.Fatalf("an interrupted write left %+v", got)
 				}
-			}, func(t *testing.T, s Idempotency) {
+			}, func(t testing.TB, s Idempotency) {
 				if got := answerOf(t, s, key); got == nil || !sameAnswer(got, second) {
 					t.Fatalf("the acknowledged answer is %+v", got)
 				}

@@ -51,7 +51,7 @@ func record(ctx context.Context, s ledger.Appender, d persistence.Durability, as
 }
 
 // idsOf lists a partner's activity ids, newest first, every page.
-func idsOf(t *testing.T, s edge.LedgerReader, partnerID string) string {
+func idsOf(t testing.TB, s edge.LedgerReader, partnerID string) string {
 	t.Helper()
 	var ids []string
 	q := account.ActivityQuery{Limit: 2}
@@ -72,14 +72,14 @@ func idsOf(t *testing.T, s edge.LedgerReader, partnerID string) string {
 }
 
 // pendingOf is a partner's pending earnings as "eco=total/rows".
-func pendingOf(t *testing.T, s edge.LedgerReader, partnerID string) string {
+func pendingOf(t testing.TB, s edge.LedgerReader, partnerID string) string {
 	t.Helper()
 	e, err := s.Earnings(context.Background(), partnerID)
 	mustNil(t, "earnings", err)
 	return groups(e.Pending)
 }
 
-func settledOf(t *testing.T, s edge.LedgerReader, partnerID string) string {
+func settledOf(t testing.TB, s edge.LedgerReader, partnerID string) string {
 	t.Helper()
 	e, err := s.Earnings(context.Background(), partnerID)
 	mustNil(t, "earnings", err)
@@ -176,11 +176,11 @@ func RunLedger(t *testing.T, open Factory[Ledger]) {
 			Interrupt(t, h, func(ctx context.Context, s Ledger) error {
 				_, err := record(ctx, s, persistence.Synced, feeQuote("ptn_a", "q1", "evm", 1000, t0), feeQuote("ptn_a", "q2", "near", 5, t0.Add(time.Second)))
 				return err
-			}, func(t *testing.T, s Ledger) {
+			}, func(t testing.TB, s Ledger) {
 				if ids, p := idsOf(t, s, "ptn_a"), pendingOf(t, s, "ptn_a"); ids != "[]" || p != "[]" {
 					t.Fatalf("an interrupted append left %s, pending %s", ids, p)
 				}
-			}, func(t *testing.T, s Ledger) {
+			}, func(t testing.TB, s Ledger) {
 				if ids, p := idsOf(t, s, "ptn_a"), pendingOf(t, s, "ptn_a"); ids != "[q2 q1]" || p != "[evm=1000/1 near=5/1]" {
 					t.Fatalf("after the append: %s, pending %s", ids, p)
 				}

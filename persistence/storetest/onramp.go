@@ -42,7 +42,7 @@ func (onrampMarket) Gas(chainID uint64) (gas.Record, bool) {
 
 // newOrder opens ptn_a's order of 100 USD of USDC on Arbitrum at the
 // anonymous tier's 150 bps (a partner fee of 1.50 USD), as the desk does.
-func newOrder(t *testing.T, now time.Time) *onramp.Order {
+func newOrder(t testing.TB, now time.Time) *onramp.Order {
 	t.Helper()
 	reg, err := registry.Load()
 	mustNil(t, "registry", err)
@@ -71,7 +71,7 @@ func move(ctx context.Context, s onrampdesk.Store, o *onramp.Order, to onramp.St
 }
 
 // orderState is the stored state of order uid, "" for none.
-func orderState(t *testing.T, s onrampdesk.Store, uid string) onramp.State {
+func orderState(t testing.TB, s onrampdesk.Store, uid string) onramp.State {
 	t.Helper()
 	o, err := s.OnrampOrder(context.Background(), uid)
 	if errors.Is(err, account.ErrNotFound) {
@@ -82,7 +82,7 @@ func orderState(t *testing.T, s onrampdesk.Store, uid string) onramp.State {
 }
 
 // openOrders lists the UIDs of the orders not in a terminal state.
-func openOrders(t *testing.T, s onrampdesk.Store) []string {
+func openOrders(t testing.TB, s onrampdesk.Store) []string {
 	t.Helper()
 	var out []string
 	mustNil(t, "open orders", s.EachOpenOnrampOrder(context.Background(), func(o *onramp.Order) bool { out = append(out, o.UID); return true }))
@@ -142,11 +142,11 @@ func RunOnrampOrders(t *testing.T, open Factory[OnrampOrders]) {
 					return err
 				}
 				return move(ctx, s, cur, onramp.Completed, t0.Add(3*time.Second))
-			}, func(t *testing.T, s OnrampOrders) {
+			}, func(t testing.TB, s OnrampOrders) {
 				if st, p := orderState(t, s, o.UID), pendingOf(t, s, "ptn_a"); st != onramp.CryptoSent || p != "[]" || owedIDs(t, s) != "[]" {
 					t.Fatalf("an interrupted completion left state %s, pending %s, owed %s", st, p, owedIDs(t, s))
 				}
-			}, func(t *testing.T, s OnrampOrders) {
+			}, func(t testing.TB, s OnrampOrders) {
 				if st, p := orderState(t, s, o.UID), pendingOf(t, s, "ptn_a"); st != onramp.Completed || p != "[evm=1500000/1]" || len(owed(t, s)) != 1 {
 					t.Fatalf("after the completion: state %s, pending %s, owed %s", st, p, owedIDs(t, s))
 				}

@@ -29,7 +29,7 @@ type Settlement interface {
 }
 
 // rows appends n pending earnings of feeMicro for partner in eco.
-func rows(t *testing.T, s Ledger, partnerID, eco string, n int, feeMicro int64, at time.Time) {
+func rows(t testing.TB, s Ledger, partnerID, eco string, n int, feeMicro int64, at time.Time) {
 	t.Helper()
 	as := make([]*account.Activity, n)
 	for i := range as {
@@ -41,7 +41,7 @@ func rows(t *testing.T, s Ledger, partnerID, eco string, n int, feeMicro int64, 
 }
 
 // batchIDs lists the recorded batches of eco.
-func batchIDs(t *testing.T, s Settlement, eco string) []string {
+func batchIDs(t testing.TB, s Settlement, eco string) []string {
 	t.Helper()
 	bs, err := s.SettlementBatches(context.Background(), eco)
 	mustNil(t, "settlement batches", err)
@@ -178,11 +178,11 @@ func RunSettlement(t *testing.T, open Factory[Settlement]) {
 					id = b.ID
 				}
 				return err
-			}, func(t *testing.T, s Settlement) {
+			}, func(t testing.TB, s Settlement) {
 				if p := pendingOf(t, s, "ptn_a"); p != "[evm=30/3]" || len(batchIDs(t, s, "evm")) != 0 {
 					t.Fatalf("an interrupted run left pending %s, batches %v", p, batchIDs(t, s, "evm"))
 				}
-			}, func(t *testing.T, s Settlement) {
+			}, func(t testing.TB, s Settlement) {
 				if p, st := pendingOf(t, s, "ptn_a"), settledOf(t, s, "ptn_a"); p != "[]" || st != "[evm=30/3]" || pendingOf(t, s, "ptn_b") != "[evm=10/1]" {
 					t.Fatalf("after the run: pending %s settled %s", p, st)
 				}

@@ -8,8 +8,8 @@
 // suite needs to set up or observe state), never a concrete store. A
 // backend runs them from its tests:
 //
-//	func TestContract(t *testing.T) {
-//		storetest.RunFeeWallets(t, func(t *testing.T) storetest.Handle[storetest.FeeWallets] {
+//	func TestContract(t testing.TB) {
+//		storetest.RunFeeWallets(t, func(t testing.TB) storetest.Handle[storetest.FeeWallets] {
 //			s, crash := openMine(t)
 //			return storetest.Handle[storetest.FeeWallets]{Store: s, Crash: ...}
 //		})
@@ -28,6 +28,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -55,13 +57,16 @@ type Factory[S any] func(t *testing.T) Handle[S]
 
 // Interrupt runs write against h's store under contexts cancelled at the
 // write's k-th look at them (k = 0, 1, 2, … : Err, Done and Deadline
-// calls all count), until one run succeeds. After each failed run
-// unchanged must hold: an interrupted write leaves nothing half-written
+// calls all count), until one run succeeds. After each failed run the
+// store must show the write not at all (unchanged holds) or, for a backend
+// that cannot tell whether a commit cancelled while it was answered
+// happened, whole (changed holds; the runs stop there, the write
+// unacknowledged): an interrupted write leaves nothing half-written
 // visible. After the successful run the store is crashed, when the
 // backend can simulate one, and changed must hold: an acknowledged write
-// is durable. It returns the store to go on with (the one reopened after the
-// crash, or h.Store).
-func Interrupt[S any](t *testing.T, h *Handle[S], write func(ctx context.Context, s S) error, unchanged, changed func(t *testing.T, s S)) S {
+// is durable. It returns the store to go on with (the one reopened after
+// the crash, or h.Store).
+func Interrupt[S any](t *testing.T, h *Handle[S], write func(ctx context.Context, s S) error, unchanged, changed func(t testing.TB, s S)) S {
 	t.Helper()
 	const maxLooks = 10_000
 	for k := 0; k < maxLooks; k++ {
@@ -81,10 +86,53 @@ func Interrupt[S any](t *testing.T, h *Handle[S], write func(ctx context.Context
 		if k > 0 && !ctx.fired() {
 			t.Fatalf("the write failed with its context intact: %v", err)
 		}
+		if ok, _ := holds(t, unchanged, h.Store); ok {
+			continue
+		}
+		if ok, _ := holds(t, changed, h.Store); ok {
+			t.Logf("the write interrupted at look %d (%v) was applied whole", k, err)
+			return h.Store
+		}
+		t.Errorf("the write interrupted at look %d (%v) is half-written: neither the state before it nor the one after it", k, err)
 		unchanged(t, h.Store)
+		return h.Store
 	}
 	t.Fatalf("the write did not succeed within %d looks at its context", maxLooks)
 	return h.Store
+}
+
+// holds runs check on s and reports whether it passed, with its message
+// when it did not, without failing t.
+func holds[S any](t testing.TB, check func(t testing.TB, s S), s S) (bool, string) {
+	p := &probe{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		check(p, s)
+	}()
+	<-done
+	return !p.failed, p.msg
+}
+
+// probe is a testing.TB whose failures are recorded rather than reported:
+// a fatal one ends the check's goroutine, as it would a test's.
+type probe struct {
+	testing.TB
+	failed bool
+	msg    string
+}
+
+func (p *probe) Helper()                   {}
+func (p *probe) Error(args ...any)         { p.record(fmt.Sprint(args...)) }
+func (p *probe) Errorf(f string, a ...any) { p.record(fmt.Sprintf(f, a...)) }
+func (p *probe) Fatal(args ...any)         { p.record(fmt.Sprint(args...)); runtime.Goexit() }
+func (p *probe) Fatalf(f string, a ...any) { p.record(fmt.Sprintf(f, a...)); runtime.Goexit() }
+func (p *probe) Failed() bool              { return p.failed }
+
+func (p *probe) record(msg string) {
+	if !p.failed {
+		p.failed, p.msg = true, msg
+	}
 }
 
 // countdownCtx is a context that is cancelled at its k-th look: each call

@@ -47,7 +47,7 @@ func intents(address, memo string) *quote.Route {
 }
 
 // encoded encodes issued quotes' tickets as the keeper does.
-func encoded(t *testing.T, is ...*quote.Issued) []persistence.EncodedTicket {
+func encoded(t testing.TB, is ...*quote.Issued) []persistence.EncodedTicket {
 	t.Helper()
 	out := make([]persistence.EncodedTicket, len(is))
 	for i, q := range is {
@@ -69,7 +69,7 @@ func RunTickets(t *testing.T, open Factory[Tickets]) {
 	all := []*quote.Issued{plain, first, later, other}
 	// kept checks that every ticket of all reads back as encoded and that
 	// deposit targets lead to the latest quote.
-	kept := func(t *testing.T, s Tickets) {
+	kept := func(t testing.TB, s Tickets) {
 		t.Helper()
 		for _, e := range encoded(t, all...) {
 			want, err := persistence.DecodeTicket(e)

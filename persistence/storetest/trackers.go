@@ -41,7 +41,7 @@ func trackedSwap(hash string) *swap.Swap {
 }
 
 // openSwaps lists the IDs of the swaps still polled.
-func openSwaps(t *testing.T, s tracker.Store) []string {
+func openSwaps(t testing.TB, s tracker.Store) []string {
 	t.Helper()
 	var ids []string
 	mustNil(t, "open swaps", s.EachOpenSwap(context.Background(), func(w *swap.Swap) bool { ids = append(ids, w.ID); return true }))
@@ -49,7 +49,7 @@ func openSwaps(t *testing.T, s tracker.Store) []string {
 }
 
 // activityStatus is the status of ptn_a's activity line of q1.
-func activityStatus(t *testing.T, s edge.LedgerReader) string {
+func activityStatus(t testing.TB, s edge.LedgerReader) string {
 	t.Helper()
 	page, _, err := s.Activities(context.Background(), "ptn_a", account.ActivityQuery{})
 	mustNil(t, "activities", err)
@@ -134,12 +134,12 @@ func RunSwaps(t *testing.T, open Factory[Swaps]) {
 				next := *w
 				next.Status, next.NextPoll = swap.StatusDone, time.Time{}
 				return s.SaveSwap(ctx, &next, []webhook.Event{swap.Event(webhook.SwapCompleted, &next, t0.Add(time.Minute))})
-			}, func(t *testing.T, s Swaps) {
+			}, func(t testing.TB, s Swaps) {
 				got, err := s.Swap(ctx, "0xabc")
 				if err != nil || got.Status != swap.StatusPending || activityStatus(t, s) != account.ActivityQuote+"/"+account.ActivityQuoted || owedIDs(t, s) != "[]" {
 					t.Fatalf("an interrupted transition left %+v (%v), line %q, owed %s", got, err, activityStatus(t, s), owedIDs(t, s))
 				}
-			}, func(t *testing.T, s Swaps) {
+			}, func(t testing.TB, s Swaps) {
 				got, err := s.Swap(ctx, "0xabc")
 				if err != nil || got.Status != swap.StatusDone || activityStatus(t, s) != account.ActivitySwap+"/"+swap.StatusDone || len(owed(t, s)) != 1 {
 					t.Fatalf("after the transition %+v (%v), line %q, owed %s", got, err, activityStatus(t, s), owedIDs(t, s))
@@ -177,7 +177,7 @@ func deposit(hash string) *inbound.Record {
 }
 
 // depositState is the stored state of the deposit of hash, "" for none.
-func depositState(t *testing.T, s inboundrun.Store, hash string) inbound.State {
+func depositState(t testing.TB, s inboundrun.Store, hash string) inbound.State {
 	t.Helper()
 	d, err := s.InboundDepositByHash(context.Background(), common.HexToHash(hash).Hex())
 	if errors.Is(err, account.ErrNotFound) {
@@ -251,11 +251,11 @@ func RunInboundDeposits(t *testing.T, open Factory[InboundDeposits]) {
 			Interrupt(t, h, func(ctx context.Context, s InboundDeposits) error {
 				_, _, err := s.CreateInboundDeposit(ctx, deposit("0xab"), []webhook.Event{received})
 				return err
-			}, func(t *testing.T, s InboundDeposits) {
+			}, func(t testing.TB, s InboundDeposits) {
 				if st := depositState(t, s, "0xab"); st != "" || owedIDs(t, s) != "[]" {
 					t.Fatalf("an interrupted registration left state %q, owed %s", st, owedIDs(t, s))
 				}
-			}, func(t *testing.T, s InboundDeposits) {
+			}, func(t testing.TB, s InboundDeposits) {
 				if st := depositState(t, s, "0xab"); st != inbound.Received || len(owed(t, s)) != 1 {
 					t.Fatalf("after the registration: state %q, owed %s", st, owedIDs(t, s))
 				}

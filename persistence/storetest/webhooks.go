@@ -38,7 +38,7 @@ func completed(tx string) webhook.Event {
 }
 
 // owed lists the outbox entries due within the next hour, earliest first.
-func owed(t *testing.T, s webhookpool.Store) []*webhook.OutboxEntry {
+func owed(t testing.TB, s webhookpool.Store) []*webhook.OutboxEntry {
 	t.Helper()
 	var out []*webhook.OutboxEntry
 	err := s.DueDeliveries(context.Background(), time.Time{}, time.Now().Add(time.Hour), nil, func(e *webhook.OutboxEntry) bool {
@@ -50,7 +50,7 @@ func owed(t *testing.T, s webhookpool.Store) []*webhook.OutboxEntry {
 }
 
 // owedIDs lists the delivery IDs owed, as a string.
-func owedIDs(t *testing.T, s webhookpool.Store) string {
+func owedIDs(t testing.TB, s webhookpool.Store) string {
 	t.Helper()
 	var ids []string
 	for _, e := range owed(t, s) {
@@ -60,7 +60,7 @@ func owedIDs(t *testing.T, s webhookpool.Store) string {
 }
 
 // history is a webhook's delivery records as "id:state:attempts".
-func history(t *testing.T, s edge.WebhookRegistrations, partnerID, webhookID string) string {
+func history(t testing.TB, s edge.WebhookRegistrations, partnerID, webhookID string) string {
 	t.Helper()
 	hist, err := s.Deliveries(context.Background(), partnerID, webhookID, 50)
 	mustNil(t, "deliveries", err)
@@ -204,11 +204,11 @@ func RunWebhooks(t *testing.T, open Factory[Webhooks]) {
 					id = es[0].DeliveryID
 				}
 				return err
-			}, func(t *testing.T, s Webhooks) {
+			}, func(t testing.TB, s Webhooks) {
 				if got := owedIDs(t, s); got != "[]" {
 					t.Fatalf("an interrupted publish owes %s", got)
 				}
-			}, func(t *testing.T, s Webhooks) {
+			}, func(t testing.TB, s Webhooks) {
 				if got := owedIDs(t, s); got != "["+id+"]" {
 					t.Fatalf("owed %s, want [%s]", got, id)
 				}
@@ -232,7 +232,7 @@ func RunWebhooks(t *testing.T, open Factory[Webhooks]) {
 					outs[i] = webhook.AttemptOutcome{Entry: &c, Record: &webhook.DeliveryRecord{Attempt: 1, StatusCode: 200, State: webhook.DeliveryDelivered}}
 				}
 				return s.FinishAttempts(ctx, outs)
-			}, func(t *testing.T, s Webhooks) {
+			}, func(t testing.TB, s Webhooks) {
 				if got := owedIDs(t, s); got != before {
 					t.Fatalf("after interrupted outcomes owed %s, want %s", got, before)
 				}
@@ -241,7 +241,7 @@ func RunWebhooks(t *testing.T, open Factory[Webhooks]) {
 						t.Fatalf("an interrupted outcome was recorded: %s", got)
 					}
 				}
-			}, func(t *testing.T, s Webhooks) {
+			}, func(t testing.TB, s Webhooks) {
 				if got := owedIDs(t, s); got != "[]" {
 					t.Fatalf("after the outcomes owed %s", got)
 				}
