@@ -59,41 +59,14 @@ func crashable(t *testing.T) (s *persistence.Store, crash, reopen func(t *testin
 	return s, crash, reopen
 }
 
-// onPebble makes a suite's factory of Pebble stores seen as S.
-func onPebble[S any](as func(*persistence.Store) S) storetest.Factory[S] {
-	return func(t *testing.T) storetest.Handle[S] {
+// TestContract runs every aggregate's suite on Pebble.
+func TestContract(t *testing.T) {
+	storetest.RunAll(t, func(t *testing.T) storetest.Handle[storetest.Store] {
 		s, crash, reopen := crashable(t)
-		return storetest.Handle[S]{Store: as(s), Crash: func(t *testing.T) S { return as(crash(t)) },
-			Reopen: func(t *testing.T) S { return as(reopen(t)) }}
-	}
-}
-
-func TestContractAccounts(t *testing.T) {
-	storetest.RunAccounts(t, onPebble(func(s *persistence.Store) storetest.Accounts { return s }))
-}
-
-func TestContractWebhooks(t *testing.T) {
-	storetest.RunWebhooks(t, onPebble(func(s *persistence.Store) storetest.Webhooks { return s }))
-}
-
-func TestContractSwaps(t *testing.T) {
-	storetest.RunSwaps(t, onPebble(func(s *persistence.Store) storetest.Swaps { return s }))
-}
-
-func TestContractInboundDeposits(t *testing.T) {
-	storetest.RunInboundDeposits(t, onPebble(func(s *persistence.Store) storetest.InboundDeposits { return s }))
-}
-
-func TestContractOnrampOrders(t *testing.T) {
-	storetest.RunOnrampOrders(t, onPebble(func(s *persistence.Store) storetest.OnrampOrders { return s }))
-}
-
-func TestContractIdempotency(t *testing.T) {
-	storetest.RunIdempotency(t, onPebble(func(s *persistence.Store) storetest.Idempotency { return s }))
-}
-
-func TestContractChainLog(t *testing.T) {
-	storetest.RunChainLog(t, onPebble(func(s *persistence.Store) storetest.ChainLog { return s }))
+		return storetest.Handle[storetest.Store]{Store: s,
+			Crash:  func(t *testing.T) storetest.Store { return crash(t) },
+			Reopen: func(t *testing.T) storetest.Store { return reopen(t) }}
+	})
 }
 
 // TestContractTickets runs the tickets' suite on the ticket log, which
@@ -139,16 +112,4 @@ func syncedMkdirAll(t *testing.T, fs vfs.FS, dir string) {
 	if err := d.Sync(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func TestContractFeeWallets(t *testing.T) {
-	storetest.RunFeeWallets(t, onPebble(func(s *persistence.Store) storetest.FeeWallets { return s }))
-}
-
-func TestContractLedger(t *testing.T) {
-	storetest.RunLedger(t, onPebble(func(s *persistence.Store) storetest.Ledger { return s }))
-}
-
-func TestContractSettlement(t *testing.T) {
-	storetest.RunSettlement(t, onPebble(func(s *persistence.Store) storetest.Settlement { return s }))
 }

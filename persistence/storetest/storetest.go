@@ -6,14 +6,16 @@
 // Each suite takes the interface its consumers declare (the actors' and
 // the edge's own small interfaces, embedded here, plus the few methods the
 // suite needs to set up or observe state), never a concrete store. A
-// backend runs them from its tests:
+// backend runs them from its tests with a Factory that hands each case a
+// fresh, empty store (persistence/contract_test.go does so for Pebble):
 //
-//	func TestContract(t testing.TB) {
-//		storetest.RunFeeWallets(t, func(t testing.TB) storetest.Handle[storetest.FeeWallets] {
-//			s, crash := openMine(t)
-//			return storetest.Handle[storetest.FeeWallets]{Store: s, Crash: ...}
+//	func TestContractFeeWallets(t *testing.T) {
+//		storetest.RunFeeWallets(t, func(t *testing.T) storetest.Handle[storetest.FeeWallets] {
+//			s := openEmpty(t) // closed by t.Cleanup
+//			return storetest.Handle[storetest.FeeWallets]{Store: s,
+//				Crash:  func(t *testing.T) storetest.FeeWallets { return crashAndReopen(t, s) },
+//				Reopen: func(t *testing.T) storetest.FeeWallets { return closeAndReopen(t, s) }}
 //		})
-//		…
 //	}
 //
 // Where an interface promises durability (an acknowledged write survives
