@@ -104,6 +104,25 @@ func RunSettlement(t *testing.T, open Factory[Settlement]) {
 				t.Fatalf("pending after a retried quote: %s", p)
 			}
 		}},
+		{"a deleted wallet pauses payment, and what was paid keeps its wallet", func(t *testing.T, h *Handle[Settlement]) {
+			s := h.Store
+			mustNil(t, "wallet", s.PutFeeWallet(ctx, "ptn_a", "near", "acme.near"))
+			rows(t, s, "ptn_a", "near", 1, 1, t0)
+			_, err := admin.Settle(ctx, s, "near", false, t0.Add(time.Hour))
+			mustNil(t, "settle", err)
+			mustNil(t, "delete wallet", s.DeleteFeeWallet(ctx, "ptn_a", "near"))
+			rows(t, s, "ptn_a", "near", 1, 1, t0.Add(2*time.Hour))
+			b, err := admin.Settle(ctx, s, "near", false, t0.Add(3*time.Hour))
+			if err != nil || len(b.Payouts) != 0 || len(b.Skipped) != 1 || b.ID != "" {
+				t.Fatalf("settle after the delete %+v %v", b, err)
+			}
+			if p, st := pendingOf(t, s, "ptn_a"), settledOf(t, s, "ptn_a"); p != "[near=1/1]" || st != "[near=1/1]" {
+				t.Fatalf("pending %s settled %s", p, st)
+			}
+			if _, err := admin.Settle(ctx, s, "bad/eco", false, t0); err == nil {
+				t.Fatal("an invalid ecosystem was settled")
+			}
+		}},
 		{"decisions on earnings no longer pending are refused whole", func(t *testing.T, h *Handle[Settlement]) {
 			s := h.Store
 			rows(t, s, "ptn_a", "evm", 2, 100, t0)
