@@ -10,12 +10,25 @@ import (
 )
 
 // AccountStore is what the partner account endpoints (fee wallets, earnings,
-// stats, transactions) read and write. Every method is scoped to one partner
-// and reads only that partner's keys.
+// stats, transactions) read and write: two aggregates of the store, a
+// partner's fee wallets and its ledger. Every method is scoped to one
+// partner and reads only that partner's keys.
 type AccountStore interface {
+	FeeWalletStore
+	LedgerReader
+}
+
+// FeeWalletStore keeps a partner's fee wallets, one per ecosystem; an
+// acknowledged write is durable.
+type FeeWalletStore interface {
 	FeeWallets(ctx context.Context, partnerID string) ([]account.FeeWallet, error)
 	PutFeeWallet(ctx context.Context, partnerID, ecosystem, address string) error
 	DeleteFeeWallet(ctx context.Context, partnerID, ecosystem string) error
+}
+
+// LedgerReader reads a partner's ledger: its activity (quotes and what
+// they became), the earnings they carry, and statistics over a period.
+type LedgerReader interface {
 	Earnings(ctx context.Context, partnerID string) (*account.Earnings, error)
 	Activities(ctx context.Context, partnerID string, q account.ActivityQuery) ([]*account.Activity, string, error)
 	Stats(ctx context.Context, partnerID string, from, to time.Time) (*account.Stats, error)

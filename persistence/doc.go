@@ -118,6 +118,14 @@
 //
 // Nothing: the account model and its rules (partner defaults, fee policy,
 // which earnings a settlement pays and to whom) are package account's. A
-// Partner is stored as given; Settle applies what account.Settlement
-// decides, in one batch.
+// Partner is stored as given. A settlement run is its caller's
+// (admin.Settle): the store reads the pending earnings and the wallets
+// (PendingEarnings, FeeWalletsIn) and applies, in one batch, what
+// account.Settlement decided (ApplySettlement).
+//
+// # Who reaches it
+//
+// Its consumers see it only through the small interfaces they declare,
+// one kind of state each; the composition root lists them. Their contract
+// suites are in persistence/storetest, which every backend's tests run.
 package persistence

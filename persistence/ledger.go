@@ -55,6 +55,10 @@ type EncodedQuote struct {
 	key, val []byte
 }
 
+// Activity is the record q encodes, for a backend that stores it in its
+// own form; the caller must not change it.
+func (q EncodedQuote) Activity() *account.Activity { return q.rec }
+
 // EncodeQuote checks and encodes a new partner quote's record: its
 // activity, holding its earning when the quote carried a fee.
 func EncodeQuote(a *account.Activity) (EncodedQuote, error) {

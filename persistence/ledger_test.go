@@ -3,10 +3,12 @@ package persistence
 import (
 	"context"
 	"fmt"
-	"github.com/swapgate/swapgate/routing/domain/account"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/swapgate/swapgate/edge/admin"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // A quote is recorded once whether its earlier record sits in an sstable, in
@@ -45,7 +47,7 @@ func TestRecordQuotesCountsAQuoteOnce(t *testing.T) {
 	if err := s.PutFeeWallet(ctx, "ptn_a", "evm", "0x1111111111111111111111111111111111111111"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Settle(ctx, "evm", false, at.Add(time.Hour)); err != nil {
+	if _, err := admin.Settle(ctx, s, "evm", false, at.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if written, err := recordQuotes(ctx, s, []*account.Activity{row("qt_old07", 7), row("qt_new3", 200)}); err != nil || !slices.Equal(written, []bool{false, true}) {

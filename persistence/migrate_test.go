@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"github.com/swapgate/swapgate/routing/domain/account"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/swapgate/swapgate/edge/admin"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // A schema 1 directory (ledger rows as records of their own) opens as
@@ -86,7 +88,7 @@ func TestMigrateSchema1LedgerRows(t *testing.T) {
 	}
 	// The pending index leads settlement to the migrated records.
 	must(t, s.PutFeeWallet(ctx, "ptn_a", "evm", "0x1111111111111111111111111111111111111111"))
-	batch, err := s.Settle(ctx, "evm", false, at.Add(3*time.Hour))
+	batch, err := admin.Settle(ctx, s, "evm", false, at.Add(3*time.Hour))
 	if err != nil || len(batch.Payouts) != 1 || batch.Payouts[0].RowCount != 2 || batch.Payouts[0].TotalMicroUSD != 3200 {
 		t.Fatalf("settle after migration: %+v %v", batch, err)
 	}

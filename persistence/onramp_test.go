@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
@@ -297,7 +298,7 @@ func TestOnrampOrderSavedThroughItsStates(t *testing.T) {
 	}
 
 	// Without a fee wallet the earning waits; with one it is paid, once.
-	b, err := s.Settle(ctx, "evm", false, clock.Now())
+	b, err := admin.Settle(ctx, s, "evm", false, clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestOnrampOrderSavedThroughItsStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Minute)
-	b, err = s.Settle(ctx, "evm", false, clock.Now())
+	b, err = admin.Settle(ctx, s, "evm", false, clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestOnrampOrderSavedThroughItsStates(t *testing.T) {
 	if e := onrampLine(t, s, pid, o.UID).Earning; e.State != account.EarningSettled || e.SettledTo != feeWallet || e.SettledBatch != b.ID {
 		t.Fatalf("settled earning %+v", e)
 	}
-	again, err := s.Settle(ctx, "evm", false, clock.Now())
+	again, err := admin.Settle(ctx, s, "evm", false, clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +337,7 @@ func TestOnrampOrderSavedThroughItsStates(t *testing.T) {
 	if n := pendingIndexSize(t, s); n != 0 {
 		t.Fatalf("saved after settlement: %d pending index entries, want 0", n)
 	}
-	if b, err := s.Settle(ctx, "evm", false, clock.Now()); err != nil || len(b.Payouts) != 0 {
+	if b, err := admin.Settle(ctx, s, "evm", false, clock.Now()); err != nil || len(b.Payouts) != 0 {
 		t.Fatalf("a settlement after the save paid %+v (%v)", b, err)
 	}
 }

@@ -37,6 +37,17 @@ type EncodedTicket struct {
 // another quote), for a holder that serves tickets not yet stored.
 func (t EncodedTicket) DepositKey() string { return string(t.deposit) }
 
+// QuoteRef is the reference of a multi-step quote's ticket (keccak256 of
+// its id, all its step-1 transaction carries), ok false for another quote:
+// what a backend indexes for QuoteByRef.
+func (t EncodedTicket) QuoteRef() (ref [32]byte, ok bool) {
+	if t.ref == nil {
+		return ref, false
+	}
+	copy(ref[:], t.ref[len(prefixQuoteRef):])
+	return ref, true
+}
+
 // DepositIndexKey is the deposit index key of a deposit target.
 func DepositIndexKey(address, memo string) string { return string(depositKey(address, memo)) }
 

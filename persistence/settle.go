@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -25,104 +24,175 @@ type settleRecord struct {
 
 func settleKey(eco, batchID string) []byte { return []byte(prefixSettle + eco + "/" + batchID) }
 
-// Settle runs a settlement of ecosystem (see account.Settlement for the
-// rules): it reads the ecosystem's pending index and the fee wallets
-// registered at this moment, lets the settlement decide each earning, and
-// applies the decisions in one synced batch (paid records rewritten as
-// settled and removed from the index, the batch record written), so a crash
-// leaves either all of it or none. Only the pending index of this ecosystem
-// is read. A second run finds nothing new. A dry run decides the same and
-// writes nothing.
-func (s *Store) Settle(ctx context.Context, ecosystem string, dryRun bool, now time.Time) (*account.SettlementBatch, error) {
+// Settlement is split between the store and its caller: the store reads
+// (PendingEarnings, FeeWalletsIn) and applies (ApplySettlement), and the
+// caller runs account.Settlement over what it read to decide each earning.
+// The rules live in the domain; the store keeps only the promise that a
+// batch of decisions is applied whole or not at all.
+
+// PendingEarnings calls fn with the record of every earning in ecosystem's
+// pending set, in the set's order (about commit order), until fn returns
+// an error, which it returns. Each record is a fresh copy the caller may
+// change. Only this ecosystem's pending index is read.
+func (s *Store) PendingEarnings(ctx context.Context, ecosystem string, fn func(*account.Activity) error) error {
 	if err := s.checkOpen(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	if !account.ValidID(ecosystem) {
-		return nil, fmt.Errorf("persistence: settle: invalid ecosystem %q", ecosystem)
+		return fmt.Errorf("persistence: pending earnings: invalid ecosystem %q", ecosystem)
 	}
-	now = now.UTC()
-	id, err := account.NewBatchID(now)
-	if err != nil {
-		return nil, err
-	}
-	// partnerMu serialises runs with one another (two concurrent runs would
-	// both pay the same rows) and with fee-wallet changes, so each run sees
-	// one consistent set of wallets. The quote path's ledger appends are not
-	// blocked: rows they add after the iterator opens wait for the next run.
-	s.partnerMu.Lock()
-	defer s.partnerMu.Unlock()
-	wallets, err := s.walletsIn(ecosystem)
-	if err != nil {
-		return nil, fmt.Errorf("persistence: settle %s: %w", ecosystem, err)
-	}
-	run := account.NewSettlement(ecosystem, id, now, wallets)
-
 	prefix := LedgerEcosystemPrefix(ecosystem)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixUpperBound(string(prefix))})
 	if err != nil {
-		return nil, fmt.Errorf("persistence: settle iterator: %w", err)
+		return fmt.Errorf("persistence: pending earnings iterator: %w", err)
 	}
 	defer it.Close()
-	b := s.db.NewBatch()
-	defer b.Close()
 	for ok := it.First(); ok; ok = it.Next() {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		indexKey := slices.Clone(it.Key())
-		recKey := it.Value()
-		val, err := s.get(recKey)
-		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("persistence: settle %s: index %x names missing record %q", ecosystem, indexKey, recKey)
-		}
+		rec, err := s.pendingRecord(ecosystem, it.Key(), it.Value())
 		if err != nil {
-			return nil, fmt.Errorf("persistence: settle %s: read record: %w", ecosystem, err)
+			return err
 		}
-		rec, err := decodeActivity(val)
-		if err != nil {
-			return nil, err
-		}
-		if rec.Earning == nil {
-			return nil, fmt.Errorf("persistence: settle %s: index %x names record %q without an earning", ecosystem, indexKey, recKey)
-		}
-		switch run.Decide(rec) {
-		case account.Pay:
-			enc, err := encodeActivity(rec)
-			if err != nil {
-				return nil, err
-			}
-			if err := b.Set(recKey, enc, nil); err != nil {
-				return nil, err
-			}
-			fallthrough
-		case account.Forget:
-			if err := b.Delete(indexKey, nil); err != nil {
-				return nil, err
-			}
+		if err := fn(rec); err != nil {
+			return err
 		}
 	}
 	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("persistence: settle %s: scan pending rows: %w", ecosystem, err)
+		return fmt.Errorf("persistence: pending earnings of %s: scan: %w", ecosystem, err)
 	}
-	batch := run.Batch(dryRun)
-	if dryRun || b.Empty() {
-		return batch, nil
+	return nil
+}
+
+// pendingRecord reads the record an entry of ecosystem's pending index
+// names; an entry naming no record, or one without an earning, is a broken
+// store, reported rather than skipped.
+func (s *Store) pendingRecord(ecosystem string, indexKey, recKey []byte) (*account.Activity, error) {
+	val, err := s.get(recKey)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("persistence: pending earnings of %s: index %x names missing record %q", ecosystem, indexKey, recKey)
 	}
-	if batch.ID != "" {
+	if err != nil {
+		return nil, fmt.Errorf("persistence: pending earnings of %s: read record: %w", ecosystem, err)
+	}
+	rec, err := decodeActivity(val)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Earning == nil {
+		return nil, fmt.Errorf("persistence: pending earnings of %s: index %x names record %q without an earning", ecosystem, indexKey, recKey)
+	}
+	return rec, nil
+}
+
+// FeeWalletsIn returns every partner's fee wallet address in ecosystem,
+// keyed by partner ID, read from the store (not the cache): the wallets a
+// settlement run pays to.
+func (s *Store) FeeWalletsIn(ctx context.Context, ecosystem string) (map[string]string, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	// partnerMu: one consistent set, not one taken across a wallet write.
+	s.partnerMu.Lock()
+	defer s.partnerMu.Unlock()
+	w, err := s.walletsIn(ecosystem)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: fee wallets in %s: %w", ecosystem, err)
+	}
+	return w, nil
+}
+
+// ApplySettlement applies a settlement run's decisions on ecosystem in one
+// synced batch, so that a crash leaves all of it or none: each paid record
+// (its earning marked settled by account.Settlement) is stored and leaves
+// the pending set, each forgotten one only leaves the pending set, and a
+// batch with an ID is recorded under settle/<ecosystem>/<id> (without its
+// Skipped list, which is reported, not stored). Every record named must
+// still be in the pending set, or nothing is written and the error is
+// account.ErrSettlementConflict: two runs never pay one earning. With
+// nothing to apply it writes nothing.
+func (s *Store) ApplySettlement(ctx context.Context, ecosystem string, batch *account.SettlementBatch, paid, forgotten []*account.Activity) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	if !account.ValidID(ecosystem) {
+		return fmt.Errorf("persistence: apply settlement: invalid ecosystem %q", ecosystem)
+	}
+	if len(paid) == 0 && len(forgotten) == 0 {
+		return nil
+	}
+	// partnerMu serialises appliers with one another and with fee-wallet
+	// changes. The quote path's ledger appends are not blocked: rows they
+	// add wait for the next run.
+	s.partnerMu.Lock()
+	defer s.partnerMu.Unlock()
+	// The pending index is keyed by sequence, which a record does not
+	// carry: find each named record's entry by scanning the ecosystem's
+	// index once.
+	named := make(map[string]*account.Activity, len(paid)+len(forgotten))
+	for _, a := range paid {
+		if a.Earning == nil || a.Earning.State != account.EarningSettled {
+			return fmt.Errorf("persistence: apply settlement %s: paid record %s is not marked settled", ecosystem, a.ID)
+		}
+		named[string(ActivityKey(a.PartnerID, a.CreatedAt, a.ID))] = a
+	}
+	for _, a := range forgotten {
+		named[string(ActivityKey(a.PartnerID, a.CreatedAt, a.ID))] = nil
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	prefix := LedgerEcosystemPrefix(ecosystem)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixUpperBound(string(prefix))})
+	if err != nil {
+		return fmt.Errorf("persistence: apply settlement iterator: %w", err)
+	}
+	defer it.Close()
+	found := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		a, ok := named[string(it.Value())]
+		if !ok {
+			continue
+		}
+		found++
+		if a != nil {
+			enc, err := encodeActivity(a)
+			if err != nil {
+				return err
+			}
+			if err := b.Set(slices.Clone(it.Value()), enc, nil); err != nil {
+				return err
+			}
+		}
+		if err := b.Delete(slices.Clone(it.Key()), nil); err != nil {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("persistence: apply settlement %s: scan pending rows: %w", ecosystem, err)
+	}
+	if found != len(named) {
+		return fmt.Errorf("persistence: apply settlement %s: %d of %d records no longer pending: %w",
+			ecosystem, len(named)-found, len(named), account.ErrSettlementConflict)
+	}
+	if batch != nil && batch.ID != "" {
 		rec := settleRecord{V: 1, SettlementBatch: *batch}
 		rec.Skipped = nil
 		enc, err := json.Marshal(rec)
 		if err != nil {
-			return nil, fmt.Errorf("persistence: encode settlement batch: %w", err)
+			return fmt.Errorf("persistence: encode settlement batch: %w", err)
 		}
 		if err := b.Set(settleKey(ecosystem, batch.ID), enc, nil); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return nil, fmt.Errorf("persistence: commit settlement %s: %w", ecosystem, err)
+		return fmt.Errorf("persistence: commit settlement %s: %w", ecosystem, err)
 	}
-	return batch, nil
+	return nil
 }
 
 // SettlementBatches returns the recorded batches of an ecosystem, oldest

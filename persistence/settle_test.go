@@ -3,9 +3,11 @@ package persistence
 import (
 	"context"
 	"fmt"
-	"github.com/swapgate/swapgate/routing/domain/account"
 	"testing"
 	"time"
+
+	"github.com/swapgate/swapgate/edge/admin"
+	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
 // appendRows writes n pending rows of fee feeMicro for partner in eco.
@@ -55,7 +57,7 @@ func TestSettle(t *testing.T) {
 	}
 
 	// A dry run reports and writes nothing.
-	dry, err := s.Settle(ctx, "evm", true, t0.Add(time.Hour))
+	dry, err := admin.Settle(ctx, s, "evm", true, t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestSettle(t *testing.T) {
 
 	// First run: A paid to its current wallet, B skipped, Solana untouched.
 	t1 := t0.Add(2 * time.Hour)
-	first, err := s.Settle(ctx, "evm", false, t1)
+	first, err := admin.Settle(ctx, s, "evm", false, t1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func TestSettle(t *testing.T) {
 	}
 
 	// Second run: nothing new, nothing recorded.
-	again, err := s.Settle(ctx, "evm", false, t1.Add(time.Minute))
+	again, err := admin.Settle(ctx, s, "evm", false, t1.Add(time.Minute))
 	if err != nil || again.ID != "" || len(again.Payouts) != 0 || len(again.Skipped) != 1 {
 		t.Fatalf("second run %+v %v", again, err)
 	}
@@ -114,7 +116,7 @@ func TestSettle(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendRows(t, s, "ptn_a", "evm", 1, 2_000_000, t0.Add(3*time.Hour))
-	third, err := s.Settle(ctx, "evm", false, t0.Add(4*time.Hour))
+	third, err := admin.Settle(ctx, s, "evm", false, t0.Add(4*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,14 +162,14 @@ func TestSettleDeletedWalletPauses(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendRows(t, s, "ptn_a", "near", 1, 1, t0)
-	if _, err := s.Settle(ctx, "near", false, t0.Add(time.Hour)); err != nil {
+	if _, err := admin.Settle(ctx, s, "near", false, t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteFeeWallet(ctx, "ptn_a", "near"); err != nil {
 		t.Fatal(err)
 	}
 	appendRows(t, s, "ptn_a", "near", 1, 1, t0.Add(2*time.Hour))
-	b, err := s.Settle(ctx, "near", false, t0.Add(3*time.Hour))
+	b, err := admin.Settle(ctx, s, "near", false, t0.Add(3*time.Hour))
 	if err != nil || len(b.Payouts) != 0 || len(b.Skipped) != 1 {
 		t.Fatalf("settle after delete %+v %v", b, err)
 	}
@@ -175,7 +177,7 @@ func TestSettleDeletedWalletPauses(t *testing.T) {
 	if rows[0].Earning.State != account.EarningSettled || rows[0].Earning.SettledTo != "acme.near" || rows[1].Earning.State != account.EarningPending {
 		t.Fatalf("rows %+v %+v", rows[0], rows[1])
 	}
-	if _, err := s.Settle(ctx, "bad/eco", false, t0); err == nil {
+	if _, err := admin.Settle(ctx, s, "bad/eco", false, t0); err == nil {
 		t.Fatal("invalid ecosystem accepted")
 	}
 }

@@ -45,8 +45,6 @@ type Appender interface {
 	RecordQuotes(ctx context.Context, recs []persistence.EncodedQuote, d persistence.Durability) ([]bool, error)
 }
 
-var _ Appender = (*persistence.Store)(nil)
-
 // DefaultMaxBatch bounds how many rows one commit carries.
 const DefaultMaxBatch = 512
 

@@ -57,8 +57,6 @@ type Store interface {
 	CountOutbox(ctx context.Context, now time.Time, limit int) (due, scheduled int, err error)
 }
 
-var _ Store = (*persistence.Store)(nil)
-
 // Pool delivers webhook events. It is safe for concurrent use.
 type Pool struct {
 	cfg     Config

@@ -69,7 +69,7 @@ func runSettle(args []string, stdout, stderr io.Writer) int {
 func settle(ctx context.Context, dir, eco string, dryRun bool) (*account.SettlementBatch, error) {
 	store, err := persistence.Open(dir, persistence.Options{})
 	if err == nil {
-		b, serr := store.Settle(ctx, eco, dryRun, time.Now())
+		b, serr := admin.Settle(ctx, store, eco, dryRun, time.Now())
 		if cerr := store.Close(); serr == nil && cerr != nil {
 			serr = cerr
 		}

@@ -182,7 +182,13 @@ func networkProviders(cfg QuoteConfig) []string {
 // registration may come after the ticket is swept).
 type ticketHome struct {
 	*persistence.TicketLog
-	refs *persistence.Store
+	refs quoteRefIndex
+}
+
+// quoteRefIndex indexes multi-step quotes by their reference; the store
+// that keeps it serves QuoteByRef to the inbound runner (inbound.Store).
+type quoteRefIndex interface {
+	PutQuoteRefs(ctx context.Context, ts []persistence.EncodedTicket) error
 }
 
 // PutTickets indexes the references first: a failure then leaves no

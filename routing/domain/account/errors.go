@@ -13,3 +13,9 @@ var (
 	// ErrExists means a record with the same identity already exists.
 	ErrExists = errors.New("already exists")
 )
+
+// ErrSettlementConflict means a settlement's decisions could not be applied
+// because an earning they name left the pending set after it was read (a
+// concurrent run settled it). Nothing of the decisions was applied; the run
+// may be read and decided again.
+var ErrSettlementConflict = errors.New("settlement conflict: an earning left the pending set while the run decided")
