@@ -11,11 +11,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/quote/quotetest"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
@@ -157,26 +157,10 @@ func newLive(t *testing.T, agg *fakeAggregator) liveFixture {
 // req builds a request by chain and symbol ("" = native) for whole tokens.
 func (f liveFixture) req(t *testing.T, from uint64, fromSym string, to uint64, toSym, whole string) *quote.Request {
 	t.Helper()
-	token := func(chain uint64, sym string) *registry.Token {
-		if sym == "" {
-			tok, _ := f.reg.Token(chain, "native")
-			return tok
-		}
-		tok, ok := f.reg.TokenBySymbol(chain, sym)
-		if !ok {
-			t.Fatalf("no %s on chain %d", sym, chain)
-		}
-		return tok
-	}
-	fc, _ := f.reg.Chain(from)
-	tc, _ := f.reg.Chain(to)
-	ft, tt := token(from, fromSym), token(to, toSym)
-	amt, _ := new(big.Float).SetPrec(256).SetString(whole)
-	amt.Mul(amt, new(big.Float).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(ft.Decimals)), nil)))
-	units, _ := amt.Int(nil)
-	return &quote.Request{ID: "q-live-1", From: fc, To: tc, FromToken: ft, ToToken: tt, FromAmount: units,
-		FromAddress: "0x1111111111111111111111111111111111111111", ToAddress: "0x2222222222222222222222222222222222222222",
-		Slippage: 0.005, Order: quote.Recommended, Now: time.Unix(1_800_000_000, 0)}
+	r := quotetest.Request(t, f.reg, from, fromSym, to, toSym, whole,
+		"0x1111111111111111111111111111111111111111", "0x2222222222222222222222222222222222222222")
+	r.ID = "q-live-1"
+	return r
 }
 
 // noSandbox fails on any trace of the sandbox in a live route: a sbx-

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/quote/quotetest"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
 )
@@ -78,35 +78,11 @@ func (f fixture) market(t *testing.T, cfg Config) *Market {
 // req builds a request by chain id and token symbol ("" = native).
 func (f fixture) req(t *testing.T, from uint64, fromSym string, to uint64, toSym string, whole string) *quote.Request {
 	t.Helper()
-	token := func(chain uint64, sym string) *registry.Token {
-		if sym == "" {
-			tok, _ := f.reg.Token(chain, "native")
-			return tok
-		}
-		tok, ok := f.reg.TokenBySymbol(chain, sym)
-		if !ok {
-			t.Fatalf("no %s on chain %d", sym, chain)
-		}
-		return tok
-	}
-	fc, _ := f.reg.Chain(from)
-	tc, _ := f.reg.Chain(to)
-	ft, tt := token(from, fromSym), token(to, toSym)
-	amt, ok := new(big.Float).SetPrec(256).SetString(whole)
-	if !ok {
-		t.Fatalf("amount %q", whole)
-	}
-	amt.Mul(amt, new(big.Float).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(ft.Decimals)), nil)))
-	units, _ := amt.Int(nil)
 	to_ := recipient
-	if tc.AddressFormat == "solana" {
+	if c, _ := f.reg.Chain(to); c != nil && c.AddressFormat == "solana" {
 		to_ = solWallet
 	}
-	return &quote.Request{
-		ID: "q-test-1", From: fc, To: tc, FromToken: ft, ToToken: tt, FromAmount: units,
-		FromAddress: sender, ToAddress: to_, Slippage: 0.005, Order: quote.Recommended,
-		Now: time.Unix(1_800_000_000, 0),
-	}
+	return quotetest.Request(t, f.reg, from, fromSym, to, toSym, whole, sender, to_)
 }
 
 // noRouteReason returns the reason of a *quote.NoRoute, or "" for any other
