@@ -22,6 +22,9 @@ var steps = []struct {
 		seed: `INSERT INTO partners VALUES ('ptn_seed', 'n', 'e', 1, 2, 3, 4, '{evm}', decode(repeat('ab', 32), 'hex'), false, true, 1, 2);
 		       INSERT INTO fee_wallets VALUES ('ptn_seed', 'evm', '0xabc', 1, 2)`,
 		check: `SELECT count(*) FROM partners p JOIN fee_wallets w ON w.partner_id = p.id WHERE p.id = 'ptn_seed'`},
+	2: {tables: []string{"fee_wallets", "idempotency", "meta", "partners", "schema_version"},
+		seed:  `INSERT INTO idempotency VALUES ('partner.ptn_seed', 'k', decode(repeat('01', 32), 'hex'), 201, 'body', 'req', 1, 2)`,
+		check: `SELECT count(*) FROM idempotency WHERE scope = 'partner.ptn_seed'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

@@ -75,6 +75,10 @@ type Store struct {
 	now    func() time.Time
 	seal   *persistence.SecretSealer
 	closed atomic.Bool
+
+	// idemNextSweep is the earliest Unix nanosecond this node's next sweep
+	// of expired idempotent answers may start (idempotency.go).
+	idemNextSweep atomic.Int64
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a keyword/value
