@@ -25,6 +25,9 @@ var steps = []struct {
 	2: {tables: []string{"fee_wallets", "idempotency", "meta", "partners", "schema_version"},
 		seed:  `INSERT INTO idempotency VALUES ('partner.ptn_seed', 'k', decode(repeat('01', 32), 'hex'), 201, 'body', 'req', 1, 2)`,
 		check: `SELECT count(*) FROM idempotency WHERE scope = 'partner.ptn_seed'`},
+	3: {tables: []string{"fee_wallets", "idempotency", "meta", "partners", "schema_version", "webhooks"},
+		seed:  `INSERT INTO webhooks VALUES ('wh_seed', 'ptn_seed', 'https://example.com', '{swap.completed}', true, 'sealed', 1, 1)`,
+		check: `SELECT count(*) FROM webhooks WHERE id = 'wh_seed'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the
