@@ -28,6 +28,9 @@ var steps = []struct {
 	3: {tables: []string{"fee_wallets", "idempotency", "meta", "partners", "schema_version", "webhooks"},
 		seed:  `INSERT INTO webhooks VALUES ('wh_seed', 'ptn_seed', 'https://example.com', '{swap.completed}', true, 'sealed', 1, 1)`,
 		check: `SELECT count(*) FROM webhooks WHERE id = 'wh_seed'`},
+	4: {tables: []string{"activity", "fee_wallets", "idempotency", "meta", "partners", "schema_version", "webhooks"},
+		seed:  `INSERT INTO activity VALUES ('ptn_seed', 1, 'qt_seed', '{"v":2,"partnerId":"ptn_seed","id":"qt_seed"}', 'evm', nextval('ledger_seq'))`,
+		check: `SELECT count(*) FROM activity WHERE id = 'qt_seed' AND pending_ecosystem = 'evm'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the
