@@ -31,6 +31,10 @@ var steps = []struct {
 	4: {tables: []string{"activity", "fee_wallets", "idempotency", "meta", "partners", "schema_version", "webhooks"},
 		seed:  `INSERT INTO activity VALUES ('ptn_seed', 1, 'qt_seed', '{"v":2,"partnerId":"ptn_seed","id":"qt_seed"}', 'evm', nextval('ledger_seq'))`,
 		check: `SELECT count(*) FROM activity WHERE id = 'qt_seed' AND pending_ecosystem = 'evm'`},
+	5: {tables: []string{"activity", "deliveries", "fee_wallets", "idempotency", "meta", "outbox", "partners", "schema_version", "webhooks"},
+		seed: `INSERT INTO outbox VALUES ('dl_seed', 1, 'wh_seed', '{"deliveryId":"dl_seed"}', NULL, NULL);
+		       INSERT INTO deliveries VALUES ('dl_seed', 'wh_seed', 1, '{"id":"dl_seed"}')`,
+		check: `SELECT count(*) FROM outbox JOIN deliveries USING (delivery_id) WHERE delivery_id = 'dl_seed'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

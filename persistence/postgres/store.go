@@ -40,6 +40,8 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -62,6 +64,10 @@ type Options struct {
 	// Now returns the current time; nil means time.Now. Tests inject a
 	// clock to check CreatedAt and UpdatedAt.
 	Now func() time.Time
+	// OutboxLease is how long a node holds an outbox entry it claimed
+	// before another may take it over (0: DefaultOutboxLease; see
+	// outbox.go).
+	OutboxLease time.Duration
 	// MaxConns bounds the pool's connections (0: pgxpool's default, the
 	// larger of 4 and the number of CPUs, unless the DSN sets
 	// pool_max_conns).
@@ -75,6 +81,11 @@ type Store struct {
 	now    func() time.Time
 	seal   *persistence.SecretSealer
 	closed atomic.Bool
+
+	// owner names this store's leases on outbox entries (random, so that
+	// every opened store is a node of its own); lease is their length.
+	owner string
+	lease time.Duration
 
 	// idemNextSweep is the earliest Unix nanosecond this node's next sweep
 	// of expired idempotent answers may start (idempotency.go).
@@ -107,7 +118,16 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{pool: pool, now: now}
+	lease := opts.OutboxLease
+	if lease <= 0 {
+		lease = DefaultOutboxLease
+	}
+	var owner [12]byte
+	if _, err := rand.Read(owner[:]); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: lease owner: %w", err)
+	}
+	s := &Store{pool: pool, now: now, owner: hex.EncodeToString(owner[:]), lease: lease}
 	if err := migrate(ctx, pool, len(migrations)); err != nil {
 		pool.Close()
 		return nil, err

@@ -162,8 +162,11 @@ func (s *Store) WebhookByID(ctx context.Context, id string) (*webhook.Registrati
 	return s.scanWebhook(s.pool.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = $1`, id))
 }
 
-// DeleteWebhook removes a partner's webhook in one committed transaction.
-// Another partner's webhook is persistence.ErrNotFound.
+// DeleteWebhook removes a partner's webhook and its delivery history in one
+// committed transaction. Outbox entries still queued for it are dropped by
+// the delivery pool when they come due (it finds no webhook), so the
+// delete needs no scan of the outbox. Another partner's webhook is
+// persistence.ErrNotFound.
 func (s *Store) DeleteWebhook(ctx context.Context, partnerID, id string) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
@@ -171,12 +174,17 @@ func (s *Store) DeleteWebhook(ctx context.Context, partnerID, id string) error {
 	if !account.ValidID(partnerID) || !account.ValidID(id) {
 		return persistence.ErrNotFound
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM webhooks WHERE id = $1 AND partner_id = $2`, id, partnerID)
-	if err != nil {
-		return fmt.Errorf("postgres: delete webhook: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return persistence.ErrNotFound
-	}
-	return nil
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM webhooks WHERE id = $1 AND partner_id = $2`, id, partnerID)
+		if err != nil {
+			return fmt.Errorf("postgres: delete webhook: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return persistence.ErrNotFound
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM deliveries WHERE webhook_id = $1`, id); err != nil {
+			return fmt.Errorf("postgres: delete webhook's deliveries: %w", err)
+		}
+		return nil
+	})
 }
