@@ -68,6 +68,8 @@ type Server struct {
 	// stop stops a temporary server and removes its files; nil for a
 	// server given by EnvServer.
 	stop func() error
+	// ctl runs pg_ctl on a temporary server's data directory.
+	ctl func(args ...string) error
 }
 
 // Main runs the package's tests against a server (see the package comment)
@@ -178,7 +180,8 @@ func temporary(ctx context.Context) (*Server, error) {
 		"-c synchronous_commit=on",
 		"-c max_connections=200",
 	}, " ")
-	if err := run("pg_ctl", "start", "-w", "-t", "60", "-D", data, "-l", logFile, "-o", opts); err != nil {
+	startArgs := []string{"start", "-w", "-t", "60", "-D", data, "-l", logFile, "-o", opts}
+	if err := run("pg_ctl", startArgs...); err != nil {
 		return fail(err)
 	}
 	s := &Server{
@@ -187,6 +190,12 @@ func temporary(ctx context.Context) (*Server, error) {
 		},
 	}
 	s.admin = s.dsnFor("postgres")
+	s.ctl = func(args ...string) error {
+		if args[0] == "start" {
+			return run("pg_ctl", startArgs...)
+		}
+		return run("pg_ctl", append(args, "-D", data)...)
+	}
 	s.stop = func() error {
 		err := run("pg_ctl", "stop", "-w", "-m", "fast", "-D", data)
 		if rerr := os.RemoveAll(root); err == nil {
@@ -199,6 +208,49 @@ func temporary(ctx context.Context) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Private starts a temporary server for t alone, stopped and removed when
+// t ends, whatever EnvServer says: a test that crashes its server (Crash)
+// must not take other tests' down with it.
+func Private(t testing.TB) *Server {
+	t.Helper()
+	s, err := temporary(context.Background())
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return s
+}
+
+// Crash stops a temporary server the way a crash would: "immediate" mode
+// kills every server process without a checkpoint or a flush, so that
+// only what had reached the write-ahead log's files survives, replayed by
+// Restart.
+func (s *Server) Crash(t testing.TB) {
+	t.Helper()
+	if s.ctl == nil {
+		t.Fatal("pgtest: only a temporary server can be crashed")
+	}
+	if err := s.ctl("stop", "-w", "-m", "immediate"); err != nil {
+		t.Fatalf("pgtest: crash: %v", err)
+	}
+}
+
+// Restart starts a temporary server stopped by Crash again; it recovers
+// from its write-ahead log before it accepts connections.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	if s.ctl == nil {
+		t.Fatal("pgtest: only a temporary server can be restarted")
+	}
+	if err := s.ctl("start"); err != nil {
+		t.Fatalf("pgtest: restart: %v", err)
+	}
 }
 
 // binDir finds initdb: the newest /usr/lib/postgresql/<version>/bin, or
