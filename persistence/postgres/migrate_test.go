@@ -35,6 +35,12 @@ var steps = []struct {
 		seed: `INSERT INTO outbox VALUES ('dl_seed', 1, 'wh_seed', '{"deliveryId":"dl_seed"}', NULL, NULL);
 		       INSERT INTO deliveries VALUES ('dl_seed', 'wh_seed', 1, '{"id":"dl_seed"}')`,
 		check: `SELECT count(*) FROM outbox JOIN deliveries USING (delivery_id) WHERE delivery_id = 'dl_seed'`},
+	6: {tables: []string{"activity", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "inbound_deposits", "meta",
+		"onramp_orders", "outbox", "partners", "schema_version", "swaps", "webhooks"},
+		seed: `INSERT INTO swaps VALUES ('0xseed', true, '{"id":"0xseed"}');
+		       INSERT INTO onramp_orders VALUES ('ord_seed', true, '{}');
+		       INSERT INTO inbound_deposits VALUES ('0xseed', false, '{}')`,
+		check: `SELECT count(*) FROM swaps JOIN inbound_deposits ON tx_hash = id, onramp_orders WHERE id = '0xseed' AND uid = 'ord_seed'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

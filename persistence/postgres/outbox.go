@@ -150,13 +150,11 @@ func (s *Store) enqueue(ctx context.Context, tx pgx.Tx, w *webhook.Registration,
 	return e, nil
 }
 
-// Publish enqueues ev for every active webhook of the partner subscribed
-// to ev.Name, in one committed transaction, and returns the entries it
-// committed (nil when no webhook subscribes).
-func (s *Store) Publish(ctx context.Context, partnerID string, ev webhook.Event) ([]*webhook.OutboxEntry, error) {
-	if err := s.checkOpen(ctx); err != nil {
-		return nil, err
-	}
+// enqueueEvent adds in tx one outbox entry (and a pending history row)
+// for every active webhook of the partner subscribed to ev.Name, read in
+// tx, so that the event is exactly as durable as the state change tx
+// commits with it.
+func (s *Store) enqueueEvent(ctx context.Context, tx pgx.Tx, partnerID string, ev webhook.Event) ([]*webhook.OutboxEntry, error) {
 	if !account.ValidID(partnerID) {
 		return nil, fmt.Errorf("postgres: enqueue event: partner id %q invalid", partnerID)
 	}
@@ -164,29 +162,52 @@ func (s *Store) Publish(ctx context.Context, partnerID string, ev webhook.Event)
 	if err != nil {
 		return nil, err
 	}
-	hooks, err := s.Webhooks(ctx, partnerID)
+	rows, err := tx.Query(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE partner_id = $1 ORDER BY created_ns, id`, partnerID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("postgres: webhooks of %s: %w", partnerID, err)
 	}
-	hooks = slices.DeleteFunc(hooks, func(w *webhook.Registration) bool { return !w.Subscribes(ev.Name) })
-	if len(hooks) == 0 {
-		return nil, nil
+	var hooks []*webhook.Registration
+	for rows.Next() {
+		w, err := s.scanWebhook(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if w.Subscribes(ev.Name) {
+			hooks = append(hooks, w)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: webhooks of %s: %w", partnerID, err)
 	}
 	now := s.now().UTC()
 	var out []*webhook.OutboxEntry
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		out = out[:0]
-		for _, w := range hooks {
-			e, err := s.enqueue(ctx, tx, w, ev.Name, body, now)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
+	for _, w := range hooks {
+		e, err := s.enqueue(ctx, tx, w, ev.Name, body, now)
+		if err != nil {
+			return nil, err
 		}
-		return nil
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Publish enqueues ev for every active webhook of the partner subscribed
+// to ev.Name, in one committed transaction, and returns the entries it
+// committed (nil when no webhook subscribes).
+func (s *Store) Publish(ctx context.Context, partnerID string, ev webhook.Event) ([]*webhook.OutboxEntry, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	var out []*webhook.OutboxEntry
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = s.enqueueEvent(ctx, tx, partnerID, ev)
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: commit published event: %w", err)
+		return nil, fmt.Errorf("postgres: publish event: %w", err)
 	}
 	return out, nil
 }
