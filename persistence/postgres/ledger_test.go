@@ -45,18 +45,6 @@ func rowsOf(t *testing.T, s *Store, partner string) []*account.Activity {
 	return out
 }
 
-// settleRow marks the earning of quote id settled, as a settlement run
-// would: its record rewritten and its pending mark cleared.
-func settleRow(t *testing.T, s *Store, id string) {
-	t.Helper()
-	tag, err := s.pool.Exec(context.Background(), `UPDATE activity SET
-		record = jsonb_set(record, '{earning,state}', to_jsonb($2::text)), pending_ecosystem = NULL, ledger_seq = NULL
-		WHERE id = $1`, id, account.EarningSettled)
-	if err != nil || tag.RowsAffected() != 1 {
-		t.Fatalf("settle %s: %v %v", id, tag, err)
-	}
-}
-
 // The Pebble store's test (persistence/ledger_test.go): a quote is
 // recorded once whether its earlier record was committed long ago, just
 // now or earlier in the same batch, and a retry never turns a settled
@@ -88,7 +76,12 @@ func TestRecordQuotesCountsAQuoteOnce(t *testing.T) {
 			if want := []bool{true, false, false, true, false}; !slices.Equal(written, want) {
 				t.Fatalf("written = %v, want %v", written, want)
 			}
-			settleRow(t, s, "qt_old07")
+			if err := s.PutFeeWallet(ctx, "ptn_a", "evm", "0x1111111111111111111111111111111111111111"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Settle(ctx, "evm", false, at.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
 			if written, err := recordQuotes(ctx, s, d, []*account.Activity{row("qt_old07", 7), row("qt_new3", 200)}); err != nil || !slices.Equal(written, []bool{false, true}) {
 				t.Fatalf("after settlement: written %v, %v", written, err)
 			}

@@ -41,6 +41,10 @@ var steps = []struct {
 		       INSERT INTO onramp_orders VALUES ('ord_seed', true, '{}');
 		       INSERT INTO inbound_deposits VALUES ('0xseed', false, '{}')`,
 		check: `SELECT count(*) FROM swaps JOIN inbound_deposits ON tx_hash = id, onramp_orders WHERE id = '0xseed' AND uid = 'ord_seed'`},
+	7: {tables: []string{"activity", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "inbound_deposits", "meta",
+		"onramp_orders", "outbox", "partners", "schema_version", "settlements", "swaps", "webhooks"},
+		seed:  `INSERT INTO settlements VALUES ('evm', 'stl_seed', '{"id":"stl_seed"}')`,
+		check: `SELECT count(*) FROM settlements WHERE id = 'stl_seed'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

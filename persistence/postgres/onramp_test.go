@@ -435,7 +435,12 @@ func TestOnrampOrderSavedThroughItsStates(t *testing.T) {
 		t.Fatalf("%d earnings pending, want 1", n)
 	}
 	// Once settled, a save leaves the line as it is.
-	settleRow(t, s, o.UID)
+	if err := s.PutFeeWallet(ctx, pid, "evm", "0x1111111111111111111111111111111111111111"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.Settle(ctx, "evm", false, clock.Now()); err != nil || len(b.Payouts) != 1 || b.Payouts[0].TotalMicroUSD != onrampFeeMicroUSD {
+		t.Fatalf("settlement %+v %v", b, err)
+	}
 	if err := s.SaveOnrampOrder(ctx, o, nil); err != nil {
 		t.Fatal(err)
 	}
