@@ -45,6 +45,12 @@ var steps = []struct {
 		"onramp_orders", "outbox", "partners", "schema_version", "settlements", "swaps", "webhooks"},
 		seed:  `INSERT INTO settlements VALUES ('evm', 'stl_seed', '{"id":"stl_seed"}')`,
 		check: `SELECT count(*) FROM settlements WHERE id = 'stl_seed'`},
+	8: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "inbound_deposits", "meta",
+		"onramp_orders", "outbox", "partners", "quote_refs", "sandbox_deliveries", "schema_version", "settlements", "swaps", "webhooks"},
+		seed: `INSERT INTO quote_refs VALUES (decode(repeat('cd', 32), 'hex'), 'qt_seed');
+		       INSERT INTO sandbox_deliveries VALUES ('ref_seed', '0x01');
+		       INSERT INTO chain_ops VALUES (1, 1, 'op')`,
+		check: `SELECT count(*) FROM quote_refs, sandbox_deliveries, chain_ops WHERE quote_id = 'qt_seed' AND sandbox_deliveries.ref = 'ref_seed' AND seq = 1`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the
