@@ -26,7 +26,8 @@
 //
 // Each test gets a fresh database from DSN (CREATE DATABASE … TEMPLATE
 // template0), dropped when the test ends, so tests run in parallel
-// without seeing one another's rows.
+// without seeing one another's rows. A test that crashes its server
+// (Crash, Restart) starts one of its own with Private.
 package pgtest
 
 import (
@@ -213,8 +214,14 @@ func temporary(ctx context.Context) (*Server, error) {
 // Private starts a temporary server for t alone, stopped and removed when
 // t ends, whatever EnvServer says: a test that crashes its server (Crash)
 // must not take other tests' down with it.
+//
+// Where EnvServer names a server and no PostgreSQL binaries are installed
+// here, the test is skipped: it needs a server of its own to crash.
 func Private(t testing.TB) *Server {
 	t.Helper()
+	if _, err := binDir(); err != nil && os.Getenv(EnvServer) != "" {
+		t.Skipf("pgtest: %s names a server, and a test that crashes its own needs PostgreSQL's binaries here: %v", EnvServer, err)
+	}
 	s, err := temporary(context.Background())
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
