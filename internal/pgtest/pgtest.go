@@ -24,6 +24,11 @@
 // mode 0700, and connections are trusted: only its owner, and root, can
 // reach the server.
 //
+// A test binary that dies before its TestMain stops the server (a test
+// that panics ends the process at once) leaves it running: the next
+// temporary server started on the machine stops and removes those whose
+// test binary is gone.
+//
 // Each test gets a fresh database from DSN (CREATE DATABASE … TEMPLATE
 // template0), dropped when the test ends, so tests run in parallel
 // without seeing one another's rows. A test that crashes its server
@@ -129,8 +134,15 @@ func temporary(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := os.MkdirTemp("", "swapgate-pg-")
+	reapOrphans(ctx, bin, cred)
+	root, err := os.MkdirTemp("", tempPrefix)
 	if err != nil {
+		return nil, fmt.Errorf("temporary directory: %w", err)
+	}
+	// The owner file names this process, so that a later run can tell a
+	// server whose test binary died (a panic, a kill) from a live one.
+	if err := os.WriteFile(filepath.Join(root, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		_ = os.RemoveAll(root)
 		return nil, fmt.Errorf("temporary directory: %w", err)
 	}
 	fail := func(err error) (*Server, error) {
@@ -257,6 +269,41 @@ func (s *Server) Restart(t testing.TB) {
 	}
 	if err := s.ctl("start"); err != nil {
 		t.Fatalf("pgtest: restart: %v", err)
+	}
+}
+
+// tempPrefix starts the names of the temporary servers' directories, and
+// ownerFile in each names the process that started it.
+const (
+	tempPrefix = "swapgate-pg-"
+	ownerFile  = "owner.pid"
+)
+
+// reapOrphans stops and removes the temporary servers left behind by test
+// binaries that died before their TestMain could (a panicking test ends
+// the process at once): those whose owner process is gone. It is best
+// effort: what it cannot stop or remove it leaves.
+func reapOrphans(ctx context.Context, bin string, cred *syscall.Credential) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
+	for _, root := range dirs {
+		b, err := os.ReadFile(filepath.Join(root, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			continue // alive, or not ours to judge
+		}
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "pg_ctl"), "stop", "-w", "-m", "immediate", "-D", filepath.Join(root, "data"))
+		cmd.Dir = os.TempDir()
+		if cred != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		}
+		_ = cmd.Run() // fails harmlessly when the server is not running
+		_ = os.RemoveAll(root)
 	}
 }
 
