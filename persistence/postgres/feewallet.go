@@ -32,9 +32,11 @@ func validWalletKey(partnerID, ecosystem string) error {
 // so a replaced or deleted wallet affects only what happens after the
 // change.
 //
-// Unlike the Pebble store it keeps no cache in memory: another node may
-// replace the wallet, and a cache here would not hear of it. Every call is
-// one primary-key lookup.
+// Answers are cached in memory while the store hears every node's wallet
+// changes (walletcache.go): a change made through this store is seen by
+// every call after it returns; one made by another node, once its
+// notification arrives, milliseconds after its commit. Settlement reads
+// the wallets from the database, never from the cache.
 func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (addr string, ok bool, err error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return "", false, err
@@ -42,15 +44,21 @@ func (s *Store) FeeWallet(ctx context.Context, partnerID, ecosystem string) (add
 	if validWalletKey(partnerID, ecosystem) != nil {
 		return "", false, nil
 	}
+	k := walletKey{partnerID, ecosystem}
+	addr, cached, gen := s.wallets.lookup(k)
+	if cached {
+		return addr, addr != "", nil
+	}
 	err = s.pool.QueryRow(ctx, `SELECT address FROM fee_wallets WHERE partner_id = $1 AND ecosystem = $2`,
 		partnerID, ecosystem).Scan(&addr)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return "", false, nil
+		addr = ""
 	case err != nil:
 		return "", false, fmt.Errorf("postgres: fee wallet %s/%s: %w", partnerID, ecosystem, err)
 	}
-	return addr, true, nil
+	s.wallets.fill(k, addr, gen)
+	return addr, addr != "", nil
 }
 
 // FeeWallets lists a partner's wallets in the canonical ecosystem order
@@ -103,10 +111,19 @@ func (s *Store) PutFeeWallet(ctx context.Context, partnerID, ecosystem, address 
 		return fmt.Errorf("postgres: fee wallet %s/%s: empty address", partnerID, ecosystem)
 	}
 	now := nanos(s.now())
-	if _, err := s.pool.Exec(ctx, `INSERT INTO fee_wallets (partner_id, ecosystem, address, created_ns, updated_ns)
-		VALUES ($1, $2, $3, $4, $4)
-		ON CONFLICT (partner_id, ecosystem) DO UPDATE SET address = excluded.address, updated_ns = excluded.updated_ns`,
-		partnerID, ecosystem, address, now); err != nil {
+	// The change is notified to every node's cache in the same statement,
+	// hence the same transaction: sent at its commit, never without it.
+	_, err := s.pool.Exec(ctx, `WITH w AS (
+			INSERT INTO fee_wallets (partner_id, ecosystem, address, created_ns, updated_ns)
+			VALUES ($1, $2, $3, $4, $4)
+			ON CONFLICT (partner_id, ecosystem) DO UPDATE SET address = excluded.address, updated_ns = excluded.updated_ns
+			RETURNING 1)
+		SELECT pg_notify($5, $6) FROM w`,
+		partnerID, ecosystem, address, now, walletChannel, s.owner+"/"+partnerID+"/"+ecosystem)
+	// Dropped whatever the outcome: after a failure the next read fills it
+	// again from what is stored.
+	s.wallets.invalidate(walletKey{partnerID, ecosystem})
+	if err != nil {
 		return fmt.Errorf("postgres: write fee wallet %s/%s: %w", partnerID, ecosystem, err)
 	}
 	return nil
@@ -123,7 +140,9 @@ func (s *Store) DeleteFeeWallet(ctx context.Context, partnerID, ecosystem string
 	if validWalletKey(partnerID, ecosystem) != nil {
 		return persistence.ErrNotFound
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM fee_wallets WHERE partner_id = $1 AND ecosystem = $2`, partnerID, ecosystem)
+	tag, err := s.pool.Exec(ctx, `WITH d AS (DELETE FROM fee_wallets WHERE partner_id = $1 AND ecosystem = $2 RETURNING 1)
+		SELECT pg_notify($3, $4) FROM d`, partnerID, ecosystem, walletChannel, s.owner+"/"+partnerID+"/"+ecosystem)
+	s.wallets.invalidate(walletKey{partnerID, ecosystem})
 	if err != nil {
 		return fmt.Errorf("postgres: delete fee wallet %s/%s: %w", partnerID, ecosystem, err)
 	}
@@ -133,7 +152,8 @@ func (s *Store) DeleteFeeWallet(ctx context.Context, partnerID, ecosystem string
 	return nil
 }
 
-// CacheStats reports the store's caches: it keeps none (see FeeWallet), so
-// it reports nothing. It is here so that the store serves where the Pebble
-// store's metrics are read.
-func (s *Store) CacheStats(visit func(cache string, hits, misses uint64)) {}
+// CacheStats reports the store's cache, the fee wallets' ("fee_wallet"),
+// with its hits and misses so far, as the Pebble store reports its own.
+func (s *Store) CacheStats(visit func(cache string, hits, misses uint64)) {
+	visit("fee_wallet", s.wallets.hits.Load(), s.wallets.misses.Load())
+}

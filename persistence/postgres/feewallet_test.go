@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -110,8 +111,10 @@ func TestFeeWalletRefusesBadKeys(t *testing.T) {
 	}
 }
 
-// TestFeeWalletSeenByAnotherNode: two stores on one database (two nodes)
-// see each other's wallet changes at once; neither caches a stale one.
+// TestFeeWalletSeenByAnotherNode: two stores on one database (two nodes),
+// each reading the wallet before and after every change of the other's:
+// the node that changed it reads the change at once, the other as soon as
+// the change's notification reaches it, and neither keeps an old address.
 func TestFeeWalletSeenByAnotherNode(t *testing.T) {
 	ctx := context.Background()
 	db := newTestDB(t)
@@ -136,10 +139,114 @@ func TestFeeWalletSeenByAnotherNode(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		addr, ok, err := b.FeeWallet(ctx, "ptn_a", "evm")
-		if err != nil || ok != (st.addr != "") || addr != st.addr {
-			t.Fatalf("step %d: the other node reads %q %v %v, want %q", i, addr, ok, err, st.addr)
+		if addr, _, err := a.FeeWallet(ctx, "ptn_a", "evm"); err != nil || addr != st.addr {
+			t.Fatalf("step %d: the writing node reads %q %v, want %q", i, addr, err, st.addr)
 		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			addr, ok, err := b.FeeWallet(ctx, "ptn_a", "evm")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok == (st.addr != "") && addr == st.addr {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("step %d: the other node still reads %q, want %q", i, addr, st.addr)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// waitListening waits until s's wallet cache listens (it keeps nothing
+// before).
+func waitListening(t *testing.T, s *Store) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		s.wallets.mu.Lock()
+		live := s.wallets.live
+		s.wallets.mu.Unlock()
+		if live {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the wallet cache never listened")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestFeeWalletCache: once the store listens, the first read is a miss
+// and the next a hit; the store's own change is read at once; without its
+// listening connection (terminated by the server) it keeps nothing and
+// reads the database, and it caches again once it listens again.
+func TestFeeWalletCache(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, Options{})
+	waitListening(t, s)
+	if err := s.PutFeeWallet(ctx, "ptn_a", "evm", "0x00000000000000000000000000000000000000aa"); err != nil {
+		t.Fatal(err)
+	}
+	stats := func() [2]uint64 {
+		var got [2]uint64
+		n := 0
+		s.CacheStats(func(cache string, hits, misses uint64) {
+			n++
+			if cache == "fee_wallet" {
+				got = [2]uint64{hits, misses}
+			}
+		})
+		if n != 1 {
+			t.Fatalf("%d caches reported", n)
+		}
+		return got
+	}
+	read := func(want string) {
+		t.Helper()
+		if addr, _, err := s.FeeWallet(ctx, "ptn_a", "evm"); err != nil || addr != want {
+			t.Fatalf("FeeWallet = %q %v, want %q", addr, err, want)
+		}
+	}
+	read("0x00000000000000000000000000000000000000aa")
+	read("0x00000000000000000000000000000000000000aa")
+	if got := stats(); got != [2]uint64{1, 1} {
+		t.Fatalf("hits and misses %v, want 1 and 1", got)
+	}
+	if err := s.PutFeeWallet(ctx, "ptn_a", "evm", "0x00000000000000000000000000000000000000bb"); err != nil {
+		t.Fatal(err)
+	}
+	read("0x00000000000000000000000000000000000000bb")
+
+	// The server ends the listening connection: nothing is kept until the
+	// store listens again, and a change made meanwhile behind its back (by
+	// hand, notified to nobody) is read.
+	if _, err := s.pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'swapgate-wallets' AND datname = current_database()`); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		s.wallets.mu.Lock()
+		live := s.wallets.live
+		s.wallets.mu.Unlock()
+		if !live {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cache still listens after its connection ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE fee_wallets SET address = '0x00000000000000000000000000000000000000cc'`); err != nil {
+		t.Fatal(err)
+	}
+	read("0x00000000000000000000000000000000000000cc")
+	waitListening(t, s)
+	before := stats()
+	read("0x00000000000000000000000000000000000000cc")
+	read("0x00000000000000000000000000000000000000cc")
+	if got := stats(); got[0] != before[0]+1 || got[1] != before[1]+1 {
+		t.Fatalf("after listening again: hits and misses %v, were %v", got, before)
 	}
 }
 
@@ -162,5 +269,56 @@ func TestPutFeeWalletConcurrent(t *testing.T) {
 	list, err := s.FeeWallets(ctx, "ptn_a")
 	if err != nil || len(list) != 1 {
 		t.Fatalf("FeeWallets = %+v, %v", list, err)
+	}
+}
+
+// TestFeeWalletCacheNeverKeepsAnOldAddress: one node reads a wallet in a
+// loop while another changes it again and again; once the changes stop,
+// the reader reads the last one, whatever its reads raced.
+func TestFeeWalletCacheNeverKeepsAnOldAddress(t *testing.T) {
+	ctx := context.Background()
+	db := newTestDB(t)
+	a, b := db.open(t, Options{}), db.open(t, Options{})
+	waitListening(t, b)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, _, err := b.FeeWallet(ctx, "ptn_a", "evm"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	last := ""
+	for i := range 200 {
+		last = fmt.Sprintf("0x%040x", i)
+		if i%7 == 6 {
+			if err := a.DeleteFeeWallet(ctx, "ptn_a", "evm"); err != nil {
+				t.Fatal(err)
+			}
+			last = ""
+			continue
+		}
+		if err := a.PutFeeWallet(ctx, "ptn_a", "evm", last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the last notification's way
+	close(stop)
+	wg.Wait()
+	for range 3 {
+		if addr, _, err := b.FeeWallet(ctx, "ptn_a", "evm"); err != nil || addr != last {
+			t.Fatalf("the reader reads %q %v, want the last change %q", addr, err, last)
+		}
 	}
 }

@@ -82,10 +82,17 @@ type Store struct {
 	seal   *persistence.SecretSealer
 	closed atomic.Bool
 
-	// owner names this store's leases on outbox entries (random, so that
-	// every opened store is a node of its own); lease is their length.
+	// owner names this store's leases on outbox entries and its fee wallet
+	// notifications (random, so that every opened store is a node of its
+	// own); lease is the leases' length.
 	owner string
 	lease time.Duration
+
+	// wallets caches fee wallets for the quote path (walletcache.go);
+	// stopListening ends its listener, which closes listening when done.
+	wallets       walletCache
+	stopListening context.CancelFunc
+	listening     chan struct{}
 
 	// idemNextSweep is the earliest Unix nanosecond this node's next sweep
 	// of expired idempotent answers may start (idempotency.go).
@@ -136,6 +143,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	lcfg := cfg.ConnConfig.Copy()
+	lcfg.RuntimeParams["application_name"] = "swapgate-wallets"
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopListening, s.listening = cancel, make(chan struct{})
+	go s.listenWallets(lctx, lcfg, s.listening)
 	return s, nil
 }
 
@@ -202,6 +214,8 @@ func (s *Store) Ping(ctx context.Context) error {
 // return persistence.ErrClosed.
 func (s *Store) Close() error {
 	if s.closed.CompareAndSwap(false, true) {
+		s.stopListening()
+		<-s.listening
 		s.pool.Close()
 	}
 	return nil
