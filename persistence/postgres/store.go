@@ -35,6 +35,30 @@
 // starting together migrate once), each in its own transaction with its
 // row in schema_version. It only moves forward: a database whose version
 // is newer than this build's is refused (persistence.ErrSchemaTooNew).
+// Identifiers compare byte by byte (COLLATE "C") and times are Unix
+// nanoseconds, so that orderings and times are the Pebble store's exactly;
+// records the Pebble store keeps as JSON (activity lines, trackers'
+// records, outbox entries, delivery rows) are jsonb here.
+//
+// # Several nodes
+//
+// What the Pebble store serialises under its process's locks is decided
+// here by the database, so that processes sharing it keep the same
+// promises: unique keys (a partner's ID and key digest, an idempotency
+// key, a quote's ledger row, a tracked swap's hash), row locks where a
+// record is read and rewritten (UpdatePartner, settlement), transaction
+// advisory locks where a rule spans rows (a partner's webhook limit, one
+// settlement run of an ecosystem at a time), and leases on outbox entries
+// (outbox.go). The fee wallets' cache (walletcache.go) hears every node's
+// changes.
+//
+// # Not here
+//
+// The Pebble store's methods that take a *pebble.Batch (PutActivity,
+// EnqueueEvent, EnqueueDelivery) and DB have no counterpart: their callers
+// write through the methods that commit a whole transition (SaveSwap,
+// SaveOnrampOrder, Publish, …). The issued quotes' tickets stay in the
+// data directory's ticket log.
 package postgres
 
 import (
