@@ -27,7 +27,7 @@ test: test-deps
 fuzz:
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz
 
-## test-deps: what the tests need beyond Go (Chromium for the browser tests, Node and npm for the walkthroughs and the TypeScript client)
+## test-deps: what the tests need beyond Go (Chromium for the browser tests, Node and npm for the walkthroughs and the TypeScript client, PostgreSQL for the PostgreSQL store)
 test-deps:
 	@scripts/test-deps
 

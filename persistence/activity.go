@@ -51,6 +51,11 @@ func activityTimeKey(partnerID string, t time.Time) []byte {
 // activityVersion is the version of the activity records this build writes.
 const activityVersion = 2
 
+// DecodeActivity decodes an activity record encoded by this package (in
+// any encoding version it still reads), for a backend that keeps the same
+// encoding.
+func DecodeActivity(b []byte) (*account.Activity, error) { return decodeActivity(b) }
+
 func decodeActivity(b []byte) (*account.Activity, error) {
 	var rec activityRecord
 	if err := json.Unmarshal(b, &rec); err != nil {

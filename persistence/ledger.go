@@ -55,9 +55,14 @@ type EncodedQuote struct {
 	key, val []byte
 }
 
-// Activity is the record q encodes, for a backend that stores it in its
-// own form; the caller must not change it.
+// Activity is the record that was encoded. Callers must not change it.
 func (q EncodedQuote) Activity() *account.Activity { return q.rec }
+
+// Record is the record's encoding: a JSON object, the activity's fields
+// and its encoding version in "v", which DecodeActivity reads. Another
+// backend stores it as it is, so that the encoding is done off its
+// commit path too. Callers must not change it.
+func (q EncodedQuote) Record() []byte { return q.val }
 
 // EncodeQuote checks and encodes a new partner quote's record: its
 // activity, holding its earning when the quote carried a fee.

@@ -33,6 +33,11 @@ type EncodedTicket struct {
 	ref []byte
 }
 
+// IsMultiStep reports whether t is a multi-step quote's ticket, which
+// PutQuoteRefs indexes by its reference (quote.Ref of its ID), for another
+// backend's index of the same.
+func (t EncodedTicket) IsMultiStep() bool { return t.ref != nil }
+
 // DepositKey is the deposit index key of an intents quote's ticket ("" for
 // another quote), for a holder that serves tickets not yet stored.
 func (t EncodedTicket) DepositKey() string { return string(t.deposit) }

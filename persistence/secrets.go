@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -86,31 +87,81 @@ func (s *Store) openSealer(dir string) error {
 	case err != nil:
 		return fmt.Errorf("persistence: read the secret key's check value: %w", err)
 	}
+	sl, err := loadSealer(dir, stored)
+	if err != nil {
+		return err
+	}
+	if stored == nil {
+		if err := s.db.Set(keySecretCheck, sl.check, pebble.Sync); err != nil {
+			return fmt.Errorf("persistence: write the secret key's check value: %w", err)
+		}
+	}
+	s.seal = sl
+	return nil
+}
+
+// loadSealer reads dir's key file, creating one when stored (the check
+// value kept with the records, nil when none was ever kept) is nil and the
+// file does not exist, and checks the key against stored. The caller keeps
+// the sealer's check value when stored was nil.
+func loadSealer(dir string, stored []byte) (*sealer, error) {
 	path := filepath.Join(dir, SecretKeyFile)
 	key, err := readSecretKey(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if stored != nil {
-			return fmt.Errorf("%w: %s does not exist, and the webhook secrets in this directory were sealed with it; restore it from where it was kept", ErrSecretKeyMissing, path)
+			return nil, fmt.Errorf("%w: %s does not exist, and the webhook secrets in this directory were sealed with it; restore it from where it was kept", ErrSecretKeyMissing, path)
 		}
 		key, err = createSecretKey(dir, path)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sl, err := newSealer(key)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	switch {
-	case stored == nil:
-		if err := s.db.Set(keySecretCheck, sl.check, pebble.Sync); err != nil {
-			return fmt.Errorf("persistence: write the secret key's check value: %w", err)
-		}
-	case !hmac.Equal(stored, sl.check):
-		return fmt.Errorf("%w: %s", ErrSecretKeyMismatch, path)
+	if stored != nil && !hmac.Equal(stored, sl.check) {
+		return nil, fmt.Errorf("%w: %s", ErrSecretKeyMismatch, path)
 	}
-	s.seal = sl
-	return nil
+	return sl, nil
+}
+
+// SecretSealer seals webhook signing secrets with a data directory's
+// secrets.key for a store that keeps its records elsewhere than in that
+// directory's Pebble (the PostgreSQL store): the same key, the same
+// derivation and the same binding of each sealed secret to its partner and
+// webhook IDs as the Pebble store's own records.
+type SecretSealer struct{ sl *sealer }
+
+// LoadSecretSealer reads dir's secrets.key and checks it against stored,
+// the check value the caller's store kept when the key was first used (nil
+// when it never kept one: then a missing file is created, mode 0600). The
+// caller keeps Check's value when stored was nil, so that a later open
+// with the file missing or swapped fails with ErrSecretKeyMissing or
+// ErrSecretKeyMismatch instead of sealing with another key.
+func LoadSecretSealer(dir string, stored []byte) (*SecretSealer, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("persistence: create data directory %q: %w", dir, err)
+	}
+	sl, err := loadSealer(dir, stored)
+	if err != nil {
+		return nil, err
+	}
+	return &SecretSealer{sl: sl}, nil
+}
+
+// Check is the key's check value (16 bytes revealing nothing of the key).
+func (s *SecretSealer) Check() []byte { return slices.Clone(s.sl.check) }
+
+// Seal returns the nonce and AES-256-GCM ciphertext of a webhook's secret,
+// bound to its partner and webhook IDs.
+func (s *SecretSealer) Seal(partnerID, webhookID, secret string) ([]byte, error) {
+	return s.sl.sealSecret(secret, webhookSecretAAD(partnerID, webhookID))
+}
+
+// Open returns the secret that Seal sealed for the same partner and webhook.
+func (s *SecretSealer) Open(partnerID, webhookID string, sealed []byte) (string, error) {
+	return s.sl.openSecret(sealed, webhookSecretAAD(partnerID, webhookID))
 }
 
 func newSealer(key []byte) (*sealer, error) {
