@@ -138,6 +138,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	// WAL flush (see Durability in the package comment).
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "swapgate"
+	// A write sent is answered before a cancelled caller returns (definite.go).
+	cfg.ConnConfig.BuildContextWatcherHandler = answerBeforeCancel
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
@@ -169,6 +171,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	lcfg := cfg.ConnConfig.Copy()
 	lcfg.RuntimeParams["application_name"] = "swapgate-wallets"
+	lcfg.BuildContextWatcherHandler = cancelAtOnce
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopListening, s.listening = cancel, make(chan struct{})
 	go s.listenWallets(lctx, lcfg, s.listening)
@@ -257,9 +260,9 @@ func (s *Store) checkOpen(ctx context.Context) error {
 }
 
 // inTx runs fn in a transaction committed when fn returns nil and rolled
-// back otherwise.
+// back otherwise, both answered by the server (runTx, definite.go).
 func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
+	return runTx(ctx, s.pool, fn)
 }
 
 // uniqueViolation returns the name of the unique constraint err violated,

@@ -1,0 +1,59 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+
+	"github.com/swapgate/swapgate/persistence/storetest"
+)
+
+// The contract suites of every aggregate, on PostgreSQL: each case gets a
+// database of its own (pgtest), empty.
+//
+// The suites' crash is the process's: the store's pool is dropped without
+// a word to the server and a new store opened on the same database and
+// data directory, as a node killed and started again would. Every write
+// the store acknowledges is a committed transaction with synchronous_commit
+// on, so what it promises is decided at COMMIT and survives a crash of the
+// process and of the server alike; the server's own crash (its processes
+// killed, its write-ahead log replayed) is TestAcknowledgedWritesSurviveACrash's,
+// on a private server, since one per case would cost an initdb each.
+//
+// The tickets' suite does not run here: tickets stay in the data
+// directory's ticket log whichever backend holds the rest (the package
+// comment's "Not here"), and that log's suite runs in package persistence.
+
+// reopenable opens a fresh store on a fresh database and returns it with a
+// reopen that drops it and opens another on the same database and
+// directory; the last one opened is closed when the test ends.
+func reopenable(t *testing.T) (*Store, func(t *testing.T) *Store) {
+	t.Helper()
+	db := newTestDB(t)
+	open := func(t *testing.T) *Store {
+		s, err := Open(context.Background(), db.dsn, Options{DataDir: db.dir})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		return s
+	}
+	cur := open(t)
+	t.Cleanup(func() { _ = cur.Close() })
+	return cur, func(t *testing.T) *Store {
+		t.Helper()
+		// Close ends the pool's connections; a transaction not committed
+		// on one is rolled back by the server, as when a process dies.
+		_ = cur.Close()
+		cur = open(t)
+		return cur
+	}
+}
+
+// TestContract runs every aggregate's suite on PostgreSQL.
+func TestContract(t *testing.T) {
+	storetest.RunAll(t, func(t *testing.T) storetest.Handle[storetest.Store] {
+		s, reopen := reopenable(t)
+		return storetest.Handle[storetest.Store]{Store: s,
+			Crash:  func(t *testing.T) storetest.Store { return reopen(t) },
+			Reopen: func(t *testing.T) storetest.Store { return reopen(t) }}
+	})
+}
