@@ -32,8 +32,10 @@ subcommands:
   disable      --id ID
 
 Every subcommand takes --data DIR (default $SWAPGATE_DATA, else ./data) and
-prints JSON. When a server holds the data directory, the command goes through
-its admin listener. An API key is printed only by create and rotate-key.
+--store URL (default $SWAPGATE_STORE: the PostgreSQL database to use instead
+of the Pebble store under --data, as for serve), and prints JSON. When a server
+runs on the data directory, the command goes through its admin listener. An
+API key is printed only by create and rotate-key.
 `
 
 // runPartner runs `swapgate partner ...`; args start at the subcommand. It
@@ -59,6 +61,7 @@ func runPartnerEnv(args []string, stdout, stderr io.Writer, getenv func(string) 
 	fs := flag.NewFlagSet("swapgate partner "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported as JSON below
 	dataDir := fs.String("data", defaultDataDir(getenv), "data directory")
+	storeURL := storeFlag(fs, getenv)
 	op, required, err := definePartnerOp(sub, fs)
 	if err != nil {
 		return usageFailure(stderr, err.Error())
@@ -83,7 +86,7 @@ func runPartnerEnv(args []string, stdout, stderr io.Writer, getenv func(string) 
 
 	ctx, cancel := context.WithTimeout(context.Background(), partnerTimeout)
 	defer cancel()
-	pa, release, err := openPartnerAdmin(*dataDir)
+	pa, release, err := openPartnerAdmin(ctx, *dataDir, *storeURL)
 	if err != nil {
 		return failure(stderr, err)
 	}
@@ -154,11 +157,18 @@ func definePartnerOp(sub string, fs *flag.FlagSet) (partnerOp, []string, error) 
 	return nil, nil, fmt.Errorf("unknown partner subcommand %q (want create, list, rotate-key, set-fees, set-limits or disable)", sub)
 }
 
-// openPartnerAdmin opens the store in dir directly or, when a running server
-// holds it, connects to that server's admin listener. release must be called
-// when done.
-func openPartnerAdmin(dir string) (pa admin.PartnerAdmin, release func() error, err error) {
-	store, err := persistence.Open(dir, persistence.Options{})
+// openPartnerAdmin opens the store (the Pebble store in dir, or the
+// PostgreSQL database at storeURL) directly or, when a running server
+// holds dir, connects to that server's admin listener. On PostgreSQL a
+// server running on dir is preferred whenever it answers (runningAdmin).
+// release must be called when done.
+func openPartnerAdmin(ctx context.Context, dir, storeURL string) (pa admin.PartnerAdmin, release func() error, err error) {
+	if storeURL != "" {
+		if c := runningAdmin(ctx, dir); c != nil {
+			return c, func() error { c.Close(); return nil }, nil
+		}
+	}
+	store, err := openCLIStore(ctx, dir, storeURL)
 	if err == nil {
 		return admin.NewLocal(store, nil), store.Close, nil
 	}

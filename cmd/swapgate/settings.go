@@ -62,6 +62,7 @@ var serveSettings = []setting{
 		}
 		return nil
 	}},
+	{"store", func(c *app.Config) error { return app.CheckStoreURL(c.Store) }},
 	durIn(func(c *app.Config) time.Duration { return c.ReadTimeout }, "read-timeout", 100*time.Millisecond, 10*time.Minute),
 	durIn(func(c *app.Config) time.Duration { return c.WriteTimeout }, "write-timeout", 100*time.Millisecond, 10*time.Minute),
 	durIn(func(c *app.Config) time.Duration { return c.IdleTimeout }, "idle-timeout", time.Second, time.Hour),

@@ -20,7 +20,7 @@ import (
 // of an ecosystem.
 const settleTimeout = 5 * time.Minute
 
-const settleUsage = `usage: swapgate settle --ecosystem E [--dry-run] [--data DIR]
+const settleUsage = `usage: swapgate settle --ecosystem E [--dry-run] [--data DIR] [--store URL]
 
 Marks every partner's pending earnings in ecosystem E (evm, solana, bitcoin,
 sui, near) as settled to the fee wallet each partner has registered now, and
@@ -28,6 +28,8 @@ records the payout batch. Partners without a wallet in E stay pending and are
 listed under "skipped". Running it again settles nothing twice. --dry-run
 reports what would be paid and writes nothing. Prints the batch as JSON. When
 a server holds the data directory, the run goes through its admin listener.
+--store URL (default $SWAPGATE_STORE) runs it on that PostgreSQL database
+instead of the Pebble store under --data, directly.
 `
 
 // runSettle runs `swapgate settle ...`.
@@ -35,6 +37,7 @@ func runSettle(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("swapgate settle", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported as JSON below
 	dataDir := fs.String("data", defaultDataDir(os.Getenv), "data directory")
+	storeURL := storeFlag(fs, os.Getenv)
 	eco := fs.String("ecosystem", "", "settlement ecosystem: evm, solana, bitcoin, sui or near (required)")
 	dry := fs.Bool("dry-run", false, "report what would be paid without writing anything")
 	if err := fs.Parse(args); err != nil {
@@ -53,7 +56,7 @@ func runSettle(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
-	batch, err := settle(ctx, *dataDir, *eco, *dry)
+	batch, err := settle(ctx, *dataDir, *storeURL, *eco, *dry)
 	if err != nil {
 		return failure(stderr, err)
 	}
@@ -64,10 +67,12 @@ func runSettle(args []string, stdout, stderr io.Writer) int {
 }
 
 // settle runs the settlement on the store directly or, when a running server
-// holds the data directory, through its admin listener, as the partner
-// commands do.
-func settle(ctx context.Context, dir, eco string, dryRun bool) (*account.SettlementBatch, error) {
-	store, err := persistence.Open(dir, persistence.Options{})
+// holds the data directory's Pebble store, through its admin listener, as
+// the partner commands do. On PostgreSQL it always runs here: runs on one
+// database are serialised by the database itself, whichever process makes
+// them, and a settlement leaves no server's cache stale.
+func settle(ctx context.Context, dir, storeURL, eco string, dryRun bool) (*account.SettlementBatch, error) {
+	store, err := openCLIStore(ctx, dir, storeURL)
 	if err == nil {
 		b, serr := admin.Settle(ctx, store, eco, dryRun, time.Now())
 		if cerr := store.Close(); serr == nil && cerr != nil {

@@ -35,7 +35,6 @@ import (
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/adapters/evmbalance"
 	"github.com/swapgate/swapgate/routing/adapters/gasrpc"
 	"github.com/swapgate/swapgate/routing/adapters/moonpay"
@@ -168,6 +167,9 @@ type Config struct {
 	// zero leaves the profiles off, which costs nothing.
 	MutexProfileFraction int
 	BlockProfileRate     int
+	// Store is the PostgreSQL URL of the durable state (postgres://…);
+	// empty keeps it in Pebble under DataDir (OpenStore, backend.go).
+	Store string
 	// StoreMemTableSize and StoreCacheSize size the Pebble store's
 	// memtable and block cache in bytes (0: persistence's defaults).
 	StoreMemTableSize int
@@ -218,7 +220,7 @@ func DefaultConfig() Config {
 type App struct {
 	cfg     Config
 	log     *slog.Logger
-	store   *persistence.Store
+	store   Store
 	sys     *actor.ActorSystem
 	ref     *refdata.Service
 	hooks   *webhookpool.Pool
@@ -272,7 +274,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	// Pebble's error reports (a failed flush or compaction, corruption
 	// found in the background) go to the service's log with the rest.
-	if a.store, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.log,
+	if a.store, err = OpenStore(ctx, StoreConfig{URL: cfg.Store, DataDir: cfg.DataDir, Logger: a.log,
 		MemTableSize: cfg.StoreMemTableSize, CacheSize: cfg.StoreCacheSize}); err != nil {
 		return nil, fmt.Errorf("app: open store: %w", err)
 	}

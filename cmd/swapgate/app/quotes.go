@@ -202,7 +202,7 @@ func (h ticketHome) PutTickets(ctx context.Context, ts []persistence.EncodedTick
 }
 
 func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[uint64]string, sys *actor.ActorSystem, reg *registry.Registry,
-	ref *refdata.Service, store *persistence.Store, dataDir string, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
+	ref *refdata.Service, store Store, dataDir string, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
 	qs = &quoteStack{statusSources: map[string]tracker.Source{}}
 	defer func() {
 		if err != nil {

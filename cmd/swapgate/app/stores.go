@@ -12,6 +12,7 @@ import (
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/persistence/postgres"
 )
 
 // The store's state is reached only through small interfaces, each
@@ -51,4 +52,27 @@ var (
 	// The sandbox chains' operation log, and the deliveries they made.
 	_ sandboxchain.Store         = (*persistence.Store)(nil)
 	_ sandboxchain.DeliveryStore = (*persistence.Store)(nil)
+)
+
+// The same list for the PostgreSQL backend, whose contract suites run in
+// persistence/postgres. Tickets have no row here: they stay in the data
+// directory's ticket log whichever backend keeps the rest.
+var (
+	_ admin.PartnerStore         = (*postgres.Store)(nil)
+	_ edge.PartnerFinder         = (*postgres.Store)(nil)
+	_ edge.FeeWalletStore        = (*postgres.Store)(nil)
+	_ engine.FeeWalletFinder     = (*postgres.Store)(nil)
+	_ ledger.Appender            = (*postgres.Store)(nil)
+	_ edge.LedgerReader          = (*postgres.Store)(nil)
+	_ admin.SettlementStore      = (*postgres.Store)(nil)
+	_ edge.WebhookRegistrations  = (*postgres.Store)(nil)
+	_ webhookpool.Store          = (*postgres.Store)(nil)
+	_ tracker.Store              = (*postgres.Store)(nil)
+	_ edge.DepositSwaps          = (*postgres.Store)(nil)
+	_ inboundrun.Store           = (*postgres.Store)(nil)
+	_ onrampdesk.Store           = (*postgres.Store)(nil)
+	_ edge.IdempotencyStore      = (*postgres.Store)(nil)
+	_ quoteRefIndex              = (*postgres.Store)(nil)
+	_ sandboxchain.Store         = (*postgres.Store)(nil)
+	_ sandboxchain.DeliveryStore = (*postgres.Store)(nil)
 )

@@ -1,0 +1,125 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/swapgate/swapgate/actors/engine"
+	inboundrun "github.com/swapgate/swapgate/actors/inbound"
+	"github.com/swapgate/swapgate/actors/ledger"
+	"github.com/swapgate/swapgate/actors/onrampdesk"
+	"github.com/swapgate/swapgate/actors/sandboxchain"
+	"github.com/swapgate/swapgate/actors/tracker"
+	webhookpool "github.com/swapgate/swapgate/actors/webhook"
+	"github.com/swapgate/swapgate/edge"
+	"github.com/swapgate/swapgate/edge/admin"
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/persistence/postgres"
+)
+
+// Store is the durable state the service and its CLI run on: the union of
+// the per-aggregate interfaces listed in stores.go, with what the process
+// itself needs of its store (a readiness check, its cache's statistics, a
+// close). Both backends satisfy it: Pebble in the data directory
+// (*persistence.Store) and PostgreSQL (*postgres.Store). OpenStore picks
+// one.
+type Store interface {
+	admin.PartnerStore
+	edge.PartnerFinder
+	edge.FeeWalletStore
+	engine.FeeWalletFinder
+	ledger.Appender
+	edge.LedgerReader
+	admin.SettlementStore
+	edge.WebhookRegistrations
+	webhookpool.Store
+	tracker.Store
+	edge.DepositSwaps
+	inboundrun.Store
+	onrampdesk.Store
+	edge.IdempotencyStore
+	quoteRefIndex
+	sandboxchain.Store
+	sandboxchain.DeliveryStore
+
+	// Ping reports whether the store can serve (the readiness probe).
+	Ping(ctx context.Context) error
+	// CacheStats reports the store's caches for the metrics.
+	CacheStats(visit func(cache string, hits, misses uint64))
+	// Close releases the store; it is not used again.
+	Close() error
+}
+
+var (
+	_ Store = (*persistence.Store)(nil)
+	_ Store = (*postgres.Store)(nil)
+)
+
+// StoreConfig says which backend OpenStore opens, and how.
+type StoreConfig struct {
+	// URL is the PostgreSQL connection URL (postgres://… or
+	// postgresql://…); empty means the Pebble store in DataDir.
+	URL string
+	// DataDir is the process's data directory: the Pebble store when URL
+	// is empty, and with either backend the local files (secrets.key,
+	// which seals webhook secrets; the admin listener's file; the ticket
+	// log).
+	DataDir string
+	// Logger receives Pebble's background error reports; nil discards
+	// them.
+	Logger *slog.Logger
+	// MemTableSize and CacheSize size the Pebble store (0: its defaults);
+	// PostgreSQL sizes its own.
+	MemTableSize, CacheSize int
+}
+
+// CheckStoreURL validates a --store value: empty (Pebble), or a
+// PostgreSQL connection string as libpq and pgx read it: a postgres:// or
+// postgresql:// URL, or keyword=value pairs ("host=/run/pg dbname=swapgate").
+// The value itself is never echoed back, since it may carry a password.
+func CheckStoreURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return fmt.Errorf("must be a postgres:// or postgresql:// URL, or empty for the Pebble store under --data (scheme %q)", u.Scheme)
+	}
+	if !strings.HasPrefix(raw, "postgres://") && !strings.HasPrefix(raw, "postgresql://") && !strings.Contains(raw, "=") {
+		return errors.New("must be a postgres:// URL (or libpq's keyword=value form), or empty for the Pebble store under --data")
+	}
+	if _, err := pgconn.ParseConfig(raw); err != nil {
+		return errors.New("must be a PostgreSQL connection string: it does not parse as one")
+	}
+	return nil
+}
+
+// OpenStore opens the store cfg names: the same function for `serve` and
+// for every CLI subcommand that reads or writes the store, so that
+// --store (or SWAPGATE_STORE) means one thing everywhere. Pebble in a data
+// directory another process holds fails with persistence.ErrLocked (the
+// CLI then goes through that process's admin listener); PostgreSQL is
+// shared, and opens whoever else has it open.
+func OpenStore(ctx context.Context, cfg StoreConfig) (Store, error) {
+	if err := CheckStoreURL(cfg.URL); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if cfg.URL == "" {
+		s, err := persistence.Open(cfg.DataDir, persistence.Options{Logger: cfg.Logger,
+			MemTableSize: cfg.MemTableSize, CacheSize: cfg.CacheSize})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	s, err := postgres.Open(ctx, cfg.URL, postgres.Options{DataDir: cfg.DataDir})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
