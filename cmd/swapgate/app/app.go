@@ -414,7 +414,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, fmt.Errorf("app: listen on %s: %w", cfg.Addr, err)
 	}
 	go func() { a.served <- a.edge.Serve(a.ln) }()
-	a.log.Info("swapgate serving", slog.String("addr", a.ln.Addr().String()), slog.String("data", cfg.DataDir), slog.String("mode", ec.Mode))
+	a.log.Info("swapgate serving", slog.String("addr", a.ln.Addr().String()), slog.String("data", cfg.DataDir), slog.String("store", StoreKind(cfg.Store)), slog.String("mode", ec.Mode))
 	return a, nil
 }
 

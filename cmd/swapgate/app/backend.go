@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -117,9 +118,24 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (Store, error) {
 		}
 		return s, nil
 	}
+	// The local files' directory, made as the Pebble store makes its own,
+	// so that a first start on PostgreSQL needs no more setup than one on
+	// Pebble.
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: data directory: %w", err)
+	}
 	s, err := postgres.Open(ctx, cfg.URL, postgres.Options{DataDir: cfg.DataDir})
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// StoreKind names the backend cfg's store setting picks, for the log:
+// "postgres" or "pebble" (the URL itself may carry a password).
+func StoreKind(storeURL string) string {
+	if storeURL != "" {
+		return "postgres"
+	}
+	return "pebble"
 }
