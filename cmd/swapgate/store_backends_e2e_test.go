@@ -134,6 +134,17 @@ func TestStoreBackendsEndToEnd(t *testing.T) {
 				t.Fatalf("earnings after settling: %s", settled)
 			}
 
+			// A key rotated by the CLI stops working at once: on either
+			// backend the command goes through the running server, which
+			// drops its cached copy.
+			if env := ts.get("/v1/partner/me", withKey(keyB)); env.Status != http.StatusOK {
+				t.Fatalf("B's key before its rotation: %d %s", env.Status, env.Raw)
+			}
+			var rotated struct{ APIKey string }
+			cli(t, &rotated, "partner", "rotate-key", "--data", dir, "--id", idB)
+			ts.get("/v1/partner/me", withKey(keyB)).wantError(t, http.StatusUnauthorized, "UNAUTHORIZED", "")
+			keyB = rotated.APIKey
+
 			// A restart on the same store finds all of it.
 			ts.stop()
 			ts = start()
