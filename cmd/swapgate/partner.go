@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
@@ -82,6 +83,9 @@ func runPartnerEnv(args []string, stdout, stderr io.Writer, getenv func(string) 
 		if fs.Lookup(name).Value.String() == "" {
 			return usageFailure(stderr, fmt.Sprintf("--%s is required for partner %s", name, sub))
 		}
+	}
+	if err := app.CheckStoreURL(*storeURL); err != nil {
+		return usageFailure(stderr, "--store "+err.Error())
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), partnerTimeout)

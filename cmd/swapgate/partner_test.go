@@ -206,6 +206,9 @@ func TestPartnerCommandErrors(t *testing.T) {
 		{"fee out of range", []string{"create", "--data", dir, "--name", "n", "--email", "a@b.co", "--swap-fee-bps", "10001"}, 2, "between 0 and 500 bps"},
 		{"nothing to set", []string{"set-limits", "--data", dir, "--id", "ptn_x"}, 2, "give heavyPerMin"},
 		{"unknown partner", []string{"rotate-key", "--data", dir, "--id", "ptn_missing"}, 1, "not found"},
+		{"store not PostgreSQL", []string{"list", "--data", dir, "--store", "mysql://db/swapgate"}, 2, `--store must be a postgres:// or postgresql:// URL`},
+		{"store not a URL", []string{"list", "--data", dir, "--store", dir}, 2, "--store must be a postgres:// URL"},
+		{"store unreachable", []string{"list", "--data", dir, "--store", "postgres://nobody@127.0.0.1:1/swapgate?connect_timeout=2"}, 1, "failed to connect"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
@@ -53,6 +54,9 @@ func runSettle(args []string, stdout, stderr io.Writer) int {
 	if !slices.Contains(account.Ecosystems(), *eco) {
 		return usageFailure(stderr, fmt.Sprintf("--ecosystem must be one of %s, got %q",
 			strings.Join(account.Ecosystems(), ", "), *eco))
+	}
+	if err := app.CheckStoreURL(*storeURL); err != nil {
+		return usageFailure(stderr, "--store "+err.Error())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
