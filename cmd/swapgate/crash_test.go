@@ -32,7 +32,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/internal/pgtest"
 	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/persistence/postgres"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
@@ -72,6 +75,23 @@ func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills the service several times")
 	}
+	crashRecovery(t, "")
+}
+
+// TestCrashRecoveryPostgres is TestCrashRecovery with the store in
+// PostgreSQL (serve --store, the partners created by the CLI with
+// --store): the service is killed, the database is not, and every write
+// the service acknowledged must be in it.
+func TestCrashRecoveryPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills the service several times")
+	}
+	crashRecovery(t, pgtest.Private(t).DSN(t))
+}
+
+// crashRecovery runs the crash rounds on the store storeURL names ("":
+// Pebble in the data directory).
+func crashRecovery(t *testing.T, storeURL string) {
 	started := time.Now()
 	seed := time.Now().UnixNano()
 	if s := os.Getenv("CRASH_SEED"); s != "" {
@@ -98,6 +118,9 @@ func TestCrashRecovery(t *testing.T) {
 	// event, one whose fee wallets are rewritten, and a few that register
 	// webhooks (ten each at most).
 	lim := []string{"--heavy", "100000000", "--read", "100000000"}
+	if storeURL != "" {
+		lim = append(lim, "--store", storeURL)
+	}
 	fee := crashPartner(t, dir, "CrashFee", append([]string{"--swap-fee-bps", "30"}, lim...)...)
 	wallets := crashPartner(t, dir, "CrashWallets", lim...)
 	var hookers []crashPartnerKey
@@ -106,7 +129,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 
 	st := &crashState{wallets: map[string]*crashWallet{}, hookCount: map[string]int{}, hookFull: map[string]bool{}}
-	child := crashServe(t, work, dir, certFile, 0)
+	child := crashServe(t, work, dir, certFile, storeURL, 0)
 	c := child.client()
 	// Fee wallets of the fee partner, and its webhook for every event.
 	for _, w := range []struct{ eco, addr string }{{"evm", crashEVMAddress("fee/evm")}, {"solana", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"}, {"near", "crash-fee.near"}} {
@@ -149,7 +172,7 @@ func TestCrashRecovery(t *testing.T) {
 		wg.Wait()
 		c.close()
 
-		child = crashServe(t, work, dir, certFile, round)
+		child = crashServe(t, work, dir, certFile, storeURL, round)
 		st.checkAcknowledged(t, child.client(), fee, wallets, round)
 	}
 
@@ -157,12 +180,18 @@ func TestCrashRecovery(t *testing.T) {
 	// every accepted event is delivered.
 	c = child.client()
 	st.checkTerminal(t, c)
-	crashWaitOutboxEmpty(t, c)
+	// On PostgreSQL the entries the killed process had claimed are
+	// leased to it: they are delivered once its lease lapses.
+	wait := 30 * time.Second
+	if storeURL != "" {
+		wait += postgres.DefaultOutboxLease
+	}
+	crashWaitOutboxEmpty(t, c, wait)
 	child.stop(t)
 	if err := child.logProblems(); err != nil {
 		t.Error(err)
 	}
-	st.checkStore(t, dir, rcv, fee, wallets, hookers)
+	st.checkStore(t, dir, storeURL, rcv, fee, wallets, hookers)
 	t.Logf("%s; %d rounds in %v", st.summary(rcv), rounds, time.Since(started).Round(time.Millisecond))
 }
 
@@ -342,10 +371,11 @@ func (b *crashBuffer) String() string {
 // trusting the receiver's certificate, and waits until it serves and is
 // ready. Run 0 is the first start; every later one follows a SIGKILL, and
 // its sandbox chains must replay without divergence.
-func crashServe(t *testing.T, work, dir, certFile string, run int) *crashChild {
+func crashServe(t *testing.T, work, dir, certFile, storeURL string, run int) *crashChild {
 	t.Helper()
 	begin := time.Now()
 	cmd := exec.Command(filepath.Join(work, "bin", "swapgate"), "serve", "--addr", "127.0.0.1:0", "--data", dir,
+		"--store", storeURL,
 		"--allow-loopback-webhooks", "--webhook-retry-base", "100ms", "--webhook-scan-interval", "100ms",
 		"--sandbox-bridge-scale", "0.01", "--sandbox-onramp-step", "200ms",
 		"--anon-heavy-per-min", "100000000", "--anon-read-per-min", "100000000")
@@ -1328,10 +1358,10 @@ func crashBalance(t *testing.T, c *crashClient, chainID uint64, holder, token st
 
 // crashWaitOutboxEmpty waits until the service owes no delivery, as its
 // metrics count the outbox.
-func crashWaitOutboxEmpty(t *testing.T, c *crashClient) {
+func crashWaitOutboxEmpty(t *testing.T, c *crashClient, wait time.Duration) {
 	t.Helper()
 	defer c.close()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(wait)
 	for {
 		st, raw, err := c.do(http.MethodGet, "/metrics", nil, "")
 		if err != nil || st != http.StatusOK {
@@ -1353,26 +1383,34 @@ func crashWaitOutboxEmpty(t *testing.T, c *crashClient) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the outbox still owes %v deliveries 30 s after the last restart", owed)
+			t.Fatalf("the outbox still owes %v deliveries %v after the last restart", owed, wait)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
 // checkStore opens the stopped service's store directly, as an operator's
-// tool would, and checks what it keeps: Pebble's levels are consistent and
-// it reports no error; the fee wallets and webhooks acknowledged; each fee
+// tool would, and checks what it keeps: on Pebble, its levels are
+// consistent and it reports no error; the fee wallets and webhooks acknowledged; each fee
 // quote's activity and earning once, and once in its ecosystem's pending
 // index; every delivery the outbox accepted delivered and heard by the
 // receiver, and the outbox empty; every tracked swap, deposit and paid
 // order at its end.
-func (s *crashState) checkStore(t *testing.T, dir string, rcv *crashReceiver, fee, wallets crashPartnerKey, hookers []crashPartnerKey) {
+func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashReceiver, fee, wallets crashPartnerKey, hookers []crashPartnerKey) {
 	t.Helper()
 	var pebbleLog crashBuffer
-	store, err := persistence.Open(dir, persistence.Options{Logger: slog.New(slog.NewJSONHandler(&pebbleLog, nil))})
+	opened, err := app.OpenStore(context.Background(), app.StoreConfig{URL: storeURL, DataDir: dir,
+		Logger: slog.New(slog.NewJSONHandler(&pebbleLog, nil))})
 	if err != nil {
 		t.Fatalf("open the store after the last run: %v", err)
 	}
+	store, ok := opened.(crashStore)
+	if !ok {
+		t.Fatalf("the store %T cannot list activity", opened)
+	}
+	// pb is the Pebble store, nil on PostgreSQL: its raw indexes are
+	// checked as well.
+	pb, _ := opened.(*persistence.Store)
 	defer func() {
 		if err := store.Close(); err != nil {
 			t.Errorf("close the store: %v", err)
@@ -1382,8 +1420,10 @@ func (s *crashState) checkStore(t *testing.T, dir string, rcv *crashReceiver, fe
 		}
 	}()
 	ctx := context.Background()
-	if err := store.DB().CheckLevels(nil); err != nil {
-		t.Errorf("Pebble's level check: %v", err)
+	if pb != nil {
+		if err := pb.DB().CheckLevels(nil); err != nil {
+			t.Errorf("Pebble's level check: %v", err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -1415,26 +1455,38 @@ func (s *crashState) checkStore(t *testing.T, dir string, rcv *crashReceiver, fe
 		t.Fatal(err)
 	}
 	pending := map[string]int{}
-	it, err := store.DB().NewIter(&pebble.IterOptions{LowerBound: []byte("ledger/e/"), UpperBound: []byte("ledger/e0")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		rest := k[len("ledger/e/"):]
-		slash := bytes.IndexByte(rest, '/')
-		if slash < 0 || len(rest) < slash+1+8 {
-			t.Errorf("store: malformed pending index key %q", k)
-			continue
+	if pb != nil {
+		it, err := pb.DB().NewIter(&pebble.IterOptions{LowerBound: []byte("ledger/e/"), UpperBound: []byte("ledger/e0")})
+		if err != nil {
+			t.Fatal(err)
 		}
-		id := string(rest[slash+1+8:])
-		pending[id]++
-		if binary.BigEndian.Uint64(rest[slash+1:]) == 0 {
-			t.Errorf("store: pending index entry %q without a sequence number", k)
+		for ok := it.First(); ok; ok = it.Next() {
+			k := it.Key()
+			rest := k[len("ledger/e/"):]
+			slash := bytes.IndexByte(rest, '/')
+			if slash < 0 || len(rest) < slash+1+8 {
+				t.Errorf("store: malformed pending index key %q", k)
+				continue
+			}
+			id := string(rest[slash+1+8:])
+			pending[id]++
+			if binary.BigEndian.Uint64(rest[slash+1:]) == 0 {
+				t.Errorf("store: pending index entry %q without a sequence number", k)
+			}
 		}
-	}
-	if err := it.Close(); err != nil {
-		t.Fatal(err)
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		// The pending set as a settlement reads it, every ecosystem's.
+		for _, eco := range account.Ecosystems() {
+			if err := store.PendingEarnings(ctx, eco, func(a *account.Activity) error {
+				pending[a.ID]++
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	for id, n := range pending {
 		if n != 1 {
@@ -1508,16 +1560,22 @@ func (s *crashState) checkStore(t *testing.T, dir string, rcv *crashReceiver, fe
 			t.Errorf("acknowledged test delivery %s never reached the receiver", d)
 		}
 	}
-	it, err = store.DB().NewIter(&pebble.IterOptions{LowerBound: []byte("outbox/"), UpperBound: []byte("outbox0")})
+	due, scheduled, err := store.CountOutbox(ctx, time.Now().Add(24*time.Hour), 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	left := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		left++
-	}
-	if err := it.Close(); err != nil {
-		t.Fatal(err)
+	left := due + scheduled
+	if pb != nil {
+		it, err := pb.DB().NewIter(&pebble.IterOptions{LowerBound: []byte("outbox/"), UpperBound: []byte("outbox0")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			left++
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if left != 0 {
 		t.Errorf("store: %d entries left in the outbox", left)
@@ -1565,6 +1623,13 @@ func (s *crashState) checkStore(t *testing.T, dir string, rcv *crashReceiver, fe
 		}
 	}
 	t.Logf("store: %d activity records (%d earnings), %d pending index entries, %d deliveries accepted, all delivered", len(acts), earnings, len(pending), accepted)
+}
+
+// crashStore is the store checkStore reads: the service's, and the
+// partner's whole activity, which both backends list.
+type crashStore interface {
+	app.Store
+	EachActivity(ctx context.Context, partnerID string, from, until time.Time, fn func(*account.Activity) bool) error
 }
 
 func (s *crashState) summary(rcv *crashReceiver) string {
