@@ -64,8 +64,9 @@ var (
 
 // StoreConfig says which backend OpenStore opens, and how.
 type StoreConfig struct {
-	// URL is the PostgreSQL connection URL (postgres://… or
-	// postgresql://…); empty means the Pebble store in DataDir.
+	// URL is the PostgreSQL connection string (a postgres:// URL, or
+	// libpq's keyword=value form; CheckStoreURL); empty means the Pebble
+	// store in DataDir.
 	URL string
 	// DataDir is the process's data directory: the Pebble store when URL
 	// is empty, and with either backend the local files (secrets.key,
@@ -104,8 +105,8 @@ func CheckStoreURL(raw string) error {
 // for every CLI subcommand that reads or writes the store, so that
 // --store (or SWAPGATE_STORE) means one thing everywhere. Pebble in a data
 // directory another process holds fails with persistence.ErrLocked (the
-// CLI then goes through that process's admin listener); PostgreSQL is
-// shared, and opens whoever else has it open.
+// CLI then goes through that process's admin listener); a PostgreSQL
+// database opens however many other processes have it open.
 func OpenStore(ctx context.Context, cfg StoreConfig) (Store, error) {
 	if err := CheckStoreURL(cfg.URL); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
