@@ -97,8 +97,10 @@ func (s *Store) releaseLeases(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	// Locked in lock order (lockorder.go) before they are updated.
 	_, err := s.pool.Exec(ctx, `UPDATE outbox SET lease_owner = NULL, lease_until = NULL
-		WHERE delivery_id = ANY($1) AND lease_owner = $2`, ids, s.owner)
+		WHERE delivery_id IN (SELECT delivery_id FROM outbox WHERE delivery_id = ANY($1) AND lease_owner = $2
+			ORDER BY delivery_id, due_ns FOR UPDATE)`, ids, s.owner)
 	if err != nil {
 		return fmt.Errorf("postgres: release outbox leases: %w", err)
 	}
@@ -404,10 +406,12 @@ func (s *Store) FinishAttempts(ctx context.Context, outs []webhook.AttemptOutcom
 	next := make([]webhook.OutboxEntry, len(outs))
 	done := make([]bool, len(outs))
 	updatedAt := s.now().UTC()
+	order := outcomeOrder(outs) // lockorder.go
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		clear(done)
 		alive := make(map[string]bool, 8)
-		for i, o := range outs {
+		for _, i := range order {
+			o := outs[i]
 			e := o.Entry
 			next[i] = *e
 			const held = ` AND (lease_owner IS NULL OR lease_owner = $3 OR lease_until <= clock_timestamp())`
