@@ -33,6 +33,15 @@ type EncodedTicket struct {
 	ref []byte
 }
 
+// Record is the ticket's encoding (EncodeTicket's JSON), for another
+// backend that stores it as it is; DecodeTicketRecord reads it back.
+// Callers must not change it.
+func (t EncodedTicket) Record() []byte { return t.val }
+
+// DecodeTicketRecord decodes the stored encoding (Record) of quote id's
+// ticket.
+func DecodeTicketRecord(id string, b []byte) (*quote.Ticket, error) { return decodeTicket(id, b) }
+
 // IsMultiStep reports whether t is a multi-step quote's ticket, which
 // PutQuoteRefs indexes by its reference (quote.Ref of its ID), for another
 // backend's index of the same.

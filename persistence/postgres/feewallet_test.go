@@ -222,7 +222,7 @@ func TestFeeWalletCache(t *testing.T) {
 	// store listens again, and a change made meanwhile behind its back (by
 	// hand, notified to nobody) is read.
 	if _, err := s.pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE application_name = 'swapgate-wallets' AND datname = current_database()`); err != nil {
+		WHERE application_name = 'swapgate-listen' AND datname = current_database()`); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; {

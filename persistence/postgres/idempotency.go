@@ -119,19 +119,57 @@ func (s *Store) sweepAnswers(ctx context.Context, now time.Time, limit int) (int
 	if limit <= 0 {
 		return 0, nil
 	}
-	var n int64
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `DELETE FROM idempotency WHERE (scope, key) IN (
-			SELECT scope, key FROM idempotency WHERE expires_ns <= $1
-			ORDER BY expires_ns LIMIT $2 FOR UPDATE SKIP LOCKED)`, nanos(now), limit)
-		n = tag.RowsAffected()
-		return err
-	})
+	tag, err := s.async.Exec(ctx, `DELETE FROM idempotency WHERE (scope, key) IN (
+		SELECT scope, key FROM idempotency WHERE expires_ns <= $1
+		ORDER BY expires_ns LIMIT $2 FOR UPDATE SKIP LOCKED)`, nanos(now), limit)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: sweep idempotency records: %w", err)
 	}
-	return int(n), nil
+	return int(tag.RowsAffected()), nil
+}
+
+// ClaimIdempotencyKey claims k for a request of this store's node to act
+// on, for at most ttl, and reports whether the claim is this node's: false
+// while another node holds a live claim of k. It is what makes one request
+// per key act at a time across processes sharing the store, where the
+// edge's own bookkeeping covers one process: a request that finds the key
+// claimed elsewhere waits (reading IdempotentAnswer) as it waits for one
+// in its own process. A claim ends with ReleaseIdempotencyKey, once the
+// answer is remembered or the request failed, or when ttl lapses (its node
+// died acting). Claiming again a key this node holds renews it.
+func (s *Store) ClaimIdempotencyKey(ctx context.Context, k idempotency.Key, ttl time.Duration) (bool, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return false, err
+	}
+	if err := validIdemKey(k); err != nil {
+		return false, err
+	}
+	if ttl <= 0 {
+		return false, fmt.Errorf("postgres: claim idempotency key: ttl %v", ttl)
+	}
+	tag, err := s.pool.Exec(ctx, `INSERT INTO idempotency_claims (scope, key, owner, until)
+		VALUES ($1, $2, $3, clock_timestamp() + $4 * interval '1 microsecond')
+		ON CONFLICT (scope, key) DO UPDATE SET owner = excluded.owner, until = excluded.until
+			WHERE idempotency_claims.until <= clock_timestamp() OR idempotency_claims.owner = excluded.owner`,
+		k.Scope, k.Value, s.owner, ttl.Microseconds())
+	if err != nil {
+		return false, fmt.Errorf("postgres: claim idempotency key: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ReleaseIdempotencyKey ends this node's claim of k (none is not an
+// error).
+func (s *Store) ReleaseIdempotencyKey(ctx context.Context, k idempotency.Key) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	if err := validIdemKey(k); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM idempotency_claims WHERE scope = $1 AND key = $2 AND owner = $3`,
+		k.Scope, k.Value, s.owner); err != nil {
+		return fmt.Errorf("postgres: release idempotency key: %w", err)
+	}
+	return nil
 }

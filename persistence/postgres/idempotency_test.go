@@ -216,3 +216,92 @@ func TestIdempotencyKeyUniqueAcrossNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestIdempotencyKeyClaims: one node at a time holds a key's claim; the
+// holder renews it; a release or a lapse lets another node take it; a
+// release by a node that does not hold it changes nothing.
+func TestIdempotencyKeyClaims(t *testing.T) {
+	ctx := context.Background()
+	db := newTestDB(t)
+	a, b := db.open(t, Options{}), db.open(t, Options{})
+	k := idempotency.Key{Scope: idempotency.PartnerScope("ptn_a"), Value: "key-1"}
+	other := idempotency.Key{Scope: idempotency.PartnerScope("ptn_b"), Value: "key-1"}
+	const long, short = time.Minute, 300 * time.Millisecond
+	steps := []struct {
+		name string
+		s    *Store
+		k    idempotency.Key
+		ttl  time.Duration // 0: release
+		want bool
+	}{
+		{"a claims", a, k, long, true},
+		{"b finds it claimed", b, k, long, false},
+		{"the same key in another scope is free", b, other, long, true},
+		{"a renews", a, k, long, true},
+		{"b's release of a's claim changes nothing", b, k, 0, false},
+		{"b still finds it claimed", b, k, long, false},
+		{"a releases", a, k, 0, false},
+		{"b claims, briefly", b, k, short, true},
+		{"a finds it claimed", a, k, long, false},
+	}
+	for _, st := range steps {
+		if st.ttl == 0 {
+			if err := st.s.ReleaseIdempotencyKey(ctx, st.k); err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			continue
+		}
+		got, err := st.s.ClaimIdempotencyKey(ctx, st.k, st.ttl)
+		if err != nil || got != st.want {
+			t.Fatalf("%s: claimed %v (%v), want %v", st.name, got, err, st.want)
+		}
+	}
+	time.Sleep(short + 200*time.Millisecond)
+	if got, err := a.ClaimIdempotencyKey(ctx, k, long); err != nil || !got {
+		t.Fatalf("after b's claim lapsed a claims: %v %v", got, err)
+	}
+	for _, bad := range []idempotency.Key{{Scope: "", Value: "k"}, {Scope: "a/b", Value: "k"}} {
+		if _, err := a.ClaimIdempotencyKey(ctx, bad, long); err == nil {
+			t.Errorf("claimed %+v", bad)
+		}
+	}
+	if _, err := a.ClaimIdempotencyKey(ctx, k, 0); err == nil {
+		t.Error("claimed for no time")
+	}
+}
+
+// TestIdempotencyKeyClaimRace: nodes claiming one key at once, one wins.
+func TestIdempotencyKeyClaimRace(t *testing.T) {
+	ctx := context.Background()
+	db := newTestDB(t)
+	var nodes []*Store
+	for range 4 {
+		nodes = append(nodes, db.open(t, Options{}))
+	}
+	k := idempotency.Key{Scope: "ip.203.0.113.7", Value: "race"}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		wins int
+	)
+	for _, s := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := s.ClaimIdempotencyKey(ctx, k, time.Minute)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Fatalf("%d nodes claimed the key", wins)
+	}
+}

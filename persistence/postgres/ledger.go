@@ -21,7 +21,7 @@ import (
 // it inserted.
 const recordQuotesSQL = `INSERT INTO activity (partner_id, created_ns, id, record, pending_ecosystem, ledger_seq)
 	SELECT p, c, i, r, e, CASE WHEN e IS NULL THEN NULL ELSE nextval('ledger_seq') END
-	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::jsonb[], $5::text[]) WITH ORDINALITY AS b(p, c, i, r, e, n)
+	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::json[], $5::text[]) WITH ORDINALITY AS b(p, c, i, r, e, n)
 	ORDER BY p, c, i, n
 	ON CONFLICT DO NOTHING
 	RETURNING partner_id, created_ns, id`
@@ -35,7 +35,7 @@ type quoteKey struct {
 
 // RecordQuotes writes new quote records in one transaction, committed
 // durably or not as d says (persistence.Unsynced commits with
-// synchronous_commit off for that transaction alone): the ledger actor's
+// synchronous_commit off, on the unsynced pool): the ledger actor's
 // group commit is one transaction per batch. A record never overwrites
 // one already stored or being committed for the same quote, on this node
 // or another (it is reported false in written), so a retried quote is
@@ -74,30 +74,19 @@ func (s *Store) RecordQuotes(ctx context.Context, recs []persistence.EncodedQuot
 		}
 		return rows.Err()
 	}
-	if d == persistence.Synced {
-		// One statement is one transaction, committed durably: the
-		// connection's synchronous_commit is on (Open).
-		rows, err := s.pool.Query(ctx, recordQuotesSQL, args...)
-		if err == nil {
-			err = scan(rows)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("postgres: commit quote records: %w", err)
-		}
-	} else {
-		err := s.inTx(ctx, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-				return err
-			}
-			rows, err := tx.Query(ctx, recordQuotesSQL, args...)
-			if err != nil {
-				return err
-			}
-			return scan(rows)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("postgres: commit quote records: %w", err)
-		}
+	// One statement is one transaction: on the main pool committed
+	// durably (synchronous_commit on), on the unsynced pool without
+	// waiting for the WAL flush.
+	pool := s.pool
+	if d != persistence.Synced {
+		pool = s.async
+	}
+	rows, err := pool.Query(ctx, recordQuotesSQL, args...)
+	if err == nil {
+		err = scan(rows)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: commit quote records: %w", err)
 	}
 	// Each inserted key marks the first record of the batch with that key
 	// (among equal keys the statement inserts in the batch's order, so a

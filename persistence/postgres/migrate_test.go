@@ -51,6 +51,15 @@ var steps = []struct {
 		       INSERT INTO sandbox_deliveries VALUES ('ref_seed', '0x01');
 		       INSERT INTO chain_ops VALUES (1, 1, 'op')`,
 		check: `SELECT count(*) FROM quote_refs, sandbox_deliveries, chain_ops WHERE quote_id = 'qt_seed' AND sandbox_deliveries.ref = 'ref_seed' AND seq = 1`},
+	9: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "inbound_deposits", "meta",
+		"onramp_orders", "outbox", "partners", "quote_refs", "sandbox_deliveries", "schema_version", "settlements", "swaps", "tickets", "webhooks"},
+		seed:  `INSERT INTO tickets VALUES ('qt_seed', 1, '0xdeposit', '', '{}')`,
+		check: `SELECT count(*) FROM tickets WHERE id = 'qt_seed' AND deposit_address = '0xdeposit'`},
+	10: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "outbox", "partners", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "webhooks"},
+		seed:  `INSERT INTO idempotency_claims VALUES ('partner.ptn_seed', 'k', 'node', now())`,
+		check: `SELECT count(*) FROM idempotency_claims WHERE scope = 'partner.ptn_seed'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

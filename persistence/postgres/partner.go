@@ -44,7 +44,8 @@ func scanPartner(row pgx.Row) (*account.Partner, error) {
 // CreatedAt and UpdatedAt are set to now. p is updated in place with the
 // stored values. It fails with persistence.ErrExists when the ID or the key
 // digest is already registered (the table's primary key and unique
-// constraint decide, so two nodes cannot both create either).
+// constraint decide, so two nodes cannot both create either). Every
+// process sharing the store hears of it (OnPartnerChange).
 func (s *Store) CreatePartner(ctx context.Context, p *account.Partner) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
@@ -69,10 +70,14 @@ func (s *Store) CreatePartner(ctx context.Context, p *account.Partner) error {
 	if p.UpdatedAt.IsZero() {
 		p.UpdatedAt = p.CreatedAt
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO partners (`+partnerColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+	// Every process sharing the store hears of the new partner (listen.go),
+	// from the same statement, hence only if it commits.
+	_, err := s.pool.Exec(ctx, `WITH p AS (INSERT INTO partners (`+partnerColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id)
+		SELECT pg_notify($14, id) FROM p`,
 		p.ID, p.Name, p.Email, p.SwapFeeBps, p.OnrampFeeBps, p.HeavyPerMin, p.ReadPerMin,
-		p.EnabledEcosystems, p.KeyDigest[:], p.Disabled, p.WebhooksEnabled, nanos(p.CreatedAt), nanos(p.UpdatedAt))
+		p.EnabledEcosystems, p.KeyDigest[:], p.Disabled, p.WebhooksEnabled, nanos(p.CreatedAt), nanos(p.UpdatedAt),
+		partnerChannel)
 	switch uniqueViolation(err) {
 	case "":
 	case "partners_key_digest_key":
@@ -147,7 +152,9 @@ func (s *Store) ListPartners(ctx context.Context) ([]*account.Partner, error) {
 // KeyDigest replaces the old in the same row, so the old key stops working
 // exactly when the new one starts; one already registered to a partner is
 // persistence.ErrExists. fn must not change ID or CreatedAt. An error from
-// fn aborts the update and is returned as is.
+// fn aborts the update and is returned as is. Every process sharing the
+// store hears of the change (OnPartnerChange), so that a rotated key or a
+// disabled account stops working everywhere.
 func (s *Store) UpdatePartner(ctx context.Context, id string, fn func(*account.Partner) error) (*account.Partner, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
@@ -184,6 +191,10 @@ func (s *Store) UpdatePartner(ctx context.Context, id string, fn func(*account.P
 		}
 		if err != nil {
 			return fmt.Errorf("postgres: update partner %q: %w", id, err)
+		}
+		// Every process sharing the store hears of the change at commit.
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, partnerChannel, id); err != nil {
+			return fmt.Errorf("postgres: update partner %q: notify: %w", id, err)
 		}
 		out = p
 		return nil

@@ -291,3 +291,85 @@ func TestReturnedPartnersDoNotAlias(t *testing.T) {
 		t.Fatalf("ecosystems = %v", b.EnabledEcosystems)
 	}
 }
+
+// TestOnPartnerChange: a node hears of every partner change made by
+// another (a creation, an update), and is told that anything may have
+// changed when it listens again after losing its connection.
+func TestOnPartnerChange(t *testing.T) {
+	ctx := context.Background()
+	db := newTestDB(t)
+	a, b := db.open(t, Options{}), db.open(t, Options{})
+	heard := make(chan string, 16)
+	b.OnPartnerChange(func(id string) { heard <- id })
+	waitListening(t, b)
+	drain := func() {
+		for {
+			select {
+			case <-heard:
+			default:
+				return
+			}
+		}
+	}
+	drain()
+	// expect waits for want; an "" heard before it (the store's first
+	// listening may be told after drain) is passed over when want is an ID.
+	expect := func(want string) {
+		t.Helper()
+		for {
+			select {
+			case got := <-heard:
+				if got == "" && want != "" {
+					continue
+				}
+				if got != want {
+					t.Fatalf("heard %q, want %q", got, want)
+				}
+				return
+			case <-time.After(5 * time.Second):
+				t.Fatalf("heard nothing, want %q", want)
+			}
+		}
+	}
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"create", func() error { return a.CreatePartner(ctx, newPartner("ptn_w", "key-w")) }},
+		{"rotate", func() error {
+			_, err := a.UpdatePartner(ctx, "ptn_w", func(p *account.Partner) error { p.KeyDigest = digestOf("key-w2"); return nil })
+			return err
+		}},
+		{"disable", func() error {
+			_, err := a.UpdatePartner(ctx, "ptn_w", func(p *account.Partner) error { p.Disabled = true; return nil })
+			return err
+		}},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		expect("ptn_w")
+	}
+	// A refused write tells nobody.
+	if err := a.CreatePartner(ctx, newPartner("ptn_w", "key-x")); err == nil {
+		t.Fatal("a duplicate partner was created")
+	}
+	if _, err := a.UpdatePartner(ctx, "ptn_w", func(*account.Partner) error { return errors.New("abort") }); err == nil {
+		t.Fatal("an aborted update succeeded")
+	}
+	select {
+	case got := <-heard:
+		if got != "" {
+			t.Fatalf("heard %q of a refused write", got)
+		}
+	case <-time.After(200 * time.Millisecond):
+	}
+	// The server ends b's listening connection: once b listens again, it
+	// says that anything may have changed.
+	if _, err := a.pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'swapgate-listen' AND datname = current_database()`); err != nil {
+		t.Fatal(err)
+	}
+	expect("")
+}

@@ -13,7 +13,7 @@ import (
 
 // PutQuoteRefs indexes the multi-step quotes among ts by their reference
 // and writes nothing for a batch with none. Like the tickets they go with,
-// the entries commit with synchronous_commit off: a crash of the server
+// the entries commit with synchronous_commit off (the unsynced pool): a crash of the server
 // may lose the last few hundred milliseconds of them, as it may lose the
 // Pebble store's unsynced ones.
 func (s *Store) PutQuoteRefs(ctx context.Context, ts []persistence.EncodedTicket) error {
@@ -32,14 +32,8 @@ func (s *Store) PutQuoteRefs(ctx context.Context, ts []persistence.EncodedTicket
 	if len(refs) == 0 {
 		return nil
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO quote_refs (ref, quote_id) SELECT * FROM unnest($1::bytea[], $2::text[])
-			ON CONFLICT (ref) DO UPDATE SET quote_id = excluded.quote_id`, refs, ids)
-		return err
-	})
+	_, err := s.async.Exec(ctx, `INSERT INTO quote_refs (ref, quote_id) SELECT * FROM unnest($1::bytea[], $2::text[])
+		ON CONFLICT (ref) DO UPDATE SET quote_id = excluded.quote_id`, refs, ids)
 	if err != nil {
 		return fmt.Errorf("postgres: commit quote references: %w", err)
 	}

@@ -107,7 +107,7 @@ func (s *Store) Settle(ctx context.Context, ecosystem string, dryRun bool, now t
 				if err != nil {
 					return err
 				}
-				if _, err := tx.Exec(ctx, `UPDATE activity SET record = jsonb_set(record, '{earning}', $4::jsonb),
+				if _, err := tx.Exec(ctx, `UPDATE activity SET record = jsonb_set(record::jsonb, '{earning}', $4::jsonb)::json,
 					pending_ecosystem = NULL, ledger_seq = NULL WHERE partner_id = $1 AND created_ns = $2 AND id = $3`,
 					l.partner, l.created, l.id, earning); err != nil {
 					return err

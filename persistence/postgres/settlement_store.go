@@ -185,7 +185,7 @@ func (s *Store) ApplySettlement(ctx context.Context, ecosystem string, batch *ac
 		// The pending_ecosystem condition is the check: a row another run
 		// took is not updated, and the count falls short.
 		tag, err := tx.Exec(ctx, `UPDATE activity AS a SET
-				record = CASE WHEN v.earning = '' THEN a.record ELSE jsonb_set(a.record, '{earning}', v.earning::jsonb) END,
+				record = CASE WHEN v.earning = '' THEN a.record ELSE jsonb_set(a.record::jsonb, '{earning}', v.earning::jsonb)::json END,
 				pending_ecosystem = NULL, ledger_seq = NULL
 			FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[]) AS v(partner_id, created_ns, id, earning)
 			WHERE a.partner_id = v.partner_id AND a.created_ns = v.created_ns AND a.id = v.id

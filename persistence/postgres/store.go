@@ -12,8 +12,9 @@
 // Pebble store commits with pebble.Sync is a committed transaction here,
 // and records that belong together (a partner and its key digest, a quote
 // and its ledger entry) are written in one transaction. A write the Pebble
-// store leaves unsynced (persistence.Unsynced) commits with
-// synchronous_commit off for that transaction alone: it survives a crash
+// store leaves unsynced (persistence.Unsynced ledger batches, quote
+// references, tickets, sweeps) commits on a second pool whose connections
+// run with synchronous_commit off: it survives a crash
 // of this process, and a crash of the server loses at most the last few
 // hundred milliseconds of such writes (wal_writer_delay, three times over
 // at worst), never a synced one.
@@ -37,8 +38,9 @@
 // is newer than this build's is refused (persistence.ErrSchemaTooNew).
 // Identifiers compare byte by byte (COLLATE "C") and times are Unix
 // nanoseconds, so that orderings and times are the Pebble store's exactly;
-// records the Pebble store keeps as JSON (activity lines, trackers'
-// records, outbox entries, delivery rows) are jsonb here.
+// records the Pebble store keeps as JSON are JSON here too (activity
+// lines as the Pebble store encodes them, json; trackers' records, outbox
+// entries and delivery rows, jsonb).
 //
 // # Several nodes
 //
@@ -52,13 +54,14 @@
 // (outbox.go). The fee wallets' cache (walletcache.go) hears every node's
 // changes.
 //
-// # Not here
+// # What differs
 //
 // The Pebble store's methods that take a *pebble.Batch (PutActivity,
 // EnqueueEvent, EnqueueDelivery) and DB have no counterpart: their callers
 // write through the methods that commit a whole transition (SaveSwap,
-// SaveOnrampOrder, Publish, …). The issued quotes' tickets stay in the
-// data directory's ticket log.
+// SaveOnrampOrder, Publish, …). The ticket log's methods (PutTickets,
+// Ticket, QuoteByDeposit, SweepTickets) are here too (tickets.go), so
+// that processes sharing the store share the issued quotes.
 package postgres
 
 import (
@@ -101,7 +104,11 @@ type Options struct {
 // Store is the service's durable state in PostgreSQL. It is safe for
 // concurrent use, by several processes too.
 type Store struct {
-	pool   *pgxpool.Pool
+	pool *pgxpool.Pool
+	// async is a second, smaller pool whose connections commit without
+	// waiting for the WAL flush (synchronous_commit off), for the writes
+	// the Pebble store leaves unsynced: each is then one statement.
+	async  *pgxpool.Pool
 	now    func() time.Time
 	seal   *persistence.SecretSealer
 	closed atomic.Bool
@@ -113,10 +120,12 @@ type Store struct {
 	lease time.Duration
 
 	// wallets caches fee wallets for the quote path (walletcache.go);
-	// stopListening ends its listener, which closes listening when done.
-	wallets       walletCache
-	stopListening context.CancelFunc
-	listening     chan struct{}
+	// partnerWatchers hear of partner changes (listen.go). stopListening
+	// ends the listener that serves both, which closes listening when done.
+	wallets         walletCache
+	partnerWatchers watchers
+	stopListening   context.CancelFunc
+	listening       chan struct{}
 
 	// idemNextSweep is the earliest Unix nanosecond this node's next sweep
 	// of expired idempotent answers may start (idempotency.go).
@@ -143,9 +152,22 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	acfg := cfg.Copy()
+	acfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	acfg.ConnConfig.RuntimeParams["application_name"] = "swapgate-unsynced"
+	acfg.MaxConns = max(2, cfg.MaxConns/4)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	async, err := pgxpool.NewWithConfig(ctx, acfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	closePools := func() {
+		pool.Close()
+		async.Close()
 	}
 	now := opts.Now
 	if now == nil {
@@ -157,24 +179,24 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	var owner [12]byte
 	if _, err := rand.Read(owner[:]); err != nil {
-		pool.Close()
+		closePools()
 		return nil, fmt.Errorf("postgres: lease owner: %w", err)
 	}
-	s := &Store{pool: pool, now: now, owner: hex.EncodeToString(owner[:]), lease: lease}
+	s := &Store{pool: pool, async: async, now: now, owner: hex.EncodeToString(owner[:]), lease: lease}
 	if err := migrate(ctx, pool, len(migrations)); err != nil {
-		pool.Close()
+		closePools()
 		return nil, err
 	}
 	if err := s.openSealer(ctx, opts.DataDir); err != nil {
-		pool.Close()
+		closePools()
 		return nil, err
 	}
 	lcfg := cfg.ConnConfig.Copy()
-	lcfg.RuntimeParams["application_name"] = "swapgate-wallets"
+	lcfg.RuntimeParams["application_name"] = "swapgate-listen"
 	lcfg.BuildContextWatcherHandler = cancelAtOnce
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopListening, s.listening = cancel, make(chan struct{})
-	go s.listenWallets(lctx, lcfg, s.listening)
+	go s.listen(lctx, lcfg, s.listening)
 	return s, nil
 }
 
@@ -244,6 +266,7 @@ func (s *Store) Close() error {
 		s.stopListening()
 		<-s.listening
 		s.pool.Close()
+		s.async.Close()
 	}
 	return nil
 }

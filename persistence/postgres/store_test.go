@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/swapgate/swapgate/internal/pgtest"
 	"github.com/swapgate/swapgate/persistence"
 )
@@ -188,5 +190,24 @@ func TestClosedStoreRefuses(t *testing.T) {
 func TestOpenNeedsDataDir(t *testing.T) {
 	if _, err := Open(context.Background(), srv.DSN(t), Options{}); err == nil {
 		t.Fatal("Open without a data directory succeeded")
+	}
+}
+
+// TestPoolsDurability: the main pool's commits wait for their WAL flush,
+// the unsynced pool's do not, whatever the server's default.
+func TestPoolsDurability(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, Options{})
+	for _, c := range []struct {
+		name string
+		q    interface {
+			QueryRow(context.Context, string, ...any) pgx.Row
+		}
+		want string
+	}{{"main", s.pool, "on"}, {"unsynced", s.async, "off"}} {
+		var got string
+		if err := c.q.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&got); err != nil || got != c.want {
+			t.Errorf("%s pool: synchronous_commit %q (%v), want %q", c.name, got, err, c.want)
+		}
 	}
 }

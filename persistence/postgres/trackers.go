@@ -177,7 +177,7 @@ func (s *Store) SaveSwap(ctx context.Context, t *swap.Swap, events []webhook.Eve
 		}
 		// The line's kind and status change in place; the rest of it (its
 		// earning, which settlement may be rewriting) is left as stored.
-		_, err := tx.Exec(ctx, `UPDATE activity SET record = record || jsonb_build_object('kind', $4::text, 'status', $5::text)
+		_, err := tx.Exec(ctx, `UPDATE activity SET record = (record::jsonb || jsonb_build_object('kind', $4::text, 'status', $5::text))::json
 			WHERE partner_id = $1 AND created_ns = $2 AND id = $3`,
 			t.PartnerID, nanos(t.QuoteIssuedAt), t.QuoteID, account.ActivitySwap, t.Status)
 		return err

@@ -1,13 +1,8 @@
 package postgres
 
 import (
-	"context"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // walletChannel is the notification channel of fee wallet changes: every
@@ -22,7 +17,7 @@ type walletKey struct{ partner, ecosystem string }
 // walletCache keeps fee wallets' addresses ("" for none) in front of the
 // database, for the quote path, which asks on every partner quote. Another
 // node may change a wallet, so entries are kept only while this store
-// listens to walletChannel (listenWallets): each notification drops its
+// listens to walletChannel (listen.go): each notification drops its
 // entry, and losing the listening connection drops every entry and keeps
 // none until it listens again.
 //
@@ -85,48 +80,4 @@ func (c *walletCache) reset(live bool) {
 	clear(c.m)
 	c.gen++
 	c.live = live
-}
-
-// listenWallets keeps a connection of its own listening to walletChannel
-// until ctx ends, dropping the cache entry of each change notified; it
-// reconnects after a failure (a second later), and the cache keeps nothing
-// while it is not listening. It closes done when it returns.
-func (s *Store) listenWallets(ctx context.Context, cfg *pgx.ConnConfig, done chan<- struct{}) {
-	defer close(done)
-	defer s.wallets.reset(false)
-	for ctx.Err() == nil {
-		s.listenWalletsOnce(ctx, cfg)
-		s.wallets.reset(false)
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func (s *Store) listenWalletsOnce(ctx context.Context, cfg *pgx.ConnConfig) {
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+walletChannel); err != nil {
-		return
-	}
-	// Listening from here on: whatever committed before is read afresh.
-	s.wallets.reset(true)
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return
-		}
-		from, k, ok1 := strings.Cut(n.Payload, "/")
-		partner, eco, ok2 := strings.Cut(k, "/")
-		switch {
-		case !ok1 || !ok2:
-			s.wallets.reset(true) // not ours to read: forget everything
-		case from != s.owner:
-			s.wallets.invalidate(walletKey{partner, eco})
-		}
-	}
 }
