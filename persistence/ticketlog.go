@@ -54,9 +54,9 @@ import (
 // synced commit on the same disk (the ledger's WAL sync, which a fee quote
 // waits for) then waits behind that queue: 20 to 70 ms, every ten seconds.
 // So the writer asks the kernel to start writing each segment back as it
-// grows, a chunk at a time (TicketLogOptions.WritebackBytes), waiting only
-// for the previous chunk's writes: the same bytes reach the disk, spread
-// evenly, and no more is made durable than before.
+// grows, a chunk at a time (TicketLogOptions.WritebackBytes), without
+// waiting for the writes: the same bytes reach the disk, spread evenly,
+// and no more is made durable than before.
 const (
 	ticketLogDir    = "tickets"
 	segmentSuffix   = ".seg"
@@ -96,14 +96,13 @@ type TicketLogOptions struct {
 	// WritebackBytes is how much a segment grows between two requests
 	// that the kernel start writing it back (see the layout above):
 	// default DefaultTicketWriteback, negative never (the kernel's own
-	// writeback, in bursts). Each request waits for the previous one's
-	// writes, so at most about a chunk per segment is queued on the disk.
+	// writeback, in bursts).
 	WritebackBytes int64
 }
 
 // DefaultTicketWriteback is the default TicketLogOptions.WritebackBytes:
-// a tenth of a second of tickets at 10,000 quotes a second, and the
-// spacing Pebble uses for its own tables' writeback.
+// some 60 ms of tickets at 10,000 quotes a second (about 1.6 KiB each),
+// and the lag Pebble keeps behind the end of its own tables' writeback.
 const DefaultTicketWriteback = 1 << 20
 
 // TicketLog keeps tickets in append-only segment files, one per span of
@@ -128,9 +127,9 @@ type TicketLog struct {
 	// refused a request (no sync_file_range there): the log then leaves
 	// writeback to the kernel, as it would without the option.
 	writeback int64
-	// startWriteback starts writing back a file's first n bytes; tests
-	// replace it.
-	startWriteback func(f *os.File, n int64) error
+	// startWriteback starts writing back a file's bytes [off, off+n);
+	// tests replace it.
+	startWriteback func(f *os.File, off, n int64) error
 
 	// mu guards segs and closed, which change only with wmu held too, so
 	// that either lock is enough to read them. Readers hold it (read-locked)
@@ -151,7 +150,7 @@ type ticketSegment struct {
 	f          *os.File
 	size       int64 // the writer's append offset
 	// writtenBack is the length of the file's head whose writeback the
-	// writer has started (see maybeWriteback).
+	// writer has asked for (see maybeWriteback).
 	writtenBack int64
 
 	// mu guards the index. A segment still receiving tickets indexes them
@@ -591,8 +590,8 @@ func (l *TicketLog) appendGroup(g *ticketGroup) error {
 // maybeWriteback starts the writeback of the part of s written since the
 // last one, once that is a whole chunk (TicketLogOptions.WritebackBytes).
 // It stays a chunk behind the end and stops at a page boundary, as
-// Pebble's table writer does, so that the page the next append fills
-// further is not written twice nor waited for. A refusal turns it off for
+// Pebble's table writer does, so that a page the next appends still fill
+// is not written twice. A refusal turns it off for
 // the log: the tickets are as safe as before, the kernel writes them back
 // on its own. The caller holds wmu.
 func (l *TicketLog) maybeWriteback(s *ticketSegment) {
@@ -604,7 +603,7 @@ func (l *TicketLog) maybeWriteback(s *ticketSegment) {
 	if upTo-s.writtenBack < l.writeback {
 		return
 	}
-	if err := l.startWriteback(s.f, upTo); err != nil {
+	if err := l.startWriteback(s.f, s.writtenBack, upTo-s.writtenBack); err != nil {
 		l.writeback = 0
 		return
 	}

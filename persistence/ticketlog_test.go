@@ -633,12 +633,12 @@ func TestTicketLogWriteback(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := openTicketLog(t, t.TempDir(), TicketLogOptions{WritebackBytes: tc.chunk})
 			type call struct {
-				file string
-				n    int64
+				file   string
+				off, n int64
 			}
 			var calls []call
-			l.startWriteback = func(f *os.File, n int64) error {
-				calls = append(calls, call{filepath.Base(f.Name()), n})
+			l.startWriteback = func(f *os.File, off, n int64) error {
+				calls = append(calls, call{filepath.Base(f.Name()), off, off + n})
 				if tc.refuse {
 					return errors.New("sync_file_range: not supported")
 				}
@@ -683,9 +683,9 @@ func TestTicketLogWriteback(t *testing.T) {
 				if c.file != segmentName(tlT0.Unix(), tlT0.Unix()+10) {
 					t.Fatalf("request %d for %s, want the segment", i, c.file)
 				}
-				if c.n%page != 0 || c.n-prev < tc.wantChunk || c.n > size-tc.wantChunk {
-					t.Fatalf("request %d up to %d (previous %d, %d bytes written): want a page boundary, a chunk of %d past the previous and a chunk behind the end",
-						i, c.n, prev, size, tc.wantChunk)
+				if c.off != prev || c.n%page != 0 || c.n-prev < tc.wantChunk || c.n > size-tc.wantChunk {
+					t.Fatalf("request %d for [%d, %d) (previous up to %d, %d bytes written): want it to start where the previous ended and end on a page boundary, a chunk (%d) past the previous and a chunk behind the end",
+						i, c.off, c.n, prev, size, tc.wantChunk)
 				}
 				prev = c.n
 			}
