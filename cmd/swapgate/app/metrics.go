@@ -48,6 +48,11 @@ type walSyncCollector struct {
 	syncs func() (persistence.WALSyncStats, bool)
 }
 
+// walSyncer is a store that reports its WAL syncs (the Pebble store).
+type walSyncer interface {
+	WALSyncs() (persistence.WALSyncStats, bool)
+}
+
 var walSyncDesc = prometheus.NewDesc("swapgate_store_wal_sync_seconds",
 	"Time the store's WAL syncs took (Pebble's fsync of its write-ahead log; a fee quote waits for one).", nil, nil)
 
