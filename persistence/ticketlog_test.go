@@ -612,3 +612,83 @@ func BenchmarkTicketLogTicket(b *testing.B) {
 		}
 	})
 }
+
+// TestTicketLogWriteback checks that a growing segment asks for its
+// writeback a chunk at a time, a chunk behind its end and on page
+// boundaries, that a negative WritebackBytes never asks, and that a
+// refusal turns the requests off without failing a write.
+func TestTicketLogWriteback(t *testing.T) {
+	page := int64(os.Getpagesize())
+	for _, tc := range []struct {
+		name      string
+		chunk     int64 // TicketLogOptions.WritebackBytes
+		refuse    bool  // the kernel refuses every request
+		wantChunk int64 // the spacing expected; 0: no request at all
+	}{
+		{name: "default", chunk: 0, wantChunk: DefaultTicketWriteback},
+		{name: "small chunks", chunk: 64 << 10, wantChunk: 64 << 10},
+		{name: "off", chunk: -1},
+		{name: "refused", chunk: 64 << 10, refuse: true, wantChunk: 64 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := openTicketLog(t, t.TempDir(), TicketLogOptions{WritebackBytes: tc.chunk})
+			type call struct {
+				file   string
+				off, n int64
+			}
+			var calls []call
+			l.startWriteback = func(f *os.File, off, n int64) error {
+				calls = append(calls, call{filepath.Base(f.Name()), off, off + n})
+				if tc.refuse {
+					return errors.New("sync_file_range: not supported")
+				}
+				return nil
+			}
+			// About 3.5 MiB of tickets in one segment, in batches as the
+			// keeper commits them, each smaller than a chunk.
+			var all []EncodedTicket
+			var size int64
+			for size < 7<<19 {
+				var batch []EncodedTicket
+				for range 10 {
+					enc := ticketAt(t, tlT0.Add(time.Duration(len(all))*time.Microsecond), "", "")
+					batch = append(batch, enc)
+					all = append(all, enc)
+					size += int64(len(enc.val) + frameHeaderSize)
+				}
+				put(t, l, batch...)
+			}
+			for _, enc := range []EncodedTicket{all[0], all[len(all)/2], all[len(all)-1]} {
+				wantTicket(t, l, enc)
+			}
+			switch {
+			case tc.wantChunk == 0:
+				if len(calls) != 0 {
+					t.Fatalf("writeback requested %d times with WritebackBytes %d: %v", len(calls), tc.chunk, calls)
+				}
+				return
+			case tc.refuse:
+				if len(calls) != 1 {
+					t.Fatalf("after a refusal: %d requests, want the one refused: %v", len(calls), calls)
+				}
+				return
+			}
+			// A batch smaller than a chunk overshoots it by less than a
+			// chunk: requests come at most two chunks apart.
+			if min := max(1, int(size/(2*tc.wantChunk))-1); len(calls) < min {
+				t.Fatalf("%d requests for %d bytes in chunks of %d, want at least %d", len(calls), size, tc.wantChunk, min)
+			}
+			var prev int64
+			for i, c := range calls {
+				if c.file != segmentName(tlT0.Unix(), tlT0.Unix()+10) {
+					t.Fatalf("request %d for %s, want the segment", i, c.file)
+				}
+				if c.off != prev || c.n%page != 0 || c.n-prev < tc.wantChunk || c.n > size-tc.wantChunk {
+					t.Fatalf("request %d for [%d, %d) (previous up to %d, %d bytes written): want it to start where the previous ended and end on a page boundary, a chunk (%d) past the previous and a chunk behind the end",
+						i, c.off, c.n, prev, size, tc.wantChunk)
+				}
+				prev = c.n
+			}
+		})
+	}
+}

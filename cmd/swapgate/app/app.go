@@ -398,6 +398,12 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err = metrics.Register(cacheCollector{sources: []cacheStats{a.edge.CacheStats, a.store.CacheStats, a.ref.CacheStats}}); err != nil {
 		return nil, fmt.Errorf("app: register cache metrics: %w", err)
 	}
+	// Pebble's WAL syncs; a store without a WAL of its own has no such figure.
+	if w, ok := any(a.store).(walSyncer); ok {
+		if err = metrics.Register(walSyncCollector{syncs: w.WALSyncs}); err != nil {
+			return nil, fmt.Errorf("app: register WAL sync metrics: %w", err)
+		}
+	}
 	if a.admin, err = admin.New(cfg.DataDir, a.store, a.edge.InvalidatePartner); err != nil {
 		return nil, fmt.Errorf("app: admin listener: %w", err)
 	}

@@ -1,6 +1,10 @@
 package app
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/swapgate/swapgate/persistence"
+)
 
 // cacheStats is how a component reports its caches: each by name with its
 // hits and misses so far (edge.Server, persistence.Store and
@@ -33,4 +37,35 @@ func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(cacheMissesDesc, prometheus.CounterValue, float64(misses), cache)
 		})
 	}
+}
+
+// walSyncCollector exposes the store's WAL syncs as
+// swapgate_store_wal_sync_seconds, read at scrape time: the floor of a fee
+// quote's latency (it waits for the ledger's synced commit), so that a
+// tail in the quotes can be told apart from one in the disk or the
+// operating system under them.
+type walSyncCollector struct {
+	syncs func() (persistence.WALSyncStats, bool)
+}
+
+// walSyncer is a store that reports its WAL syncs (the Pebble store).
+type walSyncer interface {
+	WALSyncs() (persistence.WALSyncStats, bool)
+}
+
+var walSyncDesc = prometheus.NewDesc("swapgate_store_wal_sync_seconds",
+	"Time the store's WAL syncs took (Pebble's fsync of its write-ahead log; a fee quote waits for one).", nil, nil)
+
+func (c walSyncCollector) Describe(ch chan<- *prometheus.Desc) { ch <- walSyncDesc }
+
+func (c walSyncCollector) Collect(ch chan<- prometheus.Metric) {
+	st, ok := c.syncs()
+	if !ok {
+		return
+	}
+	buckets := make(map[float64]uint64, len(st.Bounds))
+	for i, b := range st.Bounds {
+		buckets[b] = st.AtMost[i]
+	}
+	ch <- prometheus.MustNewConstHistogram(walSyncDesc, st.Count, st.Seconds, buckets)
 }
