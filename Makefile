@@ -5,6 +5,10 @@ BENCH   ?= .
 BENCHTIME ?= 1s
 # BENCHFLAGS are extra swapgate bench-suite flags, e.g. BENCHFLAGS='--rounds 3'.
 BENCHFLAGS ?=
+# PG_E2E names the end-to-end tests make test runs a second time with the
+# service on a temporary PostgreSQL (SWAPGATE_TEST_STORE=postgres): those
+# that cover an aggregate of the store through the real server.
+PG_E2E  := E2E|EndToEnd|Flows|Quote|Webhook|Onramp|Execute|Deposit|Idempotency|Accounts|Partner|Terminal|Settle|Earnings|Transactions|Stats
 # FUZZTIME is how long make fuzz runs each fuzz target.
 FUZZTIME ?= 30s
 
@@ -18,9 +22,10 @@ build:
 run: build
 	./$(BIN) serve
 
-## test: every test, with the race detector (installs Chromium, Node and npm first where they are missing), then every fuzz target for 2 s
+## test: every test, with the race detector (installs Chromium, Node, npm and PostgreSQL first where they are missing), then the end-to-end tests of every aggregate again with the service on PostgreSQL, then every fuzz target for 2 s
 test: test-deps
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	SWAPGATE_TEST_STORE=postgres $(GO) test -race -count=1 -timeout 30m -run '$(PG_E2E)' ./cmd/swapgate
 	@GO=$(GO) scripts/fuzz-smoke
 
 ## fuzz: every fuzz target of scripts/fuzz-targets for FUZZTIME each (default 30s)

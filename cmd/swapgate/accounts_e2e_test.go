@@ -152,6 +152,9 @@ func TestFeeWalletLifecycleE2E(t *testing.T) {
 // write.
 func seedStore(t *testing.T, dir string, fn func(*persistence.Store)) {
 	t.Helper()
+	if suitePostgres != nil {
+		t.Skip("reads or writes the Pebble store directly; its PostgreSQL counterparts are persistence/postgres's tests")
+	}
 	st, err := persistence.Open(dir, persistence.Options{})
 	if err != nil {
 		t.Fatal(err)

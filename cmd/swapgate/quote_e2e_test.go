@@ -440,16 +440,11 @@ func TestPartnerQuoteFeesAndLedger(t *testing.T) {
 	// write, restart on the same directory.
 	dir := ts.dir
 	ts.stop()
-	st, err := persistence.Open(dir, persistence.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.PutFeeWallet(context.Background(), id, "evm", wallet); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	seedStore(t, dir, func(st *persistence.Store) {
+		if err := st.PutFeeWallet(context.Background(), id, "evm", wallet); err != nil {
+			t.Fatal(err)
+		}
+	})
 	ts = startServer(t, func(c *app.Config) { c.DataDir = dir })
 
 	var q shapeA
@@ -515,7 +510,7 @@ func TestPartnerQuoteFeesAndLedger(t *testing.T) {
 	ts.stop()
 
 	// The returned quote's earnings row is on disk.
-	st, err = persistence.Open(dir, persistence.Options{})
+	st, err := persistence.Open(dir, persistence.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,9 @@ import (
 // on-ramp order to COMPLETED, a settlement by the CLI; then a restart on
 // the same store finds all of it.
 func TestStoreBackendsEndToEnd(t *testing.T) {
+	if suitePostgres != nil {
+		t.Skip("runs on each backend itself")
+	}
 	backends := []struct {
 		name string
 		// url is the --store of the run; "" is Pebble under --data.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/internal/pgtest"
 	"github.com/swapgate/swapgate/internal/apitest"
 )
 
@@ -28,12 +29,29 @@ var contract = sync.OnceValues(apitest.Load)
 // link named swapgate (see linkSwapgate), it is the swapgate command line,
 // so that the README's own command lines, which name bin/swapgate, run as
 // written against the code under test without building the binary apart.
+//
+// With SWAPGATE_TEST_STORE=postgres every server startServer starts keeps
+// its state in a database of its own on a PostgreSQL server of the binary's
+// (see internal/pgtest), so that the whole end-to-end suite runs on that
+// backend too.
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "swapgate" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	if os.Getenv("SWAPGATE_TEST_STORE") == "postgres" {
+		os.Exit(pgtest.Main(m, &suitePostgres))
+	}
 	os.Exit(m.Run())
 }
+
+// suitePostgres is the binary's PostgreSQL server when the suite runs on
+// that backend (SWAPGATE_TEST_STORE=postgres), nil otherwise; suiteStores
+// maps a test server's data directory to its database, so that the
+// command lines a test runs on that directory (cli) name the same store.
+var (
+	suitePostgres *pgtest.Server
+	suiteStores   sync.Map // data directory → --store
+)
 
 // linkSwapgate makes dir/bin/swapgate, a link to this test binary, for
 // scripts run in dir.
@@ -68,6 +86,15 @@ func startServer(t *testing.T, mutate func(*app.Config)) *testServer {
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if mutate != nil {
 		mutate(&cfg)
+	}
+	if suitePostgres != nil && cfg.Store == "" {
+		// A restart on a data directory finds its database again.
+		if dsn, ok := suiteStores.Load(cfg.DataDir); ok {
+			cfg.Store = dsn.(string)
+		} else {
+			cfg.Store = suitePostgres.DSN(t)
+			suiteStores.Store(cfg.DataDir, cfg.Store)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -214,6 +241,14 @@ func (e *envelope) wantError(t *testing.T, status int, code, param string) {
 // cli runs the real swapgate command line and decodes its JSON output.
 func cli(t *testing.T, out any, args ...string) {
 	t.Helper()
+	for i, a := range args {
+		if a == "--data" && i+1 < len(args) {
+			if dsn, ok := suiteStores.Load(args[i+1]); ok {
+				args = append(args[:len(args):len(args)], "--store", dsn.(string))
+			}
+			break
+		}
+	}
 	var stdout, stderr bytes.Buffer
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("swapgate %v: exit %d: %s", args, code, stderr.String())
