@@ -211,8 +211,8 @@ func readSecretKey(path string) ([]byte, error) {
 }
 
 // createSecretKey writes a new random key to path, mode 0600, synced, in
-// a temporary file renamed into place so that a crash leaves the whole file
-// or none. The caller holds the directory lock.
+// a temporary file linked into place so that a crash leaves the whole file
+// or none; when another process put one there first, that one is returned.
 func createSecretKey(dir, path string) ([]byte, error) {
 	key := make([]byte, secretKeyLen)
 	if _, err := rand.Read(key); err != nil {
@@ -234,7 +234,14 @@ func createSecretKey(dir, path string) ([]byte, error) {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
+		// A link, not a rename: it never replaces a key another process
+		// wrote meanwhile (processes sharing a PostgreSQL store take no
+		// directory lock, and two may start on one directory at once);
+		// that process's key, whole once linked, is the one used.
+		werr = os.Link(tmp.Name(), path)
+		if errors.Is(werr, fs.ErrExist) {
+			return readSecretKey(path)
+		}
 	}
 	if werr == nil {
 		werr = syncDir(dir)
