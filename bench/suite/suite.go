@@ -70,6 +70,63 @@ type RunRecord struct {
 	// Live is what quote-live's run did on the live server and the
 	// stand-ins.
 	Live *LiveFigure `json:"live,omitempty"`
+	// Ledger is what the server's quote ledger committed during the run,
+	// on both stores' servers when the run has a PostgreSQL store.
+	Ledger *LedgerFigure `json:"ledger,omitempty"`
+}
+
+// LedgerFigure is what a server's quote ledger did during a run or a
+// search, read from its /metrics before and after: commits, the partner
+// quote records they held, and the time they took (synced and unsynced
+// together). Rows per commit is how well the ledger batches the quotes
+// waiting on it; the time of a commit is the store's sync.
+type LedgerFigure struct {
+	Commits   float64 `json:"commits"`
+	Rows      float64 `json:"rows"`
+	CommitSec float64 `json:"commitSeconds"`
+}
+
+// RowsPerCommit is the mean batch.
+func (f LedgerFigure) RowsPerCommit() float64 { return f.Rows / max(f.Commits, 1) }
+
+// MeanCommit is the mean commit's time in microseconds.
+func (f LedgerFigure) MeanCommit() float64 { return 1e6 * f.CommitSec / max(f.Commits, 1) }
+
+func (f LedgerFigure) minus(g LedgerFigure) *LedgerFigure {
+	return &LedgerFigure{Commits: f.Commits - g.Commits, Rows: f.Rows - g.Rows, CommitSec: f.CommitSec - g.CommitSec}
+}
+
+// Series of the ledger's figures.
+const (
+	seriesLedgerCommits   = "swapgate_ledger_commits_total"
+	seriesLedgerRows      = "swapgate_ledger_rows_total"
+	seriesLedgerCommitSum = "swapgate_ledger_commit_seconds_sum"
+)
+
+// ledgerReading reads the ledger's counters of d's server on target when
+// the run has a PostgreSQL store and d is one of its quote scenarios (the
+// ledger holds partner quote records; webhook events are not its); ok is
+// false otherwise, and when /metrics cannot be read.
+func (env *environment) ledgerReading(ctx context.Context, d scenarioDef, target string) (LedgerFigure, bool) {
+	if env.cfg.Store == "" || d.name == "webhook-storm" || !slices.Contains(postgresScenarios(), d.name) {
+		return LedgerFigure{}, false
+	}
+	server := env.serverOf(d, target)
+	a, ok := env.apis[server]
+	if !ok {
+		return LedgerFigure{}, false
+	}
+	m, err := a.metricsSum(ctx, seriesLedgerCommits, seriesLedgerRows, seriesLedgerCommitSum)
+	if err != nil {
+		env.printf("  (%s: no ledger figures: %v)\n", server, err)
+		return LedgerFigure{}, false
+	}
+	return LedgerFigure{Commits: m[seriesLedgerCommits], Rows: m[seriesLedgerRows], CommitSec: m[seriesLedgerCommitSum]}, true
+}
+
+// fmtLedger is a ledger figure as the progress lines print it.
+func fmtLedger(f *LedgerFigure) string {
+	return fmt.Sprintf("ledger: %.0f commits, %.1f rows a commit, %s a commit", f.Commits, f.RowsPerCommit(), fmtUs(f.MeanCommit()))
 }
 
 // LiveFigure is what quote-live's run did besides its summary: the legs
@@ -119,6 +176,9 @@ type SearchRecord struct {
 	EndSec   float64       `json:"endSec"`
 	GenCPU   float64       `json:"generatorCpu"`
 	Result   FindMaxResult `json:"result"`
+	// Ledger is what the server's ledger committed over the search, as
+	// for RunRecord.
+	Ledger *LedgerFigure `json:"ledger,omitempty"`
 }
 
 // ServerInfo describes a process the suite started.
@@ -797,6 +857,7 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 	pid := env.pid(d, target)
 	breaker0, watchBreakers := env.breakerReading(ctx, d)
 	live0, watchLive := env.liveReading(ctx, d)
+	ledger0, watchLedger := env.ledgerReading(ctx, d, target)
 	srv0, _ := ProcCPU(pid)
 	gen0, _ := SelfCPU()
 	start := time.Now()
@@ -822,6 +883,12 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 		if b1, ok := env.breakerReading(ctx, d); ok {
 			rec.Breaker = &BreakerFigure{Opens: b1.Opens - breaker0.Opens, Skipped: b1.Skipped - breaker0.Skipped, Legs: b1.Legs - breaker0.Legs}
 			env.printf("  %-40s leg breakers: %.0f opened, %.0f of %.0f legs skipped\n", label, rec.Breaker.Opens, rec.Breaker.Skipped, rec.Breaker.Legs)
+		}
+	}
+	if watchLedger {
+		if l1, ok := env.ledgerReading(ctx, d, target); ok {
+			rec.Ledger = l1.minus(ledger0)
+			env.printf("  %-40s %s\n", label, fmtLedger(rec.Ledger))
 		}
 	}
 	if watchLive {
@@ -882,10 +949,17 @@ func (env *environment) search(ctx context.Context, d scenarioDef, target string
 		env.progress(fmt.Sprintf("%s step %s/s", label, fmtRate(rate)), l)
 	})
 	rec := SearchRecord{Scenario: d.name, Target: target, Round: round, StartSec: env.since()}
+	ledger0, watchLedger := env.ledgerReading(ctx, d, target)
 	gen0, _ := SelfCPU()
 	start := time.Now()
 	res, err := FindMax(ctx, cfg, probe)
 	gen1, _ := SelfCPU()
+	if watchLedger {
+		if l1, ok := env.ledgerReading(ctx, d, target); ok {
+			rec.Ledger = l1.minus(ledger0)
+			env.printf("  %-40s %s\n", label, fmtLedger(rec.Ledger))
+		}
+	}
 	rec.EndSec, rec.Result = env.since(), res
 	rec.GenCPU = CPUShare(gen1-gen0, time.Since(start), env.cores)
 	env.searches = append(env.searches, rec)
@@ -1115,6 +1189,17 @@ func (env *environment) postgresNotes() []string {
 			pebble[s.Round] = s.Result.MaxRate
 		case targetPostgres:
 			pg[s.Round] = s.Result.MaxRate
+		}
+	}
+	for _, t := range []string{targetSwapgate, targetPostgres} {
+		var total LedgerFigure
+		for _, s := range env.searches {
+			if s.Scenario == postgresSearched && s.Target == t && s.Ledger != nil {
+				total = LedgerFigure{Commits: total.Commits + s.Ledger.Commits, Rows: total.Rows + s.Ledger.Rows, CommitSec: total.CommitSec + s.Ledger.CommitSec}
+			}
+		}
+		if total.Commits > 0 {
+			notes = append(notes, fmt.Sprintf("%s@%s over its searches: %s.", postgresSearched, t, fmtLedger(&total)))
 		}
 	}
 	ratio := SpreadOf(Ratios(pg, pebble))

@@ -211,6 +211,7 @@ func TestBenchSuiteSmokePostgres(t *testing.T) {
 		Runs []struct {
 			Scenario, Target string
 			Webhook          *struct{ Deliveries int }
+			Ledger           *struct{ Commits, Rows float64 }
 		}
 		Notes   []string
 		Servers []struct {
@@ -239,6 +240,11 @@ func TestBenchSuiteSmokePostgres(t *testing.T) {
 	for _, r := range rep.Runs {
 		if r.Scenario == "webhook-storm" && (r.Webhook == nil || r.Webhook.Deliveries == 0) {
 			t.Errorf("webhook-storm@%s: no delivery seen at the receiver: %+v", r.Target, r.Webhook)
+		}
+		// Every durable fee quote's record went through the ledger of the
+		// server it was asked of, on either store.
+		if r.Scenario == "quote-fee" && (r.Ledger == nil || r.Ledger.Commits == 0 || r.Ledger.Rows < r.Ledger.Commits) {
+			t.Errorf("quote-fee@%s: ledger figures %+v", r.Target, r.Ledger)
 		}
 	}
 	notes := strings.Join(rep.Notes, "\n")
