@@ -78,6 +78,19 @@ type Config struct {
 	SampleInterval time.Duration `json:"sampleInterval"`
 	// StartTimeout bounds each server's start.
 	StartTimeout time.Duration `json:"startTimeout"`
+	// Store is a PostgreSQL connection string (postgres://… or libpq's
+	// keyword=value form, checked by the caller as `swapgate serve` checks
+	// its --store). When set, a second
+	// Swapgate like main runs on that store (SWAPGATE_STORE, with a
+	// --data of its own for its local files), and the scenarios that
+	// write the store (quote-partner, quote-fee, webhook-storm) run on it
+	// too, each right after its run on main (Pebble), their rows beside
+	// Pebble's; quote-fee is then searched for its highest rate on both,
+	// for the ratio of PostgreSQL's to Pebble's. Left out of results.json:
+	// a URL may carry a password.
+	Store string `json:"-"`
+	// Postgres records that the run had a PostgreSQL store.
+	Postgres bool `json:"postgres,omitempty"`
 }
 
 // Full is `make bench`: five rounds of every scenario, each searched for
@@ -216,6 +229,16 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
+// postgresSearched is the scenario searched for its highest rate on both
+// backends when a PostgreSQL store is given, whatever FindMax says: the
+// durable fee quote, whose earnings row is synced before every answer, is
+// the one the PostgreSQL target is set on (its max rate at least 0.8 of
+// Pebble's).
+const postgresSearched = "quote-fee"
+
+// postgresTarget is that target.
+const postgresTarget = 0.8
+
 // LoadBudget is the most time the config spends offering load: every
 // fixed-rate run, and every search taking all its steps. Starting,
 // provisioning and webhook drains come on top (seconds).
@@ -229,8 +252,11 @@ func (c Config) LoadBudget() time.Duration {
 		if d.vsBare {
 			n = 2
 		}
+		if c.Store != "" && slices.Contains(postgresScenarios(), d.name) {
+			n++
+		}
 		runs += n
-		if d.searchable && (slices.Contains(c.FindMax, "all") || slices.Contains(c.FindMax, d.name)) {
+		if d.searchable && (slices.Contains(c.FindMax, "all") || slices.Contains(c.FindMax, d.name) || (c.Store != "" && d.name == postgresSearched)) {
 			searches += n
 		}
 	}

@@ -33,14 +33,15 @@ type partner struct {
 // what a figure measures.
 const unlimited = 1_000_000_000
 
-// cli runs `swapgate ARGS...` and returns its stdout; the partner commands
+// cli runs `swapgate ARGS...` with the extra environment env (the
+// server's SWAPGATE_STORE) and returns its stdout; the partner commands
 // reach a running server through the admin listener file in its data
 // directory, as an operator's would.
-func cli(ctx context.Context, bin string, args ...string) ([]byte, error) {
+func cli(ctx context.Context, bin string, env []string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = childEnv()
+	cmd.Env = childEnv(env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -50,9 +51,10 @@ func cli(ctx context.Context, bin string, args ...string) ([]byte, error) {
 }
 
 // createPartner provisions a partner as an operator would: create, then
-// raise its limits, then set its swap fee, each through the CLI.
-func createPartner(ctx context.Context, bin, dataDir, name string, feeBps int) (partner, error) {
-	out, err := cli(ctx, bin, "partner", "create", "--data", dataDir, "--name", name, "--email", name+"@bench.invalid")
+// raise its limits, then set its swap fee, each through the CLI run with
+// the server's extra environment env.
+func createPartner(ctx context.Context, bin string, env []string, dataDir, name string, feeBps int) (partner, error) {
+	out, err := cli(ctx, bin, env, "partner", "create", "--data", dataDir, "--name", name, "--email", name+"@bench.invalid")
 	if err != nil {
 		return partner{}, err
 	}
@@ -64,10 +66,10 @@ func createPartner(ctx context.Context, bin, dataDir, name string, feeBps int) (
 		return partner{}, fmt.Errorf("partner create: unexpected output %q (%v)", out, err)
 	}
 	lim := strconv.Itoa(unlimited)
-	if _, err := cli(ctx, bin, "partner", "set-limits", "--data", dataDir, "--id", created.ID, "--heavy", lim, "--read", lim); err != nil {
+	if _, err := cli(ctx, bin, env, "partner", "set-limits", "--data", dataDir, "--id", created.ID, "--heavy", lim, "--read", lim); err != nil {
 		return partner{}, err
 	}
-	if _, err := cli(ctx, bin, "partner", "set-fees", "--data", dataDir, "--id", created.ID, "--swap-fee-bps", strconv.Itoa(feeBps)); err != nil {
+	if _, err := cli(ctx, bin, env, "partner", "set-fees", "--data", dataDir, "--id", created.ID, "--swap-fee-bps", strconv.Itoa(feeBps)); err != nil {
 		return partner{}, err
 	}
 	return partner{ID: created.ID, APIKey: created.APIKey, FeeBps: feeBps}, nil

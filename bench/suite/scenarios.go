@@ -24,12 +24,22 @@ const (
 	serverLive = "live"
 	// processStandins is `swapgate standins`, the live server's upstreams.
 	processStandins = "standins"
+	// serverPostgres is the main Swapgate's twin on the PostgreSQL store
+	// (Config.Store), started only when a store is given: the scenarios
+	// of postgresScenarios run on it too, right after their run on main.
+	serverPostgres = "postgres"
 )
+
+// postgresScenarios are the scenarios that also run on serverPostgres:
+// those whose requests write the store (analytics records queued, fee
+// earnings synced before the answer, durable webhook events), which is
+// where the two backends differ.
+func postgresScenarios() []string { return []string{"quote-partner", "quote-fee", "webhook-storm"} }
 
 // processNames lists every process a suite may start, in the order they
 // stop: the receiver, then the servers.
 func processNames() []string {
-	return []string{"receiver", "bare", serverMain, serverSlow, serverSlowBreaker, serverLive, processStandins}
+	return []string{"receiver", "bare", serverMain, serverPostgres, serverSlow, serverSlowBreaker, serverLive, processStandins}
 }
 
 // breakerShut is the flag that keeps serverSlow's leg breakers shut:
@@ -40,6 +50,9 @@ func breakerShut() []string { return []string{"--no-breakers"} }
 const (
 	targetBare     = "bare"
 	targetSwapgate = "swapgate"
+	// targetPostgres is Swapgate on the PostgreSQL store (serverPostgres);
+	// targetSwapgate's rows are then Pebble's.
+	targetPostgres = "postgres"
 )
 
 // Keys a scenario sends.
@@ -66,9 +79,10 @@ type scenarioDef struct {
 	// stream makes the scenario's requests streamed quotes, read to their
 	// done event by the suite's own client (stream.go) rather than loadgen.
 	stream bool
-	// build returns the request mix and the requests to check before the
-	// run (method and paths).
-	build func(env *environment) (loadgen.Scenario, string, []string, error)
+	// build returns the request mix against server (d.server, or
+	// serverPostgres) and the requests to check before the run (method and
+	// paths).
+	build func(env *environment, server string) (loadgen.Scenario, string, []string, error)
 }
 
 // ScenarioInfo is a scenario's name and what it measures.
@@ -96,14 +110,14 @@ func ScenarioNames() []string {
 }
 
 // quoteMix builds a quote mix; its check list is every distinct request.
-func quoteMix(name, endpoint string, kinds ...string) func(*environment) (loadgen.Scenario, string, []string, error) {
+func quoteMix(name, endpoint string, kinds ...string) func(*environment, string) (loadgen.Scenario, string, []string, error) {
 	return quoteMixWith(name, endpoint, nil, kinds...)
 }
 
 // quoteMixWith is quoteMix with query parameters the environment adds to
 // every request (a timing strategy's).
-func quoteMixWith(name, endpoint string, query func(*environment) string, kinds ...string) func(*environment) (loadgen.Scenario, string, []string, error) {
-	return func(env *environment) (loadgen.Scenario, string, []string, error) {
+func quoteMixWith(name, endpoint string, query func(*environment) string, kinds ...string) func(*environment, string) (loadgen.Scenario, string, []string, error) {
+	return func(env *environment, _ string) (loadgen.Scenario, string, []string, error) {
 		q, err := loadgen.NewQuoteMix(name, endpoint, kinds...)
 		if err != nil {
 			return nil, "", nil, err
@@ -144,12 +158,12 @@ func scenarioDefs() []scenarioDef {
 	return []scenarioDef{
 		{name: "ping", server: serverMain, vsBare: true, searchable: true,
 			doc: "GET /v1/ping without a key, against the bare server and Swapgate: the HTTP floor and Swapgate's cost on top of it (routing, envelope, metrics)",
-			build: func(*environment) (loadgen.Scenario, string, []string, error) {
+			build: func(*environment, string) (loadgen.Scenario, string, []string, error) {
 				return loadgen.NewStaticScenario("ping", "/v1/ping"), http.MethodGet, []string{"/v1/ping"}, nil
 			}},
 		{name: "tokens", server: serverMain, key: keyZero, searchable: true,
 			doc: "GET /v1/tokens?chains=1 with a partner key: a cached reference read with authentication and the read bucket",
-			build: func(*environment) (loadgen.Scenario, string, []string, error) {
+			build: func(*environment, string) (loadgen.Scenario, string, []string, error) {
 				return loadgen.NewStaticScenario("tokens", "/v1/tokens?chains=1"), http.MethodGet, []string{"/v1/tokens?chains=1"}, nil
 			}},
 		{name: "quote-partner", server: serverMain, key: keyZero, searchable: true,
@@ -169,7 +183,7 @@ func scenarioDefs() []scenarioDef {
 			build: quoteMix("quote-stream", "/v1/quote/stream")},
 		{name: "mixed", server: serverMain, key: keyZero, searchable: true,
 			doc: "an integrator's day in one mix: per 20 requests 1 chains, 3 tokens and 2 gas-prices reads, 8 quotes and 6 status polls (GET /v1/status?txHash= of real sandbox swaps, and one hash not followed)",
-			build: func(env *environment) (loadgen.Scenario, string, []string, error) {
+			build: func(env *environment, _ string) (loadgen.Scenario, string, []string, error) {
 				m := loadgen.NewMixedScenario(env.txHashes)
 				return m, http.MethodGet, m.Paths(), nil
 			}},
@@ -193,11 +207,12 @@ func scenarioDefs() []scenarioDef {
 			build: quoteMix("quote-live-one-call", "/v1/quote", oneCallKinds()...)},
 		{name: "webhook-storm", server: serverMain, key: keyHooks,
 			doc: "POST /v1/partner/webhooks/{id}/test at a fixed rate: each a durable event delivered over HTTPS to a local receiver that answers a share with 500, forcing retries; reports deliveries per second seen at the receiver, retries included",
-			build: func(env *environment) (loadgen.Scenario, string, []string, error) {
-				if env.webhookID == "" {
-					return nil, "", nil, fmt.Errorf("webhook-storm: no webhook registered")
+			build: func(env *environment, server string) (loadgen.Scenario, string, []string, error) {
+				id := env.webhookIDs[server]
+				if id == "" {
+					return nil, "", nil, fmt.Errorf("webhook-storm: no webhook registered on %s", server)
 				}
-				p := "/v1/partner/webhooks/" + env.webhookID + "/test"
+				p := "/v1/partner/webhooks/" + id + "/test"
 				return loadgen.NewPostScenario("webhook-storm", p), http.MethodPost, []string{p}, nil
 			}},
 	}

@@ -35,7 +35,8 @@ type environment struct {
 	partners map[string]partner // by key role; slow-server partners prefixed "slow-"
 	samplers []*Sampler
 
-	webhookID     string
+	// webhookIDs are the storm's webhook on each server that has one.
+	webhookIDs    map[string]string
 	webhookSecret string
 	txHashes      []string
 	stalled       []string
@@ -69,6 +70,63 @@ type RunRecord struct {
 	// Live is what quote-live's run did on the live server and the
 	// stand-ins.
 	Live *LiveFigure `json:"live,omitempty"`
+	// Ledger is what the server's quote ledger committed during the run,
+	// on both stores' servers when the run has a PostgreSQL store.
+	Ledger *LedgerFigure `json:"ledger,omitempty"`
+}
+
+// LedgerFigure is what a server's quote ledger did during a run or a
+// search, read from its /metrics before and after: commits, the partner
+// quote records they held, and the time they took (synced and unsynced
+// together). Rows per commit is how well the ledger batches the quotes
+// waiting on it; the time of a commit is the store's sync.
+type LedgerFigure struct {
+	Commits   float64 `json:"commits"`
+	Rows      float64 `json:"rows"`
+	CommitSec float64 `json:"commitSeconds"`
+}
+
+// RowsPerCommit is the mean batch.
+func (f LedgerFigure) RowsPerCommit() float64 { return f.Rows / max(f.Commits, 1) }
+
+// MeanCommit is the mean commit's time in microseconds.
+func (f LedgerFigure) MeanCommit() float64 { return 1e6 * f.CommitSec / max(f.Commits, 1) }
+
+func (f LedgerFigure) minus(g LedgerFigure) *LedgerFigure {
+	return &LedgerFigure{Commits: f.Commits - g.Commits, Rows: f.Rows - g.Rows, CommitSec: f.CommitSec - g.CommitSec}
+}
+
+// Series of the ledger's figures.
+const (
+	seriesLedgerCommits   = "swapgate_ledger_commits_total"
+	seriesLedgerRows      = "swapgate_ledger_rows_total"
+	seriesLedgerCommitSum = "swapgate_ledger_commit_seconds_sum"
+)
+
+// ledgerReading reads the ledger's counters of d's server on target when
+// the run has a PostgreSQL store and d is one of its quote scenarios (the
+// ledger holds partner quote records; webhook events are not its); ok is
+// false otherwise, and when /metrics cannot be read.
+func (env *environment) ledgerReading(ctx context.Context, d scenarioDef, target string) (LedgerFigure, bool) {
+	if env.cfg.Store == "" || d.name == "webhook-storm" || !slices.Contains(postgresScenarios(), d.name) {
+		return LedgerFigure{}, false
+	}
+	server := env.serverOf(d, target)
+	a, ok := env.apis[server]
+	if !ok {
+		return LedgerFigure{}, false
+	}
+	m, err := a.metricsSum(ctx, seriesLedgerCommits, seriesLedgerRows, seriesLedgerCommitSum)
+	if err != nil {
+		env.printf("  (%s: no ledger figures: %v)\n", server, err)
+		return LedgerFigure{}, false
+	}
+	return LedgerFigure{Commits: m[seriesLedgerCommits], Rows: m[seriesLedgerRows], CommitSec: m[seriesLedgerCommitSum]}, true
+}
+
+// fmtLedger is a ledger figure as the progress lines print it.
+func fmtLedger(f *LedgerFigure) string {
+	return fmt.Sprintf("ledger: %.0f commits, %.1f rows a commit, %s a commit", f.Commits, f.RowsPerCommit(), fmtUs(f.MeanCommit()))
 }
 
 // LiveFigure is what quote-live's run did besides its summary: the legs
@@ -118,6 +176,9 @@ type SearchRecord struct {
 	EndSec   float64       `json:"endSec"`
 	GenCPU   float64       `json:"generatorCpu"`
 	Result   FindMaxResult `json:"result"`
+	// Ledger is what the server's ledger committed over the search, as
+	// for RunRecord.
+	Ledger *LedgerFigure `json:"ledger,omitempty"`
 }
 
 // ServerInfo describes a process the suite started.
@@ -176,8 +237,14 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	if cfg.Search.Start == 0 {
 		cfg.Search.Start = cfg.Rate
 	}
+	if cfg.Store != "" {
+		cfg.Postgres = true
+		if !slices.Contains(cfg.FindMax, "all") && !slices.Contains(cfg.FindMax, postgresSearched) {
+			cfg.FindMax = append(slices.Clone(cfg.FindMax), postgresSearched)
+		}
+	}
 	env := &environment{cfg: cfg, origin: time.Now(), out: out, cores: runtime.NumCPU(),
-		children: map[string]*child{}, apis: map[string]*api{}, partners: map[string]partner{}}
+		children: map[string]*child{}, apis: map[string]*api{}, partners: map[string]partner{}, webhookIDs: map[string]string{}}
 	env.dir = filepath.Join(cfg.ResultsDir, env.origin.UTC().Format("20060102-150405Z"))
 	if err := os.MkdirAll(filepath.Join(env.dir, "logs"), 0o755); err != nil {
 		return nil, fmt.Errorf("bench suite: %w", err)
@@ -335,6 +402,15 @@ func (env *environment) start(ctx context.Context) error {
 		{name: "main", args: append(append([]string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(env.tmp, "main")}, limits...), mainArgs...),
 			env: mainEnv, addrOf: jsonAddr("swapgate serving")},
 	}
+	if env.onPostgres() {
+		// The main server's twin on PostgreSQL: the same flags, its
+		// store named in its environment (as an operator's
+		// SWAPGATE_STORE), so that no URL shows in the report's
+		// command lines.
+		specs = append(specs, childSpec{name: serverPostgres, addrOf: jsonAddr("swapgate serving"),
+			args: append(append([]string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(env.tmp, serverPostgres)}, limits...), mainArgs...),
+			env:  append(slices.Clone(mainEnv), env.storeEnv(serverPostgres)...)})
+	}
 	if slow, breaker := env.wants("quote-slow-provider") || env.wants("quote-slow-provider-strategy"), env.wants("quote-slow-provider-breaker"); slow || breaker {
 		stalled, err := providerTools(registry.ProviderAggregator)
 		if err != nil {
@@ -475,17 +551,20 @@ func (env *environment) provision(ctx context.Context) error {
 	if err := env.createPartners(ctx); err != nil {
 		return err
 	}
-	main := env.apis["main"]
-	if err := registerFeeWallets(ctx, main, env.partners[keyFee].APIKey); err != nil {
-		return err
-	}
-	if rc, ok := env.children["receiver"]; ok {
-		id, err := createWebhook(ctx, main, env.partners[keyHooks].APIKey, "https://"+rc.addr+"/hook", env.webhookSecret)
-		if err != nil {
-			return err
+	for _, server := range env.mainServers() {
+		a := env.apis[server]
+		if err := registerFeeWallets(ctx, a, env.partnerOf(server, keyFee).APIKey); err != nil {
+			return fmt.Errorf("%s: %w", server, err)
 		}
-		env.webhookID = id
+		if rc, ok := env.children["receiver"]; ok {
+			id, err := createWebhook(ctx, a, env.partnerOf(server, keyHooks).APIKey, "https://"+rc.addr+"/hook", env.webhookSecret)
+			if err != nil {
+				return fmt.Errorf("%s: %w", server, err)
+			}
+			env.webhookIDs[server] = id
+		}
 	}
+	main := env.apis[serverMain]
 	if env.wants("mixed") {
 		hashes, err := makeSwaps(ctx, main, env.partners[keyZero].APIKey, env.cfg.StatusSwaps)
 		if err != nil {
@@ -494,28 +573,32 @@ func (env *environment) provision(ctx context.Context) error {
 		env.txHashes = hashes
 	}
 	for _, d := range env.selected() {
-		_, method, paths, err := d.build(env)
-		if err != nil {
-			return err
-		}
-		check := preflight
-		if d.stream {
-			check = preflightStreams
-		}
-		if err := check(ctx, env.apis[d.server], env.key(d), method, paths); err != nil {
-			return fmt.Errorf("%s: %w", d.name, err)
+		for _, t := range env.targetsOf(d) {
+			server := env.serverOf(d, t)
+			_, method, paths, err := d.build(env, server)
+			if err != nil {
+				return err
+			}
+			check := preflight
+			if d.stream {
+				check = preflightStreams
+			}
+			if err := check(ctx, env.apis[server], env.key(d, t), method, paths); err != nil {
+				return fmt.Errorf("%s@%s: %w", d.name, t, err)
+			}
 		}
 	}
 	if rc := env.children["receiver"]; rc != nil {
-		// The check's test event must have arrived, and its retries (if
-		// the receiver failed it) ended, before anything is measured.
-		if !env.deliveries.waitFor(ctx, 1, env.cfg.WebhookDrain) {
+		// The checks' test events must have arrived, and their retries
+		// (if the receiver failed them) ended, before anything is
+		// measured.
+		if !env.deliveries.waitFor(ctx, len(env.webhookIDs), env.cfg.WebhookDrain) {
 			return fmt.Errorf("webhook-storm: the receiver got no delivery of the test event within %s (see logs/main.log)", env.cfg.WebhookDrain)
 		}
 		env.deliveries.waitQuiet(ctx, time.Second, env.cfg.WebhookDrain)
 	}
 	env.stage("provisioned: partners with 0 and 30 bps, fee wallets, webhook %s, %d swaps for the status polls; every request checked\n",
-		env.webhookID, len(env.txHashes))
+		env.webhookIDs[serverMain], len(env.txHashes))
 	return nil
 }
 
@@ -524,14 +607,20 @@ func (env *environment) provision(ctx context.Context) error {
 // every command is a process start.
 func (env *environment) createPartners(ctx context.Context) error {
 	type want struct {
-		role, dir string
-		fee       int
+		role, server string
+		fee          int
 	}
-	mainDir := filepath.Join(env.tmp, "main")
-	wants := []want{{keyZero, mainDir, 0}, {keyFee, mainDir, 30}, {keyHooks, mainDir, 0}}
+	var wants []want
+	for _, server := range env.mainServers() {
+		prefix := ""
+		if server != serverMain {
+			prefix = server + "-"
+		}
+		wants = append(wants, want{prefix + keyZero, server, 0}, want{prefix + keyFee, server, 30}, want{prefix + keyHooks, server, 0})
+	}
 	for _, name := range []string{serverSlow, serverSlowBreaker, serverLive} {
 		if _, ok := env.children[name]; ok {
-			wants = append(wants, want{name + "-" + keyZero, filepath.Join(env.tmp, name), 0})
+			wants = append(wants, want{name + "-" + keyZero, name, 0})
 		}
 	}
 	type made struct {
@@ -542,7 +631,7 @@ func (env *environment) createPartners(ctx context.Context) error {
 	for i, w := range wants {
 		results[i] = make(chan made, 1)
 		go func() {
-			p, err := createPartner(ctx, env.cfg.Binary, w.dir, "bench-"+w.role, w.fee)
+			p, err := createPartner(ctx, env.cfg.Binary, env.storeEnv(w.server), filepath.Join(env.tmp, w.server), "bench-"+w.role, w.fee)
 			results[i] <- made{p, err}
 		}()
 	}
@@ -555,15 +644,63 @@ func (env *environment) createPartners(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// key is the API key scenario d sends.
-func (env *environment) key(d scenarioDef) string {
+// key is the API key scenario d sends to target.
+func (env *environment) key(d scenarioDef, target string) string {
 	if d.key == keyNone {
 		return ""
 	}
-	if d.server != serverMain {
-		return env.partners[d.server+"-"+d.key].APIKey
+	return env.partnerOf(env.serverOf(d, target), d.key).APIKey
+}
+
+// partnerOf is the partner of role on server.
+func (env *environment) partnerOf(server, role string) partner {
+	if server != serverMain {
+		return env.partners[server+"-"+role]
 	}
-	return env.partners[d.key].APIKey
+	return env.partners[role]
+}
+
+// onPostgres tells whether the run has a PostgreSQL store and runs a
+// scenario on it.
+func (env *environment) onPostgres() bool {
+	return env.cfg.Store != "" && slices.ContainsFunc(postgresScenarios(), env.wants)
+}
+
+// mainServers are main and, where it runs, its twin on PostgreSQL.
+func (env *environment) mainServers() []string {
+	if env.onPostgres() {
+		return []string{serverMain, serverPostgres}
+	}
+	return []string{serverMain}
+}
+
+// storeEnv is the extra environment of server's processes and of the CLI
+// run against it: the PostgreSQL store of serverPostgres.
+func (env *environment) storeEnv(server string) []string {
+	if server != serverPostgres {
+		return nil
+	}
+	return []string{"SWAPGATE_STORE=" + env.cfg.Store}
+}
+
+// targetsOf lists the Swapgate targets d runs against: Swapgate, and
+// Swapgate on PostgreSQL where it runs d.
+func (env *environment) targetsOf(d scenarioDef) []string {
+	if env.onPostgres() && slices.Contains(postgresScenarios(), d.name) {
+		return []string{targetSwapgate, targetPostgres}
+	}
+	return []string{targetSwapgate}
+}
+
+// serverOf is the server d's requests go to on target.
+func (env *environment) serverOf(d scenarioDef, target string) string {
+	switch target {
+	case targetBare:
+		return "bare"
+	case targetPostgres:
+		return serverPostgres
+	}
+	return d.server
 }
 
 // round runs every selected scenario once, then the searches. The bare and
@@ -583,15 +720,17 @@ func (env *environment) round(ctx context.Context, round int) error {
 			}
 			continue
 		}
-		if err := env.fixedRun(ctx, d, targetSwapgate, round); err != nil {
-			return err
+		for _, t := range env.targetsOf(d) {
+			if err := env.fixedRun(ctx, d, t, round); err != nil {
+				return err
+			}
 		}
 	}
 	for _, d := range env.selected() {
 		if !env.searched(d) {
 			continue
 		}
-		ts := []string{targetSwapgate}
+		ts := env.targetsOf(d)
 		if d.vsBare {
 			ts = targets
 		}
@@ -607,19 +746,16 @@ func (env *environment) round(ctx context.Context, round int) error {
 // loadConfig is the loadgen configuration of d against target, without
 // rate or durations.
 func (env *environment) loadConfig(d scenarioDef, target string) (loadgen.Config, error) {
-	sc, _, _, err := d.build(env)
+	server := env.serverOf(d, target)
+	sc, _, _, err := d.build(env, server)
 	if err != nil {
 		return loadgen.Config{}, err
-	}
-	server := d.server
-	if target == targetBare {
-		server = "bare"
 	}
 	c, ok := env.children[server]
 	if !ok || !c.alive() {
 		return loadgen.Config{}, fmt.Errorf("%s: the %s server is not running (see logs/%s.log)", d.name, server, server)
 	}
-	return loadgen.Config{BaseURL: "http://" + c.addr, Scenario: sc, Workers: env.cfg.Workers, APIKey: env.key(d),
+	return loadgen.Config{BaseURL: "http://" + c.addr, Scenario: sc, Workers: env.cfg.Workers, APIKey: env.key(d, target),
 		Timeout: env.cfg.Timeout, Interval: env.cfg.Interval, MaxRequests: math.MaxInt64}, nil
 }
 
@@ -679,10 +815,7 @@ func (env *environment) liveReading(ctx context.Context, d scenarioDef) (LiveFig
 
 // pid is the process a target of d runs in.
 func (env *environment) pid(d scenarioDef, target string) int {
-	if target == targetBare {
-		return env.children["bare"].pid()
-	}
-	return env.children[d.server].pid()
+	return env.children[env.serverOf(d, target)].pid()
 }
 
 func (env *environment) since() float64 { return time.Since(env.origin).Seconds() }
@@ -724,6 +857,7 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 	pid := env.pid(d, target)
 	breaker0, watchBreakers := env.breakerReading(ctx, d)
 	live0, watchLive := env.liveReading(ctx, d)
+	ledger0, watchLedger := env.ledgerReading(ctx, d, target)
 	srv0, _ := ProcCPU(pid)
 	gen0, _ := SelfCPU()
 	start := time.Now()
@@ -749,6 +883,12 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 		if b1, ok := env.breakerReading(ctx, d); ok {
 			rec.Breaker = &BreakerFigure{Opens: b1.Opens - breaker0.Opens, Skipped: b1.Skipped - breaker0.Skipped, Legs: b1.Legs - breaker0.Legs}
 			env.printf("  %-40s leg breakers: %.0f opened, %.0f of %.0f legs skipped\n", label, rec.Breaker.Opens, rec.Breaker.Skipped, rec.Breaker.Legs)
+		}
+	}
+	if watchLedger {
+		if l1, ok := env.ledgerReading(ctx, d, target); ok {
+			rec.Ledger = l1.minus(ledger0)
+			env.printf("  %-40s %s\n", label, fmtLedger(rec.Ledger))
 		}
 	}
 	if watchLive {
@@ -809,10 +949,17 @@ func (env *environment) search(ctx context.Context, d scenarioDef, target string
 		env.progress(fmt.Sprintf("%s step %s/s", label, fmtRate(rate)), l)
 	})
 	rec := SearchRecord{Scenario: d.name, Target: target, Round: round, StartSec: env.since()}
+	ledger0, watchLedger := env.ledgerReading(ctx, d, target)
 	gen0, _ := SelfCPU()
 	start := time.Now()
 	res, err := FindMax(ctx, cfg, probe)
 	gen1, _ := SelfCPU()
+	if watchLedger {
+		if l1, ok := env.ledgerReading(ctx, d, target); ok {
+			rec.Ledger = l1.minus(ledger0)
+			env.printf("  %-40s %s\n", label, fmtLedger(rec.Ledger))
+		}
+	}
 	rec.EndSec, rec.Result = env.since(), res
 	rec.GenCPU = CPUShare(gen1-gen0, time.Since(start), env.cores)
 	env.searches = append(env.searches, rec)
@@ -851,12 +998,18 @@ func (env *environment) rows() []Row {
 	}
 	var rows []Row
 	for _, d := range env.selected() {
-		targets := []string{targetSwapgate}
+		targets := env.targetsOf(d)
 		if d.vsBare {
 			targets = []string{targetBare, targetSwapgate}
 		}
 		for _, t := range targets {
 			row := Row{Scenario: d.name, Target: t}
+			if env.cfg.Store != "" && t != targetBare {
+				row.Backend = "pebble"
+				if t == targetPostgres {
+					row.Backend = "postgres"
+				}
+			}
 			rps, p50, p99 := map[int]float64{}, map[int]float64{}, map[int]float64{}
 			var gen, srv []float64
 			for _, r := range env.runs {
@@ -916,6 +1069,9 @@ func (env *environment) summaryNotes(rows []Row) []string {
 		if r.Scenario == "ping" && r.Target == targetBare {
 			floor = fmt.Sprintf(" (the bare server's ping, this machine's floor: p50 %s, p99 %s)", fmtMs(r.P50.Value.Median), fmtMs(r.P99.Value.Median))
 		}
+	}
+	if c.Store != "" {
+		notes = append(notes, env.postgresNotes()...)
 	}
 	for _, r := range rows {
 		if r.MaxRate != nil {
@@ -997,7 +1153,7 @@ func (env *environment) summaryNotes(rows []Row) []string {
 			var n, failed int
 			drained := true
 			for _, run := range env.runs {
-				if run.Webhook != nil {
+				if run.Webhook != nil && run.Target == r.Target {
 					per = append(per, run.Webhook.PerSec)
 					events = append(events, float64(run.Webhook.Events)/max(run.Summary.ElapsedSec, 1e-9))
 					n += run.Webhook.Deliveries
@@ -1005,11 +1161,57 @@ func (env *environment) summaryNotes(rows []Row) []string {
 					drained = drained && run.Webhook.Drained
 				}
 			}
-			notes = append(notes, fmt.Sprintf("webhook-storm: %s test events/s accepted, %s deliveries/s at the receiver including retries (median; %d deliveries, %d answered 500 on purpose); retries drained after each storm: %v.",
-				fmtRate(SpreadOf(events).Median), fmtRate(SpreadOf(per).Median), n, failed, drained))
+			name := r.Scenario
+			if c.Store != "" {
+				name += "@" + r.Target
+			}
+			notes = append(notes, fmt.Sprintf("%s: %s test events/s accepted, %s deliveries/s at the receiver including retries (median; %d deliveries, %d answered 500 on purpose); retries drained after each storm: %v.",
+				name, fmtRate(SpreadOf(events).Median), fmtRate(SpreadOf(per).Median), n, failed, drained))
 		}
 	}
 	return notes
+}
+
+// postgresNotes say which rows ran on which store, and how the durable fee
+// quote's highest rate on PostgreSQL compares with Pebble's: the median of
+// the per-round ratios, both searched in the same round, one after the
+// other, on the same machine.
+func (env *environment) postgresNotes() []string {
+	notes := []string{fmt.Sprintf("Stores: the rows of target %s ran on Pebble (--data), those of target %s on a second Swapgate started alike on the PostgreSQL store (--store), right after Pebble's run of the same scenario in the same round.",
+		targetSwapgate, targetPostgres)}
+	pebble, pg := map[int]float64{}, map[int]float64{}
+	for _, s := range env.searches {
+		if s.Scenario != postgresSearched {
+			continue
+		}
+		switch s.Target {
+		case targetSwapgate:
+			pebble[s.Round] = s.Result.MaxRate
+		case targetPostgres:
+			pg[s.Round] = s.Result.MaxRate
+		}
+	}
+	for _, t := range []string{targetSwapgate, targetPostgres} {
+		var total LedgerFigure
+		for _, s := range env.searches {
+			if s.Scenario == postgresSearched && s.Target == t && s.Ledger != nil {
+				total = LedgerFigure{Commits: total.Commits + s.Ledger.Commits, Rows: total.Rows + s.Ledger.Rows, CommitSec: total.CommitSec + s.Ledger.CommitSec}
+			}
+		}
+		if total.Commits > 0 {
+			notes = append(notes, fmt.Sprintf("%s@%s over its searches: %s.", postgresSearched, t, fmtLedger(&total)))
+		}
+	}
+	ratio := SpreadOf(Ratios(pg, pebble))
+	if !ratio.Valid() {
+		return append(notes, fmt.Sprintf("%s max/s PostgreSQL ÷ Pebble: not measured (no round searched both).", postgresSearched))
+	}
+	verdict := "met"
+	if ratio.Median < postgresTarget {
+		verdict = "missed"
+	}
+	return append(notes, fmt.Sprintf("%s max/s PostgreSQL ÷ Pebble: %s (median (min–max) of per-round ratios; PostgreSQL %s/s, Pebble %s/s, medians): target %.1f %s.",
+		postgresSearched, fmtRatio(ratio), fmtRate(SpreadOf(valuesOf(pg)).Median), fmtRate(SpreadOf(valuesOf(pebble)).Median), postgresTarget, verdict))
 }
 
 // rowOf is the table's row of a scenario on Swapgate, nil when it did not

@@ -66,6 +66,10 @@ func palette(name string) string {
 		return "#666666"
 	case strings.Contains(name, "receiver"):
 		return "#2e7d32"
+	case strings.Contains(name, "postgres"):
+		// Swapgate on PostgreSQL, told apart from the same scenario on
+		// Pebble in the same chart.
+		return "#6a1b9a"
 	default:
 		return "#e8710a"
 	}

@@ -20,6 +20,9 @@ type Figure struct {
 type Row struct {
 	Scenario string `json:"scenario"`
 	Target   string `json:"target"`
+	// Backend is the store of a Swapgate row, "pebble" or "postgres",
+	// given when the run had a PostgreSQL store.
+	Backend string `json:"backend,omitempty"`
 	// Offered is the open-loop rate of the scenario's fixed-rate runs.
 	Offered float64 `json:"offeredRate"`
 	RPS     Figure  `json:"rps"`

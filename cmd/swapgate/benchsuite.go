@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/bench/suite"
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
 )
 
 const benchSuiteUsage = `usage: swapgate bench-suite [--preset full|quick|smoke] [--out DIR] [flags]
@@ -33,6 +34,13 @@ min–max over rounds), the generator's and the server's CPU, and max/s. It
 writes results.json, report.html (self-contained, inline SVG charts) and
 table.txt to a new folder under --out. Everything is bounded, only loopback
 is loaded, and every process it starts is stopped at the end.
+
+With --store postgres://…, a second Swapgate like the first runs on that
+PostgreSQL database (its own --data for its local files), and
+quote-partner, quote-fee and webhook-storm run on it too, each right after
+its run on Pebble: their rows (target postgres) sit beside Pebble's
+(target swapgate), and quote-fee is searched for its highest rate on both,
+the notes giving PostgreSQL's rate over Pebble's against the 0.8 target.
 
 Presets: full (make bench), quick (make bench-quick: the same table in
 under two minutes), smoke (toy durations, for the tests). Flags given
@@ -62,6 +70,7 @@ func runBenchSuite(args []string, stdout, stderr io.Writer) int {
 	liveLatency := fs.Duration("live-latency", -1, "how long every upstream stand-in of quote-live takes to answer (default: the preset's)")
 	liveRate := fs.Float64("live-rate", 0, "offered rate of quote-live, requests/s (default: the preset's)")
 	liveWorkers := fs.Int("live-workers", 0, "connections of quote-live (default: the preset's)")
+	store := fs.String("store", "", "PostgreSQL URL (postgres://…) of an empty database: quote-partner, quote-fee and webhook-storm also run on a second Swapgate on that store, their rows beside Pebble's, and quote-fee is searched on both (not $SWAPGATE_STORE: the default run is Pebble's alone)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			var b strings.Builder
@@ -131,6 +140,10 @@ func runBenchSuite(args []string, stdout, stderr io.Writer) int {
 	if *liveWorkers != 0 {
 		cfg.LiveWorkers = *liveWorkers
 	}
+	if err := app.CheckStoreURL(*store); err != nil {
+		return usageFailure(stderr, "--store "+err.Error())
+	}
+	cfg.Store = *store
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()

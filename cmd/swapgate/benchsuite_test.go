@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/swapgate/swapgate/internal/pgtest"
 )
 
 // TestBenchSuiteSmoke runs make bench-quick's machinery end to end at toy
@@ -148,6 +151,7 @@ func TestBenchSuiteRefusesAndExplains(t *testing.T) {
 		{[]string{"--scenarios", "flood"}, "unknown scenario"},
 		{[]string{"--rounds", "1000"}, "rounds"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"--store", "mysql://db/x"}, "--store must be a postgres://"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(append([]string{"bench-suite", "--out", t.TempDir()}, tc.args...), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
@@ -157,5 +161,106 @@ func TestBenchSuiteRefusesAndExplains(t *testing.T) {
 	var stdout bytes.Buffer
 	if code := run([]string{"bench-suite", "-h"}, &stdout, &bytes.Buffer{}); code != 0 || !strings.Contains(stdout.String(), "webhook-storm") || !strings.Contains(stdout.String(), "-find-max") {
 		t.Fatalf("help: exit %d\n%s", code, stdout.String())
+	}
+}
+
+// TestBenchSuiteSmokePostgres runs the smoke suite's store-writing
+// scenarios with --store: a second Swapgate on a fresh PostgreSQL database
+// (a temporary server from pgtest, or the one SWAPGATE_TEST_POSTGRES
+// names) runs quote-partner, quote-fee and webhook-storm beside main's
+// Pebble, each row labelled with its backend, quote-fee searched on both
+// and their ratio in the notes. Where no server can be started here (no
+// PostgreSQL binaries) the test is skipped.
+func TestBenchSuiteSmokePostgres(t *testing.T) {
+	srv, err := pgtest.Start(context.Background())
+	if err != nil {
+		t.Skipf("no PostgreSQL server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	dsn := srv.DSN(t)
+	dir := t.TempDir()
+	linkSwapgate(t, dir)
+	out := filepath.Join(dir, "results")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"bench-suite", "--preset", "smoke", "--out", out, "--binary", filepath.Join(dir, "bin", "swapgate"),
+		"--scenarios", "quote-partner,quote-fee,webhook-storm", "--store", dsn}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("bench-suite: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	runs, err := filepath.Glob(filepath.Join(out, "*"))
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("results folders %v: %v", runs, err)
+	}
+	raw, err := os.ReadFile(filepath.Join(runs[0], "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte(dsn)) {
+		t.Errorf("results.json carries the store's URL")
+	}
+	var rep struct {
+		Table []struct {
+			Scenario, Target, Backend string
+			Requests, Errors          int64
+			MaxRate                   *struct{ Value struct{ Median float64 } }
+		}
+		Runs []struct {
+			Scenario, Target string
+			Webhook          *struct{ Deliveries int }
+			Ledger           *struct{ Commits, Rows float64 }
+		}
+		Notes   []string
+		Servers []struct {
+			Name string
+			Args []string
+		}
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	want := []string{"ping/bare/", "ping/swapgate/pebble", "quote-partner/swapgate/pebble", "quote-partner/postgres/postgres",
+		"quote-fee/swapgate/pebble", "quote-fee/postgres/postgres", "webhook-storm/swapgate/pebble", "webhook-storm/postgres/postgres"}
+	var got []string
+	for _, r := range rep.Table {
+		got = append(got, r.Scenario+"/"+r.Target+"/"+r.Backend)
+		if r.Requests == 0 || r.Errors != 0 {
+			t.Errorf("%s/%s: %d requests, %d errors", r.Scenario, r.Target, r.Requests, r.Errors)
+		}
+		if r.Scenario == "quote-fee" && (r.MaxRate == nil || r.MaxRate.Value.Median <= 0) {
+			t.Errorf("quote-fee/%s: not searched for its max rate", r.Target)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("table rows %v, want %v", got, want)
+	}
+	for _, r := range rep.Runs {
+		if r.Scenario == "webhook-storm" && (r.Webhook == nil || r.Webhook.Deliveries == 0) {
+			t.Errorf("webhook-storm@%s: no delivery seen at the receiver: %+v", r.Target, r.Webhook)
+		}
+		// Every durable fee quote's record went through the ledger of the
+		// server it was asked of, on either store.
+		if r.Scenario == "quote-fee" && (r.Ledger == nil || r.Ledger.Commits == 0 || r.Ledger.Rows < r.Ledger.Commits) {
+			t.Errorf("quote-fee@%s: ledger figures %+v", r.Target, r.Ledger)
+		}
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	for _, n := range []string{"quote-fee max/s PostgreSQL ÷ Pebble: ", "webhook-storm@postgres: ", "webhook-storm@swapgate: "} {
+		if !strings.Contains(notes, n) {
+			t.Errorf("no note %q in:\n%s", n, notes)
+		}
+	}
+	servers := map[string]bool{}
+	for _, s := range rep.Servers {
+		servers[s.Name] = true
+	}
+	if !servers["postgres"] || !servers["main"] {
+		t.Errorf("servers %+v", rep.Servers)
+	}
+	if _, err := os.Stat(filepath.Join(runs[0], "logs", "postgres.log")); err != nil {
+		t.Errorf("log: %v", err)
 	}
 }
