@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/internal/pgtest"
 	"github.com/swapgate/swapgate/internal/apitest"
+	"github.com/swapgate/swapgate/internal/pgtest"
 )
 
 // contract is the API document every response of these tests is checked
