@@ -9,7 +9,9 @@ import (
 
 // TestWALSyncs checks that synced writes are counted (Pebble may cover
 // two with one sync, never none) in cumulative buckets at round bounds, that unsynced ones are not, and that
-// a closed store reports nothing.
+// a closed store reports nothing. Pebble may also sync on its own (a
+// flush's or the WAL's housekeeping) while a case runs, so each case's
+// bound leaves room for one such sync.
 func TestWALSyncs(t *testing.T) {
 	s := openTest(t, t.TempDir(), Options{})
 	before, ok := s.WALSyncs()
@@ -33,8 +35,8 @@ func TestWALSyncs(t *testing.T) {
 		opts        *pebble.WriteOptions
 		least, most uint64 // syncs for three writes
 	}{
-		{"unsynced", pebble.NoSync, 0, 0},
-		{"synced", pebble.Sync, 1, 3},
+		{"unsynced", pebble.NoSync, 0, 1},
+		{"synced", pebble.Sync, 1, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			from, _ := s.WALSyncs()
