@@ -3,8 +3,6 @@ package sandbox
 import (
 	"errors"
 	"math/big"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/swapgate/swapgate/routing/domain/quote"
@@ -21,32 +19,12 @@ const (
 	solWallet = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"
 )
 
-// fixedPrices prices every token at its registry reference price, the way
-// the live cache does keyed by lower-case address.
-func fixedPrices(reg *registry.Registry) PriceFunc {
-	prices := map[uint64]map[string]float64{}
-	for _, c := range reg.Chains() {
-		prices[c.ID] = map[string]float64{}
-		for _, t := range reg.Tokens(c.ID) {
-			if p, err := strconv.ParseFloat(t.PriceUSD, 64); err == nil {
-				prices[c.ID][strings.ToLower(t.Address)] = p
-			}
-		}
-	}
-	return func(chainID uint64, token string) (float64, bool) {
-		p, ok := prices[chainID][token]
-		return p, ok
-	}
-}
-
-// fixedGas is 10 gwei on chain 1 and "no figure" elsewhere, so that both the
-// gas function and the registry fallback are exercised.
-func fixedGas(chainID uint64) (*big.Int, bool) {
-	if chainID == 1 {
-		return big.NewInt(10e9), true
-	}
-	return nil, false
-}
+// fixedPrices and fixedGas are the reference prices and gas the tests
+// price with (see quotetest).
+var (
+	fixedPrices = quotetest.ReferencePrices
+	fixedGas    = quotetest.GasOnMainnet
+)
 
 type fixture struct {
 	reg *registry.Registry

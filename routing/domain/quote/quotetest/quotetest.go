@@ -5,6 +5,8 @@ package quotetest
 
 import (
 	"math/big"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,4 +53,31 @@ func Request(t testing.TB, reg *registry.Registry, from uint64, fromSym string, 
 	units, _ := amt.Int(nil)
 	return &quote.Request{ID: "q-test-1", From: fc, To: tc, FromToken: ft, ToToken: tt, FromAmount: units,
 		FromAddress: fromAddr, ToAddress: toAddr, Slippage: 0.005, Order: quote.Recommended, Now: Issued}
+}
+
+// ReferencePrices prices every registry token at its reference price,
+// keyed as the reference-data cache is (chain, lower-case address).
+func ReferencePrices(reg *registry.Registry) func(chainID uint64, token string) (float64, bool) {
+	prices := map[uint64]map[string]float64{}
+	for _, c := range reg.Chains() {
+		prices[c.ID] = map[string]float64{}
+		for _, t := range reg.Tokens(c.ID) {
+			if p, err := strconv.ParseFloat(t.PriceUSD, 64); err == nil {
+				prices[c.ID][strings.ToLower(t.Address)] = p
+			}
+		}
+	}
+	return func(chainID uint64, token string) (float64, bool) {
+		p, ok := prices[chainID][token]
+		return p, ok
+	}
+}
+
+// GasOnMainnet is 10 gwei on chain 1 and "no figure" elsewhere, so that a
+// provider's gas function and its registry fallback are both exercised.
+func GasOnMainnet(chainID uint64) (*big.Int, bool) {
+	if chainID == 1 {
+		return big.NewInt(10e9), true
+	}
+	return nil, false
 }
