@@ -117,6 +117,9 @@ type Deps struct {
 	// Sandbox is the sandbox chain: given (sandbox mode), the sandbox
 	// endpoints and GET /v1/balances are served; nil leaves them out.
 	Sandbox SandboxChain
+	// Cluster, when the node is a cluster member, is reported by
+	// GET /v1/ping; nil for a single node.
+	Cluster ClusterView
 	// Idempotency remembers the answers of the routes declared idempotent;
 	// it is required as soon as one of them is served.
 	Idempotency IdempotencyStore

@@ -63,6 +63,33 @@ var serveSettings = []setting{
 		return nil
 	}},
 	{"store", func(c *app.Config) error { return app.CheckStoreURL(c.Store) }},
+	{"cluster-name", app.CheckCluster},
+	{"cluster-bind", func(c *app.Config) error {
+		if c.Cluster.Bind == "" {
+			return nil
+		}
+		return hostPort(c.Cluster.Bind)
+	}},
+	{"cluster-peers", func(c *app.Config) error {
+		for _, p := range app.SplitList(c.Cluster.Peers) {
+			if err := hostPort(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	{"cluster-etcd", func(c *app.Config) error {
+		for _, e := range app.SplitList(c.Cluster.Etcd) {
+			if strings.Contains(e, "://") {
+				if err := httpURL(e); err != nil {
+					return err
+				}
+			} else if err := hostPort(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
 	durIn(func(c *app.Config) time.Duration { return c.ReadTimeout }, "read-timeout", 100*time.Millisecond, 10*time.Minute),
 	durIn(func(c *app.Config) time.Duration { return c.WriteTimeout }, "write-timeout", 100*time.Millisecond, 10*time.Minute),
 	durIn(func(c *app.Config) time.Duration { return c.IdleTimeout }, "idle-timeout", time.Second, time.Hour),

@@ -116,6 +116,20 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{[]string{"--webhook-pool-size", "4", "--webhook-inflight-per-partner", "5"}, []string{"--webhook-inflight-per-partner: must be 0 (derived from --webhook-pool-size) or between 1 and --webhook-pool-size (4), got 5"}},
 		{[]string{"--tracker-workers", "0"}, []string{"--tracker-workers: must be between 1 and 4096, got 0"}},
 		{[]string{"--tracker-poll-timeout", "0s"}, []string{"--tracker-poll-timeout: must be between 100ms and 5m0s, got 0s"}},
+		{[]string{"--cluster-name", "c1", "--cluster-bind", "127.0.0.1:7000", "--cluster-peers", "127.0.0.1:7000"}, []string{"--cluster-name: a cluster needs the shared store"}},
+		{[]string{"--cluster-peers", "127.0.0.1:7000"}, []string{"--cluster-name: --cluster-bind, --cluster-peers and --cluster-etcd need --cluster-name"}},
+		{[]string{"--cluster-name", "c1", "--store", "postgres://u@h/db", "--cluster-bind", "127.0.0.1:7000"}, []string{"--cluster-name: a cluster needs exactly one of --cluster-peers (automanaged) and --cluster-etcd"}},
+		{[]string{"--cluster-name", "c1", "--store", "postgres://u@h/db", "--cluster-bind", "7000", "--cluster-etcd", "127.0.0.1:2379"}, []string{
+			`--cluster-name: --cluster-bind must be host:port with a port from 1 to 65534, got "7000"`,
+			`--cluster-bind: must be host:port, got "7000"`,
+		}},
+		{[]string{"--cluster-name", "c1", "--store", "postgres://u@h/db", "--cluster-bind", "127.0.0.1:7000", "--cluster-peers", "127.0.0.1:7000,nohost"}, []string{
+			`--cluster-name: --cluster-peers: "nohost" is not host:port`,
+			`--cluster-peers: must be host:port, got "nohost"`,
+		}},
+		{[]string{"--cluster-name", "c1", "--store", "postgres://u@h/db", "--cluster-bind", "127.0.0.1:7000", "--cluster-etcd", "ftp://etcd:2379"}, []string{
+			`--cluster-etcd: must be an absolute http or https URL, got "ftp://etcd:2379"`,
+		}},
 		// Every refusal at once, one line each.
 		{[]string{"--provider-pool-size", "0", "--ledger-max-batch", "0", "--mode", "x"}, []string{
 			`--mode: must be sandbox or live, got "x"`,

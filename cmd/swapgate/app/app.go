@@ -24,6 +24,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/actors/cluster"
 	"github.com/swapgate/swapgate/actors/engine"
 	inboundrun "github.com/swapgate/swapgate/actors/inbound"
 	"github.com/swapgate/swapgate/actors/ledger"
@@ -174,6 +175,9 @@ type Config struct {
 	// memtable and block cache in bytes (0: persistence's defaults).
 	StoreMemTableSize int
 	StoreCacheSize    int
+	// Cluster makes the node a member of a cluster sharing Store (see
+	// cluster.go); zero runs one process.
+	Cluster ClusterConfig
 }
 
 // DefaultConfig is what `make run` serves with.
@@ -218,10 +222,12 @@ func DefaultConfig() Config {
 
 // App is one running Swapgate.
 type App struct {
-	cfg     Config
-	log     *slog.Logger
-	store   Store
-	sys     *actor.ActorSystem
+	cfg   Config
+	log   *slog.Logger
+	store Store
+	sys   *actor.ActorSystem
+	// node is this process's cluster membership; nil for a single node.
+	node    *cluster.Node
 	ref     *refdata.Service
 	hooks   *webhookpool.Pool
 	quotes  *quoteStack
@@ -264,6 +270,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err := checkOnrampProvider(cfg); err != nil {
 		return nil, err
 	}
+	if err := CheckCluster(&cfg); err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
 	proxies, err := ParseTrustedProxies(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
@@ -279,6 +288,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, fmt.Errorf("app: open store: %w", err)
 	}
 	a.sys = actors.NewSystemWithLogger(a.log)
+	if cfg.Cluster.On() {
+		if err := a.startCluster(ctx, nil); err != nil {
+			return nil, err
+		}
+	}
 	oracle, err := gasOracle(ctx, cfg.Mode, cfg.GasRPC)
 	if err != nil {
 		return nil, err
@@ -322,6 +336,13 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	if err = metrics.Register(a.hooks.Collector()); err != nil {
 		return nil, fmt.Errorf("app: register webhook metrics: %w", err)
+	}
+	var clusterView edge.ClusterView
+	if a.node != nil {
+		clusterView = a.node
+		if err = metrics.Register(clusterCollector{node: a.node}); err != nil {
+			return nil, fmt.Errorf("app: register cluster metrics: %w", err)
+		}
 	}
 	ec := edge.DefaultConfig()
 	ec.ReadTimeout, ec.WriteTimeout, ec.IdleTimeout = cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout
@@ -389,7 +410,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
-		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 		PublicURL: a.publicURL,
 	})
 	if err != nil {
@@ -420,7 +441,8 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, fmt.Errorf("app: listen on %s: %w", cfg.Addr, err)
 	}
 	go func() { a.served <- a.edge.Serve(a.ln) }()
-	a.log.Info("swapgate serving", slog.String("addr", a.ln.Addr().String()), slog.String("data", cfg.DataDir), slog.String("store", StoreKind(cfg.Store)), slog.String("mode", ec.Mode))
+	a.log.Info("swapgate serving", slog.String("addr", a.ln.Addr().String()), slog.String("data", cfg.DataDir), slog.String("store", StoreKind(cfg.Store)), slog.String("mode", ec.Mode),
+		slog.String("cluster", cfg.Cluster.Name))
 	return a, nil
 }
 
@@ -499,7 +521,12 @@ func (a *App) closeAll(ctx context.Context) error {
 	if a.hooks != nil {
 		a.hooks.Stop()
 	}
-	if a.sys != nil {
+	if a.node != nil {
+		// Leaving deregisters this node, so that the others take over its
+		// grains and work without waiting for its health to fail; it shuts
+		// the actor system down with it.
+		a.node.Stop()
+	} else if a.sys != nil {
 		a.sys.Shutdown()
 	}
 	if a.store != nil {

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/internal/pgtest"
+)
+
+// clusterAddrs returns n loopback cluster addresses whose port and the
+// next (the automanaged provider's health endpoint) are free.
+func clusterAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	for len(out) < n {
+		l1, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l1.Addr().(*net.TCPAddr).Port
+		l2, err := net.Listen("tcp", "0.0.0.0:"+strconv.Itoa(port+1))
+		l1.Close()
+		if err != nil {
+			continue
+		}
+		l2.Close()
+		out = append(out, "127.0.0.1:"+strconv.Itoa(port))
+	}
+	return out
+}
+
+// testCluster is n `swapgate serve` processes of one automanaged cluster
+// on one PostgreSQL database, each with its own data directory (holding
+// the same secrets.key).
+type testCluster struct {
+	work, store, certFile string
+	binds                 []string
+	dirs                  []string
+	nodes                 []*crashChild
+}
+
+func startCluster(t *testing.T, n int, extra ...string) *testCluster {
+	t.Helper()
+	work := t.TempDir()
+	linkSwapgate(t, work)
+	tc := &testCluster{work: work, store: pgtest.Private(t).DSN(t), binds: clusterAddrs(t, n)}
+	tc.certFile = filepath.Join(work, "no-such-cert.pem")
+	for i := range n {
+		dir := filepath.Join(work, "node"+strconv.Itoa(i))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			key, err := os.ReadFile(filepath.Join(tc.dirs[0], "secrets.key"))
+			if err != nil {
+				t.Fatalf("node 0's secrets.key: %v", err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "secrets.key"), key, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tc.dirs = append(tc.dirs, dir)
+		tc.nodes = append(tc.nodes, tc.serve(t, i, extra...))
+	}
+	return tc
+}
+
+// serve starts node i (again).
+func (tc *testCluster) serve(t *testing.T, i int, extra ...string) *crashChild {
+	t.Helper()
+	args := append([]string{"--cluster-name", "test", "--cluster-bind", tc.binds[i],
+		"--cluster-peers", strings.Join(tc.binds, ",")}, extra...)
+	return crashServe(t, tc.work, tc.dirs[i], tc.certFile, tc.store, i, args...)
+}
+
+// waitMembers waits until every live node's ping names want members.
+func (tc *testCluster) waitMembers(t *testing.T, want []string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, node := range tc.nodes {
+		if node == nil {
+			continue
+		}
+		c := node.client()
+		for {
+			var ping struct {
+				Cluster struct {
+					Name, Self string
+					Members    []string
+				}
+			}
+			s, raw, err := c.doJSON(http.MethodGet, "/v1/ping", nil, "", &ping)
+			if err == nil && s == http.StatusOK && slices.Equal(ping.Cluster.Members, want) {
+				if ping.Cluster.Name != "test" || !slices.Contains(want, ping.Cluster.Self) {
+					t.Fatalf("ping: %s", raw)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: ping %d %v %s, want members %v", node.base, s, err, raw, want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		c.close()
+	}
+}
+
+func TestClusterMembership(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three service processes")
+	}
+	tc := startCluster(t, 3)
+	want := slices.Sorted(slices.Values(tc.binds))
+	tc.waitMembers(t, want)
+	// The metrics say it too.
+	c := tc.nodes[0].client()
+	defer c.close()
+	s, raw, err := c.do(http.MethodGet, "/metrics", nil, "")
+	if err != nil || s != http.StatusOK || !strings.Contains(string(raw), "swapgate_cluster_members 3") {
+		t.Fatalf("metrics %d %v: no swapgate_cluster_members 3", s, err)
+	}
+	// A node killed leaves the others' topology; restarted, it rejoins.
+	tc.nodes[2].kill(t)
+	tc.nodes[2] = nil
+	tc.waitMembers(t, slices.DeleteFunc(slices.Clone(want), func(m string) bool { return m == tc.binds[2] }))
+	tc.nodes[2] = tc.serve(t, 2)
+	tc.waitMembers(t, want)
+}
