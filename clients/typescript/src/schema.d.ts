@@ -2711,6 +2711,13 @@ export interface operations {
                              * @enum {string}
                              */
                             mode: "sandbox" | "live";
+                            /** @description Present when the node runs in a cluster (`--cluster-name`): the cluster's name, this node's cluster address and the addresses of the members it sees now, sorted. */
+                            cluster?: {
+                                name: string;
+                                /** @description This node's cluster address, host:port. */
+                                self: string;
+                                members: string[];
+                            };
                         };
                         error: null;
                         meta: components["schemas"]["Meta"];
