@@ -12,8 +12,8 @@ import (
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
-	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 )
 
 // OtherTool is the tool label of a leg, or a winning route, whose tool is
