@@ -56,7 +56,7 @@ type executeBody struct {
 	DepositMode *string `json:"depositMode"`
 	// MaxPriceDriftBps is read raw, so that a value of the wrong type is
 	// refused naming it (quote.ParseMaxPriceDrift).
-	MaxPriceDriftBps json.RawMessage `json:"maxPriceDriftBps"`
+	MaxPriceDriftBps json.RawMessage `json:"maxPriceDriftBps,omitempty"`
 }
 
 // priceCheckView is what execute's price check found: the route's output
