@@ -1618,11 +1618,8 @@ export interface components {
              * @enum {string}
              */
             depositMode?: "SIMPLE" | "MEMO";
-            /**
-             * @description Without txHash the quoted route is priced again before the answer (same provider and tool, same amounts); if its output fell by more than this many basis points of the quoted toAmount, the answer is 409 PRICE_CHANGED with a new quote. Default 50 (0.5%); 0 refuses any fall; 10000 accepts any price, and is the only value that proceeds (without priceCheck) when the route cannot be priced again, which otherwise answers 503 SERVICE_UNAVAILABLE with details.reason PRICE_CHECK_FAILED. Anything but an integer from 0 to 10000 is INVALID_PARAMS naming maxPriceDriftBps.
-             * @default 50
-             */
-            maxPriceDriftBps: number;
+            /** @description Without txHash the quoted route is priced again before the answer (same provider and tool, same amounts); if its output fell by more than this many basis points of the quoted toAmount, the answer is 409 PRICE_CHANGED with a new quote. Default 50 (0.5%); 0 refuses any fall; 10000 accepts any price, and is the only value that proceeds (without priceCheck) when the route cannot be priced again, which otherwise answers 503 SERVICE_UNAVAILABLE with details.reason PRICE_CHECK_FAILED. Anything but an integer from 0 to 10000 is INVALID_PARAMS naming maxPriceDriftBps. */
+            maxPriceDriftBps?: number;
         };
         /** @description What the wallet does next for the quote; with txHash, the swap's status as tracking starts. */
         ExecuteResult: {
