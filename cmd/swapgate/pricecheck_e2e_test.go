@@ -140,7 +140,7 @@ func TestSandboxScenarioHeaderRefusals(t *testing.T) {
 // A quote's scenario is kept with its ticket, not in memory: a quote made
 // before a restart plays it after, and so does its swap, tracked across a
 // second restart.
-func TestSandboxScenarioSurvivesRestart(t *testing.T) {
+func TestScenarioFlowsSurviveRestart(t *testing.T) {
 	rc := newSignedReceiver(t)
 	ts := flowServer(t, rc, func(c *app.Config) { c.SandboxBridgeScale = scenarioBridgeScale * 10 })
 	dir := ts.dir

@@ -134,11 +134,11 @@ type swapOutcome struct {
 	minBridgeMultiplier float64  // the swap took at least this many quoted bridge times
 }
 
-// TestSandboxScenarios drives every scripted sandbox outcome through the
+// TestSandboxScenarioFlows drives every scripted sandbox outcome through the
 // real server: each row is one value of X-Sandbox-Scenario, on the flow it
 // applies to, and checks what the integrator sees (status codes, statuses,
 // webhooks, balances). The README's table lists the same rows.
-func TestSandboxScenarios(t *testing.T) {
+func TestSandboxScenarioFlows(t *testing.T) {
 	e := newScenarioEnv(t, nil)
 	pendingDone := []string{webhook.SwapCompleted, webhook.SwapPending}
 	bridgeWait := time.Duration(float64(60*time.Second) * scenarioBridgeScale)
