@@ -59,6 +59,31 @@ func TestExecutePriceCheck(t *testing.T) {
 	}
 }
 
+// Every shape of quote prices again at execute: Shape A (aggregator,
+// intents, a dry quote), pulseroute's direct Shape B and multi-step Shape C.
+func TestExecutePriceCheckEveryShape(t *testing.T) {
+	ts := sandboxServer(t, "")
+	for _, query := range [][]string{
+		{"fromChain", "42161", "toChain", "42161", "fromToken", usdcArb, "toToken", wethArb, "fromAmount", "300000000", "fromAddress", wallet, "toAddress", receiverAddr},
+		{"fromChain", "42161", "toChain", "8453", "fromToken", usdcArb, "toToken", usdcBase, "fromAmount", "200000000", "fromAddress", wallet, "slippage", "0.01"},
+		{"fromChain", "1", "toChain", "1151111081099710", "fromToken", usdcEth, "toToken", usdcSol, "fromAmount", "300000000", "fromAddress", wallet, "toAddress", solAddress, "tools", "sbx-intents"},
+		{"fromChain", "42161", "toChain", "369", "fromToken", usdcArb, "toToken", usdch, "fromAmount", "200000000", "fromAddress", wallet, "toAddress", wallet},
+		{"fromChain", "42161", "toChain", "369", "fromToken", wethArb, "toToken", "native", "fromAmount", "200000000000000000", "fromAddress", wallet, "toAddress", wallet},
+		{"fromChain", "369", "toChain", "8453", "fromToken", usdch, "toToken", usdcBase, "fromAmount", "60000000", "fromAddress", wallet, "toAddress", wallet},
+	} {
+		q := ts.quote(t, query...)
+		var ex struct {
+			Provider   string
+			PriceCheck *executePriceCheck
+		}
+		env := ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID})
+		env.decode(t, &ex)
+		if ex.PriceCheck == nil || ex.PriceCheck.DriftBps > 5 || ex.PriceCheck.DriftBps < -5 || ex.Provider != q.Provider {
+			t.Fatalf("%v: %s", query, env.Raw)
+		}
+	}
+}
+
 // A route that cannot be priced again (its tool failing) refuses the
 // execute with SERVICE_UNAVAILABLE, reason PRICE_CHECK_FAILED, the quote
 // staying executable; maxPriceDriftBps 10000, which accepts any price,
