@@ -101,7 +101,9 @@ type depositTarget struct {
 	Deadline int64  `json:"deadline"`
 }
 
-// execute answers POST /v1/execute {quoteId, txHash?, depositMode?}.
+// execute answers POST /v1/execute {quoteId, txHash?, depositMode?,
+// maxPriceDriftBps?}: without txHash the quote's price is checked first
+// (see priceCheck).
 func (s *Server) execute(r *Request) error {
 	var body executeBody
 	if err := decodeBody(r, &body); err != nil {

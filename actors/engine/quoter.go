@@ -223,6 +223,12 @@ func (q *Quoter) Reprice(ctx context.Context, req *quote.Request, p *account.Par
 			same = append(same, r)
 		}
 	}
+	if len(same) == 0 {
+		// The provider answered, but not on the quote's tool: that route
+		// is gone, whatever the provider's other tools offer.
+		return nil, apierr.New(apierr.NoRouteFound, provider+" no longer quotes this route on "+tool).
+			With("provider", provider).With("tool", tool)
+	}
 	best, err := q.completeBest(ctx, req, same, outcomes)
 	if err != nil {
 		return nil, err
