@@ -191,3 +191,20 @@ func TestScenarioFlowsSurviveRestart(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// A streamed quote plays the scenario too: upstream-error streams no
+// route and ends with the error event; an unknown value is refused before
+// the stream, in the envelope.
+func TestSandboxScenarioStreamedQuote(t *testing.T) {
+	ts := sandboxServer(t, "")
+	s, refused := ts.openStream(streamPath(arbToBase()), withHeader(scenario.Header, "upstream-error"))
+	if refused != nil {
+		t.Fatalf("refused: %s", refused.Raw)
+	}
+	routes, outcome, _ := wantEventOrder(t, s.finish())
+	if len(routes) != 0 || outcome.Name != "error" || !strings.Contains(outcome.Data, `"code":"UPSTREAM_ERROR"`) {
+		t.Fatalf("%d routes, %s %s", len(routes), outcome.Name, outcome.Data)
+	}
+	_, refused = ts.openStream(streamPath(arbToBase()), withHeader(scenario.Header, "nope"))
+	refused.wantError(t, http.StatusBadRequest, "INVALID_PARAMS", scenario.Header)
+}
