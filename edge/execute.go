@@ -2,7 +2,10 @@ package edge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/account"
@@ -25,6 +28,14 @@ type SwapTracker interface {
 	Swap(ctx context.Context, hash string) (*swap.Swap, error)
 }
 
+// QuoteRepricer prices an issued quote's route again for execute's price
+// check, and issues the new quote when the price moved too far; the quote
+// engine is one (see its Reprice and Issue).
+type QuoteRepricer interface {
+	Reprice(ctx context.Context, req *quote.Request, p *account.Partner, provider, tool string) (*quote.Issued, error)
+	Issue(ctx context.Context, is *quote.Issued, p *account.Partner) error
+}
+
 // Deposit modes of intents quotes: SIMPLE sends to a deposit address of
 // its own; MEMO sends to a shared address with the memo that identifies
 // the deposit (chains such as Stellar take only MEMO).
@@ -43,6 +54,17 @@ type executeBody struct {
 	QuoteID     *string `json:"quoteId"`
 	TxHash      *string `json:"txHash"`
 	DepositMode *string `json:"depositMode"`
+	// MaxPriceDriftBps is read raw, so that a value of the wrong type is
+	// refused naming it (quote.ParseMaxPriceDrift).
+	MaxPriceDriftBps json.RawMessage `json:"maxPriceDriftBps,omitempty"`
+}
+
+// priceCheckView is what execute's price check found: the route's output
+// now, and how far it is below the quote's, in basis points (negative
+// when it improved).
+type priceCheckView struct {
+	CurrentToAmount string `json:"currentToAmount"`
+	DriftBps        int64  `json:"driftBps"`
 }
 
 // executeView is the answer of POST /v1/execute: what the wallet does next
@@ -60,6 +82,9 @@ type executeView struct {
 	ApprovalAddress     *string          `json:"approvalAddress"`
 	TransactionRequests []quote.TicketTx `json:"transactionRequests,omitempty"`
 	Deposit             *depositTarget   `json:"deposit,omitempty"`
+	// PriceCheck is set when the route was priced again (an execute
+	// without txHash): the quote's price held within maxPriceDriftBps.
+	PriceCheck *priceCheckView `json:"priceCheck,omitempty"`
 	// Status is set once txHash was given: the swap is tracked from then
 	// on, and its webhooks go to the partner whose key made the quote.
 	Status *statusView `json:"status,omitempty"`
@@ -76,7 +101,9 @@ type depositTarget struct {
 	Deadline int64  `json:"deadline"`
 }
 
-// execute answers POST /v1/execute {quoteId, txHash?, depositMode?}.
+// execute answers POST /v1/execute {quoteId, txHash?, depositMode?,
+// maxPriceDriftBps?}: without txHash the quote's price is checked first
+// (see priceCheck).
 func (s *Server) execute(r *Request) error {
 	var body executeBody
 	if err := decodeBody(r, &body); err != nil {
@@ -84,6 +111,10 @@ func (s *Server) execute(r *Request) error {
 	}
 	if body.QuoteID == nil || *body.QuoteID == "" {
 		return apierr.Param("quoteId", "quoteId is required: the id of a quote from GET /v1/quote")
+	}
+	maxDrift, perr := quote.ParseMaxPriceDrift(body.MaxPriceDriftBps)
+	if perr != nil {
+		return perr
 	}
 	t, err := s.deps.Tickets.Lookup(r.Context(), *body.QuoteID)
 	switch {
@@ -118,10 +149,20 @@ func (s *Server) execute(r *Request) error {
 		v.Kind = "deposit"
 		v.Deposit = s.deposit(t, body.DepositMode)
 	}
-	if body.TxHash != nil {
-		if !isTxHash(*body.TxHash) {
-			return apierr.Param("txHash", "txHash must be 0x and 64 hex digits").With("value", *body.TxHash)
+	if body.TxHash != nil && !isTxHash(*body.TxHash) {
+		return apierr.Param("txHash", "txHash must be 0x and 64 hex digits").With("value", *body.TxHash)
+	}
+	if body.TxHash == nil && s.deps.Repricer != nil {
+		// Before the wallet signs: the price is checked. Once a
+		// transaction is reported it is on its way, and its own minimum
+		// output protects it, so no check could change anything.
+		pc, err := s.priceCheck(r, t, maxDrift)
+		if err != nil {
+			return err
 		}
+		v.PriceCheck = pc
+	}
+	if body.TxHash != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 		defer cancel()
 		sw, err := s.deps.Swaps.Track(ctx, swap.FromTicket(t, *body.TxHash))
@@ -136,6 +177,49 @@ func (s *Server) execute(r *Request) error {
 	}
 	writeJSON(r, statusOK, v)
 	return nil
+}
+
+// priceCheck prices the ticket's route again (same provider and tool, same
+// amounts and parties, its sandbox scenario) and compares its output with
+// the quote's. Beyond maxDrift the quote issued at the current price is
+// kept, resolvable like any other, and the answer is PRICE_CHANGED naming
+// it. A re-pricing that fails refuses the execute with SERVICE_UNAVAILABLE
+// (reason PRICE_CHECK_FAILED): a firm price that cannot be confirmed is not
+// given, and the quote stays executable until its expiry, so a retry
+// checks again. Only maxDrift 10000, which accepts any price, proceeds
+// without a check when re-pricing fails.
+func (s *Server) priceCheck(r *Request, t *quote.Ticket, maxDrift int) (*priceCheckView, error) {
+	quoted, ok := new(big.Int).SetString(t.ToAmount, 10)
+	if !ok {
+		return nil, apierr.From(fmt.Errorf("edge: ticket %s: toAmount %q is not a number", t.ID, t.ToAmount))
+	}
+	req, perr := quote.Parse(s.deps.Registry, s.deps.Tools, t.RepriceParams(), s.deps.Quotes.Deadline())
+	if perr != nil {
+		return nil, apierr.New(apierr.Internal, "internal error").Wrap(fmt.Errorf("edge: ticket %s no longer parses as a quote: %v", t.ID, perr))
+	}
+	req.Scenario = t.Scenario
+	ctx, cancel := context.WithTimeout(r.Context(), s.deps.Quotes.Deadline()+ledgerGrace)
+	defer cancel()
+	is, err := s.deps.Repricer.Reprice(ctx, req, r.Partner, t.Provider, t.Tool)
+	if err != nil {
+		if maxDrift == quote.MaxPriceDriftBps {
+			return nil, nil
+		}
+		cause := apierr.From(err)
+		return nil, apierr.New(apierr.ServiceUnavailable, "could not confirm the quote's price ("+cause.Message+
+			"); the quote stays valid until its expiresAt: retry, or quote again").
+			With("reason", "PRICE_CHECK_FAILED").With("cause", cause.Code).With("quoteId", t.ID).Wrap(err)
+	}
+	current := is.Route.ToAmount
+	drift := quote.Drift(quoted, current)
+	if drift <= int64(maxDrift) {
+		return &priceCheckView{CurrentToAmount: current.String(), DriftBps: drift}, nil
+	}
+	is.Request.Scenario = t.Scenario.AfterReprice()
+	if err := s.deps.Repricer.Issue(ctx, is, r.Partner); err != nil {
+		return nil, err
+	}
+	return nil, quote.PriceChanged(quoted, current, drift, maxDrift, is.ID)
 }
 
 // deposit is an intents quote's deposit target under the requested mode

@@ -94,6 +94,9 @@ type Deps struct {
 	// out.
 	Tickets QuoteTickets
 	Swaps   SwapTracker
+	// Repricer checks the price of a quote at execute; nil executes
+	// without a check.
+	Repricer QuoteRepricer
 	// Inbound registers multi-step deposits; nil leaves the inbound
 	// receiver endpoints out.
 	Inbound InboundDeposits

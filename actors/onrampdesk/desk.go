@@ -213,6 +213,7 @@ func (d *Desk) Checkout(ctx context.Context, p *account.Partner, r *onramp.Check
 		partnerID = p.ID
 	}
 	o := onramp.NewOrder(partnerID, d.opt.Provider.Name(), r, q, now)
+	o.Script(d.opt.StepDelay)
 	url, err := d.opt.Provider.Open(ctx, o)
 	if err != nil {
 		return nil, "", fmt.Errorf("onrampdesk: open checkout with %s: %w", d.opt.Provider.Name(), err)
@@ -304,6 +305,10 @@ func (d *Desk) scheduleLocked(o *onramp.Order, attempt int) {
 	switch o.State {
 	case onramp.Created:
 		wait = o.ExpiresAt.Sub(d.now())
+		if _, _, ok := o.ScriptedMove(); ok {
+			// A sandbox scenario moves the order a step after it opened.
+			wait = min(wait, d.opt.StepDelay)
+		}
 	case onramp.PaymentReceived, onramp.CryptoSent:
 		wait = d.opt.StepDelay
 	default:
@@ -356,6 +361,15 @@ func (d *Desk) step(uid string, attempt int, p *pending) {
 		return
 	}
 	now := d.now()
+	if to, reason, ok := o.ScriptedMove(); ok && d.reporter == nil && (o.State != onramp.Created || now.Before(o.ExpiresAt)) {
+		// A sandbox scenario's move, in place of the buyer's action or
+		// the delivery; stored with its event like any other.
+		if err := d.moveLocked(ctx, o, to, now, "", reason); err != nil {
+			d.log.Error("on-ramp scripted step failed; retrying", slog.String("orderUid", uid), slog.Any("err", err))
+			d.scheduleLocked(o, attempt+1)
+		}
+		return
+	}
 	switch o.State {
 	case onramp.Created:
 		if now.Before(o.ExpiresAt) {

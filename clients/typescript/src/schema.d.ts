@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a quote
-         * @description What the wallet does next for a quote (sign its transactions, or deposit to the intents address); with txHash the swap is tracked from then on and the answer carries its status. An expired, unknown or indicative quote id is INVALID_PARAMS naming quoteId with details.reason expired, unknown or indicative.
+         * @description What the wallet does next for a quote (sign its transactions, or deposit to the intents address); with txHash the swap is tracked from then on and the answer carries its status. An expired, unknown or indicative quote id is INVALID_PARAMS naming quoteId with details.reason expired, unknown or indicative. Without txHash the quoted route is priced again first (same provider and tool, same amounts): within maxPriceDriftBps the answer carries priceCheck; beyond it, 409 PRICE_CHANGED names a new quote issued at the current price; a route that cannot be priced again is 503 SERVICE_UNAVAILABLE with details.reason PRICE_CHECK_FAILED (the quote stays valid: retry). With txHash the transaction is already on its way and is tracked without a check.
          */
         post: operations["execute"];
         delete?: never;
@@ -1004,7 +1004,7 @@ export interface components {
             rateLimit?: components["schemas"]["RateLimit"];
         };
         /** @description The machine-readable error codes and the HTTP status each is answered with (x-http-status). */
-        ErrorCode: "INVALID_PARAMS" | "VALIDATION_ERROR" | "INVALID_BODY" | "SLIPPAGE_ERROR" | "PARTNER_FEE_EXCEEDS_MAX" | "PARTNER_WALLET_NOT_REGISTERED" | "ECOSYSTEM_NOT_CONFIGURED" | "UNAUTHORIZED" | "NO_ROUTE_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT" | "TRANSACTION_BUILD_FAILED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "RPC_FAILURE" | "UPSTREAM_MAINTENANCE" | "SERVICE_UNAVAILABLE" | "TIMEOUT" | "UPSTREAM_TIMEOUT";
+        ErrorCode: "INVALID_PARAMS" | "VALIDATION_ERROR" | "INVALID_BODY" | "SLIPPAGE_ERROR" | "PARTNER_FEE_EXCEEDS_MAX" | "PARTNER_WALLET_NOT_REGISTERED" | "ECOSYSTEM_NOT_CONFIGURED" | "UNAUTHORIZED" | "NO_ROUTE_FOUND" | "PRICE_CHANGED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT" | "TRANSACTION_BUILD_FAILED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "RPC_FAILURE" | "UPSTREAM_MAINTENANCE" | "SERVICE_UNAVAILABLE" | "TIMEOUT" | "UPSTREAM_TIMEOUT";
         Error: {
             code: components["schemas"]["ErrorCode"];
             /** @description Human-readable text; not for parsing. */
@@ -1618,6 +1618,8 @@ export interface components {
              * @enum {string}
              */
             depositMode?: "SIMPLE" | "MEMO";
+            /** @description Without txHash the quoted route is priced again before the answer (same provider and tool, same amounts); if its output fell by more than this many basis points of the quoted toAmount, the answer is 409 PRICE_CHANGED with a new quote. Default 50 (0.5%); 0 refuses any fall; 10000 accepts any price, and is the only value that proceeds (without priceCheck) when the route cannot be priced again, which otherwise answers 503 SERVICE_UNAVAILABLE with details.reason PRICE_CHECK_FAILED. Anything but an integer from 0 to 10000 is INVALID_PARAMS naming maxPriceDriftBps. */
+            maxPriceDriftBps?: number;
         };
         /** @description What the wallet does next for the quote; with txHash, the swap's status as tracking starts. */
         ExecuteResult: {
@@ -1673,6 +1675,13 @@ export interface components {
                  * @description Unix seconds.
                  */
                 deadline: number;
+            };
+            /** @description Set when the route was priced again (an execute without txHash) and its price held within maxPriceDriftBps. */
+            priceCheck?: {
+                /** @description What the same route delivers now, in base units of the destination token. */
+                currentToAmount: string;
+                /** @description How far currentToAmount is below the quoted toAmount, in basis points of it: positive when the price moved against the quote (rounded up), negative when it improved. */
+                driftBps: number;
             };
             status?: components["schemas"]["SwapStatus"];
         };
@@ -2527,6 +2536,33 @@ export interface components {
                 };
             };
         };
+        /** @description Conflict: the error envelope with code PRICE_CHANGED. */
+        Error409: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error?: {
+                        /** @enum {unknown} */
+                        code?: "PRICE_CHANGED";
+                        details: {
+                            /** @description The quote's toAmount, in base units of the destination token. */
+                            quotedToAmount: string;
+                            /** @description What the same route delivers now, in base units. */
+                            currentToAmount: string;
+                            /** @description How far currentToAmount is below quotedToAmount, in basis points of quotedToAmount (rounded up); above maxPriceDriftBps here. */
+                            driftBps: number;
+                            /** @description A quote issued at the current price, on the same route, for 60 seconds: POST /v1/execute it instead (its own price is checked again), or quote again. */
+                            newQuoteId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         /** @description Rate limit exceeded: the error envelope with code RATE_LIMIT. */
         Error429: {
             headers: {
@@ -2606,6 +2642,10 @@ export interface components {
     parameters: {
         /** @description Makes a retry safe: the same key and request within 24 hours get the first answer again instead of acting twice. */
         IdempotencyKey: string;
+        /** @description Sandbox mode only: a scripted outcome for this quote and everything that follows from it (execute, status, tracking, webhooks), kept with the quote. refund: the bridge fails and the input is refunded (DONE/REFUNDED; an intents deposit REFUNDED); partial: half filled, the rest refunded (DONE/PARTIAL); slow: the bridge takes 10 times its quoted time; stuck: never delivered, tracking gives up (PENDING/UNKNOWN_ERROR); source-revert: the transaction reverts on the source chain (FAILED/SLIPPAGE_EXCEEDED); no-route: 404 NO_ROUTE_FOUND; upstream-error and upstream-rate-limited: 502 UPSTREAM_ERROR; price-drift: at execute the price has moved 100 bps, past the default maxPriceDriftBps (409 PRICE_CHANGED); incomplete-deposit: an intents deposit is INCOMPLETE_DEPOSIT, then refunded. A scenario that cannot play on a route (an intents-only one on the aggregator, a bridge's on a swap within one chain) leaves that route out, with its reason in the failure. Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+        SandboxScenario: "refund" | "partial" | "slow" | "stuck" | "source-revert" | "no-route" | "upstream-error" | "upstream-rate-limited" | "price-drift" | "incomplete-deposit";
+        /** @description Sandbox mode only: a scripted outcome for the order, kept with it, played a step after the checkout without the buyer. payment-failed: FAILED (onramp.failed); refunded: PAYMENT_RECEIVED then REFUNDED (onramp.payment_received, onramp.refunded); expired: the checkout expires unpaid a step after it opened (EXPIRED, no event). Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+        SandboxOnrampScenario: "payment-failed" | "refunded" | "expired";
     };
     requestBodies: never;
     headers: {
@@ -2972,7 +3012,10 @@ export interface operations {
                 /** @description Timing strategy: every this many milliseconds after minWaitMs, one result fewer is expected (never fewer than one); 0 never lowers it; from 0 to maxWaitMs. Default: the server's (0). */
                 reduceEveryMs?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Sandbox mode only: a scripted outcome for this quote and everything that follows from it (execute, status, tracking, webhooks), kept with the quote. refund: the bridge fails and the input is refunded (DONE/REFUNDED; an intents deposit REFUNDED); partial: half filled, the rest refunded (DONE/PARTIAL); slow: the bridge takes 10 times its quoted time; stuck: never delivered, tracking gives up (PENDING/UNKNOWN_ERROR); source-revert: the transaction reverts on the source chain (FAILED/SLIPPAGE_EXCEEDED); no-route: 404 NO_ROUTE_FOUND; upstream-error and upstream-rate-limited: 502 UPSTREAM_ERROR; price-drift: at execute the price has moved 100 bps, past the default maxPriceDriftBps (409 PRICE_CHANGED); incomplete-deposit: an intents deposit is INCOMPLETE_DEPOSIT, then refunded. A scenario that cannot play on a route (an intents-only one on the aggregator, a bridge's on a swap within one chain) leaves that route out, with its reason in the failure. Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+                "X-Sandbox-Scenario"?: components["parameters"]["SandboxScenario"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3038,7 +3081,10 @@ export interface operations {
                 /** @description Timing strategy: every this many milliseconds after minWaitMs, one result fewer is expected (never fewer than one); 0 never lowers it; from 0 to maxWaitMs. Default: the server's (0). */
                 reduceEveryMs?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Sandbox mode only: a scripted outcome for this quote and everything that follows from it (execute, status, tracking, webhooks), kept with the quote. refund: the bridge fails and the input is refunded (DONE/REFUNDED; an intents deposit REFUNDED); partial: half filled, the rest refunded (DONE/PARTIAL); slow: the bridge takes 10 times its quoted time; stuck: never delivered, tracking gives up (PENDING/UNKNOWN_ERROR); source-revert: the transaction reverts on the source chain (FAILED/SLIPPAGE_EXCEEDED); no-route: 404 NO_ROUTE_FOUND; upstream-error and upstream-rate-limited: 502 UPSTREAM_ERROR; price-drift: at execute the price has moved 100 bps, past the default maxPriceDriftBps (409 PRICE_CHANGED); incomplete-deposit: an intents deposit is INCOMPLETE_DEPOSIT, then refunded. A scenario that cannot play on a route (an intents-only one on the aggregator, a bridge's on a swap within one chain) leaves that route out, with its reason in the failure. Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+                "X-Sandbox-Scenario"?: components["parameters"]["SandboxScenario"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3100,7 +3146,10 @@ export interface operations {
                 /** @description Sort order; default the order parameter's. */
                 sortBy?: "output" | "speed" | "gas";
             };
-            header?: never;
+            header?: {
+                /** @description Sandbox mode only: a scripted outcome for this quote and everything that follows from it (execute, status, tracking, webhooks), kept with the quote. refund: the bridge fails and the input is refunded (DONE/REFUNDED; an intents deposit REFUNDED); partial: half filled, the rest refunded (DONE/PARTIAL); slow: the bridge takes 10 times its quoted time; stuck: never delivered, tracking gives up (PENDING/UNKNOWN_ERROR); source-revert: the transaction reverts on the source chain (FAILED/SLIPPAGE_EXCEEDED); no-route: 404 NO_ROUTE_FOUND; upstream-error and upstream-rate-limited: 502 UPSTREAM_ERROR; price-drift: at execute the price has moved 100 bps, past the default maxPriceDriftBps (409 PRICE_CHANGED); incomplete-deposit: an intents deposit is INCOMPLETE_DEPOSIT, then refunded. A scenario that cannot play on a route (an intents-only one on the aggregator, a bridge's on a swap within one chain) leaves that route out, with its reason in the failure. Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+                "X-Sandbox-Scenario"?: components["parameters"]["SandboxScenario"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3167,6 +3216,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -3538,6 +3588,8 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe: the same key and request within 24 hours get the first answer again instead of acting twice. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox mode only: a scripted outcome for the order, kept with it, played a step after the checkout without the buyer. payment-failed: FAILED (onramp.failed); refunded: PAYMENT_RECEIVED then REFUNDED (onramp.payment_received, onramp.refunded); expired: the checkout expires unpaid a step after it opened (EXPIRED, no event). Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+                "X-Sandbox-Scenario"?: components["parameters"]["SandboxOnrampScenario"];
             };
             path?: never;
             cookie?: never;

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 )
 
 // ErrExpired and ErrUnknown are why an issued quote cannot be executed:
@@ -106,6 +108,14 @@ type Ticket struct {
 	// DepositAddress and DepositMemo are an intents route's deposit target.
 	DepositAddress string `json:"depositAddress,omitempty"`
 	DepositMemo    string `json:"depositMemo,omitempty"`
+	// Slippage is the quote's slippage as a fraction, so that an execute
+	// prices the route again under the same tolerance (0 in tickets
+	// written before it was kept: the default applies).
+	Slippage float64 `json:"slippage,string,omitempty"`
+	// Scenario is the sandbox scenario the quote plays; it is kept here so
+	// that every later call (execute, status, tracking), on any node
+	// sharing the store, plays the same outcome.
+	Scenario scenario.Name `json:"scenario,omitempty"`
 }
 
 // TicketTx is a transaction request in its wire form: numbers as the

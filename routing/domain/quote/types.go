@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 )
 
 // Order is how the best route is chosen.
@@ -64,6 +65,13 @@ type Request struct {
 	FeeRecipient string
 	PartnerID    string
 	Now          time.Time
+	// Scenario is the sandbox scenario the quote plays (see package
+	// scenario), "" for none; it travels in the quote's ticket.
+	Scenario scenario.Name
+	// Repricing is set when an execute prices an issued quote's route
+	// again (see RepriceRequest), the moment a price-drift scenario moves
+	// the price.
+	Repricing bool
 }
 
 // ToolAllowed reports whether the request's tool filters admit a tool.

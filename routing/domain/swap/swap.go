@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
@@ -100,6 +101,10 @@ type Swap struct {
 	DepositMemo    string    `json:"depositMemo,omitempty"`
 	Polls          int       `json:"polls"`
 	NextPoll       time.Time `json:"nextPoll,omitzero"`
+	// Scenario is the sandbox scenario of the swap's quote (see package
+	// scenario): kept in the record so that the simulated provider plays
+	// it on every poll, after a restart or on another node alike.
+	Scenario scenario.Name `json:"scenario,omitempty"`
 }
 
 // NormalizeHash is the canonical form of a transaction hash: lower case.
@@ -272,6 +277,7 @@ func FromTicket(t *quote.Ticket, txHash string) *Swap {
 		ExpectedDuration: t.ExecutionDuration, DepositAddress: t.DepositAddress, DepositMemo: t.DepositMemo,
 		Sending:   Leg{TxHash: h, ChainID: t.FromChain, Amount: t.FromAmount, Token: t.FromToken},
 		Receiving: Leg{ChainID: t.ToChain, Token: t.ToToken},
+		Scenario:  t.Scenario,
 	}
 }
 

@@ -104,7 +104,7 @@ func (m *Market) routerTx(req *quote.Request, r *quote.Route, g pricing.GasQuote
 		if err != nil {
 			return nil, err
 		}
-		data, err = packSwap(m.router, req.ID, from, req.FromAmount, to, r.ToAmountMin, r.PreFeeToAmount, receiver, req.FeeBps, feeTo)
+		data, err = packSwap(m.router, req.ID, from, req.FromAmount, to, revertingMinOut(req, r), r.PreFeeToAmount, receiver, req.FeeBps, feeTo)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +113,7 @@ func (m *Market) routerTx(req *quote.Request, r *quote.Route, g pricing.GasQuote
 		if err != nil {
 			return nil, err
 		}
-		data, err = packBridge(m.router, req.ID, from, req.FromAmount, req.To.ID, tokenBytes32(req.To, req.ToToken), r.ToAmountMin, r.PreFeeToAmount, receiver, req.FeeBps, feeTo)
+		data, err = packBridge(m.router, req.ID, from, req.FromAmount, req.To.ID, tokenBytes32(req.To, req.ToToken), revertingMinOut(req, r), r.PreFeeToAmount, receiver, req.FeeBps, feeTo)
 		if err != nil {
 			return nil, err
 		}

@@ -90,6 +90,8 @@ func (m *Market) priceLeg(provider string, req *quote.Request, t *tools.Tool, ho
 	if hop {
 		outUSD *= 1 - float64(HopFeeBps)/1e4
 	}
+	// A price-drift scenario's price has moved by the time of the execute.
+	outUSD *= priceMove(req)
 	preFee, ok := quote.ToUnits256(outUSD/pout, req.ToToken.Decimals)
 	if !ok {
 		return legPricing{}, pricing.NoRoute(provider, t.Key, pricing.ReasonNoPossibleRoute, "the output does not fit in 256 bits of %s", req.ToToken.Symbol)

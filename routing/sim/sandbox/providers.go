@@ -72,6 +72,9 @@ func (a *Aggregator) QuoteLeg(ctx context.Context, req *quote.Request, leg strin
 	if err != nil {
 		return nil, err
 	}
+	if err := playQuote(registry.ProviderAggregator, req, t); err != nil {
+		return nil, err
+	}
 	if err := a.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
@@ -84,6 +87,9 @@ func (a *Aggregator) QuoteLeg(ctx context.Context, req *quote.Request, leg strin
 func (a *Aggregator) PriceLeg(ctx context.Context, req *quote.Request, leg string) (*quote.Route, error) {
 	t, err := a.m.legTool(registry.ProviderAggregator, req, leg)
 	if err != nil {
+		return nil, err
+	}
+	if err := playQuote(registry.ProviderAggregator, req, t); err != nil {
 		return nil, err
 	}
 	if err := a.m.Inject(ctx, req.ID, t); err != nil {
@@ -113,6 +119,9 @@ func (i *Intents) QuoteLeg(ctx context.Context, req *quote.Request, leg string) 
 	if err != nil {
 		return nil, err
 	}
+	if err := playQuote(registry.ProviderIntents, req, t); err != nil {
+		return nil, err
+	}
 	if err := i.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
@@ -125,6 +134,9 @@ func (i *Intents) QuoteLeg(ctx context.Context, req *quote.Request, leg string) 
 func (i *Intents) PriceLeg(ctx context.Context, req *quote.Request, leg string) (*quote.Route, error) {
 	t, err := i.m.legTool(registry.ProviderIntents, req, leg)
 	if err != nil {
+		return nil, err
+	}
+	if err := playQuote(registry.ProviderIntents, req, t); err != nil {
 		return nil, err
 	}
 	if err := i.m.Inject(ctx, req.ID, t); err != nil {
