@@ -314,7 +314,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// One set of contract facts: the quotes send users to these contracts,
 	// and the sandbox chain deploys them there.
 	contracts := pulseroute.DefaultContracts()
-	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.store, cfg.DataDir, metrics, contracts); err != nil {
+	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.store, cfg.DataDir, a.node != nil, metrics, contracts); err != nil {
 		return nil, err
 	}
 	var sandboxChain edge.SandboxChain
