@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,6 +192,31 @@ func TestClusterSwapAcrossNodes(t *testing.T) {
 	}
 	if got, want := crashBalance(t, nodeA, dst, topped, dstUSDC), new(big.Int).Add(genesis, big.NewInt(5_000_000)); got.Cmp(want) != 0 {
 		t.Fatalf("node A sees %s USDC base units after node C's top-up, want %s", got, want)
+	}
+
+	// The chains' refusals cross nodes as the contract's codes, naming
+	// the parameter at fault.
+	refusals := []struct {
+		name, path string
+		body       map[string]any
+		param      string
+	}{
+		{"faucet over the bound", "/v1/sandbox/faucet", map[string]any{"chainId": dst, "address": topped, "token": dstUSDC,
+			"amount": "1000000000000000000"}, "amount"},
+		{"gas limit below the intrinsic gas", "/v1/sandbox/broadcast", map[string]any{"chainId": dst, "from": topped,
+			"transactionRequest": map[string]string{"to": from, "gasLimit": "100"}}, "transactionRequest.gasLimit"},
+	}
+	for _, r := range refusals {
+		var env struct {
+			Error struct{ Code, Message string }
+		}
+		s, raw, err := nodeA.do(http.MethodPost, r.path, crashJSON(r.body), p.key)
+		if err == nil {
+			err = json.Unmarshal(raw, &env)
+		}
+		if err != nil || s != http.StatusBadRequest || env.Error.Code != "INVALID_PARAMS" || !strings.Contains(env.Error.Message, r.param) {
+			t.Errorf("%s through node A: %d %v %s; want 400 INVALID_PARAMS naming %s", r.name, s, err, raw, r.param)
+		}
 	}
 
 	// The destination chain's owner dies.
