@@ -245,4 +245,28 @@ func TestClusterSwapAcrossNodes(t *testing.T) {
 	if got, want := crashBalance(t, survivor, dst, receiver, "0x0000000000000000000000000000000000000000"), new(big.Int).Add(receiverBefore, big.NewInt(1000)); got.Cmp(want) != 0 {
 		t.Fatalf("the receiver of the broadcast after the kill holds %s of the native coin, want %s", got, want)
 	}
+	// The chain's new owner rebuilt it from the log, every operation
+	// mining the transaction it had mined.
+	replayed := 0
+	for i, n := range tc.nodes {
+		if n == nil {
+			continue
+		}
+		for _, line := range strings.Split(n.log.String(), "\n") {
+			var l struct {
+				Msg                         string
+				ChainID, Replayed, Diverged int
+			}
+			if json.Unmarshal([]byte(line), &l) != nil || l.Msg != "sandbox chain grain active" || l.ChainID != dst {
+				continue
+			}
+			if l.Diverged != 0 {
+				t.Errorf("node %d replayed chain %d: %d of %d operations diverged", i, dst, l.Diverged, l.Replayed)
+			}
+			replayed = max(replayed, l.Replayed)
+		}
+	}
+	if replayed == 0 {
+		t.Errorf("no survivor replayed chain %d's log", dst)
+	}
 }
