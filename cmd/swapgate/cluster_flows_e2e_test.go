@@ -183,6 +183,47 @@ func TestClusterSwapAcrossNodes(t *testing.T) {
 		t.Errorf("published more than once: %v", twice)
 	}
 
+	// Quotes executed on another node the moment they are answered: the
+	// issuing node may not have committed their tickets yet (see
+	// tickets.Options.Shared).
+	for i := range 20 {
+		var q crashQuote
+		path := crashQuotePath("fromChain", strconv.Itoa(src), "toChain", strconv.Itoa(dst), "fromToken", srcUSDC, "toToken", dstUSDC,
+			"fromAmount", amount.String(), "fromAddress", from, "toAddress", to, "tools", "sbx-arcbridge")
+		issuer, executor := tc.nodes[i%3].client(), tc.nodes[(i+1)%3].client()
+		if s, raw, err := issuer.doJSON(http.MethodGet, path, nil, p.key, &q); err != nil || s != http.StatusOK {
+			t.Fatalf("quote %d: %d %v %s", i, s, err, raw)
+		}
+		var ex struct{ QuoteID, Kind string }
+		if s, raw, err := executor.doJSON(http.MethodPost, "/v1/execute", crashJSON(map[string]string{"quoteId": q.Quote.ID}), p.key, &ex); err != nil ||
+			s != http.StatusOK || ex.QuoteID != q.Quote.ID || ex.Kind != "transaction" {
+			t.Fatalf("execute at once on another node of quote %d: %d %v %s", i, s, err, raw)
+		}
+		issuer.close()
+		executor.close()
+	}
+	// An intents quote's deposit address is known on every node as soon as
+	// the quote is answered.
+	for i := range 10 {
+		var iq struct {
+			Quote    struct{ ID, DepositAddress string }
+			Provider string
+		}
+		issuer, reader := tc.nodes[i%3].client(), tc.nodes[(i+2)%3].client()
+		if s, raw, err := issuer.doJSON(http.MethodGet, crashQuotePath("fromChain", "1", "toChain", "900000002", "fromToken", usdcEth, "toToken", "native",
+			"fromAmount", strconv.Itoa(250_000_000+i), "fromAddress", wallet, "toAddress", tonAddress), nil, p.key, &iq); err != nil || s != http.StatusOK ||
+			iq.Provider != "intents" || iq.Quote.DepositAddress == "" {
+			t.Fatalf("intents quote %d: %d %v %s", i, s, err, raw)
+		}
+		var ds struct{ Status, QuoteID string }
+		crashGet(t, reader, "/v1/execute/deposit/status?depositAddress="+iq.Quote.DepositAddress, p.key, &ds)
+		if ds.Status != "PENDING_DEPOSIT" || ds.QuoteID != iq.Quote.ID {
+			t.Fatalf("another node's deposit status of intents quote %d: %+v", i, ds)
+		}
+		issuer.close()
+		reader.close()
+	}
+
 	// A faucet top-up on one node, seen on another.
 	topped := crashEVMAddress("cluster/faucet")
 	var fb struct{ TxHash, Status string }
