@@ -390,3 +390,58 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// failingCaller answers every call with err, or waits for the call's
+// context to end when err is nil.
+type failingCaller struct {
+	err   error
+	calls atomic.Int32
+}
+
+func (f *failingCaller) Call(ctx context.Context, _, _, _ string, _ []byte) ([]byte, error) {
+	f.calls.Add(1)
+	if f.err != nil {
+		return nil, f.err
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestRemoteFailures: what the edge sees when the cluster cannot answer
+// (ErrUnavailable, which it answers 503), when a grain could not read a
+// request (a fault, not an outage), and for a chain that is not a sandbox
+// chain (refused without a call).
+func TestRemoteFailures(t *testing.T) {
+	cases := []struct {
+		name        string
+		caller      *failingCaller
+		chainID     uint64
+		unavailable bool
+		unknown     bool
+		calls       int32
+	}{
+		{name: "no owner answers in time", caller: &failingCaller{}, chainID: 8453, unavailable: true, calls: 1},
+		{name: "the cluster gave up", caller: &failingCaller{err: errors.New("cluster: no member in the topology")}, chainID: 8453, unavailable: true, calls: 1},
+		{name: "the grain refused the request", caller: &failingCaller{err: &cluster.RemoteError{Msg: "sandboxchain: change request: bad"}}, chainID: 8453, calls: 1},
+		{name: "not a sandbox chain", caller: &failingCaller{}, chainID: 1151111081099710, unknown: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRemote(reg(t), tc.caller, 50*time.Millisecond, nil)
+			_, err := r.Faucet(context.Background(), tc.chainID, gBob, gUSDCBase, big.NewInt(1))
+			if err == nil || errors.Is(err, ErrUnavailable) != tc.unavailable || errors.Is(err, ErrUnknownChain) != tc.unknown {
+				t.Fatalf("faucet: %v; want unavailable %v, unknown chain %v", err, tc.unavailable, tc.unknown)
+			}
+			if n := tc.caller.calls.Load(); n != tc.calls {
+				t.Fatalf("%d grain calls, want %d", n, tc.calls)
+			}
+		})
+	}
+	// A caller's own end is its error, not the chain's unavailability.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := NewRemote(reg(t), &failingCaller{}, time.Minute, nil)
+	if _, err := r.Balances(ctx, 8453, gBob); !errors.Is(err, context.Canceled) || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("balances with an ended context: %v", err)
+	}
+}

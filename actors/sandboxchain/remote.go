@@ -15,6 +15,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/swapgate/swapgate/actors/cluster"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
@@ -75,8 +76,10 @@ func NewRemote(reg *registry.Registry, node Caller, timeout time.Duration, log *
 func (r *Remote) ChainIDs() []uint64 { return append([]uint64(nil), r.ids...) }
 
 // call sends one request to chain's grain and decodes its answer. A call
-// the cluster could not answer within the timeout is ErrUnavailable; a
-// refusal of the chain is returned as the error it was there.
+// the cluster could not answer within the timeout (no live owner, a store
+// that does not take the log's appends) is ErrUnavailable, which the edge
+// answers 503; a refusal of the chain is returned as the error it was
+// there.
 func (r *Remote) call(ctx context.Context, chainID uint64, method string, req any) (*grainReply, error) {
 	if !r.known[chainID] {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownChain, chainID)
@@ -88,10 +91,15 @@ func (r *Remote) call(ctx context.Context, chainID uint64, method string, req an
 	cctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	out, err := r.node.Call(cctx, GrainKind, strconv.FormatUint(chainID, 10), method, body)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("sandboxchain: chain %d %s: %w", chainID, method, ctx.Err())
-		}
+	var handlerErr *cluster.RemoteError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("sandboxchain: chain %d %s: %w", chainID, method, ctx.Err())
+	case errors.As(err, &handlerErr):
+		// The grain could not read the request: a fault, not an outage.
+		return nil, fmt.Errorf("sandboxchain: chain %d %s: %w", chainID, method, err)
+	default:
 		return nil, fmt.Errorf("%w: chain %d %s: %v", ErrUnavailable, chainID, method, err)
 	}
 	var rep grainReply
