@@ -445,3 +445,95 @@ func TestRemoteFailures(t *testing.T) {
 		t.Fatalf("balances with an ended context: %v", err)
 	}
 }
+
+// deliveries is a DeliveryStore that can forget, as a crash between a
+// credit and its record would.
+type deliveries struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (d *deliveries) SandboxDelivery(_ context.Context, ref string) (string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if h, ok := d.m[ref]; ok {
+		return h, nil
+	}
+	return "", persistence.ErrNotFound
+}
+
+func (d *deliveries) PutSandboxDelivery(_ context.Context, ref, h string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.m[ref] = h
+	return nil
+}
+
+func (d *deliveries) forget() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	clear(d.m)
+}
+
+// TestLedgerOverBothOwners: the trackers' ledger over a single node's
+// Service and over the chain grains reads a transaction's outcome on its
+// own chain only, and delivers once per reference; when the delivery's
+// record is lost (a crash right after the credit), the grains still know
+// the credit by its reference and mine nothing again, where one process
+// accepts crediting twice.
+func TestLedgerOverBothOwners(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		make func(t *testing.T) (Chains, *logStore)
+		// onceAcrossLoss: a delivery repeated after its record was lost
+		// mines nothing.
+		onceAcrossLoss bool
+	}{
+		{"service", func(t *testing.T) (Chains, *logStore) {
+			l := newLogStore()
+			svc, _, err := Start(ctx, reg(t), l, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return svc, l
+		}, false},
+		{"chain grains", func(t *testing.T) (Chains, *logStore) {
+			l := newLogStore()
+			grains, err := NewGrains(reg(t), l, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return NewRemote(reg(t), &fakeCluster{grains: grains, active: map[string]*Grain{}}, time.Minute, nil), l
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			chains, log := tc.make(t)
+			refs := &deliveries{m: map[string]string{}}
+			l := NewLedger(chains, refs, reg(t))
+			h, err := l.Deliver(ctx, 8453, "bridge/1", gBob.Hex(), gUSDCBase.Hex(), big.NewInt(42))
+			if err != nil {
+				t.Fatal(err)
+			}
+			found, ok, _, _, err := l.Outcome(ctx, 8453, h)
+			if err != nil || !found || !ok {
+				t.Fatalf("outcome of the delivery on its chain: %v %v %v", found, ok, err)
+			}
+			if found, _, _, _, err := l.Outcome(ctx, 10, h); err != nil || found {
+				t.Fatalf("the delivery found on another chain: %v %v", found, err)
+			}
+			if again, err := l.Deliver(ctx, 8453, "bridge/1", gBob.Hex(), gUSDCBase.Hex(), big.NewInt(42)); err != nil || again != h || log.count(8453) != 1 {
+				t.Fatalf("repeated delivery: %s %v, %d operations", again, err, log.count(8453))
+			}
+			refs.forget()
+			again, err := l.Deliver(ctx, 8453, "bridge/1", gBob.Hex(), gUSDCBase.Hex(), big.NewInt(42))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if once := again == h && log.count(8453) == 1; once != tc.onceAcrossLoss {
+				t.Fatalf("delivery after its record was lost: %s (first %s), %d operations; want once %v", again, h, log.count(8453), tc.onceAcrossLoss)
+			}
+		})
+	}
+}
