@@ -242,6 +242,10 @@ type App struct {
 	ln       net.Listener
 	served   chan error
 	stopped  atomic.Bool
+
+	// sandbox is the sandbox chains as the service uses them: chains on a
+	// single node, the chain grains' proxy in a cluster (sandbox mode).
+	sandbox sandboxChains
 }
 
 // Start brings the service up and starts serving; it returns once the
@@ -289,7 +293,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	a.sys = actors.NewSystemWithLogger(a.log)
 	if cfg.Cluster.On() {
-		if err := a.startCluster(ctx, nil); err != nil {
+		kinds, err := a.clusterKinds(reg)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.startCluster(ctx, kinds); err != nil {
 			return nil, err
 		}
 	}
@@ -314,17 +322,20 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// One set of contract facts: the quotes send users to these contracts,
 	// and the sandbox chain deploys them there.
 	contracts := pulseroute.DefaultContracts()
-	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.store, cfg.DataDir, metrics, contracts); err != nil {
+	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.store, cfg.DataDir, a.node != nil, metrics, contracts); err != nil {
 		return nil, err
 	}
 	var sandboxChain edge.SandboxChain
-	if cfg.Mode == ModeSandbox {
+	if cfg.Mode == ModeSandbox && a.node != nil {
+		a.sandbox = a.remoteChains(reg)
+		sandboxChain = a.sandbox
+	} else if cfg.Mode == ModeSandbox {
 		started := time.Now()
 		var stats sandboxchain.ReplayStats
 		if a.chains, stats, err = sandboxchain.Start(ctx, reg, a.store, sandboxchain.Options{Contracts: contracts, Logger: a.log}); err != nil {
 			return nil, fmt.Errorf("app: start the sandbox chain: %w", err)
 		}
-		sandboxChain = a.chains
+		a.sandbox, sandboxChain = a.chains, a.chains
 		a.log.Info("sandbox chain ready", slog.Int("chains", len(a.chains.ChainIDs())), slog.Int("replayed", stats.Ops),
 			slog.Int("diverged", stats.Diverged), slog.Duration("took", time.Since(started)))
 	}
@@ -361,8 +372,8 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// register endpoint.
 	var bridging tracker.Source
 	var inboundDeposits edge.InboundDeposits
-	if a.chains != nil {
-		ledger := sandboxchain.NewLedger(a.chains, a.store, reg)
+	if a.sandbox != nil {
+		ledger := sandboxchain.NewLedger(a.sandbox, a.store, reg)
 		bridging = sandbox.NewBridging(ledger, sandbox.BridgingConfig{DurationScale: cfg.SandboxBridgeScale,
 			FailureRate: cfg.SandboxBridgeFailureRate}, nil)
 		if a.evidence, err = inbound.DialEvidence(ctx, cfg.EVMRPC, ledger); err != nil {
@@ -396,10 +407,10 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, fmt.Errorf("app: start swap tracker: %w", err)
 	}
 	var balances edge.BalanceReader
-	if len(cfg.EVMRPC) > 0 || a.chains != nil {
+	if len(cfg.EVMRPC) > 0 || a.sandbox != nil {
 		var fallback evmbalance.Source
-		if a.chains != nil {
-			fallback = a.chains
+		if a.sandbox != nil {
+			fallback = a.sandbox
 		}
 		if balances, err = evmbalance.Dial(ctx, reg, cfg.EVMRPC, fallback); err != nil {
 			return nil, fmt.Errorf("app: %w", err)
