@@ -16,7 +16,18 @@ var (
 	_ quote.Provider = (*Intents)(nil)
 	_ quote.Pricer   = (*Aggregator)(nil)
 	_ quote.Pricer   = (*Intents)(nil)
+
+	_ quote.ExactOutputQuoter = (*Aggregator)(nil)
+	_ quote.ExactOutputQuoter = (*Intents)(nil)
 )
+
+// ExactOutputUnsupported is "": every aggregator tool sizes the input of an
+// exact-output request exactly (see Market.exactInput).
+func (a *Aggregator) ExactOutputUnsupported(*quote.Request) string { return "" }
+
+// ExactOutputUnsupported is "": every intents tool sizes the input of an
+// exact-output request exactly (see Market.exactInput).
+func (i *Intents) ExactOutputUnsupported(*quote.Request) string { return "" }
 
 // catalogLegs lists the provider's tools that connect the request's chains
 // and that its filters admit; stable-only tools need stablecoins on both
