@@ -74,6 +74,51 @@ func (p *Provider) FeeExempt(req *quote.Request) bool {
 // Name is "pulseroute".
 func (p *Provider) Name() string { return registry.ProviderPulseroute }
 
+var _ quote.ExactOutputQuoter = (*Provider)(nil)
+
+// ExactOutputUnsupported says which exact-output requests pulseroute cannot
+// size. The direct routes without a swap invert in closed form: the
+// outbound USDCh → USDC bridge delivers its input one for one and takes no
+// fee, and the inbound USDC → USDCh bridge delivers its input less the
+// partner fee, one for one (quote.GrossForNet). A route whose output goes
+// through PulseX (a direct inbound route to another token, a swap within
+// chain 369) or a multi-step route (step 1 an aggregator quote, step 2 a
+// PulseX swap after a bridge) would need its pools read backwards, which
+// pulseroute's chain state does not offer: those are left out of the race
+// with this reason. Pairs pulseroute refuses anyway are raced, so that the
+// leg's own refusal explains itself.
+func (p *Provider) ExactOutputUnsupported(req *quote.Request) string {
+	from, to := req.From.ID, req.To.ID
+	switch {
+	case from == quote.PulseChainID && to == quote.PulseChainID:
+		return "pulseroute cannot size an exact output on chain 369: PulseX swaps are priced from the input only"
+	case to == quote.PulseChainID:
+		w, ok := p.contracts.WarpRoute(from)
+		if !ok || w.Synthetic {
+			return ""
+		}
+		if !isToken(req.FromToken, w.Token) {
+			return "pulseroute cannot size an exact output on a multi-step route (step 1 is an aggregator swap, step 2 a PulseX swap); start from USDC on a warp-route chain for a direct route"
+		}
+		if !isToken(req.ToToken, p.contracts.USDCh().Token) {
+			return "pulseroute sizes an exact output on its direct inbound route only into USDCh: the PulseX swap after the bridge is priced from the input only"
+		}
+	}
+	return ""
+}
+
+// exactDirectInput answers an exact-output request on a direct route
+// without a swap with the input it needs: the least input whose output
+// after the partner fee (the inbound bridge's; the outbound one takes none)
+// is toAmount. These routes deliver one for one without slippage, so their
+// ToAmountMin is that output.
+func exactDirectInput(req *quote.Request, feeBps int) *quote.Request {
+	if !req.ExactOutput() {
+		return req
+	}
+	return req.WithFromAmount(quote.GrossForNet(req.ToAmount, feeBps))
+}
+
 // Legs is the PulseX tool within chain 369 and the warp tool for any pair
 // across 369.
 // The warp leg is offered even for pairs it cannot serve (369 to a chain
@@ -123,11 +168,11 @@ func (p *Provider) QuoteLeg(ctx context.Context, req *quote.Request, leg string)
 				"chain %d has no USDC warp route to chain 369; inbound routes start on chains %s", from, p.senderChainList())
 		}
 		if isToken(req.FromToken, w.Token) {
-			return p.directInbound(ctx, req, t, w)
+			return p.directInbound(ctx, exactDirectInput(req, req.FeeBps), t, w)
 		}
 		return p.multiStepInbound(ctx, req, t, w)
 	default:
-		return p.directOutbound(ctx, req, t)
+		return p.directOutbound(ctx, exactDirectInput(req, 0), t)
 	}
 }
 
