@@ -199,14 +199,16 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	start := time.Now()
 	// Each provider's legs are asked for once and counted first, so that
 	// the outcomes are one allocation rather than a slice grown by append.
-	// A provider that cannot quote an exact-output request is left out
-	// with its reason: one outcome, answered at once, not sent.
+	// A provider that cannot quote the request as asked (an exact output
+	// it cannot size, a refund address it cannot honour) is left out with
+	// its reason: one outcome, answered at once, not sent.
 	type provLegs struct {
-		name   string
-		r      *racer
-		legs   []string
-		absent string
+		name                 string
+		r                    *racer
+		legs                 []string
+		absent, absentReason string
 	}
+	checkAbsent := req.ExactOutput() || req.RefundTo != ""
 	var buf [8]provLegs
 	asked, n := buf[:0], 0
 	for _, name := range providers {
@@ -214,9 +216,9 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 		if !ok {
 			continue
 		}
-		if req.ExactOutput() {
-			if why := quote.ExactOutputRefusal(r.p, req); why != "" {
-				asked = append(asked, provLegs{name: name, r: r, absent: why})
+		if checkAbsent {
+			if reason, why := quote.Unsupported(r.p, req); reason != "" {
+				asked = append(asked, provLegs{name: name, r: r, absent: why, absentReason: reason})
 				n++
 				continue
 			}
@@ -231,7 +233,7 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	}
 	for _, pl := range asked {
 		if pl.absent != "" {
-			outcomes = append(outcomes, quote.ExactOutputOutcome(pl.name, pl.absent))
+			outcomes = append(outcomes, quote.UnsupportedOutcome(pl.name, pl.absentReason, pl.absent))
 			continue
 		}
 		for _, leg := range pl.legs {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"math/big"
 	"testing"
 	"time"
@@ -67,6 +68,37 @@ func TestExactOutputRaceLeavesOutWhoCannot(t *testing.T) {
 	for _, o := range outcomes {
 		if !o.Unsupported || o.Status() != quote.LegUnsupported {
 			t.Errorf("%+v", o)
+		}
+	}
+}
+
+// refundProvider honours refund addresses.
+type refundProvider struct{ *fakeProvider }
+
+func (p *refundProvider) RefundToUnsupported(*quote.Request) string { return "" }
+
+// TestRefundToRaceLeavesOutWhoCannot: a refund address other than
+// fromAddress leaves out the providers that cannot pay refunds there; one
+// equal to fromAddress, or none, races every provider.
+func TestRefundToRaceLeavesOutWhoCannot(t *testing.T) {
+	can := &refundProvider{&fakeProvider{name: "can", legs: []string{"t1"}}}
+	plain := &fakeProvider{name: "plain", legs: []string{""}}
+	e := start(t, Config{Deadline: 5 * time.Second}, can, plain)
+	for _, tt := range []struct {
+		name     string
+		refundTo string
+		absent   bool
+	}{{"another address", "0xbbbb", true}, {"fromAddress", "0xaaaa", false}, {"none", "", false}} {
+		req := &quote.Request{FromAmount: big.NewInt(5), FromAddress: "0xaaaa", RefundTo: tt.refundTo}
+		outcomes, _ := e.Race(t.Context(), req, names(can, plain), nil)
+		if len(outcomes) != 2 || outcomes[0].Route == nil || outcomes[1].Unsupported != tt.absent {
+			t.Fatalf("%s: %+v", tt.name, outcomes)
+		}
+		if tt.absent {
+			var nr *quote.NoRoute
+			if !errors.As(outcomes[1].Err, &nr) || nr.Reason != quote.ReasonRefundToUnsupported {
+				t.Errorf("%s: %v", tt.name, outcomes[1].Err)
+			}
 		}
 	}
 }

@@ -21,6 +21,10 @@ import (
 // toAmountMin meets toAmount.
 func (c *Client) ExactOutputUnsupported(*quote.Request) string { return "" }
 
+// LI.FI takes no refund address (its quote has no such parameter, and its
+// bridges refund the sender), so the Client does not implement
+// quote.RefundToQuoter: a request whose refundTo is not fromAddress leaves
+// it out of the race with that reason.
 var _ quote.ExactOutputQuoter = (*Client)(nil)
 
 // QuoteLeg asks LI.FI for its best step and maps it to a route. The leg is

@@ -37,7 +37,15 @@ const (
 // excess deposit goes back to refundTo).
 func (c *Client) ExactOutputUnsupported(*quote.Request) string { return "" }
 
-var _ quote.ExactOutputQuoter = (*Client)(nil)
+// RefundToUnsupported is "": the quote's refund address is 1Click's
+// refundTo, where a deposit that cannot be swapped (and an exact-output
+// deposit's excess) is returned.
+func (c *Client) RefundToUnsupported(*quote.Request) string { return "" }
+
+var (
+	_ quote.ExactOutputQuoter = (*Client)(nil)
+	_ quote.RefundToQuoter    = (*Client)(nil)
+)
 
 // QuoteLeg asks 1Click for a quote and maps it to a route. The leg is
 // ignored: solvers compete upstream.

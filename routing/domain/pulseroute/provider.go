@@ -74,7 +74,16 @@ func (p *Provider) FeeExempt(req *quote.Request) bool {
 // Name is "pulseroute".
 func (p *Provider) Name() string { return registry.ProviderPulseroute }
 
-var _ quote.ExactOutputQuoter = (*Provider)(nil)
+var (
+	_ quote.ExactOutputQuoter = (*Provider)(nil)
+	_ quote.RefundToQuoter    = (*Provider)(nil)
+)
+
+// RefundToUnsupported is "": pulseroute takes a refund address, though none
+// of its routes refunds on the source chain (a direct route that cannot
+// swap on 369 pays USDCh to the recipient there; a multi-step deposit whose
+// bridge fails is left for an operator), so it is recorded and never used.
+func (p *Provider) RefundToUnsupported(*quote.Request) string { return "" }
 
 // ExactOutputUnsupported says which exact-output requests pulseroute cannot
 // size. The direct routes without a swap invert in closed form: the

@@ -56,27 +56,61 @@ type ExactOutputQuoter interface {
 	ExactOutputUnsupported(req *Request) string
 }
 
-// ReasonExactOutputUnsupported is the NoRoute reason of a provider left out
-// of an exact-output race.
-const ReasonExactOutputUnsupported = "EXACT_OUTPUT_UNSUPPORTED"
-
-// ExactOutputOutcome is the outcome of a provider left out of an
-// exact-output race: never sent, answered at once with its reason, shown
-// in data.timing as unsupported.
-func ExactOutputOutcome(provider, reason string) LegOutcome {
-	return LegOutcome{Provider: provider, Answered: true, Unsupported: true,
-		Err: &NoRoute{Provider: provider, Reason: ReasonExactOutputUnsupported, Message: reason}}
+// RefundToQuoter is a provider that can say whether it honours a
+// request's refund address. A provider that does not implement it takes
+// none: it is raced only on requests whose refunds go to fromAddress.
+type RefundToQuoter interface {
+	// RefundToUnsupported says why the provider cannot pay req's refunds
+	// to req.RefundTo, "" when it can.
+	RefundToUnsupported(req *Request) string
 }
 
-// ExactOutputRefusal is why a provider is left out of an exact-output race
-// on req, "" when it is raced: a provider that does not implement
-// ExactOutputQuoter cannot quote one at all.
-func ExactOutputRefusal(p Provider, req *Request) string {
-	x, ok := p.(ExactOutputQuoter)
-	if !ok {
-		return "the " + p.Name() + " provider does not quote exact output"
+// The NoRoute reasons of a provider left out of a race because it cannot
+// quote the request as asked.
+const (
+	ReasonExactOutputUnsupported = "EXACT_OUTPUT_UNSUPPORTED"
+	ReasonRefundToUnsupported    = "REFUND_TO_UNSUPPORTED"
+)
+
+// UnsupportedOutcome is the outcome of a provider left out of a race:
+// never sent, answered at once with its reason, shown in data.timing as
+// unsupported with the message.
+func UnsupportedOutcome(provider, reason, message string) LegOutcome {
+	return LegOutcome{Provider: provider, Answered: true, Unsupported: true,
+		Err: &NoRoute{Provider: provider, Reason: reason, Message: message}}
+}
+
+// ExactOutputOutcome is UnsupportedOutcome for an exact output the
+// provider cannot size.
+func ExactOutputOutcome(provider, message string) LegOutcome {
+	return UnsupportedOutcome(provider, ReasonExactOutputUnsupported, message)
+}
+
+// Unsupported says why provider p cannot quote req as asked, as a NoRoute
+// reason and its message ("" when it can): an exact output it cannot size
+// (a provider that does not implement ExactOutputQuoter sizes none), or a
+// refund address other than fromAddress it cannot pay refunds to (one
+// that does not implement RefundToQuoter honours none).
+func Unsupported(p Provider, req *Request) (reason, message string) {
+	if req.ExactOutput() {
+		x, ok := p.(ExactOutputQuoter)
+		if !ok {
+			return ReasonExactOutputUnsupported, "the " + p.Name() + " provider does not quote exact output"
+		}
+		if why := x.ExactOutputUnsupported(req); why != "" {
+			return ReasonExactOutputUnsupported, why
+		}
 	}
-	return x.ExactOutputUnsupported(req)
+	if req.RefundTo != "" && req.RefundTo != req.FromAddress {
+		x, ok := p.(RefundToQuoter)
+		if !ok {
+			return ReasonRefundToUnsupported, "the " + p.Name() + " provider takes no refund address: its refunds go to fromAddress"
+		}
+		if why := x.RefundToUnsupported(req); why != "" {
+			return ReasonRefundToUnsupported, why
+		}
+	}
+	return "", ""
 }
 
 // ErrOutputUnreachable is why SizeInput found no input: even the largest

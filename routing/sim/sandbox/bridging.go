@@ -83,7 +83,10 @@ func (b *Bridging) SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observati
 	}
 	if b.fails(s.ID) {
 		amount, _ := new(big.Int).SetString(s.FromAmount, 10)
-		h, err := b.ledger.Deliver(ctx, s.FromChain, s.ID+"/refund", s.FromAddress, s.FromToken, amount)
+		// The refund goes to the quote's refund address (fromAddress when
+		// it named none).
+		to := s.RefundAddress()
+		h, err := b.ledger.Deliver(ctx, s.FromChain, s.ID+"/refund", to, s.FromToken, amount)
 		if err != nil {
 			return swap.Observation{}, err
 		}

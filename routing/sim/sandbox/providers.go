@@ -19,7 +19,17 @@ var (
 
 	_ quote.ExactOutputQuoter = (*Aggregator)(nil)
 	_ quote.ExactOutputQuoter = (*Intents)(nil)
+	_ quote.RefundToQuoter    = (*Aggregator)(nil)
+	_ quote.RefundToQuoter    = (*Intents)(nil)
 )
+
+// RefundToUnsupported is "": a sandbox bridge that fails refunds its input
+// to the quote's refund address (see Bridging).
+func (a *Aggregator) RefundToUnsupported(*quote.Request) string { return "" }
+
+// RefundToUnsupported is "": a sandbox intents deposit that fails is
+// refunded to the quote's refund address (see Bridging).
+func (i *Intents) RefundToUnsupported(*quote.Request) string { return "" }
 
 // ExactOutputUnsupported is "": every aggregator tool sizes the input of an
 // exact-output request exactly (see Market.exactInput).
