@@ -1292,11 +1292,15 @@ export interface components {
                 toChainId: number;
                 fromToken: components["schemas"]["ActionToken"];
                 toToken: components["schemas"]["ActionToken"];
-                /** @description Base units, as asked. */
+                /** @description Base units: as asked, or on an exact-output quote the input this route needs. */
                 fromAmount: string;
+                /** @description An exact-output quote's toAmount, as asked: estimate.toAmountMin is at least this. Absent on a quote for a given fromAmount. */
+                toAmount?: string;
                 fromAddress: string;
                 /** @description The recipient; fromAddress on a dry quote. */
                 toAddress: string;
+                /** @description The refund address the quote was asked with (refundTo); absent when refunds go to fromAddress. */
+                refundTo?: string;
                 /** @description Slippage tolerance as a fraction (0.005 = 0.5%). */
                 slippage: number;
             };
