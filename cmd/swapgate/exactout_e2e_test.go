@@ -32,12 +32,13 @@ type exactAction struct {
 
 // TestExactOutputQuotesExecute quotes toAmount instead of fromAmount on an
 // aggregator pair (a swap, and a bridge followed to its delivery), an
-// intents pair (a deposit followed to SUCCESS) and a pulseroute direct pair
-// through the real server, executes each on the sandbox chains and checks
+// intents pair (a deposit followed to SUCCESS) and pulseroute's direct pairs
+// (into USDCh, and swapped on PulseX after the bridge) through the real server, executes each on the sandbox chains and checks
 // that what arrives is at least toAmount: estimate.toAmountMin >= toAmount,
 // the input the quote asks for is the one its transaction spends, and the
 // delivery (the receiver's balance, the deposit's amountOut, the warp
-// route's bridged amount) reaches toAmount.
+// route's bridged amount, the PulseX swap's minOutput the sender contract
+// sends to 369) reaches toAmount.
 func TestExactOutputQuotesExecute(t *testing.T) {
 	rc := newSignedReceiver(t)
 	ts := flowServer(t, rc, nil)
@@ -136,32 +137,48 @@ func TestExactOutputQuotesExecute(t *testing.T) {
 		}
 	})
 
-	t.Run("pulseroute direct inbound, 100 USDCh bridged to 369", func(t *testing.T) {
-		const want = "100000000"
-		q, _ := quoteExact(t, want, "fromChain", "42161", "toChain", "369", "fromToken", usdcArb, "toToken", usdch,
-			"fromAddress", wallet, "toAddress", wallet)
-		if q.Provider != "pulseroute" || q.Quote.SenderContract == "" {
-			t.Fatalf("direct quote %+v", q)
-		}
-		if bigOf(t, q.Quote.MinOutput).Cmp(bigOf(t, want)) < 0 || q.in(t).Cmp(bigOf(t, q.Quote.FromAmount)) != 0 {
-			t.Fatalf("direct quote from %s min %s, want at least %s", q.Quote.FromAmount, q.Quote.MinOutput, want)
-		}
-		ts.approve(t, 42161, wallet, usdcArb, q.Quote.SenderContract, q.in(t))
-		walletBefore := ts.balance(t, 42161, wallet, usdcArb)
-		b := ts.broadcast(t, 42161, wallet, q.tx(t))
-		if b.Status != "success" {
-			t.Fatalf("broadcast %+v", b)
-		}
-		if spent := new(big.Int).Sub(walletBefore, ts.balance(t, 42161, wallet, usdcArb)); spent.Cmp(q.in(t)) != 0 {
-			t.Fatalf("spent %s, quoted %s", spent, q.in(t))
-		}
-		// What the warp route carries to 369 (USDCh minted one for one):
-		// the sender contract's InboundSent says how much it bridged.
-		bridged := inboundBridged(t, ts.receipt(t, b.TxHash))
-		if bridged.Cmp(bigOf(t, want)) < 0 {
-			t.Fatalf("bridged %s, want at least %s", bridged, want)
-		}
-	})
+	for _, tc := range []struct {
+		name, toToken, want string
+		// swap: the route swaps on PulseX after the bridge, so what
+		// reaches the recipient is bounded by the sender contract's
+		// minOutput rather than the bridged USDCh.
+		swap bool
+	}{
+		{"pulseroute direct inbound, 100 USDCh bridged to 369", usdch, "100000000", false},
+		{"pulseroute direct inbound swapped on PulseX, 2,000,000 PLSX", plsx369, "2000000000000000000000000", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, _ := quoteExact(t, tc.want, "fromChain", "42161", "toChain", "369", "fromToken", usdcArb, "toToken", tc.toToken,
+				"fromAddress", wallet, "toAddress", wallet)
+			if q.Provider != "pulseroute" || q.Quote.SenderContract == "" {
+				t.Fatalf("direct quote %+v", q)
+			}
+			if bigOf(t, q.Quote.MinOutput).Cmp(bigOf(t, tc.want)) < 0 || q.in(t).Cmp(bigOf(t, q.Quote.FromAmount)) != 0 {
+				t.Fatalf("direct quote from %s min %s, want at least %s", q.Quote.FromAmount, q.Quote.MinOutput, tc.want)
+			}
+			ts.approve(t, 42161, wallet, usdcArb, q.Quote.SenderContract, q.in(t))
+			walletBefore := ts.balance(t, 42161, wallet, usdcArb)
+			b := ts.broadcast(t, 42161, wallet, q.tx(t))
+			if b.Status != "success" {
+				t.Fatalf("broadcast %+v", b)
+			}
+			if spent := new(big.Int).Sub(walletBefore, ts.balance(t, 42161, wallet, usdcArb)); spent.Cmp(q.in(t)) != 0 {
+				t.Fatalf("spent %s, quoted %s", spent, q.in(t))
+			}
+			// What the sender contract committed to on 369: the USDCh the
+			// warp route mints one for one (bridged), and the least the
+			// PulseX swap there must deliver (minOutput), as its
+			// InboundSent event says.
+			sent := inboundSent(t, ts.receipt(t, b.TxHash))
+			delivered := sent["bridged"].(*big.Int)
+			if tc.swap {
+				delivered = sent["minOutput"].(*big.Int)
+			}
+			if delivered.Cmp(bigOf(t, tc.want)) < 0 {
+				t.Fatalf("InboundSent %v: at least %s delivered, want %s", sent, delivered, tc.want)
+			}
+		})
+	}
 
 	t.Run("routes: every candidate reaches toAmount with its own input", func(t *testing.T) {
 		const want = "400000000"
@@ -172,8 +189,8 @@ func TestExactOutputQuotesExecute(t *testing.T) {
 		}
 		var r struct {
 			Routes []struct {
-				Tool   string
-				Action struct{ FromAmount, ToAmount string }
+				Tool     string
+				Action   struct{ FromAmount, ToAmount string }
 				Estimate struct {
 					FromAmount, ToAmountMin string
 				}
@@ -203,9 +220,9 @@ func TestExactOutputQuotesExecute(t *testing.T) {
 	})
 }
 
-// inboundBridged reads the bridged amount of the sender contract's
-// InboundSent event in a receipt.
-func inboundBridged(t *testing.T, r receiptAnswer) *big.Int {
+// inboundSent reads the sender contract's InboundSent event in a receipt:
+// its unindexed fields by name.
+func inboundSent(t *testing.T, r receiptAnswer) map[string]any {
 	t.Helper()
 	ev := pulseroute.ABI().Events["InboundSent"]
 	for _, l := range r.Logs {
@@ -220,10 +237,13 @@ func inboundBridged(t *testing.T, r receiptAnswer) *big.Int {
 		if err := ev.Inputs.NonIndexed().UnpackIntoMap(m, data); err != nil {
 			t.Fatal(err)
 		}
-		if v, ok := m["bridged"].(*big.Int); ok {
-			return v
+		if _, ok := m["bridged"].(*big.Int); !ok {
+			t.Fatalf("InboundSent %v has no bridged amount", m)
 		}
-		t.Fatalf("InboundSent %v has no bridged amount", m)
+		if _, ok := m["minOutput"].(*big.Int); !ok {
+			t.Fatalf("InboundSent %v has no minOutput", m)
+		}
+		return m
 	}
 	t.Fatalf("no InboundSent in %+v", r.Logs)
 	return nil

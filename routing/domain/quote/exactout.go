@@ -2,6 +2,7 @@ package quote
 
 import (
 	"errors"
+	"math"
 	"math/big"
 )
 
@@ -203,6 +204,19 @@ func SizeInput(target, guess *big.Int, forward func(in *big.Int) (ok bool, err e
 		}
 	}
 	return hi, nil
+}
+
+// GrossForMin is the least output from which MinOut(output, slippage)
+// keeps at least min: MinOut keeps ⌊output×keep/10⁹⌋ with keep the
+// fraction 1−slippage in parts per billion, which reaches min exactly when
+// output×keep ≥ min×10⁹, that is from ⌈min×10⁹/keep⌉ on. slippage must be
+// below 1 (the parser bounds it at 0.5).
+func GrossForMin(min *big.Int, slippage float64) *big.Int {
+	keep := big.NewInt(int64(math.Round((1 - slippage) * 1e9)))
+	a := new(big.Int).Mul(min, big.NewInt(1e9))
+	a.Add(a, keep)
+	a.Sub(a, big.NewInt(1))
+	return a.Quo(a, keep)
 }
 
 // GrossForNet is the least amount from which SplitFee(amount, bps) leaves

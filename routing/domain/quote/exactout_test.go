@@ -126,3 +126,20 @@ func TestForRoute(t *testing.T) {
 		t.Errorf("%+v from %+v", r, ex)
 	}
 }
+
+// TestGrossForMin: the least output whose MinOut keeps at least min, for
+// slippages from none to the maximum, checked against MinOut itself.
+func TestGrossForMin(t *testing.T) {
+	for _, sl := range []float64{0, 0.001, 0.003, 0.005, 0.01, 0.123456, 0.5} {
+		for _, n := range []int64{1, 2, 7, 100, 999_999, 1_000_000, 123_456_789_012} {
+			min := big.NewInt(n)
+			a := GrossForMin(min, sl)
+			if MinOut(a, sl).Cmp(min) < 0 {
+				t.Errorf("slippage %v min %d: %s keeps %s", sl, n, a, MinOut(a, sl))
+			}
+			if less := new(big.Int).Sub(a, big.NewInt(1)); less.Sign() > 0 && MinOut(less, sl).Cmp(min) >= 0 {
+				t.Errorf("slippage %v min %d: %s is not the least", sl, n, a)
+			}
+		}
+	}
+}
