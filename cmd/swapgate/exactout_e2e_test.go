@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"math/big"
 	"net/http"
 	"net/url"
@@ -392,4 +393,44 @@ func TestRefundToCarriedToRefunds(t *testing.T) {
 			t.Fatalf("status %+v, refundTo got %s back", sw, refunded)
 		}
 	})
+}
+
+// TestExactOutputStream: /v1/quote/stream takes toAmount as /v1/quote
+// does: every route event carries its own input and reaches toAmount, and
+// the best event is the exact-output quote, the stream held to the
+// document event by event.
+func TestExactOutputStream(t *testing.T) {
+	ts := sandboxServer(t, "")
+	const want = "400000000"
+	s, env := ts.openStream(streamPath(quotePath("fromChain", "1", "toChain", "1151111081099710", "fromToken", usdcEth,
+		"toToken", usdcSol, "toAmount", want, "fromAddress", wallet, "toAddress", solAddress)))
+	if env != nil {
+		t.Fatalf("refused: %s", env.Raw)
+	}
+	routes, best, _ := wantEventOrder(t, s.finish())
+	if best.Name != "best" || len(routes) < 2 {
+		t.Fatalf("outcome %s after %d routes", best.Name, len(routes))
+	}
+	type shapeAQuote struct {
+		Tool     string
+		Action   struct{ FromAmount, ToAmount string }
+		Estimate struct{ FromAmount, ToAmountMin string }
+	}
+	check := func(what string, q shapeAQuote) {
+		if q.Action.ToAmount != want || q.Action.FromAmount != q.Estimate.FromAmount || bigOf(t, q.Estimate.ToAmountMin).Cmp(bigOf(t, want)) < 0 {
+			t.Errorf("%s %s: %+v", what, q.Tool, q)
+		}
+	}
+	for _, ev := range routes {
+		var q shapeAQuote
+		if err := json.Unmarshal([]byte(ev.Data), &q); err != nil {
+			t.Fatal(err)
+		}
+		check("route", q)
+	}
+	var b struct{ Quote shapeAQuote }
+	if err := json.Unmarshal([]byte(best.Data), &b); err != nil {
+		t.Fatal(err)
+	}
+	check("best", b.Quote)
 }
