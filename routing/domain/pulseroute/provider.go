@@ -208,6 +208,13 @@ func (p *Provider) QuoteLeg(ctx context.Context, req *quote.Request, leg string)
 	if err := p.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
+	if req.ExactOutput() {
+		// The engine leaves such a request out of the race; a caller that
+		// asks anyway gets the reason, not a route priced from no input.
+		if why := p.ExactOutputUnsupported(req); why != "" {
+			return nil, noRoute(leg, quote.ReasonExactOutputUnsupported, "%s", why)
+		}
+	}
 	from, to := req.From.ID, req.To.ID
 	switch {
 	case from == quote.PulseChainID && to == quote.PulseChainID:

@@ -2,6 +2,7 @@ package pulsesim
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -49,6 +50,15 @@ func TestPulserouteExactOutput(t *testing.T) {
 		if tt.refusal != "" {
 			if !strings.Contains(why, tt.refusal) {
 				t.Errorf("%s: reason %q, want one with %q", tt.name, why, tt.refusal)
+			}
+			// Asked anyway, the leg answers the reason.
+			leg := ToolWarp
+			if tt.from == tt.to {
+				leg = ToolPulseX
+			}
+			var nr *quote.NoRoute
+			if _, err := p.QuoteLeg(context.Background(), req, leg); !errors.As(err, &nr) || nr.Reason != quote.ReasonExactOutputUnsupported {
+				t.Errorf("%s: asked anyway: %v", tt.name, err)
 			}
 			continue
 		}
