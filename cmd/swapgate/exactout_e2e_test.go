@@ -12,6 +12,7 @@ import (
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/swap"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 // refundAddr is a refund address on the EVM source chains, apart from the
@@ -292,15 +293,33 @@ func TestQuoteAmountAndRefundToRefusals(t *testing.T) {
 // input goes back to refundTo on the source chain, not to the sender, and
 // the status, execute and deposit answers say so (refundTo, refundedTo);
 // without refundTo the refund goes to fromAddress, as before, and the
-// answers name it as where the refund went.
+// answers name it as where the refund went. The partner's deposit.failed
+// and swap.completed webhooks say where a refund went too.
 func TestRefundToCarriedToRefunds(t *testing.T) {
 	rc := newSignedReceiver(t)
 	ts := flowServer(t, rc, func(c *app.Config) { c.SandboxBridgeFailureRate = 1 })
+	key := partnerWithHooks(t, ts, rc)
+	// eventOf waits for the named webhook event of a quote and returns
+	// its data.
+	eventOf := func(t *testing.T, name, quoteID string) map[string]any {
+		t.Helper()
+		var data map[string]any
+		waitUntil(t, name+" of "+quoteID, func() bool {
+			for _, p := range rc.events(t) {
+				if d, ok := p.Data.(map[string]any); ok && p.Event == name && d["transactionId"] == quoteID {
+					data = d
+					return true
+				}
+			}
+			return false
+		})
+		return data
+	}
 
 	t.Run("intents deposit refunded to refundTo", func(t *testing.T) {
 		var q anyQuote
 		env := ts.get(quotePath("fromChain", "1", "toChain", "1151111081099710", "fromToken", usdcEth, "toToken", usdcSol,
-			"fromAmount", "300000000", "fromAddress", wallet, "toAddress", solAddress, "tools", "sbx-intents", "refundTo", refundAddr))
+			"fromAmount", "300000000", "fromAddress", wallet, "toAddress", solAddress, "tools", "sbx-intents", "refundTo", refundAddr), withKey(key))
 		env.decode(t, &q)
 		var a exactAction
 		env.decode(t, &a)
@@ -346,6 +365,15 @@ func TestRefundToCarriedToRefunds(t *testing.T) {
 		if refunded.String() != "300000000" || walletGot.String() != "-300000000" {
 			t.Fatalf("refundTo got %s back, the wallet moved %s", refunded, walletGot)
 		}
+		if d := eventOf(t, webhook.DepositFailed, q.Quote.ID); d["status"] != swap.DepositRefunded || d["refundedTo"] != refundAddr {
+			t.Fatalf("%s data %v", webhook.DepositFailed, d)
+		}
+		// deposit.received carries the status the deposit was first seen
+		// in: here (bridges at once) already REFUNDED, and then where it
+		// went; a deposit seen under way names no refund.
+		if d := eventOf(t, webhook.DepositReceived, q.Quote.ID); (d["status"] == swap.DepositRefunded) != (d["refundedTo"] == refundAddr) {
+			t.Fatalf("%s data %v", webhook.DepositReceived, d)
+		}
 	})
 
 	t.Run("aggregator bridge refunded to fromAddress without refundTo", func(t *testing.T) {
@@ -376,7 +404,7 @@ func TestRefundToCarriedToRefunds(t *testing.T) {
 	t.Run("aggregator bridge refunded to refundTo", func(t *testing.T) {
 		var q anyQuote
 		ts.get(quotePath("fromChain", "42161", "toChain", "8453", "fromToken", usdcArb, "toToken", usdcBase,
-			"fromAmount", "110000000", "fromAddress", wallet, "toAddress", wallet, "tools", "sbx-arcbridge", "refundTo", refundAddr)).decode(t, &q)
+			"fromAmount", "110000000", "fromAddress", wallet, "toAddress", wallet, "tools", "sbx-arcbridge", "refundTo", refundAddr), withKey(key)).decode(t, &q)
 		ts.approve(t, 42161, wallet, usdcArb, *q.Quote.Estimate.ApprovalAddress, big.NewInt(110000000))
 		refundBefore := ts.balance(t, 42161, refundAddr, usdcArb)
 		b := ts.broadcast(t, 42161, wallet, q.tx(t))
@@ -391,6 +419,9 @@ func TestRefundToCarriedToRefunds(t *testing.T) {
 		if sw.Substatus != swap.Refunded || sw.RefundTo != refundAddr || sw.RefundedTo != refundAddr ||
 			refunded.String() != "110000000" || ts.balance(t, 42161, wallet, usdcArb).Cmp(afterSend) != 0 {
 			t.Fatalf("status %+v, refundTo got %s back", sw, refunded)
+		}
+		if d := eventOf(t, webhook.SwapCompleted, q.Quote.ID); d["status"] != swap.StatusDone || d["refundedTo"] != refundAddr {
+			t.Fatalf("%s data %v", webhook.SwapCompleted, d)
 		}
 	})
 }

@@ -2344,6 +2344,8 @@ export interface components {
             tool: string;
             /** @description Seconds from tracking start to the end; 0 before. */
             executionDuration: number;
+            /** @description On a swap that ended refunded (status DONE, the input paid back on the source chain): where it went, the quote's refundTo or its fromAddress. Absent otherwise. */
+            refundedTo?: string;
             /** @description True on a test delivery only. */
             test?: boolean;
         };
@@ -2382,6 +2384,8 @@ export interface components {
              */
             status: "PENDING_DEPOSIT" | "KNOWN_DEPOSIT_TX" | "INCOMPLETE_DEPOSIT" | "PROCESSING" | "SUCCESS" | "REFUNDED" | "FAILED";
             reason?: string;
+            /** @description On a REFUNDED deposit: where it went back, the quote's refundTo or its fromAddress. Absent otherwise. */
+            refundedTo?: string;
         };
         /**
          * Multi-step deposit

@@ -232,6 +232,7 @@ func Event(name string, s *Swap, at time.Time) webhook.Event {
 		if s.Status == StatusFailed || s.Substatus == Refunded {
 			d.Reason = s.SubstatusMessage
 		}
+		d.RefundedTo = s.RefundedTo()
 		return webhook.Event{Name: name, Time: at, Data: d}
 	}
 	dur := int64(0)
@@ -243,6 +244,7 @@ func Event(name string, s *Swap, at time.Time) webhook.Event {
 		FromToken: s.FromToken, ToToken: s.ToToken, FromAmount: s.FromAmount, ToAmount: s.receivedOrQuoted(),
 		FromAddress: s.FromAddress, ToAddress: s.ToAddress, SourceTxHash: s.Sending.TxHash,
 		DestinationTxHash: s.Receiving.TxHash, Status: s.Status, Tool: s.Tool, ExecutionDuration: dur,
+		RefundedTo: s.RefundedTo(),
 	}}
 }
 
@@ -373,4 +375,7 @@ type DepositData struct {
 	DestinationTxHash string `json:"destinationTxHash,omitempty"`
 	Status            string `json:"status"`
 	Reason            string `json:"reason,omitempty"`
+	// RefundedTo is where a REFUNDED deposit went back (the quote's
+	// refundTo, or fromAddress).
+	RefundedTo string `json:"refundedTo,omitempty"`
 }
