@@ -99,6 +99,9 @@ type depositTarget struct {
 	Token    string `json:"token"`
 	Amount   string `json:"amount"`
 	Deadline int64  `json:"deadline"`
+	// RefundTo is where a deposit that cannot be swapped is returned, when
+	// the quote named a refund address (fromAddress otherwise).
+	RefundTo string `json:"refundTo,omitempty"`
 }
 
 // execute answers POST /v1/execute {quoteId, txHash?, depositMode?,
@@ -233,7 +236,7 @@ func (s *Server) deposit(t *quote.Ticket, mode *string) *depositTarget {
 		m = *mode
 	}
 	d := &depositTarget{Address: t.DepositAddress, Mode: m, ChainID: t.FromChain, Token: t.FromToken,
-		Amount: t.FromAmount, Deadline: t.ExpiresAt.Unix()}
+		Amount: t.FromAmount, Deadline: t.ExpiresAt.Unix(), RefundTo: t.RefundTo}
 	if m == DepositMemo {
 		d.Memo = t.DepositMemo
 		if d.Memo == "" {
@@ -266,16 +269,21 @@ func isTxHash(h string) bool {
 
 // statusView is the answer of GET /v1/status, in LI.FI's shape.
 type statusView struct {
-	Status           string   `json:"status"`
-	Substatus        string   `json:"substatus,omitempty"`
-	SubstatusMessage string   `json:"substatusMessage,omitempty"`
-	TransactionID    string   `json:"transactionId,omitempty"`
-	QuoteID          string   `json:"quoteId,omitempty"`
-	Tool             string   `json:"tool,omitempty"`
-	FromAddress      string   `json:"fromAddress,omitempty"`
-	ToAddress        string   `json:"toAddress,omitempty"`
-	Sending          *legView `json:"sending,omitempty"`
-	Receiving        *legView `json:"receiving,omitempty"`
+	Status           string `json:"status"`
+	Substatus        string `json:"substatus,omitempty"`
+	SubstatusMessage string `json:"substatusMessage,omitempty"`
+	TransactionID    string `json:"transactionId,omitempty"`
+	QuoteID          string `json:"quoteId,omitempty"`
+	Tool             string `json:"tool,omitempty"`
+	FromAddress      string `json:"fromAddress,omitempty"`
+	ToAddress        string `json:"toAddress,omitempty"`
+	// RefundTo is the quote's refund address, when it named one;
+	// RefundedTo where the input went back once the swap was refunded
+	// (DONE, REFUNDED): RefundTo, or fromAddress without one.
+	RefundTo   string   `json:"refundTo,omitempty"`
+	RefundedTo string   `json:"refundedTo,omitempty"`
+	Sending    *legView `json:"sending,omitempty"`
+	Receiving  *legView `json:"receiving,omitempty"`
 }
 
 // legView is one side of a swap.
@@ -291,7 +299,8 @@ func statusOf(sw *swap.Swap) statusView {
 	st, sub, msg := sw.Shown()
 	send, recv := legView(sw.Sending), legView(sw.Receiving)
 	return statusView{Status: st, Substatus: sub, SubstatusMessage: msg, TransactionID: sw.TransactionID(), QuoteID: sw.QuoteID,
-		Tool: sw.Tool, FromAddress: sw.FromAddress, ToAddress: sw.ToAddress, Sending: &send, Receiving: &recv}
+		Tool: sw.Tool, FromAddress: sw.FromAddress, ToAddress: sw.ToAddress, RefundTo: sw.RefundTo, RefundedTo: sw.RefundedTo(),
+		Sending: &send, Receiving: &recv}
 }
 
 // status answers GET /v1/status?txHash=…: the tracked swap's status, or

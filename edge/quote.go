@@ -42,6 +42,7 @@ func quoteParams(args *fasthttp.Args) quote.Params {
 		PreferredTool: args.Peek("preferredTool"), Order: args.Peek("order"),
 		MaxWaitMs: args.Peek("maxWaitMs"), MinWaitMs: args.Peek("minWaitMs"),
 		ExpectedResults: args.Peek("expectedResults"), ReduceEveryMs: args.Peek("reduceEveryMs"),
+		ToAmount: args.Peek("toAmount"), RefundTo: args.Peek("refundTo"),
 	}
 }
 

@@ -103,6 +103,10 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 	o.Decimal("toAmountMin", r.ToAmountMin)
 	o.String("fromAddress", req.FromAddress)
 	o.String("toAddress", req.ToAddress)
+	o.StringOmitEmpty("refundTo", req.RefundTo)
+	if req.ExactOutput() {
+		o.Decimal("exactToAmount", req.ToAmount)
+	}
 	o.Int("feeBps", int64(is.FeeBps))
 	o.TrueOmitFalse("dry", req.Dry)
 	o.TrueOmitFalse("indicative", req.Indicative)

@@ -185,6 +185,9 @@ func (e *Engine) countRace(outcomes []quote.LegOutcome, msgs []legMsg, reason qu
 		o, m := &outcomes[i], &msgs[i]
 		var judged breaker.Result
 		switch {
+		case m.absent:
+			// Not sent: nothing to count or judge.
+			continue
 		case m.skipped:
 			m.stats.skipped.Add(1)
 			continue

@@ -136,6 +136,10 @@ func badQuoteParams() []badParam {
 		{"fromAmount", "100000000", badAmount, true},
 		{"fromAddress", badWallet, badID, true},
 		{"toAddress", badWallet, badID, false},
+		// toAmount has no valid value beside fromAmount (exactly one of the
+		// two is given), so it is sent only bad, each refusal naming it.
+		{"toAmount", "", badAmount, false},
+		{"refundTo", badWallet, badID, false},
 		{"slippage", "0.005", badNumber, false},
 		{"tools", "sbx-canal", badID, false},
 		{"denyTools", "sbx-intents", badID, false},

@@ -1009,7 +1009,7 @@ export interface components {
             code: components["schemas"]["ErrorCode"];
             /** @description Human-readable text; not for parsing. */
             message: string;
-            /** @description Extra context: param (the offending parameter), field (the offending body field), value, reason, allowed, and the like. Absent when there is none; an empty object on RATE_LIMIT. */
+            /** @description Extra context: param (the offending parameter), params (the parameters of a pair that conflicts: fromAmount and toAmount), field (the offending body field), value, reason, allowed, and the like. Absent when there is none; an empty object on RATE_LIMIT. */
             details?: {
                 [key: string]: unknown;
             };
@@ -1225,11 +1225,15 @@ export interface components {
                 toChainId: number;
                 fromToken: components["schemas"]["ActionToken"];
                 toToken: components["schemas"]["ActionToken"];
-                /** @description Base units, as asked. */
+                /** @description Base units: as asked, or on an exact-output quote the input this route needs. */
                 fromAmount: string;
+                /** @description An exact-output quote's toAmount, as asked: estimate.toAmountMin is at least this. Absent on a quote for a given fromAmount. */
+                toAmount?: string;
                 fromAddress: string;
                 /** @description The recipient; fromAddress on a dry quote. */
                 toAddress: string;
+                /** @description The refund address the quote was asked with (refundTo); absent when refunds go to fromAddress. */
+                refundTo?: string;
                 /** @description Slippage tolerance as a fraction (0.005 = 0.5%). */
                 slippage: number;
             };
@@ -1288,11 +1292,15 @@ export interface components {
                 toChainId: number;
                 fromToken: components["schemas"]["ActionToken"];
                 toToken: components["schemas"]["ActionToken"];
-                /** @description Base units, as asked. */
+                /** @description Base units: as asked, or on an exact-output quote the input this route needs. */
                 fromAmount: string;
+                /** @description An exact-output quote's toAmount, as asked: estimate.toAmountMin is at least this. Absent on a quote for a given fromAmount. */
+                toAmount?: string;
                 fromAddress: string;
                 /** @description The recipient; fromAddress on a dry quote. */
                 toAddress: string;
+                /** @description The refund address the quote was asked with (refundTo); absent when refunds go to fromAddress. */
+                refundTo?: string;
                 /** @description Slippage tolerance as a fraction (0.005 = 0.5%). */
                 slippage: number;
             };
@@ -1554,10 +1562,12 @@ export interface components {
             /** @description Milliseconds from the race's start to the leg's answer, to the microsecond; for a timed_out leg the time it was waited for (the race's length); 0 for a skipped one. */
             ms: number;
             /**
-             * @description won: its route is the answer (GET /v1/routes: the route ranked first under the request's order); answered: a route that did not win; no_route: the tool has no route; failed: an error, or a route that could not be built; timed_out: no answer when the race ended, and the leg was cancelled; skipped: not sent, the tool's breaker being open (see GET /v1/tools status).
+             * @description won: its route is the answer (GET /v1/routes: the route ranked first under the request's order); answered: a route that did not win; no_route: the tool has no route; failed: an error, or a route that could not be built; timed_out: no answer when the race ended, and the leg was cancelled; skipped: not sent, the tool's breaker being open (see GET /v1/tools status). unsupported: not sent, its provider cannot quote the request as asked (an exact output it cannot size, a refund address it cannot pay refunds to); reason says why.
              * @enum {string}
              */
-            outcome: "won" | "answered" | "no_route" | "failed" | "timed_out" | "skipped";
+            outcome: "won" | "answered" | "no_route" | "failed" | "timed_out" | "skipped" | "unsupported";
+            /** @description Why an unsupported leg was left out of the race; only on outcome unsupported. */
+            reason?: string;
         };
         /** @description The registration of a confirmed step 1 of a multi-step quote: exactly these six fields. In a quote's afterStep1.body the unknown txHash and signature are placeholders. */
         RegisterBody: {
@@ -1605,6 +1615,10 @@ export interface components {
             tool?: string;
             fromAddress?: string;
             toAddress?: string;
+            /** @description The quote's refund address on the source chain, when it named one (refundTo); refunds go to fromAddress otherwise. */
+            refundTo?: string;
+            /** @description Where the input went back once the swap (DONE, REFUNDED) was refunded: the quote's refundTo, or its fromAddress without one. Absent until then. */
+            refundedTo?: string;
             sending?: components["schemas"]["SwapLeg"];
             receiving?: components["schemas"]["SwapLeg"];
         };
@@ -1675,6 +1689,8 @@ export interface components {
                  * @description Unix seconds.
                  */
                 deadline: number;
+                /** @description Where a deposit that cannot be swapped goes back (and an exact-output deposit's excess, live): the quote's refundTo; absent when that is fromAddress. */
+                refundTo?: string;
             };
             /** @description Set when the route was priced again (an execute without txHash) and its price held within maxPriceDriftBps. */
             priceCheck?: {
@@ -1710,6 +1726,10 @@ export interface components {
              * @description Unix seconds.
              */
             updatedAt?: number;
+            /** @description The quote's refund address on the source chain, when it named one (refundTo); refunds go to fromAddress otherwise. */
+            refundTo?: string;
+            /** @description Where the input went back once the deposit (REFUNDED) was refunded: the quote's refundTo, or its fromAddress without one. Absent until then. */
+            refundedTo?: string;
             swapDetails?: {
                 /** @description Base units. */
                 amountIn: string;
@@ -2333,6 +2353,8 @@ export interface components {
             tool: string;
             /** @description Seconds from tracking start to the end; 0 before. */
             executionDuration: number;
+            /** @description On a swap that ended refunded (status DONE, the input paid back on the source chain): where it went, the quote's refundTo or its fromAddress. Absent otherwise. */
+            refundedTo?: string;
             /** @description True on a test delivery only. */
             test?: boolean;
         };
@@ -2371,6 +2393,8 @@ export interface components {
              */
             status: "PENDING_DEPOSIT" | "KNOWN_DEPOSIT_TX" | "INCOMPLETE_DEPOSIT" | "PROCESSING" | "SUCCESS" | "REFUNDED" | "FAILED";
             reason?: string;
+            /** @description On a REFUNDED deposit: where it went back, the quote's refundTo or its fromAddress. Absent otherwise. */
+            refundedTo?: string;
         };
         /**
          * Multi-step deposit
@@ -2987,12 +3011,16 @@ export interface operations {
                 fromToken: string;
                 /** @description Destination token address; the zero address or native for the native coin. */
                 toToken: string;
-                /** @description Amount in base units (wei, lamports, ...), as a decimal string. */
-                fromAmount: string;
+                /** @description Amount to send in base units (wei, lamports, ...), as a decimal string. Give fromAmount or toAmount (an exact-output quote), exactly one of the two. */
+                fromAmount?: string;
+                /** @description An exact-output quote: the amount to receive, in base units of toToken, as a decimal string, instead of fromAmount (exactly one of the two; both or neither is 400 INVALID_PARAMS with details.params [fromAmount, toAmount]). The answer is the route that delivers at least toAmount after every fee (tool fees, the partner fee) and the slippage, so that estimate.toAmountMin >= toAmount, with the fromAmount it needs (action.fromAmount and estimate.fromAmount; action.toAmount echoes the request). Each provider sizes its own input: the sandbox market by search over its pricing, verified; pulseroute's direct routes exactly (a swap on PulseX after the bridge read backwards with getAmountsIn); live, LI.FI's GET /v1/quote/toAmount and 1Click's EXACT_OUTPUT. A provider that cannot size the input (pulseroute's multi-step routes and swaps within chain 369) is left out of the race: data.timing shows its leg as unsupported with the reason, and details.reasons of a NO_ROUTE_FOUND give EXACT_OUTPUT_UNSUPPORTED. */
+                toAmount?: string;
                 /** @description Sender on the source chain, validated with the chain's codec (EIP-55 for mixed-case EVM addresses). */
                 fromAddress: string;
                 /** @description Recipient on the destination chain. Without it the quote is dry (isDryQuote true) and computed with fromAddress as the recipient; where fromAddress cannot receive on the destination chain the quote is indicative and carries no transaction. */
                 toAddress?: string;
+                /** @description Where a refund goes: an address on the source chain, validated with its codec (400 INVALID_PARAMS naming refundTo otherwise). Without it refunds go to fromAddress. It is carried by the quote into its swap or intents deposit: a sandbox bridge that fails and a sandbox intents deposit that is refunded pay the input back to it, 1Click is sent it as refundTo (where it also returns an exact-output deposit's excess), and the status and deposit answers show it (refundTo) and, once refunded, where the refund went (refundedTo). LI.FI takes no refund address (its refunds go to the sender), so a refundTo other than fromAddress leaves the live aggregator out of the race (unsupported, REFUND_TO_UNSUPPORTED). pulseroute records it; none of its routes refunds on the source chain. */
+                refundTo?: string;
                 /** @description Below 1 a fraction (0.005 = 0.5%), from 1 on basis points (50 = 0.5%); default 0.5%, at most 5,000 bps. */
                 slippage?: string;
                 /** @description Comma-separated tool keys to consider; default all. */
@@ -3056,12 +3084,16 @@ export interface operations {
                 fromToken: string;
                 /** @description Destination token address; the zero address or native for the native coin. */
                 toToken: string;
-                /** @description Amount in base units (wei, lamports, ...), as a decimal string. */
-                fromAmount: string;
+                /** @description Amount to send in base units (wei, lamports, ...), as a decimal string. Give fromAmount or toAmount (an exact-output quote), exactly one of the two. */
+                fromAmount?: string;
+                /** @description An exact-output quote: the amount to receive, in base units of toToken, as a decimal string, instead of fromAmount (exactly one of the two; both or neither is 400 INVALID_PARAMS with details.params [fromAmount, toAmount]). The answer is the route that delivers at least toAmount after every fee (tool fees, the partner fee) and the slippage, so that estimate.toAmountMin >= toAmount, with the fromAmount it needs (action.fromAmount and estimate.fromAmount; action.toAmount echoes the request). Each provider sizes its own input: the sandbox market by search over its pricing, verified; pulseroute's direct routes exactly (a swap on PulseX after the bridge read backwards with getAmountsIn); live, LI.FI's GET /v1/quote/toAmount and 1Click's EXACT_OUTPUT. A provider that cannot size the input (pulseroute's multi-step routes and swaps within chain 369) is left out of the race: data.timing shows its leg as unsupported with the reason, and details.reasons of a NO_ROUTE_FOUND give EXACT_OUTPUT_UNSUPPORTED. */
+                toAmount?: string;
                 /** @description Sender on the source chain, validated with the chain's codec (EIP-55 for mixed-case EVM addresses). */
                 fromAddress: string;
                 /** @description Recipient on the destination chain. Without it the quote is dry (isDryQuote true) and computed with fromAddress as the recipient; where fromAddress cannot receive on the destination chain the quote is indicative and carries no transaction. */
                 toAddress?: string;
+                /** @description Where a refund goes: an address on the source chain, validated with its codec (400 INVALID_PARAMS naming refundTo otherwise). Without it refunds go to fromAddress. It is carried by the quote into its swap or intents deposit: a sandbox bridge that fails and a sandbox intents deposit that is refunded pay the input back to it, 1Click is sent it as refundTo (where it also returns an exact-output deposit's excess), and the status and deposit answers show it (refundTo) and, once refunded, where the refund went (refundedTo). LI.FI takes no refund address (its refunds go to the sender), so a refundTo other than fromAddress leaves the live aggregator out of the race (unsupported, REFUND_TO_UNSUPPORTED). pulseroute records it; none of its routes refunds on the source chain. */
+                refundTo?: string;
                 /** @description Below 1 a fraction (0.005 = 0.5%), from 1 on basis points (50 = 0.5%); default 0.5%, at most 5,000 bps. */
                 slippage?: string;
                 /** @description Comma-separated tool keys to consider; default all. */
@@ -3119,12 +3151,16 @@ export interface operations {
                 fromToken: string;
                 /** @description Destination token address; the zero address or native for the native coin. */
                 toToken: string;
-                /** @description Amount in base units (wei, lamports, ...), as a decimal string. */
-                fromAmount: string;
+                /** @description Amount to send in base units (wei, lamports, ...), as a decimal string. Give fromAmount or toAmount (an exact-output quote), exactly one of the two. */
+                fromAmount?: string;
+                /** @description An exact-output quote: the amount to receive, in base units of toToken, as a decimal string, instead of fromAmount (exactly one of the two; both or neither is 400 INVALID_PARAMS with details.params [fromAmount, toAmount]). The answer is the route that delivers at least toAmount after every fee (tool fees, the partner fee) and the slippage, so that estimate.toAmountMin >= toAmount, with the fromAmount it needs (action.fromAmount and estimate.fromAmount; action.toAmount echoes the request). Each provider sizes its own input: the sandbox market by search over its pricing, verified; pulseroute's direct routes exactly (a swap on PulseX after the bridge read backwards with getAmountsIn); live, LI.FI's GET /v1/quote/toAmount and 1Click's EXACT_OUTPUT. A provider that cannot size the input (pulseroute's multi-step routes and swaps within chain 369) is left out of the race: data.timing shows its leg as unsupported with the reason, and details.reasons of a NO_ROUTE_FOUND give EXACT_OUTPUT_UNSUPPORTED. */
+                toAmount?: string;
                 /** @description Sender on the source chain, validated with the chain's codec (EIP-55 for mixed-case EVM addresses). */
                 fromAddress: string;
                 /** @description Recipient on the destination chain. Without it the quote is dry (isDryQuote true) and computed with fromAddress as the recipient; where fromAddress cannot receive on the destination chain the quote is indicative and carries no transaction. */
                 toAddress?: string;
+                /** @description Where a refund goes: an address on the source chain, validated with its codec (400 INVALID_PARAMS naming refundTo otherwise). Without it refunds go to fromAddress. It is carried by the quote into its swap or intents deposit: a sandbox bridge that fails and a sandbox intents deposit that is refunded pay the input back to it, 1Click is sent it as refundTo (where it also returns an exact-output deposit's excess), and the status and deposit answers show it (refundTo) and, once refunded, where the refund went (refundedTo). LI.FI takes no refund address (its refunds go to the sender), so a refundTo other than fromAddress leaves the live aggregator out of the race (unsupported, REFUND_TO_UNSUPPORTED). pulseroute records it; none of its routes refunds on the source chain. */
+                refundTo?: string;
                 /** @description Below 1 a fraction (0.005 = 0.5%), from 1 on basis points (50 = 0.5%); default 0.5%, at most 5,000 bps. */
                 slippage?: string;
                 /** @description Comma-separated tool keys to consider; default all. */

@@ -70,7 +70,9 @@ func PriceChanged(quoted, current *big.Int, drift int64, maxBps int, newQuoteID 
 }
 
 // RepriceParams are the parameters that quote a ticket's route again: the
-// same chains, tokens, amount, parties and slippage. The caller parses them
+// same chains, tokens, amount (the sized input of an exact-output quote,
+// which is what its signed transaction sends), parties, refund address and
+// slippage. The caller parses them
 // as any quote's, restricts the race to the ticket's provider and tool, and
 // marks the request Repricing.
 func (t *Ticket) RepriceParams() Params {
@@ -84,6 +86,9 @@ func (t *Ticket) RepriceParams() Params {
 	}
 	if t.Slippage > 0 {
 		p.Slippage = strconv.AppendFloat(nil, t.Slippage, 'g', -1, 64)
+	}
+	if t.RefundTo != "" {
+		p.RefundTo = []byte(t.RefundTo)
 	}
 	return p
 }

@@ -92,8 +92,14 @@ type Ticket struct {
 	ToAmountMin string `json:"toAmountMin"`
 	FromAddress string `json:"fromAddress"`
 	ToAddress   string `json:"toAddress"`
-	FeeBps      int    `json:"feeBps"`
-	Dry         bool   `json:"dry,omitempty"`
+	// RefundTo is the quote's refund address on the source chain, ""
+	// when the client gave none (refunds go to FromAddress).
+	RefundTo string `json:"refundTo,omitempty"`
+	// ExactToAmount is the toAmount of an exact-output quote, "" on a
+	// quote for a given fromAmount.
+	ExactToAmount string `json:"exactToAmount,omitempty"`
+	FeeBps        int    `json:"feeBps"`
+	Dry           bool   `json:"dry,omitempty"`
 	// Indicative quotes carry no transaction: nothing can execute them.
 	Indicative        bool `json:"indicative,omitempty"`
 	ExecutionDuration int  `json:"executionDuration"`
@@ -128,4 +134,13 @@ type TicketTx struct {
 	ChainID  uint64 `json:"chainId"`
 	GasLimit string `json:"gasLimit,omitempty"`
 	GasPrice string `json:"gasPrice,omitempty"`
+}
+
+// RefundAddress is where a refund of the quote's swap goes: RefundTo, or
+// FromAddress when the quote named none.
+func (t *Ticket) RefundAddress() string {
+	if t.RefundTo != "" {
+		return t.RefundTo
+	}
+	return t.FromAddress
 }

@@ -15,6 +15,10 @@ import (
 func (m *Market) aggregatorPriced(req *quote.Request, t *tools.Tool) (*quote.Route, error) {
 	const provider = registry.ProviderAggregator
 	hop := t.Type != tools.TypeDEX && !sameAsset(req.FromToken, req.ToToken)
+	req, err := m.exactInput(provider, req, t, hop)
+	if err != nil {
+		return nil, err
+	}
 	p, err := m.priceLeg(provider, req, t, hop)
 	if err != nil {
 		return nil, err

@@ -142,9 +142,9 @@ func (b *Bridging) partial(ctx context.Context, s *swap.Swap, sent int64) (swap.
 		Receiving:        swap.Leg{TxHash: h, ChainID: s.ToChain, Amount: out.String(), Token: s.ToToken, Timestamp: b.now().Unix()}}, nil
 }
 
-// refundAddress is where a refund goes on the source chain: the address
-// that sent the input.
-func refundAddress(s *swap.Swap) string { return s.FromAddress }
+// refundAddress is where a refund goes on the source chain: the quote's
+// refundTo, or the address that sent the input when it named none.
+func refundAddress(s *swap.Swap) string { return s.RefundAddress() }
 
 // fails decides, by the swap's hash, whether its bridge fails.
 func (b *Bridging) fails(id string) bool { return BridgeFails(b.cfg.FailureRate, id) }

@@ -17,6 +17,8 @@ type fakeLedger struct {
 	reason     string
 	minedAt    time.Time
 	deliveries map[string]string
+	// to records each delivery's recipient, by reference.
+	to map[string]string
 }
 
 func (f *fakeLedger) Outcome(context.Context, uint64, string) (bool, bool, string, time.Time, error) {
@@ -29,6 +31,9 @@ func (f *fakeLedger) Deliver(_ context.Context, chainID uint64, ref, to, token s
 	}
 	h := "0xdeliver" + uintString(chainID) + amount.String()
 	f.deliveries[ref] = h
+	if f.to != nil {
+		f.to[ref] = to
+	}
 	return h, nil
 }
 
@@ -136,4 +141,27 @@ type recordingLedger struct {
 func (r *recordingLedger) Deliver(ctx context.Context, chainID uint64, ref, to, token string, amount *big.Int) (string, error) {
 	*r.got = append(*r.got, uintString(chainID)+" "+to+" "+amount.String())
 	return r.fakeLedger.Deliver(ctx, chainID, ref, to, token, amount)
+}
+
+// TestBridgingRefundsToRefundTo: a failing bridge pays the input back on
+// the source chain to the quote's refund address, or to fromAddress when it
+// named none, and the swap says where it went.
+func TestBridgingRefundsToRefundTo(t *testing.T) {
+	mined := time.Unix(1_767_225_600, 0)
+	for _, tt := range []struct {
+		name, refundTo, want string
+	}{{"refundTo", "0xrefund", "0xrefund"}, {"no refundTo", "", "0xf"}} {
+		led := &fakeLedger{found: true, ok: true, minedAt: mined, deliveries: map[string]string{}, to: map[string]string{}}
+		b := NewBridging(led, BridgingConfig{FailureRate: 1}, func() time.Time { return mined })
+		s := swap.Swap{ID: "0xsrc", FromChain: 42161, ToChain: 8453, FromAmount: "1000", ToAmount: "990", FromAddress: "0xf",
+			ToAddress: "0xt", RefundTo: tt.refundTo, Sending: swap.Leg{TxHash: "0xsrc"}}
+		o, err := b.SwapStatus(context.Background(), &s)
+		if err != nil || o.Substatus != swap.Refunded || led.to["0xsrc/refund"] != tt.want || o.Receiving.ChainID != 42161 {
+			t.Fatalf("%s: %+v %v, refund paid to %q", tt.name, o, err, led.to["0xsrc/refund"])
+		}
+		swap.Apply(&s, o, mined)
+		if s.RefundedTo() != tt.want {
+			t.Errorf("%s: RefundedTo %q, want %q", tt.name, s.RefundedTo(), tt.want)
+		}
+	}
 }

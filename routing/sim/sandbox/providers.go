@@ -16,7 +16,28 @@ var (
 	_ quote.Provider = (*Intents)(nil)
 	_ quote.Pricer   = (*Aggregator)(nil)
 	_ quote.Pricer   = (*Intents)(nil)
+
+	_ quote.ExactOutputQuoter = (*Aggregator)(nil)
+	_ quote.ExactOutputQuoter = (*Intents)(nil)
+	_ quote.RefundToQuoter    = (*Aggregator)(nil)
+	_ quote.RefundToQuoter    = (*Intents)(nil)
 )
+
+// RefundToUnsupported is "": a sandbox bridge that fails refunds its input
+// to the quote's refund address (see Bridging).
+func (a *Aggregator) RefundToUnsupported(*quote.Request) string { return "" }
+
+// RefundToUnsupported is "": a sandbox intents deposit that fails is
+// refunded to the quote's refund address (see Bridging).
+func (i *Intents) RefundToUnsupported(*quote.Request) string { return "" }
+
+// ExactOutputUnsupported is "": every aggregator tool sizes the input of an
+// exact-output request exactly (see Market.exactInput).
+func (a *Aggregator) ExactOutputUnsupported(*quote.Request) string { return "" }
+
+// ExactOutputUnsupported is "": every intents tool sizes the input of an
+// exact-output request exactly (see Market.exactInput).
+func (i *Intents) ExactOutputUnsupported(*quote.Request) string { return "" }
 
 // catalogLegs lists the provider's tools that connect the request's chains
 // and that its filters admit; stable-only tools need stablecoins on both
