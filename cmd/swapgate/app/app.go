@@ -329,6 +329,8 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	ec.TrustedProxies = proxies
 	ec.Mode = cfg.Mode
 	ec.IdempotencyWait, ec.AuthCacheSize = cfg.IdempotencyWait, cfg.AuthCacheSize
+	// A status stream outlives no tracking: the trackers' horizon bounds it.
+	ec.StatusStream.Horizon = cfg.SwapSchedule.Horizon
 	// The store keeps registrations and their history; the pool owns the URL
 	// policy it enforces when it dials, and sends test deliveries.
 	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
@@ -389,7 +391,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
-		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Idempotency: a.store, Usage: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 		PublicURL: a.publicURL,
 	})
 	if err != nil {
