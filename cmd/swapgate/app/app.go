@@ -121,6 +121,12 @@ type Config struct {
 	// SwapSchedule is how tracked swaps are polled (zero: the default,
 	// first after 2 s, backing off to once a minute, for 6 hours).
 	SwapSchedule swap.Schedule
+	// UsageFlushInterval is how often the edge adds partners' hourly
+	// usage counts to the store (zero: edge.DefaultUsageFlushInterval).
+	// StatusStream tunes GET /v1/status/stream (zero fields: the edge's
+	// defaults; its horizon is always SwapSchedule's).
+	UsageFlushInterval time.Duration
+	StatusStream       edge.StatusStreamConfig
 	// SandboxBridgeScale multiplies the quoted duration of a sandbox
 	// bridge (0 delivers at the first poll; a multi-step deposit's bridge
 	// to 369 takes the scale times a minute). SandboxBridgeFailureRate is
@@ -329,7 +335,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	ec.TrustedProxies = proxies
 	ec.Mode = cfg.Mode
 	ec.IdempotencyWait, ec.AuthCacheSize = cfg.IdempotencyWait, cfg.AuthCacheSize
+	ec.UsageFlushInterval = cfg.UsageFlushInterval
 	// A status stream outlives no tracking: the trackers' horizon bounds it.
+	ec.StatusStream = cfg.StatusStream
 	ec.StatusStream.Horizon = cfg.SwapSchedule.Horizon
 	// The store keeps registrations and their history; the pool owns the URL
 	// policy it enforces when it dials, and sends test deliveries.
