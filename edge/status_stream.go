@@ -28,8 +28,11 @@ import (
 // data whenever its JSON changed. Polling the store, rather than
 // subscribing to the trackers' transitions, works on every node of a
 // cluster sharing the store, whichever node tracks the swap; the cost is
-// one store read per open stream per interval, and a change shown up to
-// one interval late.
+// one store read per open stream per interval, a change shown up to one
+// interval late, and a state that lasted less than one interval seen only
+// through the next one (an on-ramp order's history lists every state it
+// went through; a swap's intermediate PENDING substatuses may be skipped).
+// The terminal state is always sent.
 //
 // The events, in order:
 //
