@@ -284,6 +284,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/status/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Status, streamed
+         * @description A status pushed as Server-Sent Events instead of polled: give exactly one of txHash (a tracked swap, as GET /v1/status), depositAddress (an intents deposit, with depositMemo in MEMO mode, as GET /v1/execute/deposit/status) or orderUid (an on-ramp order, as GET /v1/onramp/status). A status event carries the polled endpoint's data, at once and then on every change; done ends the stream when the status is terminal. The server reads the status every 500 ms from the store, so a stream opened on any node sees a swap tracked on any other. Same authentication as the polled endpoints; the stream counts once, as one heavy request. Before the stream (the JSON envelope with its status): a missing, repeated or conflicting parameter, a malformed hash or uid, an unknown deposit address or order (404), the rate limit. A stream outlives no tracking: a tracked swap or deposit ends at the trackers' horizon (6 hours from its creation by default; reason horizon, also as soon as the status shows tracking gave up, PENDING with UNKNOWN_ERROR); an order still CREATED ends at its expiry (with its EXPIRED status when the desk applies it within seconds), a paid one at the same horizon from its creation; a hash or deposit with nothing tracked yet (NOT_FOUND, PENDING_DEPOSIT) is waited for 10 minutes. A comment line (: keep-alive) is sent every 15 s while nothing changes. Close the EventSource on done: one left open reconnects. With curl: curl -N.
+         */
+        get: operations["statusStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/execute/deposit/submit": {
         parameters: {
             query?: never;
@@ -556,6 +576,26 @@ export interface paths {
          * @description The caller's profile; rateLimit.requestsPerMinute is the heavy bucket's figure.
          */
         get: operations["partnerMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quotas and usage
+         * @description The caller's rate-limit buckets now (limit, used, remaining, reset: what the RateLimit headers of its next answer would say, this request counted) and its requests of the last 24 hours by hour, admitted and refused per bucket. Counts are kept per node in memory and added to the store every few seconds (and at shutdown), so they survive restarts and every node sharing the store sees them.
+         */
+        get: operations["partnerUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -977,7 +1017,7 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        /** @description The rate-limit figures of the bucket the call counted against. Windows are 60 seconds long and start with a key's (or IP's) first request. Anonymous limits are per client IP: 30 heavy and 240 read requests a minute; partner keys: 2,000 heavy and 6,000 read unless the operator set others. */
+        /** @description The rate-limit figures of the bucket the call counted against. Windows are 60 seconds long and start with a key's (or IP's) first request. Anonymous limits are per client IP: 30 heavy and 240 read requests a minute; partner keys: 2,000 heavy and 6,000 read unless the operator set others. The same figures are sent as the RateLimit-Policy and RateLimit headers (draft-ietf-httpapi-ratelimit-headers-11), and a refusal carries Retry-After. */
         RateLimit: {
             /** @description Requests allowed in the window of the bucket this call fell in (heavy or read), for this partner key or, without a key, this client IP. */
             limit: number;
@@ -2465,12 +2505,86 @@ export interface components {
             timestamp: number;
             data: components["schemas"]["OnrampEventData"];
         };
+        /** @description Requests of one bucket in one hour. */
+        PartnerUsageCount: {
+            /** @description Requests that passed the rate limit. */
+            admitted: number;
+            /** @description Requests refused with RATE_LIMIT. */
+            refused: number;
+        };
+        /** @description The caller's quotas now and its last 24 hours of requests. */
+        PartnerUsage: {
+            partnerId: string;
+            /**
+             * @description The length of a rate-limit window.
+             * @constant
+             */
+            windowSeconds: 60;
+            /** @description Each bucket's current window, heavy then read. The read bucket's used already counts this request. */
+            buckets: {
+                /** @enum {string} */
+                bucket: "heavy" | "read";
+                /** @description Requests allowed per window. */
+                limit: number;
+                /** @description Requests admitted in the current window. */
+                used: number;
+                /** @description Requests left in the current window. */
+                remaining: number;
+                /**
+                 * Format: int64
+                 * @description Unix seconds when the current window ends; with no window open, when one opened now would.
+                 */
+                reset: number;
+            }[];
+            /** @description The last 24 hours (UTC), oldest first, the current hour last: requests admitted and refused per bucket. Counts reach the store every few seconds from every node serving the partner; this node's not yet stored are included, another node's appear within its flush interval. They survive restarts. */
+            hours: {
+                /**
+                 * Format: int64
+                 * @description Unix seconds of the hour's start.
+                 */
+                hour: number;
+                heavy: components["schemas"]["PartnerUsageCount"];
+                read: components["schemas"]["PartnerUsageCount"];
+            }[];
+        };
+        /** @description The followed status, in the data shape of its polled endpoint: GET /v1/status (txHash), GET /v1/execute/deposit/status (depositAddress) or GET /v1/onramp/status (orderUid). The first is sent at once, then one each time the data changes. */
+        StatusStreamStatusEvent: {
+            /** @constant */
+            event: "status";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
+        /** @description The status could not be read any more (the store failed repeatedly): the envelope's error object, SERVICE_UNAVAILABLE or INTERNAL_ERROR. done follows. */
+        StatusStreamErrorEvent: {
+            /** @constant */
+            event: "error";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
+        /** @description The close of a status stream: why it ended, and the meta the envelope of any other answer carries. */
+        StatusStreamDone: {
+            /**
+             * @description terminal: the last status event is final (swap DONE or FAILED; deposit SUCCESS, REFUNDED or FAILED; order COMPLETED, FAILED, REFUNDED or EXPIRED). horizon: tracking gave up or the stream reached its horizon (see the operation). shutdown: the server is stopping; open the stream again. error: after an error event.
+             * @enum {string}
+             */
+            reason: "terminal" | "horizon" | "shutdown" | "error";
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The last event of every status stream. */
+        StatusStreamDoneEvent: {
+            /** @constant */
+            event: "done";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
     };
     responses: {
         /** @description Bad request: the error envelope with code INVALID_PARAMS, VALIDATION_ERROR, INVALID_BODY, SLIPPAGE_ERROR, PARTNER_FEE_EXCEEDS_MAX, PARTNER_WALLET_NOT_REGISTERED, ECOSYSTEM_NOT_CONFIGURED. */
         Error400: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2486,6 +2600,8 @@ export interface components {
         Error401: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2501,6 +2617,8 @@ export interface components {
         Error404: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2516,6 +2634,8 @@ export interface components {
         Error405: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2527,10 +2647,15 @@ export interface components {
                 };
             };
         };
-        /** @description Rate limit exceeded: the error envelope with code RATE_LIMIT. */
+        /** @description Rate limit exceeded: the error envelope with code RATE_LIMIT, with Retry-After (seconds until the window resets) and the RateLimit headers of the refused bucket (r=0). */
         Error429: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description The quota policy this request counted against, as draft-ietf-httpapi-ratelimit-headers-11 writes it (a Structured Fields list, RFC 9651): the bucket's name, q its quota (requests per window) and w the window in seconds, e.g. "heavy";q=2000;w=60. Sent on every answer of a request that counted against a bucket (the same decision as meta.rateLimit), refusals and streams included; absent where nothing was counted (GET /v1/ping without a key, the probes). */
+                "RateLimit-Policy": string;
+                /** @description What is left of the policy in RateLimit-Policy, as draft-ietf-httpapi-ratelimit-headers-11 writes it: r the requests remaining in the current window and t the seconds until it resets, e.g. "heavy";r=1999;t=37. The same figures as meta.rateLimit (t is reset minus the answer's timestamp). */
+                RateLimit: string;
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -2546,6 +2671,8 @@ export interface components {
         Error500: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2561,6 +2688,8 @@ export interface components {
         Error502: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2576,6 +2705,8 @@ export interface components {
         Error503: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2591,6 +2722,8 @@ export interface components {
         Error504: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2613,6 +2746,12 @@ export interface components {
         "X-Request-Id": string;
         /** @description true on an answer replayed for a repeated Idempotency-Key. */
         "Idempotent-Replayed": "true";
+        /** @description The quota policy this request counted against, as draft-ietf-httpapi-ratelimit-headers-11 writes it (a Structured Fields list, RFC 9651): the bucket's name, q its quota (requests per window) and w the window in seconds, e.g. "heavy";q=2000;w=60. Sent on every answer of a request that counted against a bucket (the same decision as meta.rateLimit), refusals and streams included; absent where nothing was counted (GET /v1/ping without a key, the probes). */
+        "RateLimit-Policy": string;
+        /** @description What is left of the policy in RateLimit-Policy, as draft-ietf-httpapi-ratelimit-headers-11 writes it: r the requests remaining in the current window and t the seconds until it resets, e.g. "heavy";r=1999;t=37. The same figures as meta.rateLimit (t is reset minus the answer's timestamp). */
+        RateLimit: string;
+        /** @description Seconds until the refused request's window resets (RFC 9110, section 10.2.3), at least 1: retrying sooner is refused again. */
+        "Retry-After": string;
     };
     pathItems: never;
 }
@@ -2692,6 +2831,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2735,6 +2876,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2763,6 +2906,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2804,6 +2949,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2847,6 +2994,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2878,6 +3027,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2911,6 +3062,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2975,6 +3128,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3043,6 +3198,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description no-cache: a stream is never cached. */
                     "Cache-Control": "no-cache";
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3103,6 +3260,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3148,6 +3307,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3181,6 +3342,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3193,6 +3356,45 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    statusStream: {
+        parameters: {
+            query?: {
+                /** @description A swap's source transaction, 0x and 64 hex digits, as on GET /v1/status. */
+                txHash?: string;
+                /** @description An intents quote's deposit address, as on GET /v1/execute/deposit/status. */
+                depositAddress?: string;
+                /** @description The deposit memo, in MEMO mode; only with depositAddress. */
+                depositMemo?: string;
+                /** @description An on-ramp order, as on GET /v1/onramp/status. */
+                orderUid?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream (text/event-stream, UTF-8; the connection closes after done). Each item of the schema is one event as sent: event: <name>, one data: line of JSON, a blank line. Order: status (one or more), then error (only when the status cannot be read any more), then done. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description no-cache: a stream is never cached. */
+                    "Cache-Control": "no-cache";
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": (components["schemas"]["StatusStreamStatusEvent"] | components["schemas"]["StatusStreamErrorEvent"] | components["schemas"]["StatusStreamDoneEvent"])[];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };
@@ -3218,6 +3420,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3253,6 +3457,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3291,6 +3497,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3325,6 +3533,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3360,6 +3570,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3400,6 +3612,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3439,6 +3653,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3473,6 +3689,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3507,6 +3725,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3546,6 +3766,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3580,6 +3802,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3610,6 +3834,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3642,6 +3868,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3674,6 +3902,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3689,6 +3919,37 @@ export interface operations {
             500: components["responses"]["Error500"];
         };
     };
+    partnerUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PartnerUsage"];
+                        error: null;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
     feeWallets: {
         parameters: {
             query?: never;
@@ -3702,6 +3963,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3737,6 +4000,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3773,6 +4038,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3808,6 +4075,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3841,6 +4110,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3881,6 +4152,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3910,6 +4183,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3948,6 +4223,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3980,6 +4257,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4016,6 +4295,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4054,6 +4335,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
