@@ -224,3 +224,43 @@ func TestStatusStreamRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A client that leaves ends its stream at once (its metrics are counted
+// when the writer returns), long before the 10 minutes an untracked hash
+// is waited for; a server that stops ends the streams still open with done
+// reason shutdown rather than wait for them.
+func TestStatusStreamClientGoneAndShutdown(t *testing.T) {
+	ts := startServer(t, nil)
+	const ended = `swapgate_http_requests_total{code="200",route="status-stream"}`
+	s, refused := ts.openStream("/v1/status/stream?txHash=" + untrackedHash)
+	if refused != nil {
+		t.Fatalf("refused: %s", refused.Raw)
+	}
+	if ev, err := s.next(); err != nil || ev.Name != edge.EventStatus {
+		t.Fatalf("first event %+v: %v", ev, err)
+	}
+	if got := ts.metric(ended); got != 0 {
+		t.Fatalf("the stream ended before its client left: %v", got)
+	}
+	s.leave()
+	waitUntil(t, "the stream whose client left ends", func() bool { return ts.metric(ended) == 1 })
+
+	s, refused = ts.openStream("/v1/status/stream?txHash=" + untrackedHash)
+	if refused != nil {
+		t.Fatalf("refused: %s", refused.Raw)
+	}
+	if ev, err := s.next(); err != nil || ev.Name != edge.EventStatus {
+		t.Fatalf("first event %+v: %v", ev, err)
+	}
+	stopped := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(stopped)
+		ts.stop()
+	}()
+	_, reason := statusStreamEnd(t, s.finish())
+	<-stopped
+	if reason != edge.StreamEndShutdown || time.Since(start) > 10*time.Second {
+		t.Fatalf("ended %s after %s", reason, time.Since(start))
+	}
+}
