@@ -123,10 +123,10 @@ type Config struct {
 	SwapSchedule swap.Schedule
 	// UsageFlushInterval is how often the edge adds partners' hourly
 	// usage counts to the store (zero: edge.DefaultUsageFlushInterval).
+	UsageFlushInterval time.Duration
 	// StatusStream tunes GET /v1/status/stream (zero fields: the edge's
 	// defaults; its horizon is always SwapSchedule's).
-	UsageFlushInterval time.Duration
-	StatusStream       edge.StatusStreamConfig
+	StatusStream edge.StatusStreamConfig
 	// SandboxBridgeScale multiplies the quoted duration of a sandbox
 	// bridge (0 delivers at the first poll; a multi-step deposit's bridge
 	// to 369 takes the scale times a minute). SandboxBridgeFailureRate is
