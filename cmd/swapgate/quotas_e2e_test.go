@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/internal/pgtest"
 )
 
 // untrackedHash is a transaction hash no test reports: GET /v1/status
@@ -252,5 +255,49 @@ func TestPartnerUsageExactAndAfterRestart(t *testing.T) {
 	// The other partner's request is its own.
 	if hi, _, ri, _ := ts.usage(t, other).totals(); hi != 1 || ri != 1 {
 		t.Fatalf("the other partner's usage: heavy %d, read %d", hi, ri)
+	}
+}
+
+// Two nodes sharing a PostgreSQL store show a partner the same hours: each
+// node's counts reach the store within its flush interval, and each node
+// reads the store plus its own counts not flushed yet.
+func TestPartnerUsageAcrossNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	dsn := pgtest.Private(t).DSN(t)
+	t.Setenv("SWAPGATE_STORE", dsn)
+	node := func(dir string) *testServer {
+		return startServer(t, func(c *app.Config) {
+			c.DataDir, c.Store = dir, dsn
+			c.UsageFlushInterval = 20 * time.Millisecond
+		})
+	}
+	dirA, dirB := t.TempDir(), t.TempDir()
+	a := node(dirA)
+	// The nodes of one store seal webhook secrets with one key.
+	key, err := os.ReadFile(filepath.Join(dirA, "secrets.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dirB, "secrets.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := node(dirB)
+	_, apiKey := a.createPartner("TwoNodes")
+	for range 3 {
+		a.get("/v1/status?txHash="+untrackedHash, withKey(apiKey))
+	}
+	for range 2 {
+		b.get("/v1/status?txHash="+untrackedHash, withKey(apiKey))
+	}
+	for _, n := range []*testServer{a, b} {
+		waitUntil(t, "every node's heavy requests show", func() bool {
+			hi, ho, _, _ := n.usage(t, apiKey).totals()
+			if hi > 5 || ho != 0 {
+				t.Fatalf("heavy %d admitted, %d refused: counted twice", hi, ho)
+			}
+			return hi == 5
+		})
 	}
 }
