@@ -147,7 +147,7 @@ type statusSnapshot struct {
 
 // statusReader reads the followed status once; opened is when the
 // stream opened, the origin of an untracked wait.
-type statusReader func(ctx context.Context, opened, now time.Time) (statusSnapshot, error)
+type statusReader func(ctx context.Context, opened time.Time) (statusSnapshot, error)
 
 // statusStreamParams are the three ways to name what is followed.
 var statusStreamParams = []string{"txHash", "depositAddress", "orderUid"}
@@ -159,7 +159,7 @@ func (s *Server) statusStream(r *Request) error {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	first, err := read(ctx, r.Now, r.Now)
+	first, err := read(ctx, r.Now)
 	cancel()
 	if err != nil {
 		return err
@@ -252,7 +252,7 @@ func (s *Server) trackedEnd(sw *swap.Swap) (end string, until time.Time) {
 
 // swapStatusReader reads a swap as GET /v1/status does.
 func (s *Server) swapStatusReader(hash string) statusReader {
-	return func(ctx context.Context, opened, _ time.Time) (statusSnapshot, error) {
+	return func(ctx context.Context, opened time.Time) (statusSnapshot, error) {
 		sw, err := s.deps.Swaps.Swap(ctx, hash)
 		if errors.Is(err, account.ErrNotFound) {
 			data, err := json.Marshal(statusView{Status: swap.StatusNotFound,
@@ -271,7 +271,7 @@ func (s *Server) swapStatusReader(hash string) statusReader {
 // depositStatusReader reads an intents deposit as
 // GET /v1/execute/deposit/status does.
 func (s *Server) depositStatusReader(addr, memo string) statusReader {
-	return func(ctx context.Context, opened, _ time.Time) (statusSnapshot, error) {
+	return func(ctx context.Context, opened time.Time) (statusSnapshot, error) {
 		sw, err := s.deps.DepositSwaps.SwapByDeposit(ctx, addr, memo)
 		if err == nil {
 			data, err := json.Marshal(depositStatusOf(sw))
@@ -298,7 +298,7 @@ func (s *Server) depositStatusReader(addr, memo string) statusReader {
 
 // orderStatusReader reads an on-ramp order as GET /v1/onramp/status does.
 func (s *Server) orderStatusReader(uid string) statusReader {
-	return func(ctx context.Context, _, _ time.Time) (statusSnapshot, error) {
+	return func(ctx context.Context, _ time.Time) (statusSnapshot, error) {
 		o, err := s.deps.Onramp.Order(ctx, uid)
 		if errors.Is(err, account.ErrNotFound) {
 			return statusSnapshot{}, (&apierr.Error{Code: apierr.NotFound, Message: "no order " + uid}).With("param", "orderUid")
@@ -375,7 +375,7 @@ func (st *statusStreamer) run(w *bufio.Writer) {
 		case <-poll.C:
 			now := st.s.now()
 			rctx, cancel := context.WithTimeout(ctx, cfg.Poll+5*time.Second)
-			snap, err := st.read(rctx, st.opened, now)
+			snap, err := st.read(rctx, st.opened)
 			cancel()
 			if err != nil {
 				if st.lost || ctx.Err() != nil {
