@@ -47,6 +47,7 @@ const (
 func (s *Server) executionRoutes() {
 	s.Handle("POST", "/v1/execute", route{bucket: BucketHeavy, name: "execute", idempotent: true}, s.execute)
 	s.Handle("GET", "/v1/status", route{bucket: BucketHeavy, name: "status"}, s.status)
+	s.Handle("GET", "/v1/status/stream", route{bucket: BucketHeavy, name: routeStatusStream}, s.statusStream)
 }
 
 // executeBody is the body of POST /v1/execute.

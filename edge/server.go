@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -57,6 +58,12 @@ type Config struct {
 	// AuthCacheSize bounds the partners cached by API key digest (see
 	// authenticator); 0 means DefaultAuthCacheSize.
 	AuthCacheSize int
+	// UsageFlushInterval is how often partners' hourly usage counts go to
+	// Deps.Usage; 0 means DefaultUsageFlushInterval.
+	UsageFlushInterval time.Duration
+	// StatusStream tunes GET /v1/status/stream (status_stream.go); zero
+	// fields take their defaults.
+	StatusStream StatusStreamConfig
 }
 
 // DefaultConfig returns the anonymous tier's limits per client IP and
@@ -126,6 +133,9 @@ type Deps struct {
 	// Idempotency remembers the answers of the routes declared idempotent;
 	// it is required as soon as one of them is served.
 	Idempotency IdempotencyStore
+	// Usage keeps partners' hourly request counts, for
+	// GET /v1/partner/usage; nil leaves that route out and counts nothing.
+	Usage UsageStore
 	// Ready reports whether the store is open and the actors are running.
 	Ready  func() error
 	Logger *slog.Logger
@@ -164,6 +174,13 @@ type Server struct {
 	table map[registered]route
 	// document is the API document served at /v1/openapi.json.
 	document []byte
+	// usage flushes and reads partners' usage counts; nil without
+	// Deps.Usage.
+	usage *usageBook
+	// closing is closed when Shutdown starts: long streams end on it
+	// rather than hold the shutdown.
+	closing     chan struct{}
+	closingOnce sync.Once
 }
 
 // New builds the server and its routes.
@@ -178,6 +195,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		now:     deps.Now,
 		limiter: NewLimiter(),
 		auth:    &authenticator{finder: deps.Partners, max: int64(cfg.AuthCacheSize)},
+		closing: make(chan struct{}),
 	}
 	if s.auth.max <= 0 {
 		s.auth.max = DefaultAuthCacheSize
@@ -209,6 +227,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.cfg.IdempotencyWait <= 0 {
 		s.cfg.IdempotencyWait = DefaultIdempotencyWait
 	}
+	s.cfg.StatusStream = s.cfg.StatusStream.withDefaults()
 	s.router = router.New()
 	// A path that matches a route only without its trailing slash, in
 	// another case or once cleaned (/v1//ping, /v1/x/../ping) is not that
@@ -244,6 +263,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		CloseOnShutdown:       true,
 		Logger:                slogPrintf{s.log},
 	}
+	if deps.Usage != nil {
+		// Counting starts once every route is in place, with its flusher.
+		s.limiter.countsUsage = true
+		s.usage = newUsageBook(deps.Usage, s.limiter, s.log, cfg.UsageFlushInterval)
+	}
 	return s, nil
 }
 
@@ -262,6 +286,9 @@ func (s *Server) routes() {
 	s.Handle("GET", "/v1/tools", route{bucket: BucketRead, name: "tools"}, s.tools)
 	s.Handle("GET", "/v1/gas-prices", route{bucket: BucketRead, name: "gas-prices"}, s.gasPrices)
 	s.Handle("GET", "/v1/partner/me", route{bucket: BucketRead, auth: authRequired, name: "partner-me"}, s.partnerMe)
+	if s.deps.Usage != nil {
+		s.Handle("GET", "/v1/partner/usage", route{bucket: BucketRead, auth: authRequired, name: "partner-usage"}, s.partnerUsage)
+	}
 	s.logoRoutes()
 	if s.deps.Accounts != nil {
 		s.accountRoutes()
@@ -315,10 +342,18 @@ func (s *Server) InvalidatePartner(id string) { s.auth.Invalidate(id) }
 // Serve serves on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
 
-// Shutdown stops accepting connections and waits for in-flight requests to
-// finish, or for ctx to end.
+// Shutdown stops accepting connections, ends the status streams (each with
+// its done event), waits for in-flight requests to finish, or for ctx to
+// end, then stores the usage counts not flushed yet.
 func (s *Server) Shutdown(ctx context.Context) error {
-	return s.srv.ShutdownWithContext(ctx)
+	s.closingOnce.Do(func() { close(s.closing) })
+	err := s.srv.ShutdownWithContext(ctx)
+	if s.usage != nil {
+		if uerr := s.usage.close(ctx); uerr != nil {
+			err = errors.Join(err, uerr)
+		}
+	}
+	return err
 }
 
 // transportError answers requests fasthttp refused before routing in the

@@ -92,6 +92,9 @@
 //	onramp/<orderUid>                          an on-ramp order (onramp.Order) with its state
 //	                                           history; its partner's line is in swapp/ (kind
 //	                                           onramp), with its earning once it completes
+//	usage/<partnerID>/<hour:8><bucket>         a partner's requests of one rate-limit bucket
+//	                                           ("heavy", "read") in one hour, admitted and
+//	                                           refused (usage.go); counts are only ever added
 //
 // Beside Pebble's files, the data directory holds secrets.key, the key
 // that seals webhook secrets (secrets.go, mode 0600, made on first open),

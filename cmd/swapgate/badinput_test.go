@@ -180,6 +180,7 @@ func badEndpoints(f badFixture) []badEndpoint {
 		}},
 		{method: "GET", path: "/v1/gas-prices", query: []badParam{{"chainId", "1,137", badUintList, true}}},
 		{method: "GET", path: "/v1/partner/me", key: true},
+		{method: "GET", path: "/v1/partner/usage", key: true},
 		{method: "GET", path: "/v1/partner/me/fee-wallets", key: true},
 		{method: "PUT", path: "/v1/partner/me/fee-wallets", key: true, body: []badField{
 			{name: "ecosystem", valid: str("evm"), kind: badID, required: true},
@@ -227,6 +228,9 @@ func badEndpoints(f badFixture) []badEndpoint {
 			{name: "depositMode", valid: "", kind: badID},
 		}},
 		{method: "GET", path: "/v1/status", query: []badParam{{"txHash", badHash, badID, true}}},
+		// The stream's other ways (depositAddress, orderUid) conflict with
+		// txHash: TestStatusStreamRefusals sends those.
+		{method: "GET", path: "/v1/status/stream", query: []badParam{{"txHash", badHash, badID, true}}},
 		{method: "POST", path: "/v1/execute/deposit/submit", idem: true, body: []badField{
 			{name: "txHash", valid: str(badHash), kind: badID, required: true},
 			{name: "depositAddress", valid: str(f.depositAddress), kind: badID, required: true},

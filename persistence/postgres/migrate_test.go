@@ -60,6 +60,11 @@ var steps = []struct {
 		"settlements", "swaps", "tickets", "webhooks"},
 		seed:  `INSERT INTO idempotency_claims VALUES ('partner.ptn_seed', 'k', 'node', now())`,
 		check: `SELECT count(*) FROM idempotency_claims WHERE scope = 'partner.ptn_seed'`},
+	11: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "outbox", "partner_usage", "partners", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "webhooks"},
+		seed:  `INSERT INTO partner_usage VALUES ('ptn_seed', 1764165600, 'heavy', 3, 1)`,
+		check: `SELECT count(*) FROM partner_usage WHERE partner_id = 'ptn_seed' AND admitted = 3`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

@@ -284,6 +284,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/status/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Status, streamed
+         * @description A status pushed as Server-Sent Events instead of polled: give exactly one of txHash (a tracked swap, as GET /v1/status), depositAddress (an intents deposit, with depositMemo in MEMO mode, as GET /v1/execute/deposit/status) or orderUid (an on-ramp order, as GET /v1/onramp/status). A status event carries the polled endpoint's data, at once and then on every change; done ends the stream when the status is terminal. The server reads the status every 500 ms from the store, so a stream opened on any node sees a swap tracked on any other. Same authentication as the polled endpoints; the stream counts once, as one heavy request. Before the stream (the JSON envelope with its status): a missing, repeated or conflicting parameter, a malformed hash or uid, an unknown deposit address or order (404), the rate limit. A stream outlives no tracking: a tracked swap or deposit ends at the trackers' horizon (6 hours from its creation by default; reason horizon, also as soon as the status shows tracking gave up, PENDING with UNKNOWN_ERROR); an order still CREATED ends at its expiry (with its EXPIRED status when the desk applies it within seconds), a paid one at the same horizon from its creation; a hash or deposit with nothing tracked yet (NOT_FOUND, PENDING_DEPOSIT) is waited for 10 minutes. A comment line (: keep-alive) is sent every 15 s while nothing changes. Close the EventSource on done: one left open reconnects. With curl: curl -N.
+         */
+        get: operations["statusStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/execute/deposit/submit": {
         parameters: {
             query?: never;
@@ -556,6 +576,26 @@ export interface paths {
          * @description The caller's profile; rateLimit.requestsPerMinute is the heavy bucket's figure.
          */
         get: operations["partnerMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quotas and usage
+         * @description The caller's rate-limit buckets now (limit, used, remaining, reset: what the RateLimit headers of its next answer would say, this request counted) and its requests of the last 24 hours by hour, admitted and refused per bucket. Counts are kept per node in memory and added to the store every few seconds (and at shutdown), so they survive restarts and every node sharing the store sees them.
+         */
+        get: operations["partnerUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -977,7 +1017,7 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        /** @description The rate-limit figures of the bucket the call counted against. Windows are 60 seconds long and start with a key's (or IP's) first request. Anonymous limits are per client IP: 30 heavy and 240 read requests a minute; partner keys: 2,000 heavy and 6,000 read unless the operator set others. */
+        /** @description The rate-limit figures of the bucket the call counted against. Windows are 60 seconds long and start with a key's (or IP's) first request. Anonymous limits are per client IP: 30 heavy and 240 read requests a minute; partner keys: 2,000 heavy and 6,000 read unless the operator set others. The same figures are sent as the RateLimit-Policy and RateLimit headers (draft-ietf-httpapi-ratelimit-headers-11), and a refusal carries Retry-After. */
         RateLimit: {
             /** @description Requests allowed in the window of the bucket this call fell in (heavy or read), for this partner key or, without a key, this client IP. */
             limit: number;
@@ -2498,12 +2538,86 @@ export interface components {
             timestamp: number;
             data: components["schemas"]["OnrampEventData"];
         };
+        /** @description Requests of one bucket in one hour. */
+        PartnerUsageCount: {
+            /** @description Requests that passed the rate limit. */
+            admitted: number;
+            /** @description Requests refused with RATE_LIMIT. */
+            refused: number;
+        };
+        /** @description The caller's quotas now and its last 24 hours of requests. */
+        PartnerUsage: {
+            partnerId: string;
+            /**
+             * @description The length of a rate-limit window.
+             * @constant
+             */
+            windowSeconds: 60;
+            /** @description Each bucket's current window, heavy then read. The read bucket's used already counts this request. */
+            buckets: {
+                /** @enum {string} */
+                bucket: "heavy" | "read";
+                /** @description Requests allowed per window. */
+                limit: number;
+                /** @description Requests admitted in the current window. */
+                used: number;
+                /** @description Requests left in the current window. */
+                remaining: number;
+                /**
+                 * Format: int64
+                 * @description Unix seconds when the current window ends; with no window open, when one opened now would.
+                 */
+                reset: number;
+            }[];
+            /** @description The last 24 hours (UTC), oldest first, the current hour last: requests admitted and refused per bucket. Counts reach the store every few seconds from every node serving the partner; this node's not yet stored are included, another node's appear within its flush interval. They survive restarts. */
+            hours: {
+                /**
+                 * Format: int64
+                 * @description Unix seconds of the hour's start.
+                 */
+                hour: number;
+                heavy: components["schemas"]["PartnerUsageCount"];
+                read: components["schemas"]["PartnerUsageCount"];
+            }[];
+        };
+        /** @description The followed status, in the data shape of its polled endpoint: GET /v1/status (txHash), GET /v1/execute/deposit/status (depositAddress) or GET /v1/onramp/status (orderUid). The first is sent at once, then one each time the data changes. */
+        StatusStreamStatusEvent: {
+            /** @constant */
+            event: "status";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
+        /** @description The status could not be read any more (the store failed repeatedly): the envelope's error object, SERVICE_UNAVAILABLE or INTERNAL_ERROR. done follows. */
+        StatusStreamErrorEvent: {
+            /** @constant */
+            event: "error";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
+        /** @description The close of a status stream: why it ended, and the meta the envelope of any other answer carries. */
+        StatusStreamDone: {
+            /**
+             * @description terminal: the last status event is final (swap DONE or FAILED; deposit SUCCESS, REFUNDED or FAILED; order COMPLETED, FAILED, REFUNDED or EXPIRED). horizon: tracking gave up or the stream reached its horizon (see the operation). shutdown: the server is stopping; open the stream again. error: after an error event.
+             * @enum {string}
+             */
+            reason: "terminal" | "horizon" | "shutdown" | "error";
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The last event of every status stream. */
+        StatusStreamDoneEvent: {
+            /** @constant */
+            event: "done";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
     };
     responses: {
         /** @description Bad request: the error envelope with code INVALID_PARAMS, VALIDATION_ERROR, INVALID_BODY, SLIPPAGE_ERROR, PARTNER_FEE_EXCEEDS_MAX, PARTNER_WALLET_NOT_REGISTERED, ECOSYSTEM_NOT_CONFIGURED. */
         Error400: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2519,6 +2633,8 @@ export interface components {
         Error401: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2534,6 +2650,8 @@ export interface components {
         Error404: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2549,6 +2667,8 @@ export interface components {
         Error405: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2587,10 +2707,15 @@ export interface components {
                 };
             };
         };
-        /** @description Rate limit exceeded: the error envelope with code RATE_LIMIT. */
+        /** @description Rate limit exceeded: the error envelope with code RATE_LIMIT, with Retry-After (seconds until the window resets) and the RateLimit headers of the refused bucket (r=0). */
         Error429: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description The quota policy this request counted against, as draft-ietf-httpapi-ratelimit-headers-11 writes it (a Structured Fields list, RFC 9651): the bucket's name, q its quota (requests per window) and w the window in seconds, e.g. "heavy";q=2000;w=60. Sent on every answer of a request that counted against a bucket (the same decision as meta.rateLimit), refusals and streams included; absent where nothing was counted (GET /v1/ping without a key, the probes). */
+                "RateLimit-Policy": string;
+                /** @description What is left of the policy in RateLimit-Policy, as draft-ietf-httpapi-ratelimit-headers-11 writes it: r the requests remaining in the current window and t the seconds until it resets, e.g. "heavy";r=1999;t=37. The same figures as meta.rateLimit (t is reset minus the answer's timestamp). */
+                RateLimit: string;
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -2606,6 +2731,8 @@ export interface components {
         Error500: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2621,6 +2748,8 @@ export interface components {
         Error502: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2636,6 +2765,8 @@ export interface components {
         Error503: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2651,6 +2782,8 @@ export interface components {
         Error504: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2677,6 +2810,12 @@ export interface components {
         "X-Request-Id": string;
         /** @description true on an answer replayed for a repeated Idempotency-Key. */
         "Idempotent-Replayed": "true";
+        /** @description The quota policy this request counted against, as draft-ietf-httpapi-ratelimit-headers-11 writes it (a Structured Fields list, RFC 9651): the bucket's name, q its quota (requests per window) and w the window in seconds, e.g. "heavy";q=2000;w=60. Sent on every answer of a request that counted against a bucket (the same decision as meta.rateLimit), refusals and streams included; absent where nothing was counted (GET /v1/ping without a key, the probes). */
+        "RateLimit-Policy": string;
+        /** @description What is left of the policy in RateLimit-Policy, as draft-ietf-httpapi-ratelimit-headers-11 writes it: r the requests remaining in the current window and t the seconds until it resets, e.g. "heavy";r=1999;t=37. The same figures as meta.rateLimit (t is reset minus the answer's timestamp). */
+        RateLimit: string;
+        /** @description Seconds until the refused request's window resets (RFC 9110, section 10.2.3), at least 1: retrying sooner is refused again. */
+        "Retry-After": string;
     };
     pathItems: never;
 }
@@ -2756,6 +2895,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2806,6 +2947,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2834,6 +2977,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2875,6 +3020,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2918,6 +3065,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2949,6 +3098,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2982,6 +3133,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3053,6 +3206,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3128,6 +3283,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description no-cache: a stream is never cached. */
                     "Cache-Control": "no-cache";
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3195,6 +3352,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3240,6 +3399,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3274,6 +3435,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3286,6 +3449,45 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    statusStream: {
+        parameters: {
+            query?: {
+                /** @description A swap's source transaction, 0x and 64 hex digits, as on GET /v1/status. */
+                txHash?: string;
+                /** @description An intents quote's deposit address, as on GET /v1/execute/deposit/status. */
+                depositAddress?: string;
+                /** @description The deposit memo, in MEMO mode; only with depositAddress. */
+                depositMemo?: string;
+                /** @description An on-ramp order, as on GET /v1/onramp/status. */
+                orderUid?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream (text/event-stream, UTF-8; the connection closes after done). Each item of the schema is one event as sent: event: <name>, one data: line of JSON, a blank line. Order: status (one or more), then error (only when the status cannot be read any more), then done. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description no-cache: a stream is never cached. */
+                    "Cache-Control": "no-cache";
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": (components["schemas"]["StatusStreamStatusEvent"] | components["schemas"]["StatusStreamErrorEvent"] | components["schemas"]["StatusStreamDoneEvent"])[];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };
@@ -3311,6 +3513,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3346,6 +3550,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3384,6 +3590,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3418,6 +3626,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3453,6 +3663,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3493,6 +3705,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3532,6 +3746,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3566,6 +3782,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3600,6 +3818,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3641,6 +3861,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3675,6 +3897,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3705,6 +3929,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3737,6 +3963,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3769,6 +3997,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3784,6 +4014,37 @@ export interface operations {
             500: components["responses"]["Error500"];
         };
     };
+    partnerUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PartnerUsage"];
+                        error: null;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
     feeWallets: {
         parameters: {
             query?: never;
@@ -3797,6 +4058,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3832,6 +4095,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3868,6 +4133,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3903,6 +4170,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3936,6 +4205,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3976,6 +4247,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4005,6 +4278,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4043,6 +4318,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4075,6 +4352,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4111,6 +4390,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4149,6 +4430,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -122,6 +122,12 @@ type Config struct {
 	// SwapSchedule is how tracked swaps are polled (zero: the default,
 	// first after 2 s, backing off to once a minute, for 6 hours).
 	SwapSchedule swap.Schedule
+	// UsageFlushInterval is how often the edge adds partners' hourly
+	// usage counts to the store (zero: edge.DefaultUsageFlushInterval).
+	UsageFlushInterval time.Duration
+	// StatusStream tunes GET /v1/status/stream (zero fields: the edge's
+	// defaults; its horizon is always SwapSchedule's).
+	StatusStream edge.StatusStreamConfig
 	// SandboxBridgeScale multiplies the quoted duration of a sandbox
 	// bridge (0 delivers at the first poll; a multi-step deposit's bridge
 	// to 369 takes the scale times a minute). SandboxBridgeFailureRate is
@@ -361,6 +367,10 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	ec.TrustedProxies = proxies
 	ec.Mode = cfg.Mode
 	ec.IdempotencyWait, ec.AuthCacheSize = cfg.IdempotencyWait, cfg.AuthCacheSize
+	ec.UsageFlushInterval = cfg.UsageFlushInterval
+	// A status stream outlives no tracking: the trackers' horizon bounds it.
+	ec.StatusStream = cfg.StatusStream
+	ec.StatusStream.Horizon = cfg.SwapSchedule.Horizon
 	// The store keeps registrations and their history; the pool owns the URL
 	// policy it enforces when it dials, and sends test deliveries.
 	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
@@ -421,7 +431,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Repricer: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
-		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Usage: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 		PublicURL: a.publicURL,
 	})
 	if err != nil {

@@ -45,6 +45,8 @@ var (
 	_ onrampdesk.Store = (*persistence.Store)(nil)
 	// Idempotency records.
 	_ edge.IdempotencyStore = (*persistence.Store)(nil)
+	// Partners' hourly usage, flushed by the edge's rate limiter.
+	_ edge.UsageStore = (*persistence.Store)(nil)
 	// Issued-quote tickets: the ticket log, with the store's reference
 	// index of multi-step quotes.
 	_ tickets.Store = ticketHome{}
@@ -72,6 +74,7 @@ var (
 	_ inboundrun.Store           = (*postgres.Store)(nil)
 	_ onrampdesk.Store           = (*postgres.Store)(nil)
 	_ edge.IdempotencyStore      = (*postgres.Store)(nil)
+	_ edge.UsageStore            = (*postgres.Store)(nil)
 	_ quoteRefIndex              = (*postgres.Store)(nil)
 	_ sandboxchain.Store         = (*postgres.Store)(nil)
 	_ sandboxchain.DeliveryStore = (*postgres.Store)(nil)
