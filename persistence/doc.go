@@ -93,6 +93,14 @@
 //	                                           history; its partner's line is in swapp/ (kind
 //	                                           onramp), with its earning once it completes
 //
+//	portalcode/<email>                         the latest portal login code sent to an address
+//	                                           (its SHA-256 digest, expiry, tries, use)
+//	portalsess/<sessionDigest>                 a portal session, by the SHA-256 of its
+//	                                           cookie's id (the id itself is never stored)
+//	portalpsess/<partnerID>/<sessionDigest>    empty: the index of a partner's sessions, so
+//	                                           that they can all be ended at once
+//	portalkey/<partnerID>                      when the partner's API key was last rotated
+//
 // Beside Pebble's files, the data directory holds secrets.key, the key
 // that seals webhook secrets (secrets.go, mode 0600, made on first open),
 // which Pebble's files are useless without.
