@@ -59,7 +59,9 @@ type keyRotationRecord struct {
 	RotatedAt time.Time `json:"rotatedAt"`
 }
 
-func portalCodeKey(email string) []byte { return []byte(prefixPortalCode + portal.NormalizeEmail(email)) }
+func portalCodeKey(email string) []byte {
+	return []byte(prefixPortalCode + portal.NormalizeEmail(email))
+}
 func portalSessionKey(digest string) []byte {
 	return []byte(prefixPortalSession + digest)
 }

@@ -60,7 +60,19 @@ type DeliveryRecord struct {
 	// Attempts lists the delivery's attempts, oldest first: every one, or
 	// the newest MaxAttemptsKept of a longer schedule (see AppendAttempt).
 	Attempts []Attempt `json:"attempts,omitempty"`
+	// Body is the payload every attempt sent (recorded from the first
+	// attempt on), kept so that a failed delivery can be resent with the
+	// very bytes, and so the very signature, of the original.
+	Body []byte `json:"body,omitempty"`
+	// NextAttemptAt is when a retrying delivery's next attempt is due
+	// (zero otherwise): where its outbox entry waits.
+	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero"`
 }
+
+// ResendMargin is how far ahead a retrying delivery's next attempt must be
+// for a resend to bring it forward: one due sooner may already be on its
+// way to a worker, and is left to come.
+const ResendMargin = 5 * time.Second
 
 // Attempt is one try of a delivery: its number (1-based), the receiver's
 // HTTP status (0 when no answer came), how long it took, why it failed
