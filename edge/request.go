@@ -199,6 +199,9 @@ func (s *Server) admit(r *Request, rt route) *apierr.Error {
 	// guessing keys is rate-limited like any other anonymous traffic.
 	limit, key2 := s.bucketFor(r, rt.bucket)
 	r.Rate = s.limiter.Allow(key2, limit, r.Now)
+	if r.Partner != nil {
+		s.usage.note(r.Partner.ID, rt.bucket, r.Rate.Allowed, r.Now)
+	}
 	if !r.Rate.Allowed {
 		return &apierr.Error{Code: apierr.RateLimit,
 			Message: fmt.Sprintf("rate limit exceeded; retry after %d (Unix seconds)", r.Rate.Reset)}

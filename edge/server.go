@@ -117,6 +117,12 @@ type Deps struct {
 	// Sandbox is the sandbox chain: given (sandbox mode), the sandbox
 	// endpoints and GET /v1/balances are served; nil leaves them out.
 	Sandbox SandboxChain
+	// Portal serves the partner portal at /portal (portal.go); nil leaves
+	// it out.
+	Portal *PortalService
+	// Mailbox serves GET /v1/sandbox/mailbox (sandbox mode without SMTP);
+	// nil leaves it out.
+	Mailbox SandboxMailbox
 	// Idempotency remembers the answers of the routes declared idempotent;
 	// it is required as soon as one of them is served.
 	Idempotency IdempotencyStore
@@ -151,6 +157,11 @@ type Server struct {
 	// checkout holds the checkout page's templates and assets; nil when no
 	// on-ramp is served.
 	checkout *checkoutPages
+	// portal holds the portal's pages and sign-in limits; nil when no
+	// portal is served.
+	portal *portalState
+	// usage counts partners' requests per hour for the portal.
+	usage usageRecorder
 	// routeErr is the first route registered without what it needs.
 	routeErr error
 	// table keeps how each route registered through Handle is wrapped, for
@@ -283,6 +294,12 @@ func (s *Server) routes() {
 	}
 	if s.deps.Sandbox != nil {
 		s.sandboxRoutes()
+	}
+	if s.deps.Portal != nil {
+		s.portalRoutes()
+	}
+	if s.deps.Mailbox != nil {
+		s.Handle("GET", "/v1/sandbox/mailbox", route{bucket: BucketRead, name: "sandbox-mailbox"}, s.sandboxMailbox)
 	}
 	if s.deps.Balances != nil {
 		s.Handle("GET", "/v1/balances", route{bucket: BucketRead, name: "balances"}, s.balances)

@@ -13,9 +13,9 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
-// ErrNotResendable is a delivery that cannot be resent: recorded before
-// payloads were kept with the history, so there is nothing to send.
-var ErrNotResendable = errors.New("delivery not resendable: its payload was not kept")
+// ErrNotResendable is webhook.ErrNotResendable: a dead delivery recorded
+// before payloads were kept.
+var ErrNotResendable = webhook.ErrNotResendable
 
 // maxResendScan bounds how many of a webhook's history rows, newest first,
 // a resend looks through for its delivery: far more than the 100 the

@@ -45,6 +45,7 @@ type Store interface {
 	inboundrun.Store
 	onrampdesk.Store
 	edge.IdempotencyStore
+	edge.PortalStore
 	quoteRefIndex
 	sandboxchain.Store
 	sandboxchain.DeliveryStore

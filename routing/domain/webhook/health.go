@@ -1,6 +1,9 @@
 package webhook
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // FailingAfter is how long a webhook's deliveries must all have failed for
 // the webhook to be shown as failing.
@@ -31,6 +34,10 @@ func Failing(recs []*DeliveryRecord, now time.Time) bool {
 	}
 	return !firstFail.IsZero() && now.Sub(firstFail) >= FailingAfter
 }
+
+// ErrNotResendable is a failed delivery that cannot be resent: recorded
+// before payloads were kept with the history, it has nothing to send.
+var ErrNotResendable = errors.New("delivery not resendable: its payload was not kept")
 
 // Resendable reports whether a delivery may be resent: it failed (it is
 // retrying, or dead after its last attempt). A pending or delivered one may
