@@ -122,7 +122,7 @@ func mailboxCodes(t *testing.T, ts *testServer, email string) []string {
 			To, Subject, Text, SentAt string
 		} `json:"messages"`
 	}
-	ts.get("/v1/sandbox/mailbox?email=" + url.QueryEscape(email)).decode(t, &box)
+	ts.get("/v1/sandbox/mailbox?email="+url.QueryEscape(email)).decode(t, &box)
 	var out []string
 	for _, m := range box.Messages {
 		if m.To != email || m.SentAt == "" || !strings.Contains(m.Subject, "sign-in code") {
@@ -232,7 +232,7 @@ func TestPortalSignIn(t *testing.T) {
 	if code == wrong {
 		wrong = "111111"
 	}
-	pc.get("/portal?email=" + url.QueryEscape(email)).want(t, 200, `id="code-form"`)
+	pc.get("/portal?email="+url.QueryEscape(email)).want(t, 200, `id="code-form"`)
 	bad := pc.post("/portal/sign-in", url.Values{"email": {email}, "code": {wrong}})
 	bad.want(t, 401, "That code is not valid")
 	pc.post("/portal/sign-in", url.Values{"email": {"nobody@example.com"}, "code": {code}}).want(t, 401, "That code is not valid")
