@@ -153,28 +153,29 @@ func (s *Server) portalRoutes() {
 	if s.portal.rand == nil {
 		s.portal.rand = rand.Reader
 	}
+	// The paths are written out (PortalPath is /portal) so that every
+	// registration reads as the route it is.
 	page := func(name string) route { return route{bucket: BucketRead, name: name, html: true} }
 	form := func(name string) route { return route{bucket: BucketHeavy, name: name, html: true} }
-	p := PortalPath
-	s.Handle("GET", p+"/assets/{name}", page("portal_asset"), s.portalAsset)
-	s.Handle("GET", p, page("portal_home"), s.portalHome)
-	s.Handle("POST", p+"/sign-in/code", form("portal_sign_in_code"), s.portalRequestCode)
-	s.Handle("POST", p+"/sign-in", form("portal_sign_in"), s.portalSignIn)
-	s.Handle("POST", p+"/sign-out", form("portal_sign_out"), s.signedIn(s.portalSignOut))
-	s.Handle("GET", p+"/transactions", page("portal_transactions"), s.signedIn(s.portalTransactions))
-	s.Handle("GET", p+"/transactions.csv", page("portal_transactions_csv"), s.signedIn(s.portalTransactionsCSV))
-	s.Handle("GET", p+"/transactions/{id}", page("portal_transaction"), s.signedIn(s.portalTransaction))
-	s.Handle("GET", p+"/key", page("portal_key"), s.signedIn(s.portalKey))
-	s.Handle("POST", p+"/key/rotate", form("portal_key_rotate"), s.signedIn(s.portalRotateKey))
-	s.Handle("GET", p+"/wallets", page("portal_wallets"), s.signedIn(s.portalWallets))
-	s.Handle("POST", p+"/wallets", form("portal_wallet_put"), s.signedIn(s.portalPutWallet))
-	s.Handle("POST", p+"/wallets/{ecosystem}/delete", form("portal_wallet_delete"), s.signedIn(s.portalDeleteWallet))
-	s.Handle("GET", p+"/webhooks", page("portal_webhooks"), s.signedIn(s.portalWebhooks))
-	s.Handle("POST", p+"/webhooks", form("portal_webhook_create"), s.signedIn(s.portalCreateWebhook))
-	s.Handle("GET", p+"/webhooks/{id}", page("portal_webhook"), s.signedIn(s.portalWebhook))
-	s.Handle("POST", p+"/webhooks/{id}/delete", form("portal_webhook_delete"), s.signedIn(s.portalDeleteWebhook))
-	s.Handle("POST", p+"/webhooks/{id}/test", form("portal_webhook_test"), s.signedIn(s.portalTestWebhook))
-	s.Handle("POST", p+"/webhooks/{id}/deliveries/{deliveryId}/resend", form("portal_webhook_resend"), s.signedIn(s.portalResend))
+	s.Handle("GET", "/portal/assets/{name}", page("portal_asset"), s.portalAsset)
+	s.Handle("GET", "/portal", page("portal_home"), s.portalHome)
+	s.Handle("POST", "/portal/sign-in/code", form("portal_sign_in_code"), s.portalRequestCode)
+	s.Handle("POST", "/portal/sign-in", form("portal_sign_in"), s.portalSignIn)
+	s.Handle("POST", "/portal/sign-out", form("portal_sign_out"), s.signedIn(s.portalSignOut))
+	s.Handle("GET", "/portal/transactions", page("portal_transactions"), s.signedIn(s.portalTransactions))
+	s.Handle("GET", "/portal/transactions.csv", page("portal_transactions_csv"), s.signedIn(s.portalTransactionsCSV))
+	s.Handle("GET", "/portal/transactions/{id}", page("portal_transaction"), s.signedIn(s.portalTransaction))
+	s.Handle("GET", "/portal/key", page("portal_key"), s.signedIn(s.portalKey))
+	s.Handle("POST", "/portal/key/rotate", form("portal_key_rotate"), s.signedIn(s.portalRotateKey))
+	s.Handle("GET", "/portal/wallets", page("portal_wallets"), s.signedIn(s.portalWallets))
+	s.Handle("POST", "/portal/wallets", form("portal_wallet_put"), s.signedIn(s.portalPutWallet))
+	s.Handle("POST", "/portal/wallets/{ecosystem}/delete", form("portal_wallet_delete"), s.signedIn(s.portalDeleteWallet))
+	s.Handle("GET", "/portal/webhooks", page("portal_webhooks"), s.signedIn(s.portalWebhooks))
+	s.Handle("POST", "/portal/webhooks", form("portal_webhook_create"), s.signedIn(s.portalCreateWebhook))
+	s.Handle("GET", "/portal/webhooks/{id}", page("portal_webhook"), s.signedIn(s.portalWebhook))
+	s.Handle("POST", "/portal/webhooks/{id}/delete", form("portal_webhook_delete"), s.signedIn(s.portalDeleteWebhook))
+	s.Handle("POST", "/portal/webhooks/{id}/test", form("portal_webhook_test"), s.signedIn(s.portalTestWebhook))
+	s.Handle("POST", "/portal/webhooks/{id}/deliveries/{deliveryId}/resend", form("portal_webhook_resend"), s.signedIn(s.portalResend))
 }
 
 // isPortalPath reports whether a path is the portal's.

@@ -312,11 +312,15 @@ func viewDelivery(d *webhook.DeliveryRecord) deliveryView {
 // delivered) is not sent twice, and the answer says resent false. It
 // answers 202 with {deliveryId, state, resent}. An unknown webhook or
 // delivery, or another partner's, is 404 NOT_FOUND naming the parameter; a
-// dead delivery recorded before payloads were kept is 400 INVALID_PARAMS
+// malformed deliveryId is the same 404 before anything is read; a dead
+// delivery recorded before payloads were kept is 400 INVALID_PARAMS
 // naming deliveryId with details.reason "payload_not_kept".
 func (s *Server) resendDelivery(r *Request) error {
 	id := pathID(r)
 	did, _ := r.Ctx.UserValue("deliveryId").(string)
+	if !webhook.WellFormedDeliveryID(did) {
+		return apierr.New(apierr.NotFound, "no delivery "+did+": a delivery id is dlv_ and 24 hex digits").With("param", "deliveryId")
+	}
 	rec, resent, err := s.deps.Webhooks.Delivery.Resend(r.Context(), r.Partner.ID, id, did)
 	switch {
 	case errors.Is(err, account.ErrNotFound):

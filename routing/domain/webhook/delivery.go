@@ -23,6 +23,20 @@ func NewDeliveryID() (string, error) {
 	return newID(deliveryIDPrefix, "delivery")
 }
 
+// WellFormedDeliveryID reports whether id has the shape NewDeliveryID
+// draws: "dlv_" and 24 lower-case hex digits.
+func WellFormedDeliveryID(id string) bool {
+	if len(id) != len(deliveryIDPrefix)+24 || id[:len(deliveryIDPrefix)] != deliveryIDPrefix {
+		return false
+	}
+	for _, c := range id[len(deliveryIDPrefix):] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // OutboxEntry is one delivery owed to one webhook. Body is the exact payload
 // to sign and send, fixed when the event enters the outbox, so every attempt
 // carries byte-identical content; DeliveryID stays the same across retries

@@ -40,3 +40,16 @@ func TestResendable(t *testing.T) {
 		}
 	}
 }
+
+func TestWellFormedDeliveryID(t *testing.T) {
+	id, err := NewDeliveryID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]bool{id: true, "dlv_000000000000000000000000": true, "dlv_00000000000000000000000": false,
+		"dlv_00000000000000000000000g": false, "wh_0000000000000000000000000": false, "dlv_00000000000000000000000A": false, "": false} {
+		if got := WellFormedDeliveryID(in); got != want {
+			t.Errorf("WellFormedDeliveryID(%q) = %v", in, got)
+		}
+	}
+}
