@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -299,6 +300,28 @@ type transactionPage struct {
 	pageBase
 	Tx         txRow
 	Deliveries []txDelivery
+	History    []txStep
+}
+
+// txStep is one step of a transaction's history as the portal shows it.
+type txStep struct{ At, What string }
+
+// txHistory is what is known of a transaction's course: its quote, then
+// each event published for it (the first delivery of each event name, to
+// whichever webhook), oldest first. The store keeps a swap's current
+// status, not its transitions; the events are those transitions as the
+// partner was told of them.
+func txHistory(a *account.Activity, recs []*webhook.DeliveryRecord) []txStep {
+	steps := []txStep{{At: isoTime(a.CreatedAt), What: "quoted"}}
+	seen := map[string]bool{}
+	slices.SortFunc(recs, func(x, y *webhook.DeliveryRecord) int { return x.CreatedAt.Compare(y.CreatedAt) })
+	for _, d := range recs {
+		if !seen[d.Event] {
+			seen[d.Event] = true
+			steps = append(steps, txStep{At: isoTime(d.CreatedAt), What: d.Event + " published"})
+		}
+	}
+	return steps
 }
 
 type txDelivery struct {
@@ -345,6 +368,7 @@ func (s *Server) portalTransaction(r *Request, ps *portalSession) error {
 		return fmt.Errorf("edge: portal transaction webhooks: %w", err)
 	}
 	needle := []byte(`"` + id + `"`)
+	var matched []*webhook.DeliveryRecord
 	for _, w := range hooks {
 		recs, err := s.deps.Webhooks.Registrations.Deliveries(ctx, ps.partner.ID, w.ID, maxDeliveriesListed)
 		if err != nil {
@@ -352,11 +376,13 @@ func (s *Server) portalTransaction(r *Request, ps *portalSession) error {
 		}
 		for _, d := range recs {
 			if bytes.Contains(d.Body, needle) {
+				matched = append(matched, d)
 				p.Deliveries = append(p.Deliveries, txDelivery{WebhookID: w.ID, ID: d.ID, Event: d.Event, State: d.State,
 					UpdatedAt: isoTime(d.UpdatedAt), Attempts: d.Attempt})
 			}
 		}
 	}
+	p.History = txHistory(found, matched)
 	return s.writePortal(r, statusOK, "transaction", p)
 }
 

@@ -1,9 +1,14 @@
 package edge
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
 func TestBarChart(t *testing.T) {
@@ -32,5 +37,20 @@ func TestBarChart(t *testing.T) {
 		if strings.Contains(svg, "<per day>") || !strings.Contains(svg, "&lt;per day&gt;") {
 			t.Errorf("%s: the name is not escaped", tc.name)
 		}
+	}
+}
+
+func TestTxHistory(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	a := &account.Activity{ID: "qt_1", CreatedAt: t0}
+	recs := []*webhook.DeliveryRecord{
+		{Event: webhook.SwapCompleted, CreatedAt: t0.Add(2 * time.Minute)},
+		{Event: webhook.SwapPending, CreatedAt: t0.Add(time.Minute)},
+		{Event: webhook.SwapPending, CreatedAt: t0.Add(time.Minute + time.Second)}, // the same event to a second webhook
+	}
+	got := fmt.Sprint(txHistory(a, recs))
+	want := "[{2026-03-01T12:00:00Z quoted} {2026-03-01T12:01:00Z swap.pending published} {2026-03-01T12:02:00Z swap.completed published}]"
+	if got != want {
+		t.Fatalf("history %s, want %s", got, want)
 	}
 }

@@ -339,7 +339,7 @@ func TestPortalPages(t *testing.T) {
 	pc.get("/portal/transactions?minFeeUsd=-1").want(t, 400, "minFeeUsd must be a non-negative decimal")
 	pc.get("/portal/transactions?chain=1").want(t, 200, "No transactions match.")
 	pc.get("/portal/transactions?chain=8453&status=QUOTED&minFeeUsd=0").want(t, 200, q.Quote.ID)
-	pc.get("/portal/transactions/"+q.Quote.ID).want(t, 200, "Transaction <code>"+q.Quote.ID, "Arbitrum", "pending in evm")
+	pc.get("/portal/transactions/"+q.Quote.ID).want(t, 200, "Transaction <code>"+q.Quote.ID, "Arbitrum", "pending in evm", `id="tx-history"`, "quoted</li><li>now <strong>QUOTED</strong>")
 	pc.get("/portal/transactions/qt_nope").want(t, 404, "There is no transaction qt_nope")
 	exp := pc.get("/portal/transactions.csv?chain=42161")
 	if exp.status != 200 || !strings.HasPrefix(exp.header.Get("Content-Type"), "text/csv") || !strings.Contains(exp.header.Get("Content-Disposition"), "attachment") {
