@@ -287,6 +287,10 @@ func (s *Store) DeleteSession(ctx context.Context, digest string) error {
 	if !validDigest(digest) {
 		return nil
 	}
+	// Under the lock UpdateSession takes, so that a session signed out
+	// while a request touches it is not written back.
+	s.partnerMu.Lock()
+	defer s.partnerMu.Unlock()
 	val, err := s.get(portalSessionKey(digest))
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -318,6 +322,8 @@ func (s *Store) EndPartnerSessions(ctx context.Context, partnerID, except string
 		return 0, nil
 	}
 	prefix := prefixPortalPartnerSe + partnerID + "/"
+	s.partnerMu.Lock()
+	defer s.partnerMu.Unlock()
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefix), UpperBound: prefixUpperBound(prefix)})
 	if err != nil {
 		return 0, fmt.Errorf("persistence: partner sessions: %w", err)

@@ -440,3 +440,20 @@ func TestPortalPages(t *testing.T) {
 	cli(t, nil, "partner", "disable", "--data", ts.dir, "--id", pid)
 	pc.get("/portal/key").wantRedirect(t, "/portal")
 }
+
+// TestPortalCookiesSecureBehindTLS: with an https public address (TLS
+// ended at a proxy in front), the portal's cookies are Secure.
+func TestPortalCookiesSecureBehindTLS(t *testing.T) {
+	ts := startServer(t, func(c *app.Config) { c.PublicURL = "https://portal.example" })
+	home := newPortalClient(t, ts).get("/portal")
+	home.want(t, 200, `id="email-form"`)
+	var pre string
+	for _, c := range home.header.Values("Set-Cookie") {
+		if strings.HasPrefix(c, "sg_portal_pre=") {
+			pre = c
+		}
+	}
+	if !strings.Contains(pre, "secure") && !strings.Contains(pre, "Secure") {
+		t.Fatalf("cookie %q is not Secure", pre)
+	}
+}

@@ -83,7 +83,8 @@ func New(rawURL, from string) (*Sender, error) {
 // Send sends one plain-text message to one recipient.
 func (s *Sender) Send(ctx context.Context, to, subject, text string) error {
 	if _, err := mail.ParseAddress(to); err != nil || strings.ContainsAny(to, "\r\n<>") {
-		return fmt.Errorf("smtpmail: recipient %q malformed", to)
+		// The address is not repeated: errors are logged, addresses are not.
+		return errors.New("smtpmail: recipient address malformed")
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
