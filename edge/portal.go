@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -132,6 +133,9 @@ type portalState struct {
 	pages  *portalPages
 	limits *portalLimits
 	rand   io.Reader
+	// issuing counts the codes being issued after their answer, which
+	// Shutdown waits for, so that none touches a closed store.
+	issuing sync.WaitGroup
 }
 
 func (s *Server) portalRoutes() {
@@ -503,7 +507,11 @@ func (s *Server) portalRequestCode(r *Request) error {
 		return &pageRefusal{status: fasthttp.StatusTooManyRequests, title: "Too many codes asked for",
 			message: "Too many sign-in codes were asked for this address or from your network. Wait ten minutes, then ask again.", back: PortalPath}
 	}
-	go s.issueCode(email, r.ID)
+	s.portal.issuing.Add(1)
+	go func() {
+		defer s.portal.issuing.Done()
+		s.issueCode(email, r.ID)
+	}()
 	s.redirect(r, PortalPath+"?email="+url.QueryEscape(email))
 	return nil
 }

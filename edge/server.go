@@ -329,7 +329,11 @@ func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
 // Shutdown stops accepting connections and waits for in-flight requests to
 // finish, or for ctx to end.
 func (s *Server) Shutdown(ctx context.Context) error {
-	return s.srv.ShutdownWithContext(ctx)
+	err := s.srv.ShutdownWithContext(ctx)
+	if s.portal != nil {
+		s.portal.issuing.Wait() // bounded by issueCodeTimeout
+	}
+	return err
 }
 
 // transportError answers requests fasthttp refused before routing in the
