@@ -507,10 +507,11 @@ func (s *Server) portalRequestCode(r *Request) error {
 		return &pageRefusal{status: fasthttp.StatusTooManyRequests, title: "Too many codes asked for",
 			message: "Too many sign-in codes were asked for this address or from your network. Wait ten minutes, then ask again.", back: PortalPath}
 	}
+	reqID := r.ID // r goes back to its pool when the handler returns
 	s.portal.issuing.Add(1)
 	go func() {
 		defer s.portal.issuing.Done()
-		s.issueCode(email, r.ID)
+		s.issueCode(email, reqID)
 	}()
 	s.redirect(r, PortalPath+"?email="+url.QueryEscape(email))
 	return nil
