@@ -59,7 +59,10 @@
 //	outbox/<due:8><deliveryID>                 pending webhook delivery, ordered by next attempt
 //	delivery/<webhookID>/<ts:8><deliveryID>    delivery history row with its attempt log (record
 //	                                           version 2; version 1 rows, without the log, are
-//	                                           still read), dead letters included
+//	                                           still read), dead letters included; from its
+//	                                           first attempt on it keeps the payload and the next
+//	                                           attempt's due time, so that a failed delivery can
+//	                                           be resent as it was (resend.go)
 //	idem/<scope>/<key>                         answer remembered for an Idempotency-Key, with the
 //	                                           request's fingerprint (idempotency.go); scope is
 //	                                           "partner.<partnerID>" or "ip.<address>" and holds
