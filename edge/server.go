@@ -130,6 +130,12 @@ type Deps struct {
 	// Cluster, when the node is a cluster member, is reported by
 	// GET /v1/ping; nil for a single node.
 	Cluster ClusterView
+	// Portal serves the partner portal at /portal (portal.go); nil leaves
+	// it out.
+	Portal *PortalService
+	// Mailbox serves GET /v1/sandbox/mailbox (sandbox mode without SMTP);
+	// nil leaves it out.
+	Mailbox SandboxMailbox
 	// Idempotency remembers the answers of the routes declared idempotent;
 	// it is required as soon as one of them is served.
 	Idempotency IdempotencyStore
@@ -167,6 +173,9 @@ type Server struct {
 	// checkout holds the checkout page's templates and assets; nil when no
 	// on-ramp is served.
 	checkout *checkoutPages
+	// portal holds the portal's pages and sign-in limits; nil when no
+	// portal is served.
+	portal *portalState
 	// routeErr is the first route registered without what it needs.
 	routeErr error
 	// table keeps how each route registered through Handle is wrapped, for
@@ -317,6 +326,12 @@ func (s *Server) routes() {
 	if s.deps.Sandbox != nil {
 		s.sandboxRoutes()
 	}
+	if s.deps.Portal != nil {
+		s.portalRoutes()
+	}
+	if s.deps.Mailbox != nil {
+		s.Handle("GET", "/v1/sandbox/mailbox", route{bucket: BucketRead, name: "sandbox-mailbox"}, s.sandboxMailbox)
+	}
 	if s.deps.Balances != nil {
 		s.Handle("GET", "/v1/balances", route{bucket: BucketRead, name: "balances"}, s.balances)
 	}
@@ -352,6 +367,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if uerr := s.usage.close(ctx); uerr != nil {
 			err = errors.Join(err, uerr)
 		}
+	}
+	if s.portal != nil {
+		s.portal.issuing.Wait() // bounded by issueCodeTimeout
 	}
 	return err
 }

@@ -65,6 +65,13 @@ var steps = []struct {
 		"settlements", "swaps", "tickets", "webhooks"},
 		seed:  `INSERT INTO partner_usage VALUES ('ptn_seed', 1764165600, 'heavy', 3, 1)`,
 		check: `SELECT count(*) FROM partner_usage WHERE partner_id = 'ptn_seed' AND admitted = 3`},
+	12: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "outbox", "partner_usage", "partners", "portal_codes", "portal_key_rotations", "portal_sessions",
+		"quote_refs", "sandbox_deliveries", "schema_version", "settlements", "swaps", "tickets", "webhooks"},
+		seed: `INSERT INTO portal_codes VALUES ('a@b.co', 'ptn_seed', decode(repeat('ef', 32), 'hex'), 1, 2, 0, false);
+		       INSERT INTO portal_sessions VALUES (repeat('a', 64), 'ptn_seed', 'csrf', 'fp', 1, 2);
+		       INSERT INTO portal_key_rotations VALUES ('ptn_seed', 3)`,
+		check: `SELECT count(*) FROM portal_codes, portal_sessions, portal_key_rotations WHERE email = 'a@b.co' AND portal_sessions.partner_id = 'ptn_seed' AND rotated_ns = 3`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

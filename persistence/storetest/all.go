@@ -14,6 +14,7 @@ type Store interface {
 	Idempotency
 	ChainLog
 	Usage
+	Portal
 }
 
 // RunAll runs every suite but the tickets' against a backend's stores, one
@@ -32,6 +33,7 @@ func RunAll(t *testing.T, open Factory[Store]) {
 	t.Run("Idempotency", func(t *testing.T) { RunIdempotency(t, narrow(open, func(s Store) Idempotency { return s })) })
 	t.Run("ChainLog", func(t *testing.T) { RunChainLog(t, narrow(open, func(s Store) ChainLog { return s })) })
 	t.Run("Usage", func(t *testing.T) { RunUsage(t, narrow(open, func(s Store) Usage { return s })) })
+	t.Run("Portal", func(t *testing.T) { RunPortal(t, narrow(open, func(s Store) Portal { return s })) })
 }
 
 // narrow makes a factory of S out of one of a wider store.

@@ -464,6 +464,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/mailbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox mailbox
+         * @description The mail the service sent to an address, newest first: in sandbox mode without --smtp-url, the partner portal's sign-in codes are kept here (in memory, the newest 20 per address) instead of being mailed. Anyone may read it: the sandbox holds nothing of value, and it is how a sandbox partner signs in to the portal at /portal without a mail server. Sandbox mode only, and only without SMTP. Where the mode does not serve it, the path is 404 NOT_FOUND.
+         */
+        get: operations["sandboxMailbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/onramp/quote": {
         parameters: {
             query?: never;
@@ -786,6 +806,26 @@ export interface paths {
          * @description Queues a swap.completed delivery with data.test true through the same outbox and workers as real events.
          */
         post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/webhooks/{id}/deliveries/{deliveryId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a failed delivery
+         * @description Owes a failed delivery (state retrying or dead) again with its original body and delivery id, so the attempt carries the same X-Service-Signature and the X-Service-Delivery header receivers deduplicate by: a dead delivery gets one more attempt, a retrying one its next attempt now. Idempotent by its effect: a delivery that is pending (already owed again) or delivered is left as it is and the answer says resent false, so repeating the call sends once. A retrying delivery whose next attempt is due within 5 seconds is left to it (resent false). The attempt shows in the delivery log like any other. Unknown webhook or delivery, or another partner's: 404 NOT_FOUND naming id or deliveryId. A dead delivery recorded before payloads were kept with the history: 400 INVALID_PARAMS naming deliveryId, details.reason payload_not_kept.
+         */
+        post: operations["resendWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3801,6 +3841,52 @@ export interface operations {
             500: components["responses"]["Error500"];
         };
     };
+    sandboxMailbox: {
+        parameters: {
+            query: {
+                /** @description The address whose mail to list (one address, at most 254 bytes; compared without case). */
+                email: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            email: string;
+                            messages: {
+                                to: string;
+                                subject: string;
+                                /** @description The plain-text body. */
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 with milliseconds.
+                                 */
+                                sentAt: string;
+                            }[];
+                        };
+                        error: null;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
     onrampQuote: {
         parameters: {
             query?: never;
@@ -4446,6 +4532,50 @@ export interface operations {
                     };
                 };
             };
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook id. */
+                id: string;
+                /** @description The delivery id (the X-Service-Delivery header of its attempts). */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Owed again, or left as it was (resent false). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            deliveryId: string;
+                            /**
+                             * @description The delivery's state after the call: pending once owed again.
+                             * @enum {string}
+                             */
+                            state: "pending" | "delivered" | "retrying" | "dead";
+                            /** @description Whether this call owed an attempt. */
+                            resent: boolean;
+                        };
+                        error: null;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];

@@ -158,6 +158,10 @@ type Config struct {
 	// OnrampLookupInterval paces live mode's lookups of open orders at the
 	// provider (zero: onrampdesk.DefaultLookupInterval).
 	OnrampLookupInterval time.Duration
+	// SMTPURL (smtp://[user:password@]host[:port]) and SMTPFrom send the
+	// partner portal's sign-in codes; without SMTPURL, sandbox mode keeps
+	// them in the sandbox mailbox and live mode serves no portal.
+	SMTPURL, SMTPFrom string
 	// PublicURL is the service's address as users' browsers reach it, the
 	// base of on-ramp checkout URLs; empty means http:// and the address
 	// the edge listens on.
@@ -426,13 +430,17 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			return nil, fmt.Errorf("app: %w", err)
 		}
 	}
+	portalSvc, sandboxMail, err := a.portalService(cfg)
+	if err != nil {
+		return nil, err
+	}
 	a.edge, err = edge.New(ec, edge.Deps{
 		Registry: reg, Tools: a.quotes.catalog, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Repricer: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
 		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Usage: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
-		PublicURL: a.publicURL,
+		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	})
 	if err != nil {
 		return nil, err

@@ -46,6 +46,7 @@ type Store interface {
 	onrampdesk.Store
 	edge.IdempotencyStore
 	edge.UsageStore
+	edge.PortalStore
 	quoteRefIndex
 	sandboxchain.Store
 	sandboxchain.DeliveryStore

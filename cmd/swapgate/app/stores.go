@@ -47,6 +47,10 @@ var (
 	_ edge.IdempotencyStore = (*persistence.Store)(nil)
 	// Partners' hourly usage, flushed by the edge's rate limiter.
 	_ edge.UsageStore = (*persistence.Store)(nil)
+	// The partner portal's login codes and sessions, and the operator's
+	// hook that ends them.
+	_ edge.PortalStore     = (*persistence.Store)(nil)
+	_ admin.PortalSessions = (*persistence.Store)(nil)
 	// Issued-quote tickets: the ticket log, with the store's reference
 	// index of multi-step quotes.
 	_ tickets.Store = ticketHome{}
@@ -60,6 +64,8 @@ var (
 // persistence/postgres. Tickets have no row here: they stay in the data
 // directory's ticket log whichever backend keeps the rest.
 var (
+	_ edge.PortalStore           = (*postgres.Store)(nil)
+	_ admin.PortalSessions       = (*postgres.Store)(nil)
 	_ admin.PartnerStore         = (*postgres.Store)(nil)
 	_ edge.PartnerFinder         = (*postgres.Store)(nil)
 	_ edge.FeeWalletStore        = (*postgres.Store)(nil)
