@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -79,6 +80,9 @@ type StoreConfig struct {
 	// MemTableSize and CacheSize size the Pebble store (0: its defaults);
 	// PostgreSQL sizes its own.
 	MemTableSize, CacheSize int
+	// OutboxLease is PostgreSQL's outbox lease (0: its default; a cluster
+	// shortens it, see clusterOutboxLease).
+	OutboxLease time.Duration
 }
 
 // CheckStoreURL validates a --store value: empty (Pebble), or a
@@ -125,7 +129,7 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (Store, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: data directory: %w", err)
 	}
-	s, err := postgres.Open(ctx, cfg.URL, postgres.Options{DataDir: cfg.DataDir})
+	s, err := postgres.Open(ctx, cfg.URL, postgres.Options{DataDir: cfg.DataDir, OutboxLease: cfg.OutboxLease})
 	if err != nil {
 		return nil, err
 	}
