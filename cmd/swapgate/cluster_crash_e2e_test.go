@@ -1,0 +1,248 @@
+package main
+
+import (
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/actors/cluster"
+	"github.com/swapgate/swapgate/actors/onrampdesk"
+	"github.com/swapgate/swapgate/internal/pgtest"
+	"github.com/swapgate/swapgate/routing/domain/webhook"
+)
+
+// The takeover of a dead node's work: the open items each node owns (here
+// on-ramp orders, whose steps are timers in their owner's memory) are
+// adopted by a survivor once the membership drops the dead node, and a
+// request about an item that reaches a node that does not own it is
+// applied through the store and picked up by the owner.
+
+// clusterStep paces the sandbox on-ramp's steps in these tests: long
+// enough that a payment's owner is killed before its next step, short
+// enough that the order ends soon after.
+const clusterStep = 3 * time.Second
+
+// clusterTakeoverLimit is how soon a survivor must take a dead node's work
+// over: the membership's health polls drop it within a few seconds, and a
+// scan adopts its items at once.
+const clusterTakeoverLimit = 15 * time.Second
+
+// startReceiverCluster starts n nodes as startCluster does, trusting the
+// receiver's certificate, after provision has made the partners it needs
+// on the shared store (given its URL and node 0's data directory).
+func startReceiverCluster(t *testing.T, n int, rcv *crashReceiver, provision func(store, dir string), extra ...string) *testCluster {
+	t.Helper()
+	work := t.TempDir()
+	linkSwapgate(t, work)
+	tc := &testCluster{work: work, store: pgtest.Private(t).DSN(t), binds: clusterAddrs(t, n)}
+	tc.certFile = filepath.Join(work, "receiver.pem")
+	if err := os.WriteFile(tc.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rcv.srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		dir := filepath.Join(work, "node"+strconv.Itoa(i))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		tc.dirs = append(tc.dirs, dir)
+	}
+	provision(tc.store, tc.dirs[0])
+	for i := range n {
+		if i > 0 {
+			key, err := os.ReadFile(filepath.Join(tc.dirs[0], "secrets.key"))
+			if err != nil {
+				t.Fatalf("node 0's secrets.key: %v", err)
+			}
+			if err := os.WriteFile(filepath.Join(tc.dirs[i], "secrets.key"), key, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tc.nodes = append(tc.nodes, tc.serve(t, i, extra...))
+	}
+	return tc
+}
+
+// ownerOf is the index of the node that owns key among the live members.
+func (tc *testCluster) ownerOf(t *testing.T, key string) int {
+	t.Helper()
+	var members []string
+	for i, n := range tc.nodes {
+		if n != nil {
+			members = append(members, tc.binds[i])
+		}
+	}
+	i := slices.Index(tc.binds, cluster.Owner(members, key))
+	if i < 0 {
+		t.Fatalf("no owner of %s among %v", key, members)
+	}
+	return i
+}
+
+// live lists the indexes of the nodes running, but skip.
+func (tc *testCluster) live(skip int) []int {
+	var out []int
+	for i, n := range tc.nodes {
+		if n != nil && i != skip {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// clusterOrder opens a checkout of 100 USD of USDC on chain through node
+// on, as the partner.
+func clusterOrder(t *testing.T, tc *testCluster, on int, p crashPartnerKey, chain crashChain, label string) crashOrder {
+	t.Helper()
+	c := tc.nodes[on].client()
+	defer c.close()
+	o := crashOrder{wallet: crashEVMAddress("cluster/" + label), chain: chain}
+	var co struct {
+		OrderUID string `json:"orderUid"`
+		Quote    struct {
+			CryptoAmount string `json:"cryptoAmount"`
+		} `json:"quote"`
+	}
+	body := crashJSON(map[string]any{"fiatCurrency": "USD", "fiatAmount": 100, "cryptoAsset": "USDC", "chainId": chain.id,
+		"walletAddress": o.wallet})
+	if st, raw, err := c.doJSON(http.MethodPost, "/v1/onramp/checkout", body, p.key, &co); err != nil || st != http.StatusCreated && st != http.StatusOK {
+		t.Fatalf("checkout on node %d: %d %v %s", on, st, err, raw)
+	}
+	o.uid, o.cryptoAmount = co.OrderUID, co.Quote.CryptoAmount
+	return o
+}
+
+// clusterPay pays the order on node on's checkout page.
+func clusterPay(t *testing.T, tc *testCluster, on int, o crashOrder) {
+	t.Helper()
+	st := &crashState{}
+	c := tc.nodes[on].client()
+	defer c.close()
+	if !st.pay(c, o) {
+		t.Fatalf("pay %s on node %d: %v", o.uid, on, st.refused)
+	}
+}
+
+// orderStatus reads an order's status through node on.
+func orderStatus(t *testing.T, tc *testCluster, on int, uid string) string {
+	t.Helper()
+	c := tc.nodes[on].client()
+	defer c.close()
+	var st struct{ Status string }
+	crashGet(t, c, "/v1/onramp/status?orderUid="+uid, "", &st)
+	return st.Status
+}
+
+// waitOrder polls the order through node on until it leaves the states
+// given, and returns its status.
+func waitOrder(t *testing.T, tc *testCluster, on int, uid string, within time.Duration, leave ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		s := orderStatus(t, tc, on, uid)
+		if !slices.Contains(leave, s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("order %s still %s after %v", uid, s, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitHeard waits until the receiver heard each event about subject.
+func waitHeard(t *testing.T, rcv *crashReceiver, subject string, within time.Duration, events ...string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for _, ev := range events {
+		for !rcv.heard(ev, subject) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the receiver never heard %s of %s", ev, subject)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// TestClusterTakeover runs three nodes: an order paid on a node that does
+// not own it is carried to its end by its owner; an order paid on its
+// owner, which is then killed (SIGKILL) before the order's next step, is
+// carried to its end by a survivor within clusterTakeoverLimit; each
+// publishes each of its events once; the killed node, restarted, rejoins
+// and serves.
+func TestClusterTakeover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three service processes")
+	}
+	rcv := crashStartReceiver(t)
+	var fee crashPartnerKey
+	tc := startReceiverCluster(t, 3, rcv, func(store, dir string) {
+		fee = crashPartner(t, dir, "ClusterTakeover", "--store", store, "--heavy", "100000", "--read", "100000")
+	}, "--sandbox-onramp-step", clusterStep.String())
+	all := slices.Sorted(slices.Values(tc.binds))
+	tc.waitMembers(t, all)
+	c := tc.nodes[0].client()
+	var hook struct{ ID string }
+	if s, raw, err := c.doJSON(http.MethodPost, "/v1/partner/webhooks", crashHookBody(rcv.srv.URL+"/fee", webhook.Events()), fee.key, &hook); err != nil || s != http.StatusCreated {
+		t.Fatalf("webhook: %d %v %s", s, err, raw)
+	}
+	c.close()
+	events := []string{webhook.OnrampPaymentReceived, webhook.OnrampCryptoSent, webhook.OnrampCompleted}
+	// Each order delivers on a chain of its own: until the sandbox chains
+	// have one owner across nodes, each node runs its own copy of a chain.
+	base, optimism := crashChains[3], crashChains[1]
+
+	// Paid on a node that does not own it: applied through the store, and
+	// its owner takes it on from there.
+	cross := clusterOrder(t, tc, 0, fee, base, "cross")
+	owner := tc.ownerOf(t, onrampdesk.OwnerKey(cross.uid))
+	payOn := tc.live(owner)[0]
+	clusterPay(t, tc, payOn, cross)
+	if s := waitOrder(t, tc, payOn, cross.uid, 60*time.Second, "PAYMENT_RECEIVED", "CRYPTO_SENT"); s != "COMPLETED" {
+		t.Fatalf("order %s owned by node %d, paid on node %d, ended %s", cross.uid, owner, payOn, s)
+	}
+	waitHeard(t, rcv, cross.uid, 30*time.Second, events...)
+	t.Logf("order paid on node %d, owned by node %d: COMPLETED", payOn, owner)
+
+	// Paid on its owner, which dies before the next step.
+	orphan := clusterOrder(t, tc, 0, fee, optimism, "orphan")
+	victim := tc.ownerOf(t, onrampdesk.OwnerKey(orphan.uid))
+	clusterPay(t, tc, victim, orphan)
+	tc.nodes[victim].kill(t)
+	killed := time.Now()
+	tc.nodes[victim] = nil
+	watch := tc.live(-1)[0]
+	s := waitOrder(t, tc, watch, orphan.uid, clusterTakeoverLimit+clusterStep+30*time.Second, "PAYMENT_RECEIVED")
+	// The survivor's first step is due clusterStep after it adopted the
+	// order.
+	takeover := time.Since(killed) - clusterStep
+	if s != "CRYPTO_SENT" && s != "COMPLETED" {
+		t.Fatalf("orphaned order %s moved to %s", orphan.uid, s)
+	}
+	if takeover > clusterTakeoverLimit {
+		t.Errorf("the orphaned order was taken over %v after its owner died, want within %v", takeover.Round(time.Millisecond), clusterTakeoverLimit)
+	}
+	if s := waitOrder(t, tc, watch, orphan.uid, 60*time.Second, "PAYMENT_RECEIVED", "CRYPTO_SENT"); s != "COMPLETED" {
+		t.Fatalf("orphaned order %s ended %s", orphan.uid, s)
+	}
+	waitHeard(t, rcv, orphan.uid, 30*time.Second, events...)
+	if twice := rcv.publishedTwice(); len(twice) > 0 {
+		t.Errorf("published more than once: %v", twice)
+	}
+	t.Logf("order owned by node %d, killed after its payment: taken over by node %d in %v (within %v), COMPLETED",
+		victim, tc.ownerOf(t, onrampdesk.OwnerKey(orphan.uid)), takeover.Round(time.Millisecond), clusterTakeoverLimit)
+
+	// Restarted, the killed node rejoins and serves.
+	tc.nodes[victim] = tc.serve(t, victim, "--sandbox-onramp-step", clusterStep.String())
+	tc.waitMembers(t, all)
+	if s := orderStatus(t, tc, victim, orphan.uid); s != "COMPLETED" {
+		t.Fatalf("the restarted node reads the order as %s", s)
+	}
+	crashWaitOutboxEmpty(t, tc.nodes[victim].client(), 60*time.Second)
+	t.Logf("node %d restarted, rejoined %d members and serves; the outbox is empty (%s)", victim, len(all), fmt.Sprint(len(rcv.deliveryIDs()), " deliveries"))
+}
