@@ -172,3 +172,51 @@ func countEvents(t *testing.T, s *Store, event string) int {
 	}
 	return n
 }
+
+// TestLeaseOnEnqueue: in a cluster the node that commits an entry holds
+// its lease from the commit on, so another node's scan does not deliver it
+// while the first delivers it unclaimed, whether it was published to one
+// webhook or with a state change; the committing node's own scans read
+// it, and once its lease lapses (the node died) another takes it over.
+func TestLeaseOnEnqueue(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		publish func(s *Store, w *webhook.Registration) error
+	}{
+		{"published to one webhook", func(s *Store, w *webhook.Registration) error {
+			_, err := s.PublishTo(ctx, w, webhook.Event{Name: webhook.SwapCompleted, Time: time.Now()})
+			return err
+		}},
+		{"published with a state change", func(s *Store, w *webhook.Registration) error {
+			tr := &swap.Swap{ID: "0xaa", PartnerID: "ptn_a", Status: swap.StatusDone}
+			return s.SaveSwap(ctx, tr, []webhook.Event{swap.Event(webhook.SwapCompleted, tr, time.Now())})
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := newTestDB(t)
+			const lease = 2 * time.Second
+			a := db.open(t, Options{OutboxLease: lease, LeaseOnEnqueue: true})
+			b := db.open(t, Options{OutboxLease: lease, LeaseOnEnqueue: true})
+			w := newHook("ptn_a", webhook.SwapCompleted)
+			if err := a.CreateWebhook(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.publish(a, w); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now().Add(time.Hour)
+			if got := dueEntries(t, b, now); len(got) != 0 {
+				t.Fatalf("another node read an entry the committing node holds: %+v", got)
+			}
+			if got := dueEntries(t, a, now); len(got) != 1 {
+				t.Fatalf("the committing node reads %d entries, want its 1", len(got))
+			}
+			time.Sleep(lease + 500*time.Millisecond)
+			if got := dueEntries(t, b, now); len(got) != 1 {
+				t.Fatalf("after the lease lapsed another node reads %d entries, want 1", len(got))
+			}
+		})
+	}
+}
