@@ -122,6 +122,21 @@ func clusterOrder(t *testing.T, tc *testCluster, on int, p crashPartnerKey, chai
 	return o
 }
 
+// clusterOwnedOrder opens checkouts through node owner until one is an
+// order that node owns (each node owns about a third) and returns it; the
+// others are left unpaid.
+func clusterOwnedOrder(t *testing.T, tc *testCluster, owner int, p crashPartnerKey, chain crashChain) crashOrder {
+	t.Helper()
+	for i := range 30 {
+		o := clusterOrder(t, tc, owner, p, chain, fmt.Sprintf("owned/%d/%d", owner, i))
+		if tc.ownerOf(t, onrampdesk.OwnerKey(o.uid)) == owner {
+			return o
+		}
+	}
+	t.Fatalf("30 checkouts, none owned by node %d", owner)
+	return crashOrder{}
+}
+
 // clusterPay pays the order on node on's checkout page.
 func clusterPay(t *testing.T, tc *testCluster, on int, o crashOrder) {
 	t.Helper()
@@ -281,8 +296,10 @@ func clusterSharesChains(t *testing.T, tc *testCluster, key string) bool {
 // partner quotes, fee-wallet writes, webhook registrations and test
 // events, and, where the sandbox chains are shared across nodes, sandbox
 // executions and on-ramp checkouts paid on their page), one node killed
-// with SIGKILL at a seeded random moment and the load kept on the
-// survivors. It proves: every write answered 2xx is there (read through a
+// with SIGKILL at a seeded random moment, just after an order it owns was
+// paid on it, and the load kept on the survivors. It proves: a survivor
+// takes the killed node's order over within clusterTakeoverLimit and
+// completes it; every write answered 2xx is there (read through a
 // survivor, then in the store); no quote's ledger row is doubled; every
 // event the store accepted reaches the receiver and no state change is
 // published twice; every swap and paid order reaches its end; and the
@@ -317,7 +334,7 @@ func TestClusterCrash(t *testing.T) {
 		for i := range 3 {
 			hookers = append(hookers, crashPartner(t, dir, fmt.Sprintf("ClusterHooks%d", i), lim...))
 		}
-	})
+	}, "--sandbox-onramp-step", clusterStep.String())
 	all := slices.Sorted(slices.Values(tc.binds))
 	tc.waitMembers(t, all)
 
@@ -336,7 +353,7 @@ func TestClusterCrash(t *testing.T) {
 	c.close()
 	onChain := clusterSharesChains(t, tc, fee.key)
 	if !onChain {
-		t.Logf("the sandbox chains are per node in this build: executes and on-ramp payments are left out of the load")
+		t.Logf("the sandbox chains are per node in this build: executes and on-ramp payments are left out of the load (the one order the killed node owns delivers on a chain of its own)")
 	}
 
 	// The load on node i; label keeps each worker's addresses and keys
@@ -377,12 +394,33 @@ func TestClusterCrash(t *testing.T) {
 	}
 	start(victim, writers(19))
 	time.Sleep(load)
+	// An order the victim owns, paid on it just before it dies: its next
+	// step is a timer in the victim's memory, which a survivor must take
+	// over. It delivers on a chain nothing else here uses.
+	orphan := clusterOwnedOrder(t, tc, victim, fee, crashChains[6])
+	clusterPay(t, tc, victim, orphan)
 	// The victim's workers end with their first unanswered request; the
 	// survivors' go on, and one of them takes the writes over.
 	tc.nodes[victim].kill(t)
 	killed := time.Now()
 	tc.nodes[victim] = nil
 	survivors := tc.live(victim)
+	// The time to the orphan's first step on a survivor, less the step's
+	// own delay, is the takeover.
+	tookOver := make(chan time.Duration, 1)
+	go func() {
+		c := tc.nodes[survivors[0]].client()
+		defer c.close()
+		for time.Since(killed) < clusterTakeoverLimit+clusterStep+30*time.Second {
+			var o struct{ Status string }
+			if s, _, err := c.doJSON(http.MethodGet, "/v1/onramp/status?orderUid="+orphan.uid, nil, "", &o); err == nil && s == http.StatusOK && o.Status != "PAYMENT_RECEIVED" {
+				tookOver <- time.Since(killed) - clusterStep
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		close(tookOver)
+	}()
 	start(survivors[0], writers(29))
 	var members []string
 	for _, i := range survivors {
@@ -402,6 +440,17 @@ func TestClusterCrash(t *testing.T) {
 	// Everything acknowledged is there, read through a survivor; then
 	// everything in flight ends, the victim's included.
 	watch := survivors[0]
+	takeover, ok := <-tookOver
+	if !ok {
+		t.Fatalf("the orphaned order %s was never taken over", orphan.uid)
+	}
+	if takeover > clusterTakeoverLimit {
+		t.Errorf("the orphaned order was taken over %v after its owner died, want within %v", takeover.Round(time.Millisecond), clusterTakeoverLimit)
+	}
+	if s := waitOrder(t, tc, watch, orphan.uid, 60*time.Second, "PAYMENT_RECEIVED", "CRYPTO_SENT"); s != "COMPLETED" {
+		t.Fatalf("the orphaned order %s ended %s", orphan.uid, s)
+	}
+	waitHeard(t, rcv, orphan.uid, 30*time.Second, webhook.OnrampPaymentReceived, webhook.OnrampCryptoSent, webhook.OnrampCompleted)
 	st.checkAcknowledged(t, tc.nodes[watch].client(), fee, wallets, 1)
 	st.checkTerminal(t, tc.nodes[watch].client())
 	ended := time.Since(killed)
@@ -425,6 +474,7 @@ func TestClusterCrash(t *testing.T) {
 		}
 	}
 	st.checkStore(t, tc.dirs[0], tc.store, rcv, fee, wallets, hookers)
+	t.Logf("figures: the killed node's paid order was taken over by a survivor %v after the kill (within %v) and COMPLETED", takeover.Round(time.Millisecond), clusterTakeoverLimit)
 	t.Logf("figures: the membership dropped the killed node %v after the kill; load on the survivors until %v after it; every swap and paid order ended %v after it, and the outbox was empty %v after it (the dead node's claimed deliveries wait for their lease to lapse)",
 		dropped.Round(time.Millisecond), loadEnded.Round(time.Millisecond), ended.Round(time.Millisecond), drained.Round(time.Millisecond))
 	t.Logf("figures: %s; in %v", st.summary(rcv), time.Since(started).Round(time.Millisecond))
