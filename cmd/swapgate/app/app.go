@@ -298,7 +298,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// Pebble's error reports (a failed flush or compaction, corruption
 	// found in the background) go to the service's log with the rest.
 	if a.store, err = OpenStore(ctx, StoreConfig{URL: cfg.Store, DataDir: cfg.DataDir, Logger: a.log,
-		MemTableSize: cfg.StoreMemTableSize, CacheSize: cfg.StoreCacheSize}); err != nil {
+		MemTableSize: cfg.StoreMemTableSize, CacheSize: cfg.StoreCacheSize, OutboxLease: clusterOutboxLease(cfg), LeaseOnEnqueue: cfg.Cluster.On()}); err != nil {
 		return nil, fmt.Errorf("app: open store: %w", err)
 	}
 	a.sys = actors.NewSystemWithLogger(a.log)
@@ -399,13 +399,13 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		bridgeFails := func(txHash string) bool { return sandbox.BridgeFails(cfg.SandboxBridgeFailureRate, txHash) }
 		if a.inbound, err = inboundrun.Start(ctx, a.store, chain, a.quotes.quoter, inboundrun.Options{Contracts: contracts,
 			DEX: a.quotes.pulseState, BridgeDelay: time.Duration(cfg.SandboxBridgeScale * float64(time.Minute)),
-			BridgeFails: bridgeFails, Published: a.hooks.Wake, Logger: a.log}); err != nil {
+			BridgeFails: bridgeFails, Published: a.hooks.Wake, Owner: a.inboundOwner(), Logger: a.log}); err != nil {
 			return nil, fmt.Errorf("app: start the inbound runner: %w", err)
 		}
 		inboundDeposits = a.inbound
 		provider := &onramp.Sandbox{Market: a.ref, BaseURL: a.publicURL}
 		if a.onramp, err = onrampdesk.Start(ctx, a.store, onrampdesk.Options{Catalogue: onramp.NewCatalogue(reg), Provider: provider,
-			Delivery: ledger, StepDelay: cfg.SandboxOnrampStep, Published: a.hooks.Wake, Logger: a.log, Now: cfg.Now}); err != nil {
+			Delivery: ledger, StepDelay: cfg.SandboxOnrampStep, Published: a.hooks.Wake, Owner: a.onrampOwner(), Logger: a.log, Now: cfg.Now}); err != nil {
 			return nil, fmt.Errorf("app: start the on-ramp desk: %w", err)
 		}
 	}
@@ -417,7 +417,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	if a.tracker, err = tracker.Start(ctx, a.store, tracker.Options{Sources: a.quotes.statusSources, Fallback: bridging,
 		Schedule: cfg.SwapSchedule, Workers: cfg.TrackerWorkers, PollTimeout: cfg.TrackerPollTimeout,
-		Published: a.hooks.Wake, Logger: a.log}); err != nil {
+		Published: a.hooks.Wake, Owner: a.trackerOwner(), Logger: a.log}); err != nil {
 		return nil, fmt.Errorf("app: start swap tracker: %w", err)
 	}
 	var balances edge.BalanceReader
