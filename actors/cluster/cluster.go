@@ -28,8 +28,9 @@
 //     new member). The member list's blocking is the module's, whatever
 //     the provider, so an automanaged member that missed its health polls
 //     long enough to be dropped is kept out the same way (read from the
-//     code; no test cuts a health port). The remedy is operational: restart a
-//     node whose GET /v1/ping does not list itself.
+//     code; no test cuts a health port). Node.InTopology reports it, and
+//     the service's /readyz then answers 503 so that a balancer stops
+//     sending the node requests; the remedy is a restart.
 //   - Placement is this package's, not the module's disthash identity
 //     lookup: disthash replaces its rendezvous table on each topology event
 //     without a lock while lookups read it (a data race the race detector
@@ -298,6 +299,12 @@ func (n *Node) Members() []string {
 	defer n.mu.Unlock()
 	return slices.Clone(n.members)
 }
+
+// InTopology reports whether this node is in its own view of the
+// topology: false once its provider dropped it (an etcd lease that lapsed,
+// health polls missed), after which the module never takes it back (see
+// the package comment) and only a restart makes it a member again.
+func (n *Node) InTopology() bool { return n.hasSelf() }
 
 func (n *Node) hasSelf() bool {
 	n.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,6 +162,13 @@ func TestClusterEtcd(t *testing.T) {
 	t.Logf("after the link came back: node 0 sees %v, node 1 sees %v", pingMembers(t, tc.nodes[0]), pingMembers(t, partitioned))
 	if got := pingMembers(t, partitioned); slices.Contains(got, tc.binds[1]) {
 		t.Errorf("node 1 sees itself in %v after its lease lapsed; the provider was expected to have dropped it from its own topology", got)
+	}
+	// Which its /readyz says, so that a balancer stops sending it requests.
+	c := partitioned.client()
+	s, raw, err := c.do(http.MethodGet, "/readyz", nil, "")
+	c.close()
+	if err != nil || s != http.StatusServiceUnavailable || !strings.Contains(string(raw), "not a member of cluster") {
+		t.Errorf("node 1's readyz after it was dropped: %d %v %s, want 503 naming the cluster", s, err, raw)
 	}
 	// The remedy: restart it (a new process is a new member id).
 	_ = partitioned.cmd.Process.Kill() // its log holds the provider's errors of the cut: not this test's failures
