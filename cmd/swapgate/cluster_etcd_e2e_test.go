@@ -40,7 +40,7 @@ func startEtcd(t *testing.T) string {
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*client}, []url.URL{*client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*peer}, []url.URL{*peer}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.LogLevel = "error"
+	cfg.LogLevel = "fatal" // its errors come back from StartEtcd and Err; Close logs a spurious one
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		t.Fatalf("start the embedded etcd: %v", err)
