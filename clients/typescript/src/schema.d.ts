@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description 200 once the store is open and the actors run; 503 SERVICE_UNAVAILABLE otherwise (starting, shutting down), so that a balancer holds traffic back. Counts against no bucket.
+         * @description 200 once the store is open and the actors run; 503 SERVICE_UNAVAILABLE otherwise (starting, shutting down, or a cluster node its cluster no longer counts as a member), so that a balancer holds traffic back. Counts against no bucket.
          */
         get: operations["readyz"];
         put?: never;

@@ -508,6 +508,12 @@ func (a *App) ready() error {
 	if a.stopped.Load() {
 		return errors.New("shutting down")
 	}
+	if a.node != nil && !a.node.InTopology() {
+		// Dropped from the cluster for good (actors/cluster's package
+		// comment): a balancer should stop sending it requests, and an
+		// operator restart it.
+		return fmt.Errorf("not a member of cluster %q: this node is out of its own view of the topology; restart it", a.node.Name())
+	}
 	return a.store.Ping(context.Background())
 }
 
