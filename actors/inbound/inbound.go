@@ -91,6 +91,11 @@ type Tickets interface {
 // Options configures a Runner.
 type Options struct {
 	Contracts *pulseroute.Contracts
+	// PendingRef finds a multi-step quote by its reference while the
+	// ticket keeper has not committed it to the store's index yet (a step
+	// 1 registered moments after its quote); nil reads the store alone,
+	// and a deposit whose quote is not found has no partner to tell.
+	PendingRef func(ref [32]byte) (quoteID string, ok bool)
 	// DEX prices the leg on 369; pulseroute's chain state is one.
 	DEX pulseroute.ChainState
 	// BridgeDelay is how long the bridge takes to deliver on 369.
@@ -279,9 +284,14 @@ func (r *Runner) owner(ctx context.Context, chainID uint64, txHash common.Hash) 
 	if err != nil || !ok {
 		return "", ""
 	}
-	id, err := r.store.QuoteByRef(ctx, ref)
-	if err != nil {
-		return "", ""
+	id, ok := "", false
+	if r.opts.PendingRef != nil {
+		id, ok = r.opts.PendingRef(ref)
+	}
+	if !ok {
+		if id, err = r.store.QuoteByRef(ctx, ref); err != nil {
+			return "", ""
+		}
 	}
 	t, err := r.tickets.Ticket(ctx, id)
 	if err != nil {

@@ -79,11 +79,12 @@ type Options struct {
 	//     time is SharedLag past: the id carries its issue second, so only
 	//     a quote that could still be in another node's buffer waits, and
 	//     never longer than SharedLag. The quote path pays nothing for it.
-	//   - A ticket with a deposit target (an intents quote) is committed
-	//     before Keep returns, so before its quote is answered: a deposit
-	//     names only its target, which carries no time to wait by. These
-	//     quotes are a small share, and their commit is shared with the
-	//     other tickets of its batch.
+	//   - A ticket with a deposit target (an intents quote) or a quote
+	//     reference (a multi-step quote) is committed before Keep returns,
+	//     so before its quote is answered: a deposit names only its target,
+	//     and a registered step 1 only its reference, neither of which
+	//     carries a time to wait by. These quotes are a small share, and
+	//     their commit is shared with the other tickets of its batch.
 	Shared bool
 	// SharedLag bounds the wait of a lookup by id in a Shared keeper
 	// (default DefaultSharedLag).
@@ -106,10 +107,14 @@ type Keeper struct {
 	// deposits indexes the pending tickets of intents quotes by deposit
 	// target, as the store does once they are committed.
 	deposits map[string]string
-	queue    []persistence.EncodedTicket
-	bytes    int
-	err      error // the last commit's failure, reported to the next Keep
-	closed   bool
+	// refs indexes the pending tickets of multi-step quotes by quote
+	// reference, as the store's reference index does once they are
+	// committed.
+	refs   map[[32]byte]string
+	queue  []persistence.EncodedTicket
+	bytes  int
+	err    error // the last commit's failure, reported to the next Keep
+	closed bool
 
 	wake chan struct{}
 	stop chan struct{}
@@ -136,7 +141,7 @@ func Start(store Store, o Options) *Keeper {
 	if o.SharedLag <= 0 {
 		o.SharedLag = DefaultSharedLag
 	}
-	k := &Keeper{store: store, opts: o, pending: map[string]persistence.EncodedTicket{}, deposits: map[string]string{},
+	k := &Keeper{store: store, opts: o, pending: map[string]persistence.EncodedTicket{}, deposits: map[string]string{}, refs: map[[32]byte]string{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	k.drained = sync.NewCond(&k.mu)
 	go k.run()
@@ -186,13 +191,16 @@ func (k *Keeper) Keep(ctx context.Context, is *quote.Issued) error {
 	if dk := t.DepositKey(); dk != "" {
 		k.deposits[dk] = t.ID
 	}
+	if ref, ok := t.QuoteRef(); ok {
+		k.refs[ref] = t.ID
+	}
 	k.queue = append(k.queue, t)
 	k.bytes += t.Size()
 	select {
 	case k.wake <- struct{}{}:
 	default:
 	}
-	if k.opts.Shared && t.DepositKey() != "" {
+	if k.opts.Shared && (t.DepositKey() != "" || t.IsMultiStep()) {
 		return k.awaitCommit(ctx, t.ID, waking)
 	}
 	return nil
@@ -279,6 +287,17 @@ func (k *Keeper) awaitPeer(ctx context.Context, id string, miss error) (*quote.T
 	}
 }
 
+// PendingQuoteByRef returns the id of the multi-step quote whose
+// reference is ref while its ticket's commit (which writes the store's
+// reference index) is pending: a step-1 transaction can be registered
+// within moments of its quote, before the index has it.
+func (k *Keeper) PendingQuoteByRef(ref [32]byte) (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	id, ok := k.refs[ref]
+	return id, ok
+}
+
 // QuoteByDeposit returns the id of the intents quote whose deposit target
 // is address (and memo), from memory while its ticket's commit is pending
 // and from the store after.
@@ -347,6 +366,9 @@ func (k *Keeper) commit() {
 	for _, t := range batch {
 		delete(k.pending, t.ID)
 		delete(k.deposits, t.DepositKey())
+		if ref, ok := t.QuoteRef(); ok {
+			delete(k.refs, ref)
+		}
 		k.bytes -= t.Size()
 	}
 }

@@ -397,7 +397,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		// A multi-step deposit's bridge to 369 fails at the rate the
 		// sandbox's other bridges do, by the same rule.
 		bridgeFails := func(txHash string) bool { return sandbox.BridgeFails(cfg.SandboxBridgeFailureRate, txHash) }
-		if a.inbound, err = inboundrun.Start(ctx, a.store, chain, a.quotes.quoter, inboundrun.Options{Contracts: contracts,
+		if a.inbound, err = inboundrun.Start(ctx, a.store, chain, a.quotes.quoter, inboundrun.Options{Contracts: contracts, PendingRef: a.quotes.tickets.PendingQuoteByRef,
 			DEX: a.quotes.pulseState, BridgeDelay: time.Duration(cfg.SandboxBridgeScale * float64(time.Minute)),
 			BridgeFails: bridgeFails, Published: a.hooks.Wake, Owner: a.inboundOwner(), Logger: a.log}); err != nil {
 			return nil, fmt.Errorf("app: start the inbound runner: %w", err)
