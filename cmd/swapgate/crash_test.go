@@ -516,6 +516,11 @@ var peerDownLogs = map[string]bool{
 	"Failure reaching nodes":                   true,
 	// Logged at error level by every node's provider on a clean stop.
 	"Automanaged server stopping..!": true,
+	// The remote transport's view of a peer that died or left: its
+	// connection dropped, and the redials until the topology drops it.
+	"EndpointWriter lost connection":                 true,
+	"EndpointWriter failed to create receive stream": true,
+	"EndpointWriter failed to connect":               true,
 }
 
 // logWarnings shows, for a failed test, the run's warnings and errors,
