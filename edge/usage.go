@@ -62,9 +62,13 @@ func (l *Limiter) drainUsage(into map[usageKey]usageTally) {
 		s := &l.shards[i]
 		s.mu.Lock()
 		pending := s.usage
-		if len(pending) > 0 {
-			s.usage = make(map[usageKey]usageTally, len(pending))
+		if len(pending) == 0 {
+			// Not swapped: the shard keeps writing to this map, so it
+			// must not be read outside the lock, even empty.
+			s.mu.Unlock()
+			continue
 		}
+		s.usage = make(map[usageKey]usageTally, len(pending))
 		s.mu.Unlock()
 		for k, t := range pending {
 			sum := into[k]
