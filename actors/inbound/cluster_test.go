@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/swapgate/swapgate/actors/cluster/clustertest"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
@@ -19,47 +19,6 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 )
-
-// members is a cluster's ownership as the tests set it: the node that
-// owns every deposit.
-type members struct {
-	mu       sync.Mutex
-	owner    string
-	watchers []chan struct{}
-}
-
-func (m *members) set(owner string) {
-	m.mu.Lock()
-	m.owner = owner
-	ws := slices.Clone(m.watchers)
-	m.mu.Unlock()
-	for _, w := range ws {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// node is one node's view of the members.
-type node struct {
-	m    *members
-	name string
-}
-
-func (n node) Owns(string) bool {
-	n.m.mu.Lock()
-	defer n.m.mu.Unlock()
-	return n.m.owner == n.name
-}
-
-func (n node) Watch() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	n.m.mu.Lock()
-	n.m.watchers = append(n.m.watchers, ch)
-	n.m.mu.Unlock()
-	return ch, func() {}
-}
 
 // fencedPebble gives the Pebble store the fenced write the PostgreSQL
 // store has (the stored record compared with the one read, as JSON),
@@ -122,10 +81,10 @@ func TestClusteredRunners(t *testing.T) {
 			tx := common.BigToHash(big.NewInt(int64(2000 + i)))
 			b, from := body(t, 8453, tx, plsx)
 			chain := &fakeChain{contracts: contracts, from: from, delivered: map[string]string{}}
-			m := &members{owner: "a"}
+			m := clustertest.New("a")
 			start := func(name string, bridge time.Duration) *Runner {
 				r, err := Start(ctx, store, chain, nil, Options{Contracts: contracts, DEX: dex, BridgeDelay: bridge,
-					Owner: node{m: m, name: name}, RescanInterval: 10 * time.Millisecond})
+					Owner: m.Node(name), RescanInterval: 10 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -161,7 +120,7 @@ func TestClusteredRunners(t *testing.T) {
 				wait("bridging", func(d *inbound.Record) bool { return d.Deposit.State == inbound.Bridging })
 				runners["a"].Stop()
 				stopped["a"] = true
-				m.set("b")
+				m.Set("b")
 			}
 			d := wait("the end", func(d *inbound.Record) bool { return d.Deposit.State.Terminal() })
 			if d.Deposit.State != inbound.Completed {

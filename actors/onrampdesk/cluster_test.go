@@ -8,51 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/actors/cluster/clustertest"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
-
-// members is a cluster's ownership as the tests set it: the node that
-// owns every order.
-type members struct {
-	mu       sync.Mutex
-	owner    string
-	watchers []chan struct{}
-}
-
-func (m *members) set(owner string) {
-	m.mu.Lock()
-	m.owner = owner
-	ws := slices.Clone(m.watchers)
-	m.mu.Unlock()
-	for _, w := range ws {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// node is one node's view of the members.
-type node struct {
-	m    *members
-	name string
-}
-
-func (n node) Owns(string) bool {
-	n.m.mu.Lock()
-	defer n.m.mu.Unlock()
-	return n.m.owner == n.name
-}
-
-func (n node) Watch() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	n.m.mu.Lock()
-	n.m.watchers = append(n.m.watchers, ch)
-	n.m.mu.Unlock()
-	return ch, func() {}
-}
 
 // fencedPebble gives the Pebble store the fenced write the PostgreSQL
 // store has, under one lock, for desks sharing it as nodes share a
@@ -95,10 +55,10 @@ func TestClusteredDesks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
 			store := &fencedPebble{Store: e.store}
-			m := &members{owner: "a"}
+			m := clustertest.New("a")
 			start := func(name string, step time.Duration) *Desk {
 				o := e.options(step)
-				o.Owner, o.RescanInterval = node{m: m, name: name}, 10*time.Millisecond
+				o.Owner, o.RescanInterval = m.Node(name), 10*time.Millisecond
 				d, err := Start(context.Background(), store, o)
 				if err != nil {
 					t.Fatal(err)
@@ -125,7 +85,7 @@ func TestClusteredDesks(t *testing.T) {
 			if c.dies {
 				desks["a"].Stop()
 				stopped["a"] = true
-				m.set("b")
+				m.Set("b")
 			}
 			done := e.waitState(o.UID, onramp.Completed)
 			checkHistory(t, done, onramp.Created, onramp.PaymentReceived, onramp.CryptoSent, onramp.Completed)

@@ -8,51 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/actors/cluster/clustertest"
 	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
-
-// members is a cluster's ownership as the tests set it: the nodes that
-// believe they own every key (two at once during a topology change).
-type members struct {
-	mu       sync.Mutex
-	owners   []string
-	watchers []chan struct{}
-}
-
-func (m *members) set(owners ...string) {
-	m.mu.Lock()
-	m.owners = owners
-	ws := slices.Clone(m.watchers)
-	m.mu.Unlock()
-	for _, w := range ws {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// node is one node's view of the members.
-type node struct {
-	m    *members
-	name string
-}
-
-func (n node) Owns(string) bool {
-	n.m.mu.Lock()
-	defer n.m.mu.Unlock()
-	return slices.Contains(n.m.owners, n.name)
-}
-
-func (n node) Watch() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	n.m.mu.Lock()
-	n.m.watchers = append(n.m.watchers, ch)
-	n.m.mu.Unlock()
-	return ch, func() {}
-}
 
 // fencedPebble gives the Pebble store the fenced write the PostgreSQL
 // store has, under one lock, for trackers sharing it as nodes share a
@@ -95,18 +55,18 @@ func TestClusteredTrackers(t *testing.T) {
 	cases := []struct {
 		name string
 		// run drives the cluster once the swap is tracked on node b.
-		run func(t *testing.T, m *members, a *Tracker, aSrc, bSrc *script)
+		run func(t *testing.T, m *clustertest.Members, a *Tracker, aSrc, bSrc *script)
 	}{
-		{"owner dies", func(t *testing.T, m *members, a *Tracker, aSrc, bSrc *script) {
+		{"owner dies", func(t *testing.T, m *clustertest.Members, a *Tracker, aSrc, bSrc *script) {
 			waitFor(t, "the owner's polls", func() bool { return aSrc.count() >= 2 })
 			if n := bSrc.count(); n != 0 {
 				t.Fatalf("node b polled a swap it does not own %d times", n)
 			}
 			a.Stop()
-			m.set("b")
+			m.Set("b")
 		}},
-		{"both own during a change", func(t *testing.T, m *members, a *Tracker, aSrc, bSrc *script) {
-			m.set("a", "b")
+		{"both own during a change", func(t *testing.T, m *clustertest.Members, a *Tracker, aSrc, bSrc *script) {
+			m.Set("a", "b")
 			waitFor(t, "both nodes polling", func() bool { return bSrc.count() >= 1 })
 			defer a.Stop()
 		}},
@@ -124,7 +84,7 @@ func TestClusteredTrackers(t *testing.T) {
 				Events: []string{webhook.SwapPending, webhook.SwapCompleted}, Secret: "s", Active: true}); err != nil {
 				t.Fatal(err)
 			}
-			m := &members{owners: []string{"a"}}
+			m := clustertest.New("a")
 			sched := swap.Schedule{First: 5 * time.Millisecond, Max: 10 * time.Millisecond, Horizon: time.Hour}
 			pending := swap.Observation{Status: swap.StatusPending, Substatus: swap.WaitDestinationTransaction}
 			done := swap.Observation{Status: swap.StatusDone, Substatus: swap.Completed,
@@ -133,7 +93,7 @@ func TestClusteredTrackers(t *testing.T) {
 			bSrc := &script{obs: []swap.Observation{pending, pending, pending, done}}
 			opts := func(n string, src *script) Options {
 				return Options{Sources: map[string]Source{"aggregator": src}, Schedule: sched,
-					Owner: node{m: m, name: n}, RescanInterval: 20 * time.Millisecond}
+					Owner: m.Node(n), RescanInterval: 20 * time.Millisecond}
 			}
 			a, err := Start(ctx, store, opts("a", aSrc))
 			if err != nil {
@@ -168,7 +128,7 @@ func TestClusteredTrackerNeedsFencedWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if _, err := Start(context.Background(), store, Options{Owner: node{m: &members{}, name: "a"}}); err == nil {
+	if _, err := Start(context.Background(), store, Options{Owner: clustertest.New().Node("a")}); err == nil {
 		t.Fatal("a clustered tracker started on a store without fenced writes")
 	}
 }

@@ -1,0 +1,64 @@
+// Package clustertest is a cluster's membership as the actors that own
+// work see it (Owns and Watch, the interface each declares), for their
+// tests: the test says which nodes own everything now, and every node's
+// watchers hear the change. Only tests import it.
+package clustertest
+
+import (
+	"slices"
+	"sync"
+)
+
+// Members is the membership the test controls.
+type Members struct {
+	mu       sync.Mutex
+	owners   []string
+	watchers []chan struct{}
+}
+
+// New returns the membership with owners owning every key.
+func New(owners ...string) *Members { return &Members{owners: owners} }
+
+// Set makes owners own every key and tells every watcher.
+func (m *Members) Set(owners ...string) {
+	m.mu.Lock()
+	m.owners = owners
+	ws := slices.Clone(m.watchers)
+	m.mu.Unlock()
+	for _, w := range ws {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Node is the view of the node named name.
+func (m *Members) Node(name string) Node { return Node{m: m, name: name} }
+
+// Node is one node's view of the members.
+type Node struct {
+	m    *Members
+	name string
+}
+
+// Owns reports whether the node owns any key now.
+func (n Node) Owns(string) bool {
+	n.m.mu.Lock()
+	defer n.m.mu.Unlock()
+	return slices.Contains(n.m.owners, n.name)
+}
+
+// Watch returns a channel told of each change of the owners, and its
+// cancel function.
+func (n Node) Watch() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	n.m.mu.Lock()
+	n.m.watchers = append(n.m.watchers, ch)
+	n.m.mu.Unlock()
+	return ch, func() {
+		n.m.mu.Lock()
+		defer n.m.mu.Unlock()
+		n.m.watchers = slices.DeleteFunc(n.m.watchers, func(w chan struct{}) bool { return w == ch })
+	}
+}
