@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/pem"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/swapgate/swapgate/actors/cluster"
 	"github.com/swapgate/swapgate/actors/onrampdesk"
-	"github.com/swapgate/swapgate/internal/pgtest"
 	"github.com/swapgate/swapgate/persistence/postgres"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
@@ -43,34 +40,7 @@ const clusterTakeoverLimit = 15 * time.Second
 // on the shared store (given its URL and node 0's data directory).
 func startReceiverCluster(t *testing.T, n int, rcv *crashReceiver, provision func(store, dir string), extra ...string) *testCluster {
 	t.Helper()
-	work := t.TempDir()
-	linkSwapgate(t, work)
-	tc := &testCluster{work: work, store: pgtest.Private(t).DSN(t), binds: clusterAddrs(t, n)}
-	tc.certFile = filepath.Join(work, "receiver.pem")
-	if err := os.WriteFile(tc.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rcv.srv.Certificate().Raw}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		dir := filepath.Join(work, "node"+strconv.Itoa(i))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		tc.dirs = append(tc.dirs, dir)
-	}
-	provision(tc.store, tc.dirs[0])
-	for i := range n {
-		if i > 0 {
-			key, err := os.ReadFile(filepath.Join(tc.dirs[0], "secrets.key"))
-			if err != nil {
-				t.Fatalf("node 0's secrets.key: %v", err)
-			}
-			if err := os.WriteFile(filepath.Join(tc.dirs[i], "secrets.key"), key, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		tc.nodes = append(tc.nodes, tc.serve(t, i, extra...))
-	}
-	return tc
+	return newCluster(t, n, clusterOpts{trust: rcv, provision: provision, extra: extra})
 }
 
 // ownerOf is the index of the node that owns key among the live members.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/pem"
 	"net"
 	"net/http"
 	"os"
@@ -48,28 +49,72 @@ type testCluster struct {
 
 func startCluster(t *testing.T, n int, extra ...string) *testCluster {
 	t.Helper()
+	return newCluster(t, n, clusterOpts{extra: extra})
+}
+
+// clusterOpts says how newCluster starts its nodes.
+type clusterOpts struct {
+	// trust is a webhook receiver whose certificate the nodes trust.
+	trust *crashReceiver
+	// provision runs before any node starts, given the store's URL and
+	// node 0's data directory (where the CLI then leaves secrets.key).
+	provision func(store, dir string)
+	// serve starts node i (nil: tc.serve, the automanaged provider, with
+	// extra).
+	serve func(tc *testCluster, t *testing.T, i int) *crashChild
+	extra []string
+}
+
+// newCluster starts n nodes one after the other, each node after the
+// first with a copy of node 0's secrets.key, as an operator would.
+func newCluster(t *testing.T, n int, o clusterOpts) *testCluster {
+	t.Helper()
 	work := t.TempDir()
 	linkSwapgate(t, work)
-	tc := &testCluster{work: work, store: pgtest.Private(t).DSN(t), binds: clusterAddrs(t, n)}
-	tc.certFile = filepath.Join(work, "no-such-cert.pem")
+	tc := &testCluster{work: work, store: pgtest.Private(t).DSN(t), binds: clusterAddrs(t, n),
+		certFile: filepath.Join(work, "no-such-cert.pem")}
+	if o.trust != nil {
+		tc.certFile = filepath.Join(work, "receiver.pem")
+		if err := os.WriteFile(tc.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.trust.srv.Certificate().Raw}), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range n {
 		dir := filepath.Join(work, "node"+strconv.Itoa(i))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if i > 0 {
-			key, err := os.ReadFile(filepath.Join(tc.dirs[0], "secrets.key"))
-			if err != nil {
-				t.Fatalf("node 0's secrets.key: %v", err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "secrets.key"), key, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
 		tc.dirs = append(tc.dirs, dir)
-		tc.nodes = append(tc.nodes, tc.serve(t, i, extra...))
+	}
+	if o.provision != nil {
+		o.provision(tc.store, tc.dirs[0])
+	}
+	if o.serve == nil {
+		o.serve = func(tc *testCluster, t *testing.T, i int) *crashChild { return tc.serve(t, i, o.extra...) }
+	}
+	for i := range n {
+		if i > 0 {
+			copySecretsKey(t, tc.dirs[0], tc.dirs[i])
+		}
+		tc.nodes = append(tc.nodes, o.serve(tc, t, i))
 	}
 	return tc
+}
+
+// copySecretsKey gives directory to the secrets.key of directory from, as
+// every node of a cluster (and the operator's CLI) must share it.
+func copySecretsKey(t *testing.T, from, to string) {
+	t.Helper()
+	key, err := os.ReadFile(filepath.Join(from, "secrets.key"))
+	if err != nil {
+		t.Fatalf("secrets.key of %s: %v", from, err)
+	}
+	if err := os.MkdirAll(to, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(to, "secrets.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // serve starts node i (again).

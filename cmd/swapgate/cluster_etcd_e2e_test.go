@@ -6,18 +6,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
-
-	"github.com/swapgate/swapgate/internal/pgtest"
 )
 
 // startEtcd starts a one-member etcd server in the test process, on
@@ -62,28 +58,9 @@ func startEtcd(t *testing.T) string {
 // being endpoint(i) (the embedded etcd's URL, or a proxy in front of it).
 func startEtcdCluster(t *testing.T, n int, endpoint func(i int) string) *testCluster {
 	t.Helper()
-	work := t.TempDir()
-	linkSwapgate(t, work)
-	tc := &testCluster{work: work, store: pgtest.Private(t).DSN(t), binds: clusterAddrs(t, n)}
-	tc.certFile = filepath.Join(work, "no-such-cert.pem")
-	for i := range n {
-		dir := filepath.Join(work, "node"+strconv.Itoa(i))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if i > 0 {
-			key, err := os.ReadFile(filepath.Join(tc.dirs[0], "secrets.key"))
-			if err != nil {
-				t.Fatalf("node 0's secrets.key: %v", err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "secrets.key"), key, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		tc.dirs = append(tc.dirs, dir)
-		tc.nodes = append(tc.nodes, tc.serveEtcd(t, i, endpoint(i)))
-	}
-	return tc
+	return newCluster(t, n, clusterOpts{serve: func(tc *testCluster, t *testing.T, i int) *crashChild {
+		return tc.serveEtcd(t, i, endpoint(i))
+	}})
 }
 
 // serveEtcd starts node i (again) on the etcd provider.

@@ -2,11 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/actors/cluster"
-	"github.com/swapgate/swapgate/internal/pgtest"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
@@ -24,41 +21,7 @@ import (
 // starts.
 func startClusterTrusting(t *testing.T, n int, rcv *crashReceiver, extra ...string) *testCluster {
 	t.Helper()
-	work := t.TempDir()
-	linkSwapgate(t, work)
-	tc := &testCluster{work: work, store: pgtest.Private(t).DSN(t), binds: clusterAddrs(t, n),
-		certFile: filepath.Join(work, "receiver.pem")}
-	if err := os.WriteFile(tc.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rcv.srv.Certificate().Raw}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		dir := filepath.Join(work, "node"+strconv.Itoa(i))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if i > 0 {
-			copySecretsKey(t, tc.dirs[0], dir)
-		}
-		tc.dirs = append(tc.dirs, dir)
-		tc.nodes = append(tc.nodes, tc.serve(t, i, extra...))
-	}
-	return tc
-}
-
-// copySecretsKey gives directory to the secrets.key of directory from, as
-// every node of a cluster (and the operator's CLI) must share it.
-func copySecretsKey(t *testing.T, from, to string) {
-	t.Helper()
-	key, err := os.ReadFile(filepath.Join(from, "secrets.key"))
-	if err != nil {
-		t.Fatalf("secrets.key of %s: %v", from, err)
-	}
-	if err := os.MkdirAll(to, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(to, "secrets.key"), key, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	return newCluster(t, n, clusterOpts{trust: rcv, extra: extra})
 }
 
 // clusterBalances is GET /v1/balances of holder on one chain, whole.
