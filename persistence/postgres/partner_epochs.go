@@ -1,0 +1,191 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/routing/domain/partnerquota"
+)
+
+// A partner's grain, in a cluster, fences what it writes with an epoch kept
+// here (partner_epochs): each activation bumps it, and every fenced write
+// compares the epoch its writer holds with the row's, in the write's own
+// transaction and under a share lock of the row. The bump's update waits
+// for the writes holding that lock, and a write that comes after it sees
+// the new epoch: so once an activation has bumped the epoch, no write of
+// an earlier one commits, and what the new activation reads after its
+// bump is every grant the earlier ones made. The store compares; the grain
+// decides what to do about a stale answer.
+
+// BumpPartnerEpoch starts a new activation of partnerID's grain: it
+// increments the partner's epoch (the first is 1) and returns it.
+func (s *Store) BumpPartnerEpoch(ctx context.Context, partnerID string) (int64, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return 0, err
+	}
+	var epoch int64
+	if err := s.pool.QueryRow(ctx, `INSERT INTO partner_epochs (partner_id, epoch) VALUES ($1, 1)
+		ON CONFLICT (partner_id) DO UPDATE SET epoch = partner_epochs.epoch + 1 RETURNING epoch`, partnerID).Scan(&epoch); err != nil {
+		return 0, fmt.Errorf("postgres: bump partner epoch: %w", err)
+	}
+	return epoch, nil
+}
+
+// PartnerGrants returns the grants of partnerID's windows that started
+// after since, in no particular order, and sweeps (without waiting for
+// the WAL flush: a swept row is one of an ended window, harmless when a
+// crash brings it back) the rows of windows that started at or before it.
+func (s *Store) PartnerGrants(ctx context.Context, partnerID string, since time.Time) ([]partnerquota.Grant, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.async.Exec(ctx, `DELETE FROM partner_grants WHERE partner_id = $1 AND window_start_ns <= $2`,
+		partnerID, nanos(since)); err != nil {
+		return nil, fmt.Errorf("postgres: sweep partner grants: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT bucket, request_id, requester, window_start_ns, granted
+		FROM partner_grants WHERE partner_id = $1 AND window_start_ns > $2`, partnerID, nanos(since))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read partner grants: %w", err)
+	}
+	defer rows.Close()
+	var out []partnerquota.Grant
+	for rows.Next() {
+		var g partnerquota.Grant
+		var start int64
+		if err := rows.Scan(&g.Bucket, &g.RequestID, &g.Requester, &start, &g.Granted); err != nil {
+			return nil, fmt.Errorf("postgres: read partner grants: %w", err)
+		}
+		g.WindowStart = fromNanos(start)
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: read partner grants: %w", err)
+	}
+	return out, nil
+}
+
+// recordGrantSQL writes a grant only while $2 is the partner's epoch, in
+// one statement: the CTE locks the epoch row (FOR SHARE; a bump under way
+// is waited for and its epoch read), the insert takes the grant only when
+// the epoch matches, and a grant already written under its request id is
+// kept as it is. It answers the partner's epoch (NULL when it has none).
+const recordGrantSQL = `WITH e AS (SELECT epoch FROM partner_epochs WHERE partner_id = $1 FOR SHARE),
+	ins AS (INSERT INTO partner_grants (partner_id, request_id, bucket, requester, window_start_ns, granted)
+		SELECT $1, $3, $4, $5, $6, $7 FROM e WHERE e.epoch = $2
+		ON CONFLICT (partner_id, request_id) DO NOTHING RETURNING 1)
+	SELECT (SELECT epoch FROM e), (SELECT count(*) FROM ins)`
+
+// RecordPartnerGrant writes g for partnerID, committed durably, if epoch
+// is still the partner's; otherwise it writes nothing and returns
+// partnerquota.ErrStaleEpoch. A grant whose request id is already stored
+// is not written again (a retried acquire).
+func (s *Store) RecordPartnerGrant(ctx context.Context, partnerID string, epoch int64, g partnerquota.Grant) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	if g.Granted <= 0 || g.RequestID == "" || g.Bucket == "" {
+		return fmt.Errorf("postgres: record partner grant: want a positive grant, a request id and a bucket, got %+v", g)
+	}
+	var current *int64
+	var inserted int64
+	if err := s.pool.QueryRow(ctx, recordGrantSQL, partnerID, epoch, g.RequestID, g.Bucket, g.Requester,
+		nanos(g.WindowStart), g.Granted).Scan(&current, &inserted); err != nil {
+		return fmt.Errorf("postgres: record partner grant: %w", err)
+	}
+	if current == nil || *current != epoch {
+		return fmt.Errorf("postgres: record partner grant of %s under epoch %d: %w", partnerID, epoch, partnerquota.ErrStaleEpoch)
+	}
+	return nil
+}
+
+// RecordQuotesFenced is RecordQuotes for a cluster: each record's partner
+// must still have the epoch epochs gives it (the one its node's lease of
+// the partner's grain carries). The check and the inserts are one
+// transaction, the epoch rows share-locked first, in partner order: the
+// records of partners whose epoch moved (or who have none) are not written
+// and the partners are returned in stale, sorted; the others are written
+// as RecordQuotes writes them. The node refreshes its lease of a stale
+// partner and sends its records again; a quote's key keeps it from being
+// written twice.
+func (s *Store) RecordQuotesFenced(ctx context.Context, recs []persistence.EncodedQuote, epochs map[string]int64, d persistence.Durability) (written []bool, stale []string, err error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, nil, err
+	}
+	written = make([]bool, len(recs))
+	if len(recs) == 0 {
+		return written, nil, nil
+	}
+	partners := make([]string, 0, len(epochs))
+	for i, r := range recs {
+		a := r.Activity()
+		if a == nil || r.Record() == nil {
+			return nil, nil, errors.New("postgres: record quotes: a record was not encoded with persistence.EncodeQuote")
+		}
+		if _, ok := epochs[a.PartnerID]; !ok {
+			return nil, nil, fmt.Errorf("postgres: record quotes: record %d's partner %s has no epoch", i, a.PartnerID)
+		}
+		if !slices.Contains(partners, a.PartnerID) {
+			partners = append(partners, a.PartnerID)
+		}
+	}
+	slices.Sort(partners)
+	pool := s.pool
+	if d != persistence.Synced {
+		pool = s.async
+	}
+	err = runTx(ctx, pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT partner_id, epoch FROM partner_epochs WHERE partner_id = ANY($1)
+			ORDER BY partner_id FOR SHARE`, partners)
+		if err != nil {
+			return err
+		}
+		current := map[string]int64{}
+		for rows.Next() {
+			var p string
+			var e int64
+			if err := rows.Scan(&p, &e); err != nil {
+				rows.Close()
+				return err
+			}
+			current[p] = e
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		stale = stale[:0]
+		for _, p := range partners {
+			if e, ok := current[p]; !ok || e != epochs[p] {
+				stale = append(stale, p)
+			}
+		}
+		fresh := make([]persistence.EncodedQuote, 0, len(recs))
+		idx := make([]int, 0, len(recs))
+		for i, r := range recs {
+			if !slices.Contains(stale, r.Activity().PartnerID) {
+				fresh = append(fresh, r)
+				idx = append(idx, i)
+			}
+		}
+		clear(written)
+		w, err := insertQuotes(ctx, tx, fresh)
+		if err != nil {
+			return err
+		}
+		for j, ok := range w {
+			written[idx[j]] = ok
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres: commit fenced quote records: %w", err)
+	}
+	return written, stale, nil
+}
