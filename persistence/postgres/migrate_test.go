@@ -60,6 +60,12 @@ var steps = []struct {
 		"settlements", "swaps", "tickets", "webhooks"},
 		seed:  `INSERT INTO idempotency_claims VALUES ('partner.ptn_seed', 'k', 'node', now())`,
 		check: `SELECT count(*) FROM idempotency_claims WHERE scope = 'partner.ptn_seed'`},
+	11: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "outbox", "partner_epochs", "partner_grants", "partners", "quote_refs",
+		"sandbox_deliveries", "schema_version", "settlements", "swaps", "tickets", "webhooks"},
+		seed: `INSERT INTO partner_epochs VALUES ('ptn_seed', 3);
+		       INSERT INTO partner_grants VALUES ('ptn_seed', 'req_seed', 'heavy', 'node', 1, 50)`,
+		check: `SELECT count(*) FROM partner_epochs JOIN partner_grants USING (partner_id) WHERE partner_id = 'ptn_seed' AND epoch = 3`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the
