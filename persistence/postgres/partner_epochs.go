@@ -37,6 +37,23 @@ func (s *Store) BumpPartnerEpoch(ctx context.Context, partnerID string) (int64, 
 	return epoch, nil
 }
 
+// PartnerEpoch is partnerID's epoch now (0 when no grain of it was ever
+// activated).
+func (s *Store) PartnerEpoch(ctx context.Context, partnerID string) (int64, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return 0, err
+	}
+	var epoch int64
+	err := s.pool.QueryRow(ctx, `SELECT epoch FROM partner_epochs WHERE partner_id = $1`, partnerID).Scan(&epoch)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("postgres: read partner epoch: %w", err)
+	}
+	return epoch, nil
+}
+
 // PartnerGrants returns the grants of partnerID's windows that started
 // after since, in no particular order, and sweeps (without waiting for
 // the WAL flush: a swept row is one of an ended window, harmless when a

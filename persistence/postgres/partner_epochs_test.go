@@ -43,6 +43,12 @@ func TestPartnerEpochFencesGrantsAndLedger(t *testing.T) {
 			if err != nil || newEpoch != 2 {
 				t.Fatalf("second activation's epoch %d, %v; want 2", newEpoch, err)
 			}
+			if e, err := a.PartnerEpoch(ctx, "ptn_a"); err != nil || e != newEpoch {
+				t.Fatalf("epoch read back %d, %v; want %d", e, err, newEpoch)
+			}
+			if e, err := a.PartnerEpoch(ctx, "ptn_nobody"); err != nil || e != 0 {
+				t.Fatalf("epoch of a partner without one %d, %v; want 0", e, err)
+			}
 			if err := a.RecordPartnerGrant(ctx, "ptn_a", oldEpoch, grant("r2", 40)); !errors.Is(err, partnerquota.ErrStaleEpoch) {
 				t.Fatalf("stale grant: %v, want ErrStaleEpoch", err)
 			}
