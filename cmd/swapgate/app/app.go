@@ -228,6 +228,9 @@ type App struct {
 	sys   *actor.ActorSystem
 	// node is this process's cluster membership; nil for a single node.
 	node    *cluster.Node
+	// partners are the partner grains' wiring (cluster_partner.go); nil
+	// for a single node.
+	partners *clusterPartners
 	ref     *refdata.Service
 	hooks   *webhookpool.Pool
 	quotes  *quoteStack
@@ -289,9 +292,14 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	a.sys = actors.NewSystemWithLogger(a.log)
 	if cfg.Cluster.On() {
-		if err := a.startCluster(ctx, nil); err != nil {
+		kinds, err := a.clusterKinds()
+		if err != nil {
 			return nil, err
 		}
+		if err := a.startCluster(ctx, kinds); err != nil {
+			return nil, err
+		}
+		cfg.Quote.LedgerStore = a.partners.start(a.node)
 	}
 	oracle, err := gasOracle(ctx, cfg.Mode, cfg.GasRPC)
 	if err != nil {
@@ -405,15 +413,18 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			return nil, fmt.Errorf("app: %w", err)
 		}
 	}
-	a.edge, err = edge.New(ec, edge.Deps{
+	deps := edge.Deps{
 		Registry: reg, Tools: a.quotes.catalog, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
 		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 		PublicURL: a.publicURL,
-	})
-	if err != nil {
+	}
+	if err = a.partners.edgeDeps(&deps); err != nil {
+		return nil, err
+	}
+	if a.edge, err = edge.New(ec, deps); err != nil {
 		return nil, err
 	}
 	if err = metrics.Register(cacheCollector{sources: []cacheStats{a.edge.CacheStats, a.store.CacheStats, a.ref.CacheStats}}); err != nil {
