@@ -228,9 +228,6 @@ type App struct {
 	sys   *actor.ActorSystem
 	// node is this process's cluster membership; nil for a single node.
 	node    *cluster.Node
-	// partners are the partner grains' wiring (cluster_partner.go); nil
-	// for a single node.
-	partners *clusterPartners
 	ref     *refdata.Service
 	hooks   *webhookpool.Pool
 	quotes  *quoteStack
@@ -240,6 +237,9 @@ type App struct {
 	// evidence reads registrations' step-1 transactions (sandbox mode).
 	evidence *inbound.EvidenceReader
 	chains   *sandboxchain.Service
+	// partners are the partner grains' wiring (cluster_partner.go); nil
+	// for a single node.
+	partners *clusterPartners
 	edge     *edge.Server
 	admin    *admin.Server
 	ln       net.Listener

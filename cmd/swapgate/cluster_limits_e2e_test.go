@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/swapgate/swapgate/actors/cluster"
+)
+
+// clusterPartner creates a partner with the CLI on the cluster's store,
+// as an operator would (`swapgate partner create … --store`).
+func (tc *testCluster) partner(t *testing.T, name string, extra ...string) crashPartnerKey {
+	t.Helper()
+	return crashPartner(t, tc.dirs[0], name, append([]string{"--store", tc.store}, extra...)...)
+}
+
+// limitTally is what one burst of heavy requests got: the admitted ones
+// (2xx) and the refused ones (429), each with its window's reset, and any
+// other answer.
+type limitTally struct {
+	mu                sync.Mutex
+	admitted, refused int
+	resets            []int64
+	other             []string
+}
+
+// offer sends n heavy requests (GET /v1/status of a transaction nobody
+// follows: admitted, it is a cheap 200) with key to node, from workers
+// goroutines, and tallies the answers.
+func (lt *limitTally) offer(t *testing.T, wg *sync.WaitGroup, node *crashChild, key string, n, workers int) {
+	t.Helper()
+	per := n / workers
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := node.client()
+			defer c.close()
+			for i := range per {
+				path := fmt.Sprintf("/v1/status?txHash=0x%064x", w*100000+i)
+				s, raw, err := c.do(http.MethodGet, path, nil, key)
+				var env struct {
+					Meta struct {
+						RateLimit struct{ Limit, Remaining, Reset int64 }
+					}
+				}
+				_ = json.Unmarshal(raw, &env)
+				lt.mu.Lock()
+				switch {
+				case err == nil && s == http.StatusOK:
+					lt.admitted++
+					lt.resets = append(lt.resets, env.Meta.RateLimit.Reset)
+				case err == nil && s == http.StatusTooManyRequests:
+					lt.refused++
+				default:
+					lt.other = append(lt.other, fmt.Sprintf("%s: %d %v %.300s", node.base, s, err, raw))
+				}
+				lt.mu.Unlock()
+			}
+		}()
+	}
+}
+
+// oneWindow fails the test unless every admitted request's window reset
+// within a few seconds of the others' (the nodes measure the grain's
+// window from when they asked): the load fitted one window, so the limit
+// bounds what it admitted.
+func (lt *limitTally) oneWindow(t *testing.T) {
+	t.Helper()
+	if len(lt.resets) == 0 {
+		return
+	}
+	lo, hi := slices.Min(lt.resets), slices.Max(lt.resets)
+	if hi-lo > 2 {
+		t.Fatalf("the admitted requests' resets span %d..%d: the load did not fit one window (a machine far too slow?)", lo, hi)
+	}
+}
+
+// TestClusterPartnerLimits runs three nodes on one store: a partner's heavy
+// limit (300 a minute) offered twice over through all three nodes at once
+// admits between 0.99 L and L; the same Idempotency-Key POSTed to two
+// nodes at once acts once; killing the node that hosts a partner's grain
+// mid-window keeps that window's admissions at most L, the grain's new
+// activation loading what the old one granted.
+func TestClusterPartnerLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three service processes")
+	}
+	tc := startCluster(t, 3)
+	members := slices.Sorted(slices.Values(tc.binds))
+	tc.waitMembers(t, members)
+	const limit = 300
+
+	t.Run("limits exact across nodes", func(t *testing.T) {
+		p := tc.partner(t, "Limits", "--heavy", fmt.Sprint(limit))
+		var lt limitTally
+		var wg sync.WaitGroup
+		for _, node := range tc.nodes {
+			lt.offer(t, &wg, node, p.key, 2*limit, 4)
+		}
+		wg.Wait()
+		if len(lt.other) > 0 {
+			t.Fatalf("%d answers neither admitted nor refused, first: %s", len(lt.other), lt.other[0])
+		}
+		lt.oneWindow(t)
+		t.Logf("offered %d through 3 nodes: %d admitted, %d refused", 3*2*limit, lt.admitted, lt.refused)
+		if lt.admitted > limit || lt.admitted*100 < 99*limit {
+			t.Fatalf("admitted %d of a limit of %d; want between %d and %d", lt.admitted, limit, (99*limit+99)/100, limit)
+		}
+		// Every node served part of it, and no node's count alone is what
+		// limited it: the grain's blocks went to all three.
+		s, raw, err := tc.nodes[0].client().do(http.MethodGet, "/metrics", nil, "")
+		if err != nil || s != http.StatusOK || !strings.Contains(string(raw), "swapgate_partner_limiter_acquires_total") {
+			t.Fatalf("metrics %d %v: no partner limiter figures", s, err)
+		}
+	})
+
+	t.Run("one Idempotency-Key, two nodes, one action", func(t *testing.T) {
+		p := tc.partner(t, "Idem")
+		for round := range 4 {
+			body := crashJSON(map[string]any{"fiatCurrency": "USD", "fiatAmount": 100, "cryptoAsset": "USDC", "chainId": 1,
+				"walletAddress": crashEVMAddress(fmt.Sprint("cluster-idem/", round)), "redirectUrl": "https://shop.example/done"})
+			key := fmt.Sprint("cluster-idem-", round)
+			type got struct {
+				status   int
+				raw      []byte
+				replayed bool
+				err      error
+			}
+			answers := make([]got, 2)
+			var wg sync.WaitGroup
+			for i, node := range []*crashChild{tc.nodes[round%3], tc.nodes[(round+1)%3]} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := node.client()
+					defer c.close()
+					s, raw, h, err := c.doHeader(http.MethodPost, "/v1/onramp/checkout", body, p.key, "Idempotency-Key", key)
+					answers[i] = got{s, raw, h.Get("Idempotent-Replayed") == "true", err}
+				}()
+			}
+			wg.Wait()
+			var uids []string
+			replays := 0
+			for _, a := range answers {
+				var env struct {
+					Data struct {
+						OrderUID string `json:"orderUid"`
+					}
+				}
+				if a.err != nil || a.status != http.StatusOK || json.Unmarshal(a.raw, &env) != nil || env.Data.OrderUID == "" {
+					t.Fatalf("round %d: %d %v %s", round, a.status, a.err, a.raw)
+				}
+				uids = append(uids, env.Data.OrderUID)
+				if a.replayed {
+					replays++
+				}
+			}
+			if uids[0] != uids[1] || replays != 1 || string(answers[0].raw) != string(answers[1].raw) {
+				t.Fatalf("round %d: orders %v, %d replays; want one order, acted once and replayed once byte for byte", round, uids, replays)
+			}
+		}
+	})
+
+	t.Run("killing the grain's host keeps the window within the limit", func(t *testing.T) {
+		p := tc.partner(t, "Failover", "--heavy", fmt.Sprint(limit))
+		owner := cluster.Owner(members, "partner/"+p.id)
+		host := slices.Index(tc.binds, owner)
+		if host < 0 {
+			t.Fatalf("the grain's owner %s is none of %v", owner, tc.binds)
+		}
+		var lt limitTally
+		var wg sync.WaitGroup
+		// Before: about half the limit through all three nodes.
+		for _, node := range tc.nodes {
+			lt.offer(t, &wg, node, p.key, limit/6, 2)
+		}
+		wg.Wait()
+		before := lt.admitted
+		tc.nodes[host].kill(t)
+		tc.nodes[host] = nil
+		tc.waitMembers(t, slices.DeleteFunc(slices.Clone(members), func(m string) bool { return m == owner }))
+		// After: twice the limit through the two that are left. The new
+		// activation continues the window from the grants persisted.
+		for _, node := range tc.nodes {
+			if node != nil {
+				lt.offer(t, &wg, node, p.key, limit, 4)
+			}
+		}
+		wg.Wait()
+		lt.oneWindow(t)
+		t.Logf("before the kill %d admitted; in all %d admitted, %d refused, %d neither", before, lt.admitted, lt.refused, len(lt.other))
+		for _, o := range lt.other {
+			t.Logf("neither admitted nor refused: %s", o)
+		}
+		if before < limit/3 || lt.admitted > limit || lt.admitted <= before {
+			t.Fatalf("admitted %d before the kill and %d in all; want a share before, more after, at most %d in the window", before, lt.admitted, limit)
+		}
+		if len(lt.other) > 0 {
+			t.Fatalf("%d answers neither admitted nor refused", len(lt.other))
+		}
+	})
+}
