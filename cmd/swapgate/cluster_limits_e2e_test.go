@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/swapgate/swapgate/actors/cluster"
 )
@@ -203,6 +204,88 @@ func TestClusterPartnerLimits(t *testing.T) {
 		}
 		if len(lt.other) > 0 {
 			t.Fatalf("%d answers neither admitted nor refused", len(lt.other))
+		}
+		tc.nodes[host] = tc.serve(t, host)
+		tc.waitMembers(t, members)
+	})
+
+	t.Run("ledger rows fenced by the grain's epoch, none lost or doubled", func(t *testing.T) {
+		p := tc.partner(t, "Ledger", "--swap-fee-bps", "0")
+		owner := slices.Index(tc.binds, cluster.Owner(members, "partner/"+p.id))
+		a, b := (owner+1)%3, (owner+2)%3
+		var ids []string
+		quote := func(i int, n int) {
+			t.Helper()
+			c := tc.nodes[i].client()
+			defer c.close()
+			for range n {
+				from := crashEVMAddress(fmt.Sprint("cluster-ledger/", len(ids)))
+				var q crashQuote
+				s, raw, err := c.doJSON(http.MethodGet, crashQuotePath("fromChain", "42161", "toChain", "8453", "fromToken", crashUSDCArb,
+					"toToken", crashUSDCBase, "fromAmount", "50000000", "fromAddress", from, "toAddress", from), nil, p.key, &q)
+				if err != nil || s != http.StatusOK || q.Quote.ID == "" {
+					t.Fatalf("quote on node %d: %d %v %.300s", i, s, err, raw)
+				}
+				ids = append(ids, q.Quote.ID)
+			}
+		}
+		// Every node holds a lease of the partner's grain (epoch 1).
+		for i := range 3 {
+			quote(i, 3)
+		}
+		// The grain's host dies; a read on node a activates the grain on
+		// its next owner, which bumps the epoch: node b's lease is stale,
+		// so its next ledger batch is refused, its lease refreshed and the
+		// rows sent again.
+		tc.nodes[owner].kill(t)
+		tc.nodes[owner] = nil
+		tc.waitMembers(t, slices.DeleteFunc(slices.Clone(members), func(m string) bool { return m == tc.binds[owner] }))
+		ca := tc.nodes[a].client()
+		if s, raw, err := ca.do(http.MethodGet, "/v1/partner/me", nil, p.key); err != nil || s != http.StatusOK {
+			t.Fatalf("partner/me on node %d: %d %v %s", a, s, err, raw)
+		}
+		ca.close()
+		quote(b, 3)
+		quote(a, 3)
+		// Its host back, the grain moves again (another epoch); every node
+		// quotes once more.
+		tc.nodes[owner] = tc.serve(t, owner)
+		tc.waitMembers(t, members)
+		for i := range 3 {
+			quote(i, 2)
+		}
+		// Every quote's row, once, whichever node recorded it.
+		c := tc.nodes[a].client()
+		defer c.close()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var page struct {
+				Transactions []struct{ ID string }
+			}
+			s, raw, err := c.doJSON(http.MethodGet, "/v1/partner/transactions?limit=100", nil, p.key, &page)
+			if err != nil || s != http.StatusOK {
+				t.Fatalf("transactions: %d %v %s", s, err, raw)
+			}
+			var got []string
+			for _, tx := range page.Transactions {
+				got = append(got, tx.ID)
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(ids))
+			if slices.Equal(got, want) {
+				break
+			}
+			if len(got) > len(want) || time.Now().After(deadline) {
+				t.Fatalf("transactions %v, want the %d quotes %v", got, len(want), want)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		s, raw, err := tc.nodes[b].client().do(http.MethodGet, "/metrics", nil, "")
+		if err != nil || s != http.StatusOK {
+			t.Fatalf("metrics: %d %v", s, err)
+		}
+		if strings.Contains(string(raw), "swapgate_partner_ledger_stale_batches_total 0\n") {
+			t.Errorf("node %d's ledger never met a stale epoch, though its lease was one", b)
 		}
 	})
 }
