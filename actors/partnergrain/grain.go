@@ -26,7 +26,9 @@
 // The node. Limiter keeps per (partner, bucket) the current block and
 // admits locally while it lasts, with one acquire in flight per key (the
 // other requests of the key wait for it) and, once the grain grants
-// nothing, the refusal kept until the window's reset. A node's window ends
+// nothing, the refusal kept until the window's reset. A node asks for as
+// much as the limit each time: the grain's rule, not the node's guess of
+// its own traffic, sizes the block. A node's window ends
 // when the grain's does, measured from when the node sent the acquire (so
 // never later than the grain's). What a node holds unspent when its
 // traffic stops is lost to the window (the grain counted it granted): the

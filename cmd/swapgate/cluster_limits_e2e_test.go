@@ -256,10 +256,43 @@ func TestClusterPartnerLimits(t *testing.T) {
 				ids = append(ids, q.Quote.ID)
 			}
 		}
-		// Every node holds a lease of the partner's grain (epoch 1).
+		// waitRows waits until node i lists every quote's row, once.
+		waitRows := func(i int) {
+			t.Helper()
+			c := tc.nodes[i].client()
+			defer c.close()
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				var page struct {
+					Transactions []struct{ ID string }
+				}
+				s, raw, err := c.doJSON(http.MethodGet, "/v1/partner/transactions?limit=100", nil, p.key, &page)
+				if err != nil || s != http.StatusOK {
+					t.Fatalf("transactions: %d %v %s", s, err, raw)
+				}
+				var got []string
+				for _, tx := range page.Transactions {
+					got = append(got, tx.ID)
+				}
+				slices.Sort(got)
+				want := slices.Sorted(slices.Values(ids))
+				if slices.Equal(got, want) {
+					return
+				}
+				if len(got) > len(want) || time.Now().After(deadline) {
+					t.Fatalf("transactions %v, want the %d quotes %v", got, len(want), want)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+		// Every node holds a lease of the partner's grain (epoch 1). A
+		// fee-free quote's row is committed after its answer, and a killed
+		// node loses those it had not committed yet: the rows are waited
+		// for before the kill.
 		for i := range 3 {
 			quote(i, 3)
 		}
+		waitRows(owner)
 		// The grain's host dies; a read on node a activates the grain on
 		// its next owner, which bumps the epoch: node b's lease is stale,
 		// so its next ledger batch is refused, its lease refreshed and the
@@ -282,31 +315,7 @@ func TestClusterPartnerLimits(t *testing.T) {
 			quote(i, 2)
 		}
 		// Every quote's row, once, whichever node recorded it.
-		c := tc.nodes[a].client()
-		defer c.close()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			var page struct {
-				Transactions []struct{ ID string }
-			}
-			s, raw, err := c.doJSON(http.MethodGet, "/v1/partner/transactions?limit=100", nil, p.key, &page)
-			if err != nil || s != http.StatusOK {
-				t.Fatalf("transactions: %d %v %s", s, err, raw)
-			}
-			var got []string
-			for _, tx := range page.Transactions {
-				got = append(got, tx.ID)
-			}
-			slices.Sort(got)
-			want := slices.Sorted(slices.Values(ids))
-			if slices.Equal(got, want) {
-				break
-			}
-			if len(got) > len(want) || time.Now().After(deadline) {
-				t.Fatalf("transactions %v, want the %d quotes %v", got, len(want), want)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		waitRows(a)
 		s, raw, err := tc.nodes[b].client().do(http.MethodGet, "/metrics", nil, "")
 		if err != nil || s != http.StatusOK {
 			t.Fatalf("metrics: %d %v", s, err)
