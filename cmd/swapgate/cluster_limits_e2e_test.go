@@ -240,6 +240,7 @@ func TestClusterPartnerLimits(t *testing.T) {
 		owner := slices.Index(tc.binds, cluster.Owner(members, "partner/"+p.id))
 		a, b := (owner+1)%3, (owner+2)%3
 		var ids []string
+		byNode := map[string]int{}
 		quote := func(i int, n int) {
 			t.Helper()
 			c := tc.nodes[i].client()
@@ -254,6 +255,7 @@ func TestClusterPartnerLimits(t *testing.T) {
 					t.Fatalf("quote on node %d: %d %v %.300s\n%s", i, s, err, raw, log[max(0, len(log)-6000):])
 				}
 				ids = append(ids, q.Quote.ID)
+				byNode[q.Quote.ID] = i
 			}
 		}
 		// waitRows waits until node i lists every quote's row, once.
@@ -261,7 +263,9 @@ func TestClusterPartnerLimits(t *testing.T) {
 			t.Helper()
 			c := tc.nodes[i].client()
 			defer c.close()
-			deadline := time.Now().Add(30 * time.Second)
+			began := time.Now()
+			polls := 0
+			deadline := began.Add(30 * time.Second)
 			for {
 				var page struct {
 					Transactions []struct{ ID string }
@@ -277,7 +281,15 @@ func TestClusterPartnerLimits(t *testing.T) {
 				slices.Sort(got)
 				want := slices.Sorted(slices.Values(ids))
 				if slices.Equal(got, want) {
+					t.Logf("node %d lists the %d rows after %v", i, len(want), time.Since(began).Round(time.Millisecond))
 					return
+				}
+				if polls++; polls == 1 {
+					for _, id := range want {
+						if !slices.Contains(got, id) {
+							t.Logf("first poll: %s of node %d missing", id, byNode[id])
+						}
+					}
 				}
 				if len(got) > len(want) || time.Now().After(deadline) {
 					t.Fatalf("transactions %v, want the %d quotes %v", got, len(want), want)
