@@ -97,6 +97,7 @@ type Store interface {
 	BumpPartnerEpoch(ctx context.Context, partnerID string) (int64, error)
 	PartnerEpoch(ctx context.Context, partnerID string) (int64, error)
 	PartnerGrants(ctx context.Context, partnerID string, since time.Time) ([]partnerquota.Grant, error)
+	SweepPartnerGrants(ctx context.Context, partnerID string, before time.Time) error
 	RecordPartnerGrant(ctx context.Context, partnerID string, epoch int64, g partnerquota.Grant) error
 }
 
@@ -161,10 +162,14 @@ func activate(ctx context.Context, cfg GrainConfig, partner string) (*grain, err
 		return nil, fmt.Errorf("partnergrain: activate %s: %w", partner, err)
 	}
 	// Read after the bump: no grant of an earlier epoch commits after it.
-	grants, err := cfg.Store.PartnerGrants(ctx, partner, cfg.Now().Add(-partnerquota.Window))
+	since := cfg.Now().Add(-partnerquota.Window)
+	grants, err := cfg.Store.PartnerGrants(ctx, partner, since)
 	if err != nil {
 		return nil, fmt.Errorf("partnergrain: activate %s: %w", partner, err)
 	}
+	// Ended windows' rows are of no use to anyone; a failed sweep leaves
+	// them to the next.
+	_ = cfg.Store.SweepPartnerGrants(ctx, partner, since)
 	g := &grain{cfg: cfg, partner: partner, epoch: epoch, buckets: map[string]*bucketState{}}
 	g.load(grants)
 	cfg.Metrics.activations.Add(1)
@@ -258,6 +263,12 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 		}
 		g.cfg.Metrics.blocks.Add(1)
 		g.cfg.Metrics.admissions.Add(int64(granted))
+		if nb != b {
+			// A new window: the rows of those that ended go (at most one
+			// sweep per bucket and window; a failed one is retried at the
+			// next).
+			_ = g.cfg.Store.SweepPartnerGrants(ctx, g.partner, now.Add(-partnerquota.Window))
+		}
 	}
 	nb.state = next
 	nb.requesters[req.Requester] = true

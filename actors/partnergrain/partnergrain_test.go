@@ -54,6 +54,13 @@ func (m *memStore) PartnerGrants(_ context.Context, p string, since time.Time) (
 	return out, nil
 }
 
+func (m *memStore) SweepPartnerGrants(_ context.Context, p string, before time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.grants[p] = slices.DeleteFunc(m.grants[p], func(g partnerquota.Grant) bool { return !g.WindowStart.After(before) })
+	return nil
+}
+
 func (m *memStore) RecordPartnerGrant(_ context.Context, p string, epoch int64, g partnerquota.Grant) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -176,21 +183,22 @@ func TestGrainGrantsAndRepeats(t *testing.T) {
 		req     AcquireRequest
 		advance time.Duration
 		want    AcquireAnswer
+		stored  int // what the store holds granted after the step
 	}{
 		{"a lease refresh before any window", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 0, Requester: "n1", RequestID: "r0"}, 0,
-			AcquireAnswer{Granted: 0, Remaining: 300, Epoch: 1}},
+			AcquireAnswer{Granted: 0, Remaining: 300, Epoch: 1}, 0},
 		{"first block, shared among the three members", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 300, Requester: "n1", RequestID: "r1"}, 0,
-			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window), Remaining: 250, Epoch: 1}},
+			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window), Remaining: 250, Epoch: 1}, 50},
 		{"the same request again: the same grant, none more", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 300, Requester: "n1", RequestID: "r1"}, time.Second,
-			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 250, Epoch: 1}},
+			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 250, Epoch: 1}, 50},
 		{"another node, a smaller block", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 300, Requester: "n2", RequestID: "r2"}, 0,
-			AcquireAnswer{Granted: 41, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 209, Epoch: 1}},
+			AcquireAnswer{Granted: 41, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 209, Epoch: 1}, 91},
 		{"a small want", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 5, Requester: "n3", RequestID: "r3"}, 0,
-			AcquireAnswer{Granted: 5, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 204, Epoch: 1}},
+			AcquireAnswer{Granted: 5, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 204, Epoch: 1}, 96},
 		{"the read bucket is its own", AcquireRequest{Bucket: "read", Limit: 60, Want: 60, Requester: "n1", RequestID: "r4"}, 0,
-			AcquireAnswer{Granted: 10, ResetIn: int64(partnerquota.Window), Remaining: 50, Epoch: 1}},
+			AcquireAnswer{Granted: 10, ResetIn: int64(partnerquota.Window), Remaining: 50, Epoch: 1}, 106},
 		{"a new window once the old ended", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 300, Requester: "n1", RequestID: "r5"}, partnerquota.Window,
-			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window), Remaining: 250, Epoch: 1}},
+			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window), Remaining: 250, Epoch: 1}, 50},
 	}
 	for _, tt := range tests {
 		clk.Advance(tt.advance)
@@ -199,10 +207,10 @@ func TestGrainGrantsAndRepeats(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
-	}
-	// Persisted: r1 once, r2, r3, r4 and r5.
-	if n := st.granted("ptn_a"); n != 50+41+5+10+50 {
-		t.Errorf("store holds %d granted", n)
+		// Every grant persisted, once; a new window sweeps the ended ones.
+		if n := st.granted("ptn_a"); n != tt.stored {
+			t.Errorf("%s: the store holds %d granted, want %d", tt.name, n, tt.stored)
+		}
 	}
 	if _, err := g.Receive(ctx, "release", nil); err == nil {
 		t.Error("an unknown method was served")

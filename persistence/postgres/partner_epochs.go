@@ -55,16 +55,10 @@ func (s *Store) PartnerEpoch(ctx context.Context, partnerID string) (int64, erro
 }
 
 // PartnerGrants returns the grants of partnerID's windows that started
-// after since, in no particular order, and sweeps (without waiting for
-// the WAL flush: a swept row is one of an ended window, harmless when a
-// crash brings it back) the rows of windows that started at or before it.
+// after since, in no particular order.
 func (s *Store) PartnerGrants(ctx context.Context, partnerID string, since time.Time) ([]partnerquota.Grant, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
-	}
-	if _, err := s.async.Exec(ctx, `DELETE FROM partner_grants WHERE partner_id = $1 AND window_start_ns <= $2`,
-		partnerID, nanos(since)); err != nil {
-		return nil, fmt.Errorf("postgres: sweep partner grants: %w", err)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT bucket, request_id, requester, window_start_ns, granted
 		FROM partner_grants WHERE partner_id = $1 AND window_start_ns > $2`, partnerID, nanos(since))
@@ -86,6 +80,21 @@ func (s *Store) PartnerGrants(ctx context.Context, partnerID string, since time.
 		return nil, fmt.Errorf("postgres: read partner grants: %w", err)
 	}
 	return out, nil
+}
+
+// SweepPartnerGrants deletes partnerID's grants of windows that started
+// at or before before (ended windows), without waiting for the WAL flush:
+// a swept row that a crash brings back is one of an ended window, which no
+// reader counts.
+func (s *Store) SweepPartnerGrants(ctx context.Context, partnerID string, before time.Time) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	if _, err := s.async.Exec(ctx, `DELETE FROM partner_grants WHERE partner_id = $1 AND window_start_ns <= $2`,
+		partnerID, nanos(before)); err != nil {
+		return fmt.Errorf("postgres: sweep partner grants: %w", err)
+	}
+	return nil
 }
 
 // recordGrantSQL writes a grant only while $2 is the partner's epoch, in

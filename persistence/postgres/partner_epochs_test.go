@@ -182,8 +182,8 @@ func TestPartnerEpochBumpSeesEveryAcknowledgedGrant(t *testing.T) {
 	}
 }
 
-// Reading a partner's grants sweeps its ended windows' rows.
-func TestPartnerGrantsSweepsEndedWindows(t *testing.T) {
+// A sweep deletes a partner's ended windows' rows, and no other's.
+func TestSweepPartnerGrants(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, Options{})
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -197,7 +197,13 @@ func TestPartnerGrantsSweepsEndedWindows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gs, err := s.PartnerGrants(ctx, "ptn_a", t0.Add(time.Minute))
+	if err := s.SweepPartnerGrants(ctx, "ptn_a", t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SweepPartnerGrants(ctx, "ptn_other", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	gs, err := s.PartnerGrants(ctx, "ptn_a", t0.Add(-time.Hour))
 	if err != nil || len(gs) != 1 || gs[0].RequestID != "r2" {
 		t.Fatalf("grants after the second window: %+v, %v", gs, err)
 	}
