@@ -8,7 +8,7 @@ BENCHFLAGS ?=
 # PG_E2E names the end-to-end tests make test runs a second time with the
 # service on a temporary PostgreSQL (SWAPGATE_TEST_STORE=postgres): those
 # that cover an aggregate of the store through the real server.
-PG_E2E  := E2E|EndToEnd|Flows|Quote|Webhook|Onramp|Execute|Deposit|Idempotency|Accounts|Partner|Terminal|Settle|Earnings|Transactions|Stats
+PG_E2E  := E2E|EndToEnd|Flows|Quote|Webhook|Onramp|Execute|Deposit|Idempotency|Accounts|Partner|Terminal|Settle|Earnings|Transactions|Stats|Portal
 # FUZZTIME is how long make fuzz runs each fuzz target.
 FUZZTIME ?= 30s
 

@@ -134,7 +134,7 @@ func (s *Server) checkoutPageRoutes() {
 // api, so that a mistyped checkout link is an HTML page too.
 func (s *Server) pagesOr(api, page fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		if s.checkout != nil && bytes.HasPrefix(ctx.Path(), []byte(onramp.CheckoutPath)) {
+		if s.checkout != nil && bytes.HasPrefix(ctx.Path(), []byte(onramp.CheckoutPath)) || s.portal != nil && isPortalPath(ctx.Path()) {
 			page(ctx)
 			return
 		}
@@ -206,6 +206,10 @@ type messagePage struct {
 }
 
 func (s *Server) writeRefusalPage(r *Request, p *pageRefusal) {
+	if s.portal != nil && isPortalPath(r.Ctx.Path()) {
+		s.writePortalMessage(r, p.status, p.title, p.message, p.back)
+		return
+	}
 	s.writeMessage(r, messagePage{Status: p.status, Title: p.title, Message: p.message, Back: p.back})
 }
 
@@ -213,6 +217,10 @@ func (s *Server) writeRefusalPage(r *Request, p *pageRefusal) {
 // routes. A server-side failure shows the request id, which the logs carry,
 // and never its cause.
 func (s *Server) writeErrorPage(r *Request, e *apierr.Error) {
+	if s.portal != nil && isPortalPath(r.Ctx.Path()) {
+		s.portalErrorPage(r, e)
+		return
+	}
 	m := messagePage{Status: e.HTTPStatus()}
 	switch {
 	case m.Status == fasthttp.StatusNotFound:

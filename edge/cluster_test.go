@@ -72,13 +72,23 @@ func (f *fakePartnerLimiter) AllowPartner(_ context.Context, key RateKey, limit 
 	if f.fail != nil {
 		return RateResult{}, f.fail
 	}
-	res := RateResult{Limit: limit, Reset: now.Add(Window).Unix()}
+	res := RateResult{Bucket: key.Bucket, Limit: limit, Reset: now.Add(Window).Unix()}
 	if f.count[key] >= limit {
 		return res, nil
 	}
 	f.count[key]++
 	res.Allowed, res.Remaining = true, limit-f.count[key]
 	return res, nil
+}
+
+func (f *fakePartnerLimiter) PeekPartner(_ context.Context, key RateKey, limit int, now time.Time) (RateResult, int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail != nil {
+		return RateResult{}, 0, f.fail
+	}
+	n := f.count[key]
+	return RateResult{Bucket: key.Bucket, Limit: limit, Remaining: limit - n, Reset: now.Add(Window).Unix(), Allowed: n < limit}, n, nil
 }
 
 // clusterNode is one edge of a test cluster: its own server (flights,

@@ -54,14 +54,19 @@ type depositSubmitBody struct {
 // vocabulary: PENDING_DEPOSIT (nothing reported yet), KNOWN_DEPOSIT_TX,
 // INCOMPLETE_DEPOSIT, PROCESSING, then SUCCESS, REFUNDED or FAILED.
 type depositStatusView struct {
-	Status         string       `json:"status"`
-	DepositAddress string       `json:"depositAddress"`
-	DepositMemo    string       `json:"depositMemo,omitempty"`
-	QuoteID        string       `json:"quoteId"`
-	TxHash         string       `json:"txHash,omitempty"`
-	Message        string       `json:"message,omitempty"`
-	UpdatedAt      int64        `json:"updatedAt,omitempty"`
-	SwapDetails    *swapDetails `json:"swapDetails,omitempty"`
+	Status         string `json:"status"`
+	DepositAddress string `json:"depositAddress"`
+	DepositMemo    string `json:"depositMemo,omitempty"`
+	QuoteID        string `json:"quoteId"`
+	TxHash         string `json:"txHash,omitempty"`
+	Message        string `json:"message,omitempty"`
+	UpdatedAt      int64  `json:"updatedAt,omitempty"`
+	// RefundTo is the quote's refund address, when it named one;
+	// RefundedTo where the deposit went back once it was REFUNDED:
+	// RefundTo, or the quote's fromAddress without one.
+	RefundTo    string       `json:"refundTo,omitempty"`
+	RefundedTo  string       `json:"refundedTo,omitempty"`
+	SwapDetails *swapDetails `json:"swapDetails,omitempty"`
 }
 
 // swapDetails mirrors the intents provider's swapDetails.
@@ -75,7 +80,8 @@ type swapDetails struct {
 
 func depositStatusOf(sw *swap.Swap) depositStatusView {
 	v := depositStatusView{Status: sw.DepositStatus(), DepositAddress: sw.DepositAddress, DepositMemo: sw.DepositMemo,
-		QuoteID: sw.QuoteID, TxHash: sw.Sending.TxHash, Message: sw.SubstatusMessage, UpdatedAt: sw.UpdatedAt.Unix()}
+		QuoteID: sw.QuoteID, TxHash: sw.Sending.TxHash, Message: sw.SubstatusMessage, UpdatedAt: sw.UpdatedAt.Unix(),
+		RefundTo: sw.RefundTo, RefundedTo: sw.RefundedTo()}
 	d := &swapDetails{AmountIn: sw.FromAmount, OriginChainTxHashes: []string{sw.Sending.TxHash}, DestinationChainTxHashes: []string{}}
 	if sw.Receiving.TxHash != "" {
 		d.AmountOut = sw.Receiving.Amount
@@ -180,7 +186,13 @@ func (s *Server) depositStatus(r *Request) error {
 	if err != nil {
 		return apierr.From(err)
 	}
-	writeJSON(r, statusOK, depositStatusView{Status: swap.DepositPending, DepositAddress: addr, DepositMemo: memo, QuoteID: id,
-		Message: "no deposit reported yet: send the amount, then POST /v1/execute/deposit/submit with its transaction"})
+	v := depositStatusView{Status: swap.DepositPending, DepositAddress: addr, DepositMemo: memo, QuoteID: id,
+		Message: "no deposit reported yet: send the amount, then POST /v1/execute/deposit/submit with its transaction"}
+	// The quote's refund address, while its ticket is kept (a ticket
+	// already swept only leaves it out).
+	if t, err := s.deps.DepositQuotes.Ticket(r.Context(), id); err == nil {
+		v.RefundTo = t.RefundTo
+	}
+	writeJSON(r, statusOK, v)
 	return nil
 }

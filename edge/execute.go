@@ -2,7 +2,10 @@ package edge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/account"
@@ -25,6 +28,14 @@ type SwapTracker interface {
 	Swap(ctx context.Context, hash string) (*swap.Swap, error)
 }
 
+// QuoteRepricer prices an issued quote's route again for execute's price
+// check, and issues the new quote when the price moved too far; the quote
+// engine is one (see its Reprice and Issue).
+type QuoteRepricer interface {
+	Reprice(ctx context.Context, req *quote.Request, p *account.Partner, provider, tool string) (*quote.Issued, error)
+	Issue(ctx context.Context, is *quote.Issued, p *account.Partner) error
+}
+
 // Deposit modes of intents quotes: SIMPLE sends to a deposit address of
 // its own; MEMO sends to a shared address with the memo that identifies
 // the deposit (chains such as Stellar take only MEMO).
@@ -36,6 +47,7 @@ const (
 func (s *Server) executionRoutes() {
 	s.Handle("POST", "/v1/execute", route{bucket: BucketHeavy, name: "execute", idempotent: true}, s.execute)
 	s.Handle("GET", "/v1/status", route{bucket: BucketHeavy, name: "status"}, s.status)
+	s.Handle("GET", "/v1/status/stream", route{bucket: BucketHeavy, name: routeStatusStream}, s.statusStream)
 }
 
 // executeBody is the body of POST /v1/execute.
@@ -43,6 +55,17 @@ type executeBody struct {
 	QuoteID     *string `json:"quoteId"`
 	TxHash      *string `json:"txHash"`
 	DepositMode *string `json:"depositMode"`
+	// MaxPriceDriftBps is read raw, so that a value of the wrong type is
+	// refused naming it (quote.ParseMaxPriceDrift).
+	MaxPriceDriftBps json.RawMessage `json:"maxPriceDriftBps,omitempty"`
+}
+
+// priceCheckView is what execute's price check found: the route's output
+// now, and how far it is below the quote's, in basis points (negative
+// when it improved).
+type priceCheckView struct {
+	CurrentToAmount string `json:"currentToAmount"`
+	DriftBps        int64  `json:"driftBps"`
 }
 
 // executeView is the answer of POST /v1/execute: what the wallet does next
@@ -60,6 +83,9 @@ type executeView struct {
 	ApprovalAddress     *string          `json:"approvalAddress"`
 	TransactionRequests []quote.TicketTx `json:"transactionRequests,omitempty"`
 	Deposit             *depositTarget   `json:"deposit,omitempty"`
+	// PriceCheck is set when the route was priced again (an execute
+	// without txHash): the quote's price held within maxPriceDriftBps.
+	PriceCheck *priceCheckView `json:"priceCheck,omitempty"`
 	// Status is set once txHash was given: the swap is tracked from then
 	// on, and its webhooks go to the partner whose key made the quote.
 	Status *statusView `json:"status,omitempty"`
@@ -74,9 +100,14 @@ type depositTarget struct {
 	Token    string `json:"token"`
 	Amount   string `json:"amount"`
 	Deadline int64  `json:"deadline"`
+	// RefundTo is where a deposit that cannot be swapped is returned, when
+	// the quote named a refund address (fromAddress otherwise).
+	RefundTo string `json:"refundTo,omitempty"`
 }
 
-// execute answers POST /v1/execute {quoteId, txHash?, depositMode?}.
+// execute answers POST /v1/execute {quoteId, txHash?, depositMode?,
+// maxPriceDriftBps?}: without txHash the quote's price is checked first
+// (see priceCheck).
 func (s *Server) execute(r *Request) error {
 	var body executeBody
 	if err := decodeBody(r, &body); err != nil {
@@ -84,6 +115,10 @@ func (s *Server) execute(r *Request) error {
 	}
 	if body.QuoteID == nil || *body.QuoteID == "" {
 		return apierr.Param("quoteId", "quoteId is required: the id of a quote from GET /v1/quote")
+	}
+	maxDrift, perr := quote.ParseMaxPriceDrift(body.MaxPriceDriftBps)
+	if perr != nil {
+		return perr
 	}
 	t, err := s.deps.Tickets.Lookup(r.Context(), *body.QuoteID)
 	switch {
@@ -118,10 +153,20 @@ func (s *Server) execute(r *Request) error {
 		v.Kind = "deposit"
 		v.Deposit = s.deposit(t, body.DepositMode)
 	}
-	if body.TxHash != nil {
-		if !isTxHash(*body.TxHash) {
-			return apierr.Param("txHash", "txHash must be 0x and 64 hex digits").With("value", *body.TxHash)
+	if body.TxHash != nil && !isTxHash(*body.TxHash) {
+		return apierr.Param("txHash", "txHash must be 0x and 64 hex digits").With("value", *body.TxHash)
+	}
+	if body.TxHash == nil && s.deps.Repricer != nil {
+		// Before the wallet signs: the price is checked. Once a
+		// transaction is reported it is on its way, and its own minimum
+		// output protects it, so no check could change anything.
+		pc, err := s.priceCheck(r, t, maxDrift)
+		if err != nil {
+			return err
 		}
+		v.PriceCheck = pc
+	}
+	if body.TxHash != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 		defer cancel()
 		sw, err := s.deps.Swaps.Track(ctx, swap.FromTicket(t, *body.TxHash))
@@ -138,6 +183,49 @@ func (s *Server) execute(r *Request) error {
 	return nil
 }
 
+// priceCheck prices the ticket's route again (same provider and tool, same
+// amounts and parties, its sandbox scenario) and compares its output with
+// the quote's. Beyond maxDrift the quote issued at the current price is
+// kept, resolvable like any other, and the answer is PRICE_CHANGED naming
+// it. A re-pricing that fails refuses the execute with SERVICE_UNAVAILABLE
+// (reason PRICE_CHECK_FAILED): a firm price that cannot be confirmed is not
+// given, and the quote stays executable until its expiry, so a retry
+// checks again. Only maxDrift 10000, which accepts any price, proceeds
+// without a check when re-pricing fails.
+func (s *Server) priceCheck(r *Request, t *quote.Ticket, maxDrift int) (*priceCheckView, error) {
+	quoted, ok := new(big.Int).SetString(t.ToAmount, 10)
+	if !ok {
+		return nil, apierr.From(fmt.Errorf("edge: ticket %s: toAmount %q is not a number", t.ID, t.ToAmount))
+	}
+	req, perr := quote.Parse(s.deps.Registry, s.deps.Tools, t.RepriceParams(), s.deps.Quotes.Deadline())
+	if perr != nil {
+		return nil, apierr.New(apierr.Internal, "internal error").Wrap(fmt.Errorf("edge: ticket %s no longer parses as a quote: %v", t.ID, perr))
+	}
+	req.Scenario = t.Scenario
+	ctx, cancel := context.WithTimeout(r.Context(), s.deps.Quotes.Deadline()+ledgerGrace)
+	defer cancel()
+	is, err := s.deps.Repricer.Reprice(ctx, req, r.Partner, t.Provider, t.Tool)
+	if err != nil {
+		if maxDrift == quote.MaxPriceDriftBps {
+			return nil, nil
+		}
+		cause := apierr.From(err)
+		return nil, apierr.New(apierr.ServiceUnavailable, "could not confirm the quote's price ("+cause.Message+
+			"); the quote stays valid until its expiresAt: retry, or quote again").
+			With("reason", "PRICE_CHECK_FAILED").With("cause", cause.Code).With("quoteId", t.ID).Wrap(err)
+	}
+	current := is.Route.ToAmount
+	drift := quote.Drift(quoted, current)
+	if drift <= int64(maxDrift) {
+		return &priceCheckView{CurrentToAmount: current.String(), DriftBps: drift}, nil
+	}
+	is.Request.Scenario = t.Scenario.AfterReprice()
+	if err := s.deps.Repricer.Issue(ctx, is, r.Partner); err != nil {
+		return nil, err
+	}
+	return nil, quote.PriceChanged(quoted, current, drift, maxDrift, is.ID)
+}
+
 // deposit is an intents quote's deposit target under the requested mode
 // (the origin chain's default without one).
 func (s *Server) deposit(t *quote.Ticket, mode *string) *depositTarget {
@@ -149,7 +237,7 @@ func (s *Server) deposit(t *quote.Ticket, mode *string) *depositTarget {
 		m = *mode
 	}
 	d := &depositTarget{Address: t.DepositAddress, Mode: m, ChainID: t.FromChain, Token: t.FromToken,
-		Amount: t.FromAmount, Deadline: t.ExpiresAt.Unix()}
+		Amount: t.FromAmount, Deadline: t.ExpiresAt.Unix(), RefundTo: t.RefundTo}
 	if m == DepositMemo {
 		d.Memo = t.DepositMemo
 		if d.Memo == "" {
@@ -182,16 +270,21 @@ func isTxHash(h string) bool {
 
 // statusView is the answer of GET /v1/status, in LI.FI's shape.
 type statusView struct {
-	Status           string   `json:"status"`
-	Substatus        string   `json:"substatus,omitempty"`
-	SubstatusMessage string   `json:"substatusMessage,omitempty"`
-	TransactionID    string   `json:"transactionId,omitempty"`
-	QuoteID          string   `json:"quoteId,omitempty"`
-	Tool             string   `json:"tool,omitempty"`
-	FromAddress      string   `json:"fromAddress,omitempty"`
-	ToAddress        string   `json:"toAddress,omitempty"`
-	Sending          *legView `json:"sending,omitempty"`
-	Receiving        *legView `json:"receiving,omitempty"`
+	Status           string `json:"status"`
+	Substatus        string `json:"substatus,omitempty"`
+	SubstatusMessage string `json:"substatusMessage,omitempty"`
+	TransactionID    string `json:"transactionId,omitempty"`
+	QuoteID          string `json:"quoteId,omitempty"`
+	Tool             string `json:"tool,omitempty"`
+	FromAddress      string `json:"fromAddress,omitempty"`
+	ToAddress        string `json:"toAddress,omitempty"`
+	// RefundTo is the quote's refund address, when it named one;
+	// RefundedTo where the input went back once the swap was refunded
+	// (DONE, REFUNDED): RefundTo, or fromAddress without one.
+	RefundTo   string   `json:"refundTo,omitempty"`
+	RefundedTo string   `json:"refundedTo,omitempty"`
+	Sending    *legView `json:"sending,omitempty"`
+	Receiving  *legView `json:"receiving,omitempty"`
 }
 
 // legView is one side of a swap.
@@ -207,7 +300,8 @@ func statusOf(sw *swap.Swap) statusView {
 	st, sub, msg := sw.Shown()
 	send, recv := legView(sw.Sending), legView(sw.Receiving)
 	return statusView{Status: st, Substatus: sub, SubstatusMessage: msg, TransactionID: sw.TransactionID(), QuoteID: sw.QuoteID,
-		Tool: sw.Tool, FromAddress: sw.FromAddress, ToAddress: sw.ToAddress, Sending: &send, Receiving: &recv}
+		Tool: sw.Tool, FromAddress: sw.FromAddress, ToAddress: sw.ToAddress, RefundTo: sw.RefundTo, RefundedTo: sw.RefundedTo(),
+		Sending: &send, Receiving: &recv}
 }
 
 // status answers GET /v1/status?txHash=…: the tracked swap's status, or

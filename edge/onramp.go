@@ -9,6 +9,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 )
 
 // OnrampDesk is the on-ramp behind the edge; the on-ramp actor is one. It
@@ -116,6 +117,9 @@ func (s *Server) onrampCheckout(r *Request) error {
 	}
 	req, aerr := s.deps.Onramp.Catalogue().ResolveCheckout(&body)
 	if aerr != nil {
+		return aerr
+	}
+	if req.Scenario, aerr = s.sandboxScenario(r, scenario.Onramp); aerr != nil {
 		return aerr
 	}
 	o, url, err := s.deps.Onramp.Checkout(r.Context(), r.Partner, req, r.Now)

@@ -9,6 +9,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 )
 
 // QuoteService is the quote engine as the edge sees it.
@@ -41,6 +42,7 @@ func quoteParams(args *fasthttp.Args) quote.Params {
 		PreferredTool: args.Peek("preferredTool"), Order: args.Peek("order"),
 		MaxWaitMs: args.Peek("maxWaitMs"), MinWaitMs: args.Peek("minWaitMs"),
 		ExpectedResults: args.Peek("expectedResults"), ReduceEveryMs: args.Peek("reduceEveryMs"),
+		ToAmount: args.Peek("toAmount"), RefundTo: args.Peek("refundTo"),
 	}
 }
 
@@ -80,6 +82,9 @@ func (s *Server) livePrices(chainID uint64) (map[string]float64, bool) {
 func (s *Server) quoteRequest(r *Request) (*quote.Request, context.Context, context.CancelFunc, error) {
 	req, perr := quote.Parse(s.deps.Registry, s.deps.Tools, quoteParams(r.Ctx.QueryArgs()), s.deps.Quotes.Deadline())
 	if perr != nil {
+		return nil, nil, nil, perr
+	}
+	if req.Scenario, perr = s.sandboxScenario(r, scenario.Quote); perr != nil {
 		return nil, nil, nil, perr
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.deps.Quotes.Deadline()+ledgerGrace)

@@ -35,6 +35,8 @@ const Window = 60 * time.Second
 
 // RateResult is what one Allow call decided, and what meta.rateLimit shows.
 type RateResult struct {
+	// Bucket is the bucket the request counted against.
+	Bucket    Bucket
 	Limit     int
 	Remaining int
 	Reset     int64 // Unix seconds when the window resets
@@ -50,6 +52,10 @@ type RateResult struct {
 type Limiter struct {
 	seed   maphash.Seed
 	shards [64]limiterShard
+	// countsUsage makes Allow count partners' requests by hour for
+	// usage.go; set before the first Allow, when a usage store is given,
+	// since nothing drains the counts otherwise.
+	countsUsage bool
 }
 
 type limiterShard struct {
@@ -60,6 +66,10 @@ type limiterShard struct {
 	// shard, under its lock, it costs no contention beyond the lock the
 	// request already took; a scrape sums the shards.
 	refused [BucketRead + 1]atomic.Uint64
+	// usage counts partners' requests, admitted and refused, by bucket
+	// and hour, under the same lock, until usage.go's flusher drains
+	// them into the store; anonymous keys are not counted here.
+	usage map[usageKey]usageTally
 }
 
 // RateKey names one counter: a bucket of one partner, or of one client IP
@@ -81,13 +91,17 @@ func NewLimiter() *Limiter {
 	l := &Limiter{seed: maphash.MakeSeed()}
 	for i := range l.shards {
 		l.shards[i].windows = make(map[RateKey]*window)
+		l.shards[i].usage = make(map[usageKey]usageTally)
 	}
 	return l
 }
 
-// Allow counts one request for key against limit at time now.
+// Allow counts one request for key against limit at time now. Its
+// RateResult is the decision: whether the request passes, and the limit,
+// remaining count and reset that meta.rateLimit and the RateLimit headers
+// (ratelimit_headers.go) read from it and from nothing else.
 func (l *Limiter) Allow(key RateKey, limit int, now time.Time) RateResult {
-	s := &l.shards[maphash.Comparable(l.seed, key)%uint64(len(l.shards))]
+	s := l.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if now.Sub(s.lastSweep) >= Window {
@@ -102,17 +116,44 @@ func (l *Limiter) Allow(key RateKey, limit int, now time.Time) RateResult {
 		}
 		w.start, w.count = now, 0
 	}
-	res := RateResult{Limit: limit, Reset: w.start.Add(Window).Unix()}
+	res := RateResult{Bucket: key.Bucket, Limit: limit, Reset: w.start.Add(Window).Unix()}
 	if w.count >= limit {
 		if int(key.Bucket) < len(s.refused) {
 			s.refused[key.Bucket].Add(1)
+		}
+		if l.countsUsage && key.Partner != "" {
+			s.countUsage(key, now, false)
 		}
 		return res
 	}
 	w.count++
 	res.Allowed = true
 	res.Remaining = limit - w.count
+	if l.countsUsage && key.Partner != "" {
+		s.countUsage(key, now, true)
+	}
 	return res
+}
+
+// Peek is the state of key's window at now without counting a request:
+// what Allow would report as limit, remaining and reset, and how many
+// requests the window admitted. With no window open, nothing is used and
+// a window opened now would reset a Window later.
+func (l *Limiter) Peek(key RateKey, limit int, now time.Time) (res RateResult, used int) {
+	s := l.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.windows[key]
+	if !ok || now.Sub(w.start) >= Window {
+		return RateResult{Bucket: key.Bucket, Limit: limit, Remaining: limit, Reset: now.Add(Window).Unix(), Allowed: limit > 0}, 0
+	}
+	return RateResult{Bucket: key.Bucket, Limit: limit, Remaining: max(limit-w.count, 0), Reset: w.start.Add(Window).Unix(),
+		Allowed: w.count < limit}, w.count
+}
+
+// shard is the shard that owns key.
+func (l *Limiter) shard(key RateKey) *limiterShard {
+	return &l.shards[maphash.Comparable(l.seed, key)%uint64(len(l.shards))]
 }
 
 // Refusals is how many requests of bucket b were refused so far.

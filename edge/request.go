@@ -98,8 +98,12 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 				requestPool.Put(r)
 			}
 		}()
-		if err := s.admit(r, rt); err != nil {
-			s.refuse(r, rt, err)
+		refusal := s.admit(r, rt)
+		// Every answer of a request that counted against a bucket, a
+		// refusal or a stream included, carries the decision's headers.
+		setRateHeaders(r)
+		if refusal != nil {
+			s.refuse(r, rt, refusal)
 			return
 		}
 		if name, ok := repeatedParam(ctx.QueryArgs()); ok {

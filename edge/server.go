@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -57,6 +58,12 @@ type Config struct {
 	// AuthCacheSize bounds the partners cached by API key digest (see
 	// authenticator); 0 means DefaultAuthCacheSize.
 	AuthCacheSize int
+	// UsageFlushInterval is how often partners' hourly usage counts go to
+	// Deps.Usage; 0 means DefaultUsageFlushInterval.
+	UsageFlushInterval time.Duration
+	// StatusStream tunes GET /v1/status/stream (status_stream.go); zero
+	// fields take their defaults.
+	StatusStream StatusStreamConfig
 }
 
 // DefaultConfig returns the anonymous tier's limits per client IP and
@@ -94,6 +101,9 @@ type Deps struct {
 	// out.
 	Tickets QuoteTickets
 	Swaps   SwapTracker
+	// Repricer checks the price of a quote at execute; nil executes
+	// without a check.
+	Repricer QuoteRepricer
 	// Inbound registers multi-step deposits; nil leaves the inbound
 	// receiver endpoints out.
 	Inbound InboundDeposits
@@ -120,6 +130,12 @@ type Deps struct {
 	// Cluster, when the node is a cluster member, is reported by
 	// GET /v1/ping; nil for a single node.
 	Cluster ClusterView
+	// Portal serves the partner portal at /portal (portal.go); nil leaves
+	// it out.
+	Portal *PortalService
+	// Mailbox serves GET /v1/sandbox/mailbox (sandbox mode without SMTP);
+	// nil leaves it out.
+	Mailbox SandboxMailbox
 	// Idempotency remembers the answers of the routes declared idempotent;
 	// it is required as soon as one of them is served.
 	Idempotency IdempotencyStore
@@ -130,6 +146,9 @@ type Deps struct {
 	// Idempotency-Key act across the nodes (idempotency_claims.go); nil
 	// decides it in this process's memory.
 	IdempotencyClaims IdempotencyClaims
+	// Usage keeps partners' hourly request counts, for
+	// GET /v1/partner/usage; nil leaves that route out and counts nothing.
+	Usage UsageStore
 	// Ready reports whether the store is open and the actors are running.
 	Ready  func() error
 	Logger *slog.Logger
@@ -161,6 +180,9 @@ type Server struct {
 	// checkout holds the checkout page's templates and assets; nil when no
 	// on-ramp is served.
 	checkout *checkoutPages
+	// portal holds the portal's pages and sign-in limits; nil when no
+	// portal is served.
+	portal *portalState
 	// routeErr is the first route registered without what it needs.
 	routeErr error
 	// table keeps how each route registered through Handle is wrapped, for
@@ -168,6 +190,13 @@ type Server struct {
 	table map[registered]route
 	// document is the API document served at /v1/openapi.json.
 	document []byte
+	// usage flushes and reads partners' usage counts; nil without
+	// Deps.Usage.
+	usage *usageBook
+	// closing is closed when Shutdown starts: long streams end on it
+	// rather than hold the shutdown.
+	closing     chan struct{}
+	closingOnce sync.Once
 }
 
 // New builds the server and its routes.
@@ -182,6 +211,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		now:     deps.Now,
 		limiter: NewLimiter(),
 		auth:    &authenticator{finder: deps.Partners, max: int64(cfg.AuthCacheSize)},
+		closing: make(chan struct{}),
 	}
 	if s.auth.max <= 0 {
 		s.auth.max = DefaultAuthCacheSize
@@ -213,6 +243,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.cfg.IdempotencyWait <= 0 {
 		s.cfg.IdempotencyWait = DefaultIdempotencyWait
 	}
+	s.cfg.StatusStream = s.cfg.StatusStream.withDefaults()
 	s.router = router.New()
 	// A path that matches a route only without its trailing slash, in
 	// another case or once cleaned (/v1//ping, /v1/x/../ping) is not that
@@ -248,6 +279,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		CloseOnShutdown:       true,
 		Logger:                slogPrintf{s.log},
 	}
+	if deps.Usage != nil {
+		// Counting starts once every route is in place, with its flusher.
+		s.limiter.countsUsage = true
+		s.usage = newUsageBook(deps.Usage, s.limiter, s.log, cfg.UsageFlushInterval)
+	}
 	return s, nil
 }
 
@@ -266,6 +302,9 @@ func (s *Server) routes() {
 	s.Handle("GET", "/v1/tools", route{bucket: BucketRead, name: "tools"}, s.tools)
 	s.Handle("GET", "/v1/gas-prices", route{bucket: BucketRead, name: "gas-prices"}, s.gasPrices)
 	s.Handle("GET", "/v1/partner/me", route{bucket: BucketRead, auth: authRequired, name: "partner-me"}, s.partnerMe)
+	if s.deps.Usage != nil {
+		s.Handle("GET", "/v1/partner/usage", route{bucket: BucketRead, auth: authRequired, name: "partner-usage"}, s.partnerUsage)
+	}
 	s.logoRoutes()
 	if s.deps.Accounts != nil {
 		s.accountRoutes()
@@ -294,6 +333,12 @@ func (s *Server) routes() {
 	if s.deps.Sandbox != nil {
 		s.sandboxRoutes()
 	}
+	if s.deps.Portal != nil {
+		s.portalRoutes()
+	}
+	if s.deps.Mailbox != nil {
+		s.Handle("GET", "/v1/sandbox/mailbox", route{bucket: BucketRead, name: "sandbox-mailbox"}, s.sandboxMailbox)
+	}
 	if s.deps.Balances != nil {
 		s.Handle("GET", "/v1/balances", route{bucket: BucketRead, name: "balances"}, s.balances)
 	}
@@ -319,10 +364,21 @@ func (s *Server) InvalidatePartner(id string) { s.auth.Invalidate(id) }
 // Serve serves on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
 
-// Shutdown stops accepting connections and waits for in-flight requests to
-// finish, or for ctx to end.
+// Shutdown stops accepting connections, ends the status streams (each with
+// its done event), waits for in-flight requests to finish, or for ctx to
+// end, then stores the usage counts not flushed yet.
 func (s *Server) Shutdown(ctx context.Context) error {
-	return s.srv.ShutdownWithContext(ctx)
+	s.closingOnce.Do(func() { close(s.closing) })
+	err := s.srv.ShutdownWithContext(ctx)
+	if s.usage != nil {
+		if uerr := s.usage.close(ctx); uerr != nil {
+			err = errors.Join(err, uerr)
+		}
+	}
+	if s.portal != nil {
+		s.portal.issuing.Wait() // bounded by issueCodeTimeout
+	}
+	return err
 }
 
 // transportError answers requests fasthttp refused before routing in the

@@ -37,6 +37,9 @@ type WebhookRegistrations interface {
 type WebhookDelivery interface {
 	CheckURL(ctx context.Context, rawURL string) error
 	SendTest(ctx context.Context, partnerID, webhookID string) (string, error)
+	// Resend owes a failed delivery again with its original payload; see
+	// resendDelivery.
+	Resend(ctx context.Context, partnerID, webhookID, deliveryID string) (*webhook.DeliveryRecord, bool, error)
 }
 
 // maxDeliveriesListed bounds GET .../deliveries.
@@ -71,6 +74,7 @@ func (s *Server) webhookRoutes() {
 	s.Handle("DELETE", "/v1/partner/webhooks/{id}", rt("webhooks-delete"), s.deleteWebhook)
 	s.Handle("GET", "/v1/partner/webhooks/{id}/deliveries", rt("webhooks-deliveries"), s.webhookDeliveries)
 	s.Handle("POST", "/v1/partner/webhooks/{id}/test", creates("webhooks-test"), s.testWebhook)
+	s.Handle("POST", "/v1/partner/webhooks/{id}/deliveries/{deliveryId}/resend", rt("webhooks-resend"), s.resendDelivery)
 }
 
 type webhookBody struct {
@@ -246,32 +250,7 @@ func (s *Server) webhookDeliveries(r *Request) error {
 		Deliveries []deliveryView `json:"deliveries"`
 	}{Deliveries: make([]deliveryView, 0, len(recs))}
 	for _, d := range recs {
-		v := deliveryView{ID: d.ID, Event: d.Event, Attempt: d.Attempt, State: d.State,
-			CreatedAt: d.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: d.UpdatedAt.UTC().Format(time.RFC3339)}
-		// Before the first attempt there is no status or latency to show;
-		// null says so rather than a misleading 0.
-		if d.Attempt > 0 {
-			v.LatencyMs = &d.LatencyMs
-			if d.StatusCode != 0 {
-				v.StatusCode = &d.StatusCode
-			}
-		}
-		if d.Error != "" {
-			v.Error = &d.Error
-		}
-		v.Attempts = make([]attemptView, len(d.Attempts))
-		for i := range d.Attempts {
-			a := &d.Attempts[i]
-			av := attemptView{Attempt: a.Attempt, LatencyMs: a.LatencyMs, At: a.At.UTC().Format(attemptTimeFormat)}
-			if a.StatusCode != 0 {
-				av.StatusCode = &a.StatusCode
-			}
-			if a.Error != "" {
-				av.Error = &a.Error
-			}
-			v.Attempts[i] = av
-		}
-		out.Deliveries = append(out.Deliveries, v)
+		out.Deliveries = append(out.Deliveries, viewDelivery(d))
 	}
 	writeJSON(r, statusOK, out)
 	return nil
@@ -290,5 +269,75 @@ func (s *Server) testWebhook(r *Request) error {
 		DeliveryID string `json:"deliveryId"`
 		Event      string `json:"event"`
 	}{did, webhook.TestEvent})
+	return nil
+}
+
+// viewDelivery shows a delivery's history row as the delivery log lists it
+// (see webhookDeliveries).
+func viewDelivery(d *webhook.DeliveryRecord) deliveryView {
+	v := deliveryView{ID: d.ID, Event: d.Event, Attempt: d.Attempt, State: d.State,
+		CreatedAt: d.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: d.UpdatedAt.UTC().Format(time.RFC3339)}
+	// Before the first attempt there is no status or latency to show;
+	// null says so rather than a misleading 0.
+	if d.Attempt > 0 {
+		v.LatencyMs = &d.LatencyMs
+		if d.StatusCode != 0 {
+			v.StatusCode = &d.StatusCode
+		}
+	}
+	if d.Error != "" {
+		v.Error = &d.Error
+	}
+	v.Attempts = make([]attemptView, len(d.Attempts))
+	for i := range d.Attempts {
+		a := &d.Attempts[i]
+		av := attemptView{Attempt: a.Attempt, LatencyMs: a.LatencyMs, At: a.At.UTC().Format(attemptTimeFormat)}
+		if a.StatusCode != 0 {
+			av.StatusCode = &a.StatusCode
+		}
+		if a.Error != "" {
+			av.Error = &a.Error
+		}
+		v.Attempts[i] = av
+	}
+	return v
+}
+
+// resendDelivery answers POST /v1/partner/webhooks/{id}/deliveries/
+// {deliveryId}/resend: a failed delivery (retrying or dead) is owed again
+// with its original body and delivery ID, so it carries the same
+// X-Service-Signature and receivers deduplicate it as any retry; a dead
+// one gets one more attempt, a retrying one its next attempt now. The
+// route is idempotent by its effect: a delivery already pending again (or
+// delivered) is not sent twice, and the answer says resent false. It
+// answers 202 with {deliveryId, state, resent}. An unknown webhook or
+// delivery, or another partner's, is 404 NOT_FOUND naming the parameter; a
+// malformed deliveryId is the same 404 before anything is read; a dead
+// delivery recorded before payloads were kept is 400 INVALID_PARAMS
+// naming deliveryId with details.reason "payload_not_kept".
+func (s *Server) resendDelivery(r *Request) error {
+	id := pathID(r)
+	did, _ := r.Ctx.UserValue("deliveryId").(string)
+	if !webhook.WellFormedDeliveryID(did) {
+		return apierr.New(apierr.NotFound, "no delivery "+did+": a delivery id is dlv_ and 24 hex digits").With("param", "deliveryId")
+	}
+	rec, resent, err := s.deps.Webhooks.Delivery.Resend(r.Context(), r.Partner.ID, id, did)
+	switch {
+	case errors.Is(err, account.ErrNotFound):
+		if _, werr := s.deps.Webhooks.Registrations.Deliveries(r.Context(), r.Partner.ID, id, 1); errors.Is(werr, account.ErrNotFound) {
+			return webhookNotFound(id)
+		}
+		return apierr.New(apierr.NotFound, "no delivery "+did+" of webhook "+id).With("param", "deliveryId")
+	case errors.Is(err, webhook.ErrNotResendable):
+		return apierr.Param("deliveryId", "delivery "+did+" was recorded before payloads were kept and cannot be resent").
+			With("reason", "payload_not_kept")
+	case err != nil:
+		return fmt.Errorf("edge: resend delivery: %w", err)
+	}
+	writeJSON(r, http.StatusAccepted, struct {
+		DeliveryID string `json:"deliveryId"`
+		State      string `json:"state"`
+		Resent     bool   `json:"resent"`
+	}{rec.ID, rec.State, resent})
 	return nil
 }

@@ -59,7 +59,10 @@
 //	outbox/<due:8><deliveryID>                 pending webhook delivery, ordered by next attempt
 //	delivery/<webhookID>/<ts:8><deliveryID>    delivery history row with its attempt log (record
 //	                                           version 2; version 1 rows, without the log, are
-//	                                           still read), dead letters included
+//	                                           still read), dead letters included; from its
+//	                                           first attempt on it keeps the payload and the next
+//	                                           attempt's due time, so that a failed delivery can
+//	                                           be resent as it was (resend.go)
 //	idem/<scope>/<key>                         answer remembered for an Idempotency-Key, with the
 //	                                           request's fingerprint (idempotency.go); scope is
 //	                                           "partner.<partnerID>" or "ip.<address>" and holds
@@ -92,6 +95,17 @@
 //	onramp/<orderUid>                          an on-ramp order (onramp.Order) with its state
 //	                                           history; its partner's line is in swapp/ (kind
 //	                                           onramp), with its earning once it completes
+//	usage/<partnerID>/<hour:8><bucket>         a partner's requests of one rate-limit bucket
+//	                                           ("heavy", "read") in one hour, admitted and
+//	                                           refused (usage.go); counts are only ever added
+//
+//	portalcode/<email>                         the latest portal login code sent to an address
+//	                                           (its SHA-256 digest, expiry, tries, use)
+//	portalsess/<sessionDigest>                 a portal session, by the SHA-256 of its
+//	                                           cookie's id (the id itself is never stored)
+//	portalpsess/<partnerID>/<sessionDigest>    empty: the index of a partner's sessions, so
+//	                                           that they can all be ended at once
+//	portalkey/<partnerID>                      when the partner's API key was last rotated
 //
 // Beside Pebble's files, the data directory holds secrets.key, the key
 // that seals webhook secrets (secrets.go, mode 0600, made on first open),

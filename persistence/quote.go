@@ -103,11 +103,21 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 	o.Decimal("toAmountMin", r.ToAmountMin)
 	o.String("fromAddress", req.FromAddress)
 	o.String("toAddress", req.ToAddress)
+	o.StringOmitEmpty("refundTo", req.RefundTo)
+	if req.ExactOutput() {
+		o.Decimal("exactToAmount", req.ToAmount)
+	}
 	o.Int("feeBps", int64(is.FeeBps))
 	o.TrueOmitFalse("dry", req.Dry)
 	o.TrueOmitFalse("indicative", req.Indicative)
 	o.Int("executionDuration", int64(r.ExecutionDuration))
 	o.StringOmitEmpty("approvalAddress", r.ApprovalAddress)
+	if req.Slippage > 0 {
+		// As a string: the appender writes no floats, and the ticket reads
+		// it back with encoding/json's ",string" option, exactly.
+		o.String("slippage", strconv.FormatFloat(req.Slippage, 'g', -1, 64))
+	}
+	o.StringOmitEmpty("scenario", string(req.Scenario))
 	b, err := o.End()
 	if err != nil {
 		return EncodedTicket{}, fmt.Errorf("persistence: encode ticket %s: %w", is.ID, err)

@@ -29,25 +29,38 @@ func TestEncodeTicket(t *testing.T) {
 		name  string
 		route *quote.Route
 		txs   []quote.TicketTx
+		// exact and refundTo make the quote an exact-output one with a
+		// refund address.
+		exact    bool
+		refundTo string
 	}{
 		{"shape A", &quote.Route{Tool: "sbx-arcbridge", FromAmount: big.NewInt(1000), ToAmount: big.NewInt(990),
 			ToAmountMin: big.NewInt(985), ApprovalAddress: "0xspender", ExecutionDuration: 30,
 			Tx: &quote.TxRequest{To: "0xrouter", From: "0xfrom", Data: []byte{0xab, 0xcd}, Value: big.NewInt(255), ChainID: 42161,
 				GasLimit: 300000, GasPrice: big.NewInt(16)}},
-			[]quote.TicketTx{{To: "0xrouter", From: "0xfrom", Data: "0xabcd", Value: "0xff", ChainID: 42161, GasLimit: "0x493e0", GasPrice: "0x10"}}},
+			[]quote.TicketTx{{To: "0xrouter", From: "0xfrom", Data: "0xabcd", Value: "0xff", ChainID: 42161, GasLimit: "0x493e0", GasPrice: "0x10"}}, false, ""},
 		{"shape A, empty calldata, no value, no gas price", &quote.Route{Tx: &quote.TxRequest{To: "0xr", ChainID: 1, GasLimit: 21000}},
-			[]quote.TicketTx{{To: "0xr", Data: "0x", Value: "0x0", ChainID: 1, GasLimit: "0x5208"}}},
-		{"intents, strings that need escaping", &quote.Route{Tool: "sbx-\"near\"\u2028", DepositAddress: "dep<&>", DepositMemo: "memo\n"}, nil},
+			[]quote.TicketTx{{To: "0xr", Data: "0x", Value: "0x0", ChainID: 1, GasLimit: "0x5208"}}, false, ""},
+		{"intents, strings that need escaping", &quote.Route{Tool: "sbx-\"near\"\u2028", DepositAddress: "dep<&>", DepositMemo: "memo\n"}, nil, false, ""},
 		{"shape B", &quote.Route{Shape: quote.ShapeDirect, Direct: &quote.DirectQuote{TransactionRequest: quote.DirectTx{
 			To: "0xs", Data: "0x01", Value: "0x0", ChainID: 8453, GasLimit: "0x1"}}},
-			[]quote.TicketTx{{To: "0xs", Data: "0x01", Value: "0x0", ChainID: 8453, GasLimit: "0x1"}}},
+			[]quote.TicketTx{{To: "0xs", Data: "0x01", Value: "0x0", ChainID: 8453, GasLimit: "0x1"}}, false, ""},
 		{"shape C: step 1 only", &quote.Route{Shape: quote.ShapeMultiStep, MultiStep: &quote.MultiStepQuote{Steps: []quote.Step{
 			{Step: 1, TransactionRequest: &quote.StepTx{To: "0xr", Data: "0x02", Value: "0x0", ChainID: 10}}, {Step: 2, Automated: true}}}},
-			[]quote.TicketTx{{To: "0xr", Data: "0x02", Value: "0x0", ChainID: 10}}},
+			[]quote.TicketTx{{To: "0xr", Data: "0x02", Value: "0x0", ChainID: 10}}, false, ""},
+		{"exact output with a refund address", &quote.Route{Tool: "sbx-intents", FromAmount: big.NewInt(1234), ToAmount: big.NewInt(1001),
+			ToAmountMin: big.NewInt(1000), DepositAddress: "0xdep"}, nil, true, "0x1111111111111111111111111111111111111111"},
+		{"refund address with escapes", &quote.Route{Tool: "x"}, nil, false, "r\"<&>\u2028"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			is := issued(now, tt.route)
+			is.Request.RefundTo = tt.refundTo
+			exact := ""
+			if tt.exact {
+				is.Request.FromAmount, is.Request.ToAmount = nil, big.NewInt(1000)
+				exact = "1000"
+			}
 			enc, err := EncodeTicket(is)
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +77,8 @@ func TestEncodeTicket(t *testing.T) {
 				IssuedAt: now, ExpiresAt: now.Add(quote.TTL), FromChain: 42161, ToChain: 8453,
 				FromToken: is.Request.FromToken.Address, ToToken: is.Request.ToToken.Address,
 				FromAmount: amount(r.FromAmount), ToAmount: amount(r.ToAmount), ToAmountMin: amount(r.ToAmountMin),
-				FromAddress: is.Request.FromAddress, ToAddress: is.Request.ToAddress, FeeBps: 25, Dry: true,
+				FromAddress: is.Request.FromAddress, ToAddress: is.Request.ToAddress, RefundTo: tt.refundTo, ExactToAmount: exact,
+				FeeBps: 25, Dry: true,
 				ExecutionDuration: r.ExecutionDuration, ApprovalAddress: r.ApprovalAddress, Txs: tt.txs,
 				DepositAddress: r.DepositAddress, DepositMemo: r.DepositMemo}
 			if !reflect.DeepEqual(got, want) {

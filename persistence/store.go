@@ -92,6 +92,9 @@ type Store struct {
 	// stays consistent with the records.
 	partnerMu sync.Mutex
 
+	// usageMu serialises the read-add-write of usage rows (usage.go).
+	usageMu sync.Mutex
+
 	// seal seals webhook secrets with the data directory's key
 	// (secrets.go).
 	seal *sealer

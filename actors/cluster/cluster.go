@@ -12,9 +12,25 @@
 //     RefreshTTL; a node that stops answering leaves the topology within
 //     about two refreshes) or the etcd provider (leases kept alive every
 //     few seconds). An etcd member that loses its connection may not
-//     rejoin (upstream): a node whose provider reports no members for
-//     Config.LostAfter considers itself cut off, and Health says so, so that
-//     a supervisor restarts it.
+//     rejoin (upstream issue 1133), and here is what happens, as
+//     cmd/swapgate's TestClusterEtcd holds down: while the link is down
+//     for less than the lease (KeepAliveTTL 3 s) nothing changes. Down for
+//     longer, the lease lapses and etcd deletes the member's key; the
+//     others drop it, and the module's member list blocks its member id
+//     (the actor system's id) for good, in every member that saw it leave.
+//     The member itself sees the deletion of its own key too and drops
+//     itself from its own topology. When the link returns, its keep-alive
+//     loop takes a new lease and writes the same key again: the others
+//     ignore it (blocked id), and it ignores it as well (the provider skips
+//     its own key's writes), so it serves HTTP but is no member, owns no
+//     grain and sees the others without itself, until the process is
+//     restarted (a new process is a new member id, which joins as any
+//     new member). The member list's blocking is the module's, whatever
+//     the provider, so an automanaged member that missed its health polls
+//     long enough to be dropped is kept out the same way (read from the
+//     code; no test cuts a health port). Node.InTopology reports it, and
+//     the service's /readyz then answers 503 so that a balancer stops
+//     sending the node requests; the remedy is a restart.
 //   - Placement is this package's, not the module's disthash identity
 //     lookup: disthash replaces its rendezvous table on each topology event
 //     without a lock while lookups read it (a data race the race detector
@@ -283,6 +299,12 @@ func (n *Node) Members() []string {
 	defer n.mu.Unlock()
 	return slices.Clone(n.members)
 }
+
+// InTopology reports whether this node is in its own view of the
+// topology: false once its provider dropped it (an etcd lease that lapsed,
+// health polls missed), after which the module never takes it back (see
+// the package comment) and only a restart makes it a member again.
+func (n *Node) InTopology() bool { return n.hasSelf() }
 
 func (n *Node) hasSelf() bool {
 	n.mu.Lock()

@@ -199,17 +199,29 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	start := time.Now()
 	// Each provider's legs are asked for once and counted first, so that
 	// the outcomes are one allocation rather than a slice grown by append.
+	// A provider that cannot quote the request as asked (an exact output
+	// it cannot size, a refund address it cannot honour) is left out with
+	// its reason: one outcome, answered at once, not sent.
 	type provLegs struct {
-		name string
-		r    *racer
-		legs []string
+		name                 string
+		r                    *racer
+		legs                 []string
+		absent, absentReason string
 	}
+	checkAbsent := req.ExactOutput() || req.RefundTo != ""
 	var buf [8]provLegs
 	asked, n := buf[:0], 0
 	for _, name := range providers {
 		r, ok := e.provs[name]
 		if !ok {
 			continue
+		}
+		if checkAbsent {
+			if reason, why := quote.Unsupported(r.p, req); reason != "" {
+				asked = append(asked, provLegs{name: name, r: r, absent: why, absentReason: reason})
+				n++
+				continue
+			}
 		}
 		legs := r.p.Legs(req)
 		asked = append(asked, provLegs{name: name, r: r, legs: legs})
@@ -220,6 +232,10 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 		outcomes = make([]quote.LegOutcome, 0, n)
 	}
 	for _, pl := range asked {
+		if pl.absent != "" {
+			outcomes = append(outcomes, quote.UnsupportedOutcome(pl.name, pl.absentReason, pl.absent))
+			continue
+		}
 		for _, leg := range pl.legs {
 			outcomes = append(outcomes, quote.LegOutcome{Provider: pl.name, Leg: leg})
 		}
@@ -242,6 +258,15 @@ func (e *Engine) Race(ctx context.Context, req *quote.Request, providers []strin
 	answered, routes := 0, 0
 	i := 0
 	for _, pl := range asked {
+		if pl.absent != "" {
+			msgs[i].absent = true
+			answered++
+			if onLeg != nil {
+				onLeg(&outcomes[i])
+			}
+			i++
+			continue
+		}
 		for range pl.legs {
 			o := &outcomes[i]
 			msgs[i] = legMsg{index: i, provider: o.Provider, leg: o.Leg, req: req, ctx: raceCtx,

@@ -13,6 +13,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 )
 
 // OtherTool is the tool label of a leg, or a winning route, whose tool is
@@ -184,6 +185,9 @@ func (e *Engine) countRace(outcomes []quote.LegOutcome, msgs []legMsg, reason qu
 		o, m := &outcomes[i], &msgs[i]
 		var judged breaker.Result
 		switch {
+		case m.absent:
+			// Not sent: nothing to count or judge.
+			continue
 		case m.skipped:
 			m.stats.skipped.Add(1)
 			continue
@@ -197,7 +201,9 @@ func (e *Engine) countRace(outcomes []quote.LegOutcome, msgs []legMsg, reason qu
 			m.stats.errors.Add(1)
 			var be *quote.BuildError
 			switch {
-			case m.refused, errors.As(o.Err, &be):
+			case m.refused, errors.As(o.Err, &be), errors.Is(o.Err, scenario.ErrScripted):
+				// A sandbox scenario's scripted failure says nothing of
+				// the tool either.
 				judged = breaker.Neutral
 			case errors.Is(o.Err, quote.ErrNoRoute):
 				judged = breaker.Success

@@ -39,10 +39,12 @@ type legMsg struct {
 	// stats are the figures of the leg's provider tool, resolved by the
 	// race when it sent the leg.
 	stats *legStats
-	// probe, skipped and refused are the race's own: the leg is its
-	// breaker's probe; it was not sent (its breaker open); its pool
-	// refused it (saturated), which says nothing of the provider.
-	probe, skipped, refused bool
+	// probe, skipped, refused and absent are the race's own: the leg is
+	// its breaker's probe; it was not sent (its breaker open); its pool
+	// refused it (saturated), which says nothing of the provider; its
+	// provider was left out of the race (it cannot quote the request: an
+	// exact output it cannot size), which says nothing of it either.
+	probe, skipped, refused, absent bool
 }
 
 // legResult is one leg's outcome and its place in the race; refused marks

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/account"
@@ -179,20 +180,61 @@ func (q *Quoter) Stream(ctx context.Context, req *quote.Request, p *account.Part
 	}
 	is := &quote.Issued{ID: req.ID, Request: req, Route: best, Provider: best.Provider, FeeBps: req.FeeBps,
 		ExpiresAt: req.Now.Add(quote.TTL), Timing: quote.NewTiming(outcomes, end, best)}
+	if err := q.Issue(ctx, is, p); err != nil {
+		return nil, err
+	}
+	return is, nil
+}
+
+// Issue hands out a quote: every partner quote is on disk before it is
+// answered (its activity, for stats and transactions, and, with a fee, its
+// earnings row), and its ticket is kept, which is what execute and status
+// find it by; a quote whose ticket could not be kept is not handed out.
+func (q *Quoter) Issue(ctx context.Context, is *quote.Issued, p *account.Partner) error {
 	if p != nil {
-		// Every partner quote is on disk before it is answered: its activity
-		// (stats, transactions) and, with a fee, its earnings row.
-		if err := q.ledger.Record(ctx, activity(req, best)); err != nil {
-			return nil, apierr.New(apierr.ServiceUnavailable, "could not record the quote; retry").Wrap(err)
+		if err := q.ledger.Record(ctx, activity(is.Request, is.Route)); err != nil {
+			return apierr.New(apierr.ServiceUnavailable, "could not record the quote; retry").Wrap(err)
 		}
 	}
-	// The ticket is what execute and status find the quote by; a quote
-	// whose ticket could not be kept is not handed out.
 	if err := q.tickets.Keep(ctx, is); err != nil {
-		return nil, apierr.New(apierr.ServiceUnavailable, "could not keep the quote; retry").Wrap(err)
+		return apierr.New(apierr.ServiceUnavailable, "could not keep the quote; retry").Wrap(err)
 	}
-	q.engine.Won(best.Provider, best.Tool)
-	return is, nil
+	q.engine.Won(is.Route.Provider, is.Route.Tool)
+	return nil
+}
+
+// Reprice prices an issued quote's route again, for an execute's price
+// check: req is the quote's request parsed again (see
+// quote.Ticket.RepriceParams), raced on the quote's provider alone, and the
+// route of the quote's tool is built. The answer is a quote under a new id,
+// not yet issued: the caller issues it (Issue) only if the client is to
+// execute it instead. A provider or tool that no longer quotes the route
+// is the race's failure, as for any quote.
+func (q *Quoter) Reprice(ctx context.Context, req *quote.Request, p *account.Partner, provider, tool string) (*quote.Issued, error) {
+	req.Repricing = true
+	req.AllowTools, req.DenyTools, req.PreferredTool = map[string]bool{tool: true}, nil, tool
+	routes, outcomes, end, err := q.raceOn(ctx, req, p, []string{provider}, nil)
+	if err != nil {
+		return nil, err
+	}
+	same := routes[:0]
+	for _, r := range routes {
+		if r.Tool == tool {
+			same = append(same, r)
+		}
+	}
+	if len(same) == 0 {
+		// The provider answered, but not on the quote's tool: that route
+		// is gone, whatever the provider's other tools offer.
+		return nil, apierr.New(apierr.NoRouteFound, provider+" no longer quotes this route on "+tool).
+			With("provider", provider).With("tool", tool)
+	}
+	best, err := q.completeBest(ctx, req, same, outcomes)
+	if err != nil {
+		return nil, err
+	}
+	return &quote.Issued{ID: req.ID, Request: req, Route: best, Provider: best.Provider, FeeBps: req.FeeBps,
+		ExpiresAt: req.Now.Add(quote.TTL), Timing: quote.NewTiming(outcomes, end, best)}, nil
 }
 
 // Routes answers GET /v1/routes: every route that came back in time,
@@ -251,12 +293,21 @@ func failBuild(outcomes []quote.LegOutcome, r *quote.Route, err error) {
 }
 
 func (q *Quoter) race(ctx context.Context, req *quote.Request, p *account.Partner, onLeg func(*quote.LegOutcome)) ([]*quote.Route, []quote.LegOutcome, quote.RaceEnd, error) {
+	return q.raceOn(ctx, req, p, nil, onLeg)
+}
+
+// raceOn races the request's eligible providers, or only those of only
+// that are eligible when only is given.
+func (q *Quoter) raceOn(ctx context.Context, req *quote.Request, p *account.Partner, only []string, onLeg func(*quote.LegOutcome)) ([]*quote.Route, []quote.LegOutcome, quote.RaceEnd, error) {
 	req.Now = q.now()
 	req.ID = quote.NewID(req.Now)
 	if err := q.applyFees(ctx, req, p); err != nil {
 		return nil, nil, quote.RaceEnd{}, err
 	}
 	eligible := quote.Providers(req)
+	if only != nil {
+		eligible = slices.DeleteFunc(eligible, func(name string) bool { return !slices.Contains(only, name) })
+	}
 	outcomes, end := q.engine.Race(ctx, req, eligible, onLeg)
 	routes := make([]*quote.Route, 0, len(outcomes))
 	for _, o := range outcomes {

@@ -239,3 +239,36 @@ func TestFeeExemptionsComeFromProviders(t *testing.T) {
 		t.Error("a quoter without an engine exempts a request")
 	}
 }
+
+// TestRepriceTheQuotedTool: an execute's re-pricing races the quote's
+// provider and builds the quote's tool even where another ranks first,
+// issues nothing until Issue, and answers the race's failure for a tool
+// that no longer quotes.
+func TestRepriceTheQuotedTool(t *testing.T) {
+	agg := &pricedProvider{name: "aggregator", order: []string{"slow", "fast", "none"},
+		legs: map[string]float64{"slow": 20, "fast": 10}}
+	q, tickets := testQuoter(t, Config{Deadline: 5 * time.Second}, agg)
+	tests := []struct {
+		tool string
+		ok   bool
+	}{{"fast", true}, {"slow", true}, {"none", false}, {"gone", false}}
+	for _, tt := range tests {
+		req := evmRequest()
+		is, err := q.Reprice(context.Background(), req, nil, "aggregator", tt.tool)
+		if (err == nil) != tt.ok {
+			t.Fatalf("%s: %v", tt.tool, err)
+		}
+		if !tt.ok {
+			continue
+		}
+		if is.Route.Tool != tt.tool || is.Route.ToAmount == nil || !req.Repricing || !req.AllowTools[tt.tool] || len(req.AllowTools) != 1 {
+			t.Fatalf("%s: repriced %+v from %+v", tt.tool, is.Route, req)
+		}
+		if tickets[is.ID] != nil {
+			t.Fatalf("%s: a re-pricing issued %s before Issue", tt.tool, is.ID)
+		}
+		if err := q.Issue(context.Background(), is, nil); err != nil || tickets[is.ID] == nil {
+			t.Fatalf("%s: Issue: %v", tt.tool, err)
+		}
+	}
+}

@@ -5,6 +5,17 @@
 // fails, the fallback that sends the bridged USDCh to the user instead.
 // Every step is persisted with the webhook event it publishes in one synced
 // batch, and a started runner resumes every deposit not yet terminal.
+//
+// In a cluster (Options.Owner set) each node runs step 2 of the deposits
+// it owns ("inbound/" and the step-1 hash in lower case, placed over the
+// live members) and no others: a deposit registered on another node is
+// adopted from the store by its owner at its next scan (on each topology
+// change and every RescanInterval), which is also how a dead node's
+// deposits are taken over, and a node stops a deposit it no longer owns
+// before its next step. Two nodes may briefly both run one deposit; every
+// step is written fenced (FencedStore), so the one that read a state no
+// longer stored writes nothing and stops, and each delivery on 369 is made
+// once per reference by the chain.
 package inbound
 
 import (
@@ -14,6 +25,7 @@ import (
 	"log/slog"
 	"math/big"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +49,29 @@ type Store interface {
 	QuoteByRef(ctx context.Context, ref [32]byte) (string, error)
 }
 
+// FencedStore writes a step only while the stored deposit is still prev,
+// the one read, and fails with persistence.ErrStale otherwise; the
+// PostgreSQL store is one. A runner with an Owner needs it.
+type FencedStore interface {
+	SaveInboundDepositFrom(ctx context.Context, prev, d *inbound.Record, events []webhook.Event) error
+}
+
+// Owner says which deposits this node runs in a cluster; *cluster.Node is
+// one.
+type Owner interface {
+	Owns(key string) bool
+	// Watch receives after each change of the cluster's topology.
+	Watch() (<-chan struct{}, func())
+}
+
+// OwnerKey is the ownership key of the deposit whose step-1 transaction
+// is txHash.
+func OwnerKey(txHash string) string { return "inbound/" + strings.ToLower(txHash) }
+
+// DefaultRescanInterval bounds how long a deposit registered on a node
+// that does not own it waits for its owner to adopt it.
+const DefaultRescanInterval = 2 * time.Second
+
 // Chain reads the source chain and moves funds on chain 369 (the sandbox
 // chains, or a node where configured).
 type Chain interface {
@@ -56,6 +91,11 @@ type Tickets interface {
 // Options configures a Runner.
 type Options struct {
 	Contracts *pulseroute.Contracts
+	// PendingRef finds a multi-step quote by its reference while the
+	// ticket keeper has not committed it to the store's index yet (a step
+	// 1 registered moments after its quote); nil reads the store alone,
+	// and a deposit whose quote is not found has no partner to tell.
+	PendingRef func(ref [32]byte) (quoteID string, ok bool)
 	// DEX prices the leg on 369; pulseroute's chain state is one.
 	DEX pulseroute.ChainState
 	// BridgeDelay is how long the bridge takes to deliver on 369.
@@ -69,8 +109,16 @@ type Options struct {
 	BridgeFails func(txHash string) bool
 	// Published is called after a step published an event.
 	Published func()
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Owner, set in a cluster, limits the runner to the deposits this node
+	// owns (see the package comment); the store must then be a
+	// FencedStore. Nil runs every deposit, as a single node does.
+	Owner Owner
+	// RescanInterval paces a clustered runner's scans of the open
+	// deposits (default DefaultRescanInterval); topology changes scan at
+	// once.
+	RescanInterval time.Duration
+	Logger         *slog.Logger
+	Now            func() time.Time
 }
 
 // Runner registers deposits and runs their step 2.
@@ -79,6 +127,13 @@ type Runner struct {
 	chain   Chain
 	tickets Tickets
 	opts    Options
+	// fenced is the store's fenced write, used in a cluster.
+	fenced FencedStore
+
+	// running holds the deposits whose step 2 runs on this node, by
+	// OwnerKey, so that a scan starts none twice.
+	mu      sync.Mutex
+	running map[string]bool
 
 	wg   sync.WaitGroup
 	stop chan struct{}
@@ -92,18 +147,68 @@ func Start(ctx context.Context, store Store, chain Chain, tickets Tickets, o Opt
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{store: store, chain: chain, tickets: tickets, opts: o, stop: make(chan struct{})}
+	if o.RescanInterval <= 0 {
+		o.RescanInterval = DefaultRescanInterval
+	}
+	r := &Runner{store: store, chain: chain, tickets: tickets, opts: o, running: map[string]bool{}, stop: make(chan struct{})}
+	if o.Owner != nil {
+		f, ok := store.(FencedStore)
+		if !ok {
+			return nil, errors.New("inbound: a clustered runner needs a store with fenced writes")
+		}
+		r.fenced = f
+	}
+	if err := r.adoptOpen(ctx); err != nil {
+		return nil, fmt.Errorf("inbound: resume open deposits: %w", err)
+	}
+	if o.Owner != nil {
+		watch, cancel := o.Owner.Watch()
+		r.wg.Add(1)
+		go r.rescan(watch, cancel)
+	}
+	return r, nil
+}
+
+// owns reports whether this node runs the deposit of a step-1 hash.
+func (r *Runner) owns(txHash string) bool {
+	return r.opts.Owner == nil || r.opts.Owner.Owns(OwnerKey(txHash))
+}
+
+// adoptOpen runs every open deposit this node owns and does not run yet.
+func (r *Runner) adoptOpen(ctx context.Context) error {
 	var open []*inbound.Record
-	if err := store.EachOpenInboundDeposit(ctx, func(d *inbound.Record) bool {
+	if err := r.store.EachOpenInboundDeposit(ctx, func(d *inbound.Record) bool {
 		open = append(open, d)
 		return true
 	}); err != nil {
-		return nil, fmt.Errorf("inbound: resume open deposits: %w", err)
+		return err
 	}
 	for _, d := range open {
 		r.run(*d)
 	}
-	return r, nil
+	return nil
+}
+
+// rescan adopts the open deposits this node owns after each topology
+// change and every RescanInterval, until Stop.
+func (r *Runner) rescan(watch <-chan struct{}, cancel func()) {
+	defer r.wg.Done()
+	defer cancel()
+	tick := time.NewTicker(r.opts.RescanInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-watch:
+		case <-tick.C:
+		}
+		ctx, done := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := r.adoptOpen(ctx); err != nil {
+			r.opts.Logger.Warn("inbound: scan open deposits", "err", err)
+		}
+		done()
+	}
 }
 
 // Stop stops running step 2 (a deposit stopped midway resumes at the next
@@ -179,9 +284,14 @@ func (r *Runner) owner(ctx context.Context, chainID uint64, txHash common.Hash) 
 	if err != nil || !ok {
 		return "", ""
 	}
-	id, err := r.store.QuoteByRef(ctx, ref)
-	if err != nil {
-		return "", ""
+	id, ok := "", false
+	if r.opts.PendingRef != nil {
+		id, ok = r.opts.PendingRef(ref)
+	}
+	if !ok {
+		if id, err = r.store.QuoteByRef(ctx, ref); err != nil {
+			return "", ""
+		}
 	}
 	t, err := r.tickets.Ticket(ctx, id)
 	if err != nil {
@@ -197,13 +307,35 @@ func (r *Runner) published(n int) {
 }
 
 // run carries a deposit's step 2 to a terminal state on its own goroutine,
-// working on its own copy of the record.
+// working on its own copy of the record, unless it runs already or
+// another node owns it; it stops early when the node no longer owns it or
+// another node moved it (a clustered runner).
 func (r *Runner) run(rec inbound.Record) {
 	d := &rec
+	hash := d.Deposit.Registration.TxHash.Hex()
+	key := OwnerKey(hash)
+	if d.Deposit.State.Terminal() || !r.owns(hash) {
+		return
+	}
+	r.mu.Lock()
+	if r.running[key] {
+		r.mu.Unlock()
+		return
+	}
+	r.running[key] = true
+	r.mu.Unlock()
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
+		defer func() {
+			r.mu.Lock()
+			delete(r.running, key)
+			r.mu.Unlock()
+		}()
 		for !d.Deposit.State.Terminal() {
+			if !r.owns(hash) {
+				return
+			}
 			u, wait := r.next(d)
 			if wait > 0 {
 				select {
@@ -224,7 +356,7 @@ func (r *Runner) run(rec inbound.Record) {
 			if ev != nil {
 				events = append(events, *ev)
 			}
-			if err := r.save(&rec, events); err != nil {
+			if err := r.save(d, &rec, events); err != nil {
 				return
 			}
 			*d = rec
@@ -233,14 +365,26 @@ func (r *Runner) run(rec inbound.Record) {
 	}()
 }
 
-// save persists a step, retrying until it is stored or the runner stops.
-func (r *Runner) save(d *inbound.Record, events []webhook.Event) error {
+// save persists a step from prev, the deposit as this runner holds it,
+// retrying until it is stored or the runner stops. In a cluster the write
+// is fenced by prev, and another node's move (persistence.ErrStale) stops
+// the deposit here: its owner's scan resumes it from the stored state.
+func (r *Runner) save(prev, d *inbound.Record, events []webhook.Event) error {
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := r.store.SaveInboundDeposit(ctx, d, events)
+		var err error
+		if r.fenced != nil {
+			err = r.fenced.SaveInboundDepositFrom(ctx, prev, d, events)
+		} else {
+			err = r.store.SaveInboundDeposit(ctx, d, events)
+		}
 		cancel()
 		if err == nil {
 			return nil
+		}
+		if errors.Is(err, persistence.ErrStale) {
+			r.opts.Logger.Info("inbound: deposit moved by another node", "txHash", d.Deposit.Registration.TxHash.Hex())
+			return err
 		}
 		r.opts.Logger.Warn("inbound: save step", "txHash", d.Deposit.Registration.TxHash.Hex(), "err", err)
 		select {

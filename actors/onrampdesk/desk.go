@@ -18,6 +18,19 @@
 // the partner's activity line in one synced batch, and a started desk
 // resumes every order not yet terminal, applying the expiries that fell
 // while it was down.
+//
+// In a cluster (Options.Owner set) each node keeps the timers of the open
+// orders it owns ("onramp/" and the uid, placed over the live members)
+// and no others. A request about an order that reaches another node (the
+// checkout page's payment, a provider's webhook, an order opened there) is
+// applied there, through the store, and the owner picks the new state up
+// at its next scan of the open orders: on each topology change and every
+// RescanInterval, a node schedules the next step of every open order it
+// owns whose stored state is not the one its timer was set for, and drops
+// the timers of the orders it no longer owns (a dead node's orders are so
+// taken over within a refresh of the membership and a scan). Two nodes
+// may briefly both act on one order; every transition is written fenced
+// (FencedStore): the one that read a state no longer stored writes nothing.
 package onrampdesk
 
 import (
@@ -29,6 +42,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
@@ -41,6 +55,32 @@ type Store interface {
 	SaveOnrampOrder(ctx context.Context, o *onramp.Order, events []webhook.Event) error
 	EachOpenOnrampOrder(ctx context.Context, fn func(*onramp.Order) bool) error
 }
+
+// FencedStore writes a transition only while the stored order is still
+// prev, the one read, and fails with persistence.ErrStale otherwise; the
+// PostgreSQL store is one. A desk with an Owner needs it.
+type FencedStore interface {
+	SaveOnrampOrderFrom(ctx context.Context, prev, o *onramp.Order, events []webhook.Event) error
+}
+
+// Owner says which orders this node keeps the timers of in a cluster;
+// *cluster.Node is one.
+type Owner interface {
+	Owns(key string) bool
+	// Watch receives after each change of the cluster's topology.
+	Watch() (<-chan struct{}, func())
+}
+
+// OwnerKey is the ownership key of the order uid.
+func OwnerKey(uid string) string { return "onramp/" + uid }
+
+// DefaultRescanInterval bounds how long a clustered owner takes to see a
+// transition another node applied to one of its orders.
+const DefaultRescanInterval = 2 * time.Second
+
+// staleRetries bounds how often a user's action is read and applied again
+// after another node moved the order between its read and its write.
+const staleRetries = 3
 
 // Delivery sends the bought crypto: amount base units of token to to on
 // chainID, once per ref (a repeated call returns the first transfer's
@@ -66,7 +106,14 @@ type Options struct {
 	LookupInterval time.Duration
 	// Published is called after a transition published an event.
 	Published func()
-	Logger    *slog.Logger
+	// Owner, set in a cluster, limits the desk's timers to the orders this
+	// node owns (see the package comment); the store must then be a
+	// FencedStore. Nil keeps every order's, as a single node does.
+	Owner Owner
+	// RescanInterval paces a clustered desk's scans of the open orders
+	// (default DefaultRescanInterval); topology changes scan at once.
+	RescanInterval time.Duration
+	Logger         *slog.Logger
 	// Now is the desk's clock, nil meaning time.Now; tests move it to
 	// reach an order's expiry, or pass it while the desk is stopped,
 	// without waiting the checkout's fifteen minutes.
@@ -92,8 +139,10 @@ const deliveryAttempts = 5
 type Desk struct {
 	opt   Options
 	store Store
-	log   *slog.Logger
-	now   func() time.Time
+	// fenced is the store's fenced write, used in a cluster.
+	fenced FencedStore
+	log    *slog.Logger
+	now    func() time.Time
 	// reporter is the live provider; nil in sandbox mode.
 	reporter onramp.Reporter
 	// stopping ends the provider calls in flight when Stop is called, so
@@ -113,7 +162,12 @@ type Desk struct {
 // replaced it with the step that follows, and the stale one must neither
 // act on the order nor unregister its replacement, which Stop could then
 // no longer cancel.
-type pending struct{ timer *time.Timer }
+type pending struct {
+	timer *time.Timer
+	// state is the order's state the step was set for: a clustered desk's
+	// scan reschedules an order whose stored state differs.
+	state onramp.State
+}
 
 // Start opens the desk and resumes the open orders.
 func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
@@ -134,7 +188,17 @@ func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
 	if opt.LookupInterval <= 0 {
 		opt.LookupInterval = DefaultLookupInterval
 	}
+	if opt.RescanInterval <= 0 {
+		opt.RescanInterval = DefaultRescanInterval
+	}
 	d := &Desk{opt: opt, store: store, log: opt.Logger, now: opt.Now, reporter: reporter, timers: map[string]*pending{}}
+	if opt.Owner != nil {
+		f, ok := store.(FencedStore)
+		if !ok {
+			return nil, errors.New("onrampdesk: a clustered desk needs a store with fenced writes")
+		}
+		d.fenced = f
+	}
 	d.stopping, d.stop = context.WithCancel(context.Background())
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
@@ -152,7 +216,67 @@ func Start(ctx context.Context, store Store, opt Options) (*Desk, error) {
 	for _, o := range open {
 		d.scheduleLocked(o, 0)
 	}
+	if opt.Owner != nil {
+		watch, cancel := opt.Owner.Watch()
+		d.wg.Add(1)
+		go d.rescan(watch, cancel)
+	}
 	return d, nil
+}
+
+// owns reports whether this node keeps the order's timers.
+func (d *Desk) owns(uid string) bool {
+	return d.opt.Owner == nil || d.opt.Owner.Owns(OwnerKey(uid))
+}
+
+// rescan adopts, after each topology change and every RescanInterval
+// until Stop, the open orders this node owns whose stored state its
+// timers do not follow, and drops the timers of those it no longer owns.
+func (d *Desk) rescan(watch <-chan struct{}, cancel func()) {
+	defer d.wg.Done()
+	defer cancel()
+	tick := time.NewTicker(d.opt.RescanInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-d.stopping.Done():
+			return
+		case <-watch:
+		case <-tick.C:
+		}
+		ctx, done := context.WithTimeout(d.stopping, stepTimeout)
+		var open []*onramp.Order
+		err := d.store.EachOpenOnrampOrder(ctx, func(o *onramp.Order) bool { open = append(open, o); return true })
+		done()
+		if err != nil {
+			d.log.Warn("on-ramp scan of open orders failed", slog.Any("err", err))
+			continue
+		}
+		d.mu.Lock()
+		for uid, p := range d.timers {
+			if !d.owns(uid) {
+				if p.timer.Stop() {
+					d.wg.Done()
+				}
+				delete(d.timers, uid)
+			}
+		}
+		for _, o := range open {
+			if p, ok := d.timers[o.UID]; (!ok || p.state != o.State) && d.owns(o.UID) {
+				d.scheduleLocked(o, 0)
+			}
+		}
+		d.mu.Unlock()
+	}
+}
+
+// save writes a transition: fenced by before, the order as read, in a
+// cluster.
+func (d *Desk) save(ctx context.Context, before, o *onramp.Order, events []webhook.Event) error {
+	if d.fenced != nil {
+		return d.fenced.SaveOnrampOrderFrom(ctx, before, o, events)
+	}
+	return d.store.SaveOnrampOrder(ctx, o, events)
 }
 
 // Stop cancels the pending steps and waits for a running one; an order
@@ -213,6 +337,7 @@ func (d *Desk) Checkout(ctx context.Context, p *account.Partner, r *onramp.Check
 		partnerID = p.ID
 	}
 	o := onramp.NewOrder(partnerID, d.opt.Provider.Name(), r, q, now)
+	o.Script(d.opt.StepDelay)
 	url, err := d.opt.Provider.Open(ctx, o)
 	if err != nil {
 		return nil, "", fmt.Errorf("onrampdesk: open checkout with %s: %w", d.opt.Provider.Name(), err)
@@ -244,6 +369,21 @@ func (d *Desk) Act(ctx context.Context, uid string, a onramp.Action) (*onramp.Or
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	for try := 1; ; try++ {
+		o, err := d.actLocked(ctx, uid, a, to)
+		// Another node moved the order between the read and the write
+		// (its owner's step, in a cluster): the action is judged again
+		// against what is stored now.
+		if errors.Is(err, persistence.ErrStale) && try < staleRetries {
+			continue
+		}
+		return o, err
+	}
+}
+
+// actLocked reads the order and applies the action once. The caller holds
+// d.mu.
+func (d *Desk) actLocked(ctx context.Context, uid string, a onramp.Action, to onramp.State) (*onramp.Order, error) {
 	o, err := d.store.OnrampOrder(ctx, uid)
 	if err != nil {
 		return nil, err
@@ -274,7 +414,7 @@ func (d *Desk) moveLocked(ctx context.Context, o *onramp.Order, to onramp.State,
 	if ev != nil {
 		events = append(events, *ev)
 	}
-	if err := d.store.SaveOnrampOrder(ctx, o, events); err != nil {
+	if err := d.save(ctx, &before, o, events); err != nil {
 		*o = before
 		return fmt.Errorf("onrampdesk: store %s → %s: %w", o.UID, to, err)
 	}
@@ -297,13 +437,18 @@ func (d *Desk) scheduleLocked(o *onramp.Order, attempt int) {
 		}
 		delete(d.timers, o.UID)
 	}
-	if d.stopped {
+	if d.stopped || !d.owns(o.UID) {
+		// Its owner keeps its timers (a clustered desk).
 		return
 	}
 	var wait time.Duration
 	switch o.State {
 	case onramp.Created:
 		wait = o.ExpiresAt.Sub(d.now())
+		if _, _, ok := o.ScriptedMove(); ok {
+			// A sandbox scenario moves the order a step after it opened.
+			wait = min(wait, d.opt.StepDelay)
+		}
 	case onramp.PaymentReceived, onramp.CryptoSent:
 		wait = d.opt.StepDelay
 	default:
@@ -320,7 +465,7 @@ func (d *Desk) scheduleLocked(o *onramp.Order, attempt int) {
 		wait = max(wait, d.opt.StepDelay)
 	}
 	uid := o.UID
-	p := &pending{}
+	p := &pending{state: o.State}
 	d.wg.Add(1)
 	d.timers[uid] = p
 	p.timer = time.AfterFunc(max(wait, 0), func() {
@@ -347,7 +492,7 @@ func (d *Desk) step(uid string, attempt int, p *pending) {
 		return
 	}
 	delete(d.timers, uid)
-	if d.stopped {
+	if d.stopped || !d.owns(uid) {
 		return
 	}
 	o, err := d.store.OnrampOrder(ctx, uid)
@@ -356,6 +501,15 @@ func (d *Desk) step(uid string, attempt int, p *pending) {
 		return
 	}
 	now := d.now()
+	if to, reason, ok := o.ScriptedMove(); ok && d.reporter == nil && (o.State != onramp.Created || now.Before(o.ExpiresAt)) {
+		// A sandbox scenario's move, in place of the buyer's action or
+		// the delivery; stored with its event like any other.
+		if err := d.moveLocked(ctx, o, to, now, "", reason); err != nil {
+			d.log.Error("on-ramp scripted step failed; retrying", slog.String("orderUid", uid), slog.Any("err", err))
+			d.scheduleLocked(o, attempt+1)
+		}
+		return
+	}
 	switch o.State {
 	case onramp.Created:
 		if now.Before(o.ExpiresAt) {
@@ -367,6 +521,15 @@ func (d *Desk) step(uid string, attempt int, p *pending) {
 		err = d.deliverLocked(ctx, o, now, attempt)
 	case onramp.CryptoSent:
 		err = d.moveLocked(ctx, o, onramp.Completed, now, "", "")
+	}
+	if errors.Is(err, persistence.ErrStale) {
+		// Another node moved it meanwhile: the next step starts from
+		// what is stored now.
+		d.log.Info("on-ramp order moved by another node", slog.String("orderUid", uid))
+		if fresh, rerr := d.store.OnrampOrder(ctx, uid); rerr == nil {
+			d.scheduleLocked(fresh, 0)
+			return
+		}
 	}
 	if err != nil {
 		d.log.Error("on-ramp step failed; retrying", slog.String("orderUid", uid), slog.Any("err", err))
@@ -401,7 +564,10 @@ func (d *Desk) lookup(uid string, p *pending) {
 	ctx, cancel := context.WithTimeout(d.stopping, stepTimeout)
 	defer cancel()
 	d.mu.Lock()
-	if d.timers[uid] != p || d.stopped {
+	if d.timers[uid] != p || d.stopped || !d.owns(uid) {
+		if d.timers[uid] == p {
+			delete(d.timers, uid)
+		}
 		d.mu.Unlock()
 		return
 	}
@@ -508,7 +674,7 @@ func (d *Desk) followLocked(ctx context.Context, o *onramp.Order, u *onramp.Upda
 	if err != nil || len(events) == 0 {
 		return err
 	}
-	if err := d.store.SaveOnrampOrder(ctx, o, events); err != nil {
+	if err := d.save(ctx, &before, o, events); err != nil {
 		*o = before
 		return fmt.Errorf("onrampdesk: store %s → %s: %w", o.UID, u.State, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/swapgate/swapgate/routing/domain/partnerquota"
 )
 
 // Caller reaches a grain (cluster.Node does).
@@ -161,6 +163,31 @@ func (l *Limiter) Admit(ctx context.Context, partner, bucket string, limit int, 
 		s.mu.Unlock()
 		return a, nil
 	}
+}
+
+// Peek is partner's bucket window without counting a request: an acquire
+// wanting nothing, answered by the grain. Remaining is what the grain has
+// not granted plus this node's block; used is what the window granted to
+// the nodes, spent or not. With no window running, nothing is used and a
+// window opened now would reset a Window later.
+func (l *Limiter) Peek(ctx context.Context, partner, bucket string, limit int, now time.Time) (a Admission, used int, err error) {
+	ans, err := l.acquire(ctx, partner, bucket, limit, 0)
+	if err != nil {
+		return Admission{}, 0, err
+	}
+	if ans.ResetIn <= 0 {
+		return Admission{Allowed: limit > 0, Limit: limit, Remaining: limit, Reset: now.Add(partnerquota.Window)}, 0, nil
+	}
+	s := l.slot(partner, bucket)
+	s.mu.Lock()
+	left := 0
+	if now.Before(s.reset) {
+		left = s.left
+	}
+	s.mu.Unlock()
+	remaining := min(limit, ans.Remaining+left)
+	return Admission{Allowed: remaining > 0, Limit: limit, Remaining: remaining, Reset: now.Add(time.Duration(ans.ResetIn))},
+		max(0, limit-ans.Remaining-left), nil
 }
 
 // acquire asks partner's grain for want admissions of bucket and records

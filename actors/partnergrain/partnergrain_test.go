@@ -465,3 +465,37 @@ type staleAlways struct{}
 func (staleAlways) RecordQuotesFenced(_ context.Context, recs []persistence.EncodedQuote, _ map[string]int64, _ persistence.Durability) ([]bool, []string, error) {
 	return make([]bool, len(recs)), []string{recs[0].Activity().PartnerID}, nil
 }
+
+// Peek shows the window without counting: nothing before the first
+// request, then what the grain granted (spent or not) and what is left,
+// this node's block included.
+func TestLimiterPeek(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	lc := newLocal(GrainConfig{Store: st, Peers: func() int { return 2 }, Now: clk.Now})
+	l := NewLimiter(LimiterConfig{Caller: lc, Self: "n", Now: clk.Now})
+	tests := []struct {
+		name            string
+		admit           int
+		remaining, used int
+	}{
+		{"no window yet", 0, 100, 0},
+		{"one admitted from a block of 25", 1, 99, 1},
+		{"the block spent, another granted", 30, 69, 31},
+	}
+	for _, tt := range tests {
+		for range tt.admit {
+			if a, err := l.Admit(ctx, "ptn_a", "heavy", 100, clk.Now()); err != nil || !a.Allowed {
+				t.Fatalf("%s: admit %+v, %v", tt.name, a, err)
+			}
+		}
+		a, used, err := l.Peek(ctx, "ptn_a", "heavy", 100, clk.Now())
+		if err != nil || a.Remaining != tt.remaining || used != tt.used || !a.Reset.Equal(clk.Now().Add(partnerquota.Window)) {
+			t.Errorf("%s: peek %+v, used %d, %v; want remaining %d, used %d", tt.name, a, used, err, tt.remaining, tt.used)
+		}
+	}
+	if n := st.granted("ptn_a"); n != 25+18 {
+		t.Errorf("peeking granted something: %d granted", n)
+	}
+}

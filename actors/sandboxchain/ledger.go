@@ -15,6 +15,8 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
+	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
+	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
 
 // DeliveryStore remembers the deliveries made for a reference;
@@ -24,17 +26,30 @@ type DeliveryStore interface {
 	PutSandboxDelivery(ctx context.Context, ref, txHash string) error
 }
 
+// Chains is what the ledger reads and does on the sandbox chains: the
+// in-process owner (*Service) on a single node, the chain grains' proxy
+// (*Remote) in a cluster.
+type Chains interface {
+	// TransactionOn finds a mined transaction by hash on one chain; an
+	// error is a chain that could not be asked.
+	TransactionOn(ctx context.Context, chainID uint64, hash common.Hash) (sandboxnet.Mined, bool, error)
+	// CreditOnce credits amount of token to holder on a chain for
+	// reference ref: a retried request for the same ref mines nothing
+	// twice where the chain's owner can be asked twice (a grain).
+	CreditOnce(ctx context.Context, chainID uint64, ref string, holder, token common.Address, amount *big.Int) (*simchain.Receipt, error)
+}
+
 // Ledger is what trackers and the step-2 runner read and do on the sandbox
 // chains: a transaction's outcome and evidence, the quote a step-1
 // transaction executed, and deliveries made once per reference.
 type Ledger struct {
-	svc  *Service
+	svc  Chains
 	refs DeliveryStore
 	reg  *registry.Registry
 }
 
 // NewLedger returns the ledger over the sandbox chains.
-func NewLedger(svc *Service, refs DeliveryStore, reg *registry.Registry) *Ledger {
+func NewLedger(svc Chains, refs DeliveryStore, reg *registry.Registry) *Ledger {
 	return &Ledger{svc: svc, refs: refs, reg: reg}
 }
 
@@ -45,8 +60,11 @@ var (
 // Outcome reports a transaction on chainID: whether it is mined there,
 // whether it succeeded, its revert reason and when it was mined.
 func (l *Ledger) Outcome(ctx context.Context, chainID uint64, hash string) (found, succeeded bool, reason string, minedAt time.Time, err error) {
-	m, ok := l.svc.Transaction(ctx, common.HexToHash(hash))
-	if !ok || m.ChainID != chainID || m.Receipt == nil {
+	m, ok, err := l.svc.TransactionOn(ctx, chainID, common.HexToHash(hash))
+	if err != nil {
+		return false, false, "", time.Time{}, err
+	}
+	if !ok || m.Receipt == nil {
 		return false, false, "", time.Time{}, nil
 	}
 	return true, m.Receipt.Succeeded(), m.Receipt.RevertReason, time.Unix(int64(m.Receipt.BlockTime), 0), nil
@@ -62,19 +80,21 @@ func (l *Ledger) Deliver(ctx context.Context, chainID uint64, ref, to, token str
 	} else if !errors.Is(err, persistence.ErrNotFound) {
 		return "", err
 	}
-	h, err := l.credit(ctx, chainID, to, token, amount)
+	h, err := l.credit(ctx, chainID, ref, to, token, amount)
 	if err != nil {
 		return "", err
 	}
 	// A crash between the credit and this record can repeat the credit on
-	// the next poll: the sandbox accepts that window.
+	// the next poll in one process: the sandbox accepts that window. A
+	// cluster's chain grain knows the credit by its reference and answers
+	// the repeat with the first credit.
 	if err := l.refs.PutSandboxDelivery(ctx, ref, h); err != nil {
 		return "", err
 	}
 	return h, nil
 }
 
-func (l *Ledger) credit(ctx context.Context, chainID uint64, to, token string, amount *big.Int) (string, error) {
+func (l *Ledger) credit(ctx context.Context, chainID uint64, ref, to, token string, amount *big.Int) (string, error) {
 	c, ok := l.reg.Chain(chainID)
 	if !ok || c.ChainType != registry.EVM || !common.IsHexAddress(to) {
 		return crypto.Keccak256Hash([]byte(fmt.Sprintf("sandbox-delivery/%d/%s/%s/%s", chainID, to, token, amount))).Hex(), nil
@@ -83,7 +103,7 @@ func (l *Ledger) credit(ctx context.Context, chainID uint64, to, token string, a
 	if !strings.EqualFold(token, "native") && token != "" {
 		tokenAddr = common.HexToAddress(token)
 	}
-	r, err := l.svc.Credit(ctx, chainID, common.HexToAddress(to), tokenAddr, amount)
+	r, err := l.svc.CreditOnce(ctx, chainID, ref, common.HexToAddress(to), tokenAddr, amount)
 	if err != nil {
 		return "", fmt.Errorf("sandbox delivery on chain %d: %w", chainID, err)
 	}
@@ -93,8 +113,11 @@ func (l *Ledger) credit(ctx context.Context, chainID uint64, to, token string, a
 // Evidence is what the source chain shows of a transaction, for a deposit
 // registration.
 func (l *Ledger) Evidence(ctx context.Context, chainID uint64, txHash common.Hash) (inbound.Evidence, error) {
-	m, ok := l.svc.Transaction(ctx, txHash)
-	if !ok || m.Receipt == nil || m.ChainID != chainID {
+	m, ok, err := l.svc.TransactionOn(ctx, chainID, txHash)
+	if err != nil {
+		return inbound.Evidence{}, err
+	}
+	if !ok || m.Receipt == nil {
 		return inbound.Evidence{ChainID: chainID}, nil
 	}
 	r := m.Receipt
@@ -104,8 +127,11 @@ func (l *Ledger) Evidence(ctx context.Context, chainID uint64, txHash common.Has
 // QuoteRef is the quote reference the sandbox router announced in a
 // transaction on chainID.
 func (l *Ledger) QuoteRef(ctx context.Context, chainID uint64, txHash common.Hash) ([32]byte, bool, error) {
-	m, ok := l.svc.Transaction(ctx, txHash)
-	if !ok || m.Receipt == nil || m.ChainID != chainID {
+	m, ok, err := l.svc.TransactionOn(ctx, chainID, txHash)
+	if err != nil {
+		return [32]byte{}, false, err
+	}
+	if !ok || m.Receipt == nil {
 		return [32]byte{}, false, nil
 	}
 	ref, ok := sandbox.ExecutedQuoteRef(chainID, m.Receipt.Logs)

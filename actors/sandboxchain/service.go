@@ -140,28 +140,45 @@ func Start(ctx context.Context, reg *registry.Registry, store Store, o Options) 
 
 // replay applies a chain's log to it.
 func (s *Service) replay(ctx context.Context, sl *slot, stats *ReplayStats) error {
-	id := sl.chain.ID()
-	return s.store.ChainOps(ctx, id, func(seq uint64, rec []byte) error {
+	next, err := replayLog(ctx, s.store, sl.chain, s.log, stats, func(_ sandboxnet.Op, r *simchain.Receipt) {
+		s.index(r.TxHash, sl.chain.ID())
+	})
+	sl.next = next
+	return err
+}
+
+// replayLog applies chain's recorded operations to it, in order, each at
+// its recorded time, calling mined with each operation that mined a
+// transaction and its receipt; it returns the sequence number of the next
+// operation. A gap in the log or an operation that mines another hash than
+// it recorded is logged and counted, not refused: the chain is still the
+// best rebuild of what clients were told.
+func replayLog(ctx context.Context, store Store, chain *sandboxnet.Chain, log *slog.Logger, stats *ReplayStats,
+	mined func(sandboxnet.Op, *simchain.Receipt)) (uint64, error) {
+	id := chain.ID()
+	next := uint64(1)
+	err := store.ChainOps(ctx, id, func(seq uint64, rec []byte) error {
 		op, err := sandboxnet.DecodeOp(rec)
 		if err != nil {
 			return fmt.Errorf("operation %d of chain %d: %w", seq, id, err)
 		}
-		if seq != sl.next {
-			s.log.Warn("sandbox chain log has a gap", slog.Uint64("chainId", id), slog.Uint64("want", sl.next), slog.Uint64("seq", seq))
+		if seq != next {
+			log.Warn("sandbox chain log has a gap", slog.Uint64("chainId", id), slog.Uint64("want", next), slog.Uint64("seq", seq))
 		}
-		sl.next = seq + 1
+		next = seq + 1
 		stats.Ops++
-		r, err := sl.chain.Apply(op)
+		r, err := chain.Apply(op)
 		if r == nil || r.TxHash != op.TxHash {
 			stats.Diverged++
-			s.log.Warn("sandbox chain replay diverged", slog.Uint64("chainId", id), slog.Uint64("seq", seq),
+			log.Warn("sandbox chain replay diverged", slog.Uint64("chainId", id), slog.Uint64("seq", seq),
 				slog.String("recorded", op.TxHash.Hex()), slog.Any("err", err))
 		}
 		if r != nil {
-			s.index(r.TxHash, id)
+			mined(op, r)
 		}
 		return nil
 	})
+	return next, err
 }
 
 func (s *Service) index(h common.Hash, chainID uint64) {
@@ -275,6 +292,23 @@ func (s *Service) Transaction(_ context.Context, hash common.Hash) (sandboxnet.M
 	}
 	r, _ := sl.chain.Sim().Receipt(hash)
 	return sandboxnet.Mined{ChainID: id, Transaction: tx, Receipt: r}, true
+}
+
+// TransactionOn finds a mined transaction by hash on one chain: what the
+// ledger asks (see Chains).
+func (s *Service) TransactionOn(ctx context.Context, chainID uint64, hash common.Hash) (sandboxnet.Mined, bool, error) {
+	m, ok := s.Transaction(ctx, hash)
+	if !ok || m.ChainID != chainID {
+		return sandboxnet.Mined{}, false, nil
+	}
+	return m, true, nil
+}
+
+// CreditOnce is Credit for the ledger's deliveries (see Chains). In one
+// process a call is made once, so ref is not needed here: the ledger's
+// delivery record keeps a reference from being delivered twice.
+func (s *Service) CreditOnce(ctx context.Context, chainID uint64, _ string, holder, token common.Address, amount *big.Int) (*simchain.Receipt, error) {
+	return s.Credit(ctx, chainID, holder, token, amount)
 }
 
 // Receipt is the receipt of a mined transaction found by hash on any

@@ -68,7 +68,33 @@ type Options struct {
 	CommitEvery time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Shared says that the store is shared by the keepers of several
+	// nodes (a cluster on one PostgreSQL store): a quote issued on one
+	// node is executed on any other, whose keeper never held its ticket.
+	// Two rules then close the moment between a quote's answer and its
+	// ticket's commit by the issuing node (some CommitEvery and one insert,
+	// unsynced):
+	//   - A lookup by id that misses a ticket issued less than SharedLag
+	//     ago reads the store again, backing off, until the ticket's issue
+	//     time is SharedLag past: the id carries its issue second, so only
+	//     a quote that could still be in another node's buffer waits, and
+	//     never longer than SharedLag. The quote path pays nothing for it.
+	//   - A ticket with a deposit target (an intents quote) or a quote
+	//     reference (a multi-step quote) is committed before Keep returns,
+	//     so before its quote is answered: a deposit names only its target,
+	//     and a registered step 1 only its reference, neither of which
+	//     carries a time to wait by. These quotes are a small share, and
+	//     their commit is shared with the other tickets of its batch.
+	Shared bool
+	// SharedLag bounds the wait of a lookup by id in a Shared keeper
+	// (default DefaultSharedLag).
+	SharedLag time.Duration
 }
+
+// DefaultSharedLag is how long a Shared keeper's lookup by id keeps
+// looking for a ticket another node issued: far above a commit's usual
+// few milliseconds, so that a loaded store still makes it.
+const DefaultSharedLag = 2 * time.Second
 
 // Keeper is the ticket keeper. It is safe for concurrent use.
 type Keeper struct {
@@ -81,10 +107,14 @@ type Keeper struct {
 	// deposits indexes the pending tickets of intents quotes by deposit
 	// target, as the store does once they are committed.
 	deposits map[string]string
-	queue    []persistence.EncodedTicket
-	bytes    int
-	err      error // the last commit's failure, reported to the next Keep
-	closed   bool
+	// refs indexes the pending tickets of multi-step quotes by quote
+	// reference, as the store's reference index does once they are
+	// committed.
+	refs   map[[32]byte]string
+	queue  []persistence.EncodedTicket
+	bytes  int
+	err    error // the last commit's failure, reported to the next Keep
+	closed bool
 
 	wake chan struct{}
 	stop chan struct{}
@@ -108,7 +138,10 @@ func Start(store Store, o Options) *Keeper {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	k := &Keeper{store: store, opts: o, pending: map[string]persistence.EncodedTicket{}, deposits: map[string]string{},
+	if o.SharedLag <= 0 {
+		o.SharedLag = DefaultSharedLag
+	}
+	k := &Keeper{store: store, opts: o, pending: map[string]persistence.EncodedTicket{}, deposits: map[string]string{}, refs: map[[32]byte]string{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	k.drained = sync.NewCond(&k.mu)
 	go k.run()
@@ -158,13 +191,49 @@ func (k *Keeper) Keep(ctx context.Context, is *quote.Issued) error {
 	if dk := t.DepositKey(); dk != "" {
 		k.deposits[dk] = t.ID
 	}
+	if ref, ok := t.QuoteRef(); ok {
+		k.refs[ref] = t.ID
+	}
 	k.queue = append(k.queue, t)
 	k.bytes += t.Size()
 	select {
 	case k.wake <- struct{}{}:
 	default:
 	}
+	if k.opts.Shared && (t.DepositKey() != "" || t.IsMultiStep()) {
+		return k.awaitCommit(ctx, t.ID, waking)
+	}
 	return nil
+}
+
+// awaitCommit waits, with k.mu held, until ticket id is committed (a
+// Shared keeper's ticket with a deposit target, see Options.Shared): nil
+// once it is, the commit's error if it failed (the ticket stays queued and
+// is retried with the next batch), ctx's if it ends first. waking says
+// whether ctx's end already wakes the wait.
+func (k *Keeper) awaitCommit(ctx context.Context, id string, waking bool) error {
+	if !waking {
+		stop := context.AfterFunc(ctx, func() {
+			k.mu.Lock()
+			k.drained.Broadcast()
+			k.mu.Unlock()
+		})
+		defer stop()
+	}
+	for {
+		if _, held := k.pending[id]; !held {
+			return nil
+		}
+		if k.err != nil {
+			err := k.err
+			k.err = nil
+			return fmt.Errorf("tickets: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k.drained.Wait()
+	}
 }
 
 // Ticket returns the ticket of quote id, from memory while its commit is
@@ -177,7 +246,56 @@ func (k *Keeper) Ticket(ctx context.Context, id string) (*quote.Ticket, error) {
 	if ok {
 		return persistence.DecodeTicket(t)
 	}
-	return k.store.Ticket(ctx, id)
+	tk, err := k.store.Ticket(ctx, id)
+	if !k.opts.Shared || !errors.Is(err, persistence.ErrNotFound) {
+		return tk, err
+	}
+	return k.awaitPeer(ctx, id, err)
+}
+
+// awaitPeer looks for a ticket another node of a Shared keeper's cluster
+// may not have committed yet (see Options.Shared): the store is read again,
+// backing off from 2 ms to 100 ms, until SharedLag has passed since the
+// ticket's issue second ended (or now, for an id that claims a later one), or ctx
+// ends. miss is the first read's answer, returned when nothing turns up.
+func (k *Keeper) awaitPeer(ctx context.Context, id string, miss error) (*quote.Ticket, error) {
+	at, ok := quote.IssuedAt(id)
+	if !ok {
+		return nil, miss
+	}
+	if now := k.opts.Now(); at.After(now) {
+		at = now
+	}
+	// The id's time is its issue second, up to a second before the issue.
+	deadline := at.Add(time.Second + k.opts.SharedLag)
+	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		left := deadline.Sub(k.opts.Now())
+		if left <= 0 {
+			return nil, miss
+		}
+		t := time.NewTimer(min(wait, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, miss
+		case <-t.C:
+		}
+		tk, err := k.store.Ticket(ctx, id)
+		if !errors.Is(err, persistence.ErrNotFound) {
+			return tk, err
+		}
+	}
+}
+
+// PendingQuoteByRef returns the id of the multi-step quote whose
+// reference is ref while its ticket's commit (which writes the store's
+// reference index) is pending: a step-1 transaction can be registered
+// within moments of its quote, before the index has it.
+func (k *Keeper) PendingQuoteByRef(ref [32]byte) (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	id, ok := k.refs[ref]
+	return id, ok
 }
 
 // QuoteByDeposit returns the id of the intents quote whose deposit target
@@ -248,6 +366,9 @@ func (k *Keeper) commit() {
 	for _, t := range batch {
 		delete(k.pending, t.ID)
 		delete(k.deposits, t.DepositKey())
+		if ref, ok := t.QuoteRef(); ok {
+			delete(k.refs, ref)
+		}
 		k.bytes -= t.Size()
 	}
 }

@@ -175,3 +175,30 @@ func TestKeepWaitingForRoomEndsWithItsContext(t *testing.T) {
 		t.Fatal("Keep waiting for room outlived its context")
 	}
 }
+
+// A multi-step quote's reference finds it while its commit is pending (a
+// step 1 registered moments after its quote), and no longer once the
+// store's index has it.
+func TestPendingQuoteByRef(t *testing.T) {
+	g := &gatedStore{TicketLog: openStore(t), gate: make(chan struct{})}
+	k := Start(g, Options{})
+	defer k.Close()
+	is := issue(time.Now())
+	is.Route = &quote.Route{Shape: quote.ShapeMultiStep, MultiStep: &quote.MultiStepQuote{Steps: []quote.Step{
+		{Step: 1, TransactionRequest: &quote.StepTx{To: "0xr", Data: "0x02", Value: "0x0", ChainID: 10}}, {Step: 2, Automated: true}}}}
+	if err := k.Keep(context.Background(), is); err != nil {
+		t.Fatal(err)
+	}
+	other := issue(time.Now())
+	if _, ok := k.PendingQuoteByRef(quote.Ref(other.ID)); ok {
+		t.Fatal("a reference no pending quote carries was found")
+	}
+	if id, ok := k.PendingQuoteByRef(quote.Ref(is.ID)); !ok || id != is.ID {
+		t.Fatalf("pending multi-step quote by its reference: %q %v, want %s", id, ok, is.ID)
+	}
+	close(g.gate)
+	k.Close()
+	if id, ok := k.PendingQuoteByRef(quote.Ref(is.ID)); ok {
+		t.Fatalf("still pending after the commit: %s", id)
+	}
+}

@@ -10,6 +10,17 @@
 // by due time); polls run on a bounded set of goroutines; a swap is in the
 // queue at most once and polled by one goroutine at a time, so its
 // transitions never race.
+//
+// In a cluster (Options.Owner set) each node follows only the swaps it owns
+// ("swap/" and the hash, placed over the live members): Track starts
+// polling a new swap only on its owner, which otherwise adopts it from the
+// store at its next scan; every node scans the store's open swaps when the
+// topology changes and every RescanInterval, adopting those it now owns
+// (a dead node's within a refresh of the membership and a scan), and a poll
+// of a swap the node no longer owns is dropped. While the topology
+// changes two nodes may briefly both poll one swap: every transition is
+// then written fenced (FencedStore), so the one that read a state no longer
+// stored writes nothing and publishes nothing.
 package tracker
 
 import (
@@ -34,6 +45,24 @@ type Store interface {
 	EachOpenSwap(ctx context.Context, fn func(*swap.Swap) bool) error
 }
 
+// FencedStore writes a transition only while the stored swap is still
+// prev, the one read, and fails with persistence.ErrStale otherwise; the
+// PostgreSQL store is one. A tracker with an Owner needs it.
+type FencedStore interface {
+	SaveSwapFrom(ctx context.Context, prev, t *swap.Swap, events []webhook.Event) error
+}
+
+// Owner says which swaps this node follows in a cluster; *cluster.Node is
+// one. Keys are "swap/" and the swap's hash (lower case).
+type Owner interface {
+	Owns(key string) bool
+	// Watch receives after each change of the cluster's topology.
+	Watch() (<-chan struct{}, func())
+}
+
+// OwnerKey is the ownership key of the swap whose source hash is id.
+func OwnerKey(id string) string { return "swap/" + swap.NormalizeHash(id) }
+
 // Source observes a swap at its provider.
 type Source interface {
 	SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observation, error)
@@ -54,29 +83,45 @@ type Options struct {
 	// Published is called after a transition published events, so that
 	// delivery need not wait for its periodic scan; nil does nothing.
 	Published func()
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Owner, set in a cluster, limits the tracker to the swaps this node
+	// owns (see the package comment); the store must then be a
+	// FencedStore. Nil follows every swap, as a single node does.
+	Owner Owner
+	// RescanInterval paces a clustered tracker's scans of the store for
+	// open swaps it owns and does not follow (default
+	// DefaultRescanInterval); topology changes scan at once.
+	RescanInterval time.Duration
+	Logger         *slog.Logger
+	Now            func() time.Time
 }
 
 // Defaults of Options.
 const (
 	DefaultWorkers     = 8
 	DefaultPollTimeout = 10 * time.Second
+	// DefaultRescanInterval bounds how long a swap tracked on a node that
+	// does not own it waits for its owner to adopt it.
+	DefaultRescanInterval = 2 * time.Second
 )
 
 // Tracker is the running tracker.
 type Tracker struct {
 	store Store
 	opts  Options
+	// fenced is the store's fenced write, used in a cluster.
+	fenced FencedStore
 
 	mu     sync.Mutex
 	queue  dueQueue
 	queued map[string]bool
-	wake   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
-	sem    chan struct{}
-	polls  sync.WaitGroup
+	// polling holds the swaps being polled now, so that a scan adopts
+	// neither one in the queue nor one in flight.
+	polling map[string]bool
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	sem     chan struct{}
+	polls   sync.WaitGroup
 }
 
 // Start resumes every open swap of store and starts polling.
@@ -96,17 +141,65 @@ func Start(ctx context.Context, store Store, o Options) (*Tracker, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	t := &Tracker{store: store, opts: o, queued: map[string]bool{}, wake: make(chan struct{}, 1),
+	if o.RescanInterval <= 0 {
+		o.RescanInterval = DefaultRescanInterval
+	}
+	t := &Tracker{store: store, opts: o, queued: map[string]bool{}, polling: map[string]bool{}, wake: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}), sem: make(chan struct{}, o.Workers)}
-	err := store.EachOpenSwap(ctx, func(s *swap.Swap) bool {
-		t.enqueue(s.ID, s.NextPoll)
-		return true
-	})
-	if err != nil {
+	if o.Owner != nil {
+		f, ok := store.(FencedStore)
+		if !ok {
+			return nil, errors.New("tracker: a clustered tracker needs a store with fenced writes")
+		}
+		t.fenced = f
+	}
+	if err := t.adoptOpen(ctx); err != nil {
 		return nil, fmt.Errorf("tracker: resume open swaps: %w", err)
 	}
 	go t.run()
+	if o.Owner != nil {
+		watch, cancel := o.Owner.Watch()
+		t.polls.Add(1)
+		go t.rescan(watch, cancel)
+	}
 	return t, nil
+}
+
+// owns reports whether this node follows the swap id.
+func (t *Tracker) owns(id string) bool {
+	return t.opts.Owner == nil || t.opts.Owner.Owns(OwnerKey(id))
+}
+
+// adoptOpen queues every open swap this node owns and does not follow yet.
+func (t *Tracker) adoptOpen(ctx context.Context) error {
+	return t.store.EachOpenSwap(ctx, func(s *swap.Swap) bool {
+		if t.owns(s.ID) {
+			t.adopt(s.ID, s.NextPoll)
+		}
+		return true
+	})
+}
+
+// rescan adopts the open swaps this node owns after each topology change
+// and every RescanInterval, until Stop.
+func (t *Tracker) rescan(watch <-chan struct{}, cancel func()) {
+	defer t.polls.Done()
+	defer cancel()
+	tick := time.NewTicker(t.opts.RescanInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-watch:
+		case <-tick.C:
+		}
+		ctx, done := context.WithTimeout(context.Background(), t.opts.PollTimeout)
+		if err := t.adoptOpen(ctx); err != nil {
+			t.opts.Logger.Warn("tracker: scan open swaps", "err", err)
+		}
+		done()
+	}
 }
 
 // Track starts following a swap (or returns the one already followed
@@ -122,7 +215,9 @@ func (t *Tracker) Track(ctx context.Context, s *swap.Swap) (*swap.Swap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracker: track %s: %w", s.ID, err)
 	}
-	if created {
+	// In a cluster a node that does not own the swap leaves it to its
+	// owner's next scan.
+	if created && t.owns(stored.ID) {
 		t.enqueue(stored.ID, now)
 	}
 	return stored, nil
@@ -143,6 +238,20 @@ func (t *Tracker) Stop() {
 func (t *Tracker) enqueue(id string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.enqueueLocked(id, at)
+}
+
+// adopt queues a swap a scan found, unless it is queued or being polled.
+func (t *Tracker) adopt(id string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.polling[id] {
+		return
+	}
+	t.enqueueLocked(id, at)
+}
+
+func (t *Tracker) enqueueLocked(id string, at time.Time) {
 	if t.queued[id] {
 		return
 	}
@@ -169,6 +278,7 @@ func (t *Tracker) run() {
 			if ready {
 				heap.Pop(&t.queue)
 				delete(t.queued, next.id)
+				t.polling[next.id] = true
 			}
 		}
 		wait := time.Hour
@@ -180,6 +290,9 @@ func (t *Tracker) run() {
 			select {
 			case t.sem <- struct{}{}:
 			case <-t.stop:
+				t.mu.Lock()
+				delete(t.polling, next.id)
+				t.mu.Unlock()
 				return
 			}
 			t.polls.Add(1)
@@ -200,6 +313,16 @@ func (t *Tracker) run() {
 func (t *Tracker) poll(id string) {
 	defer t.polls.Done()
 	defer func() { <-t.sem }()
+	defer func() {
+		t.mu.Lock()
+		delete(t.polling, id)
+		t.mu.Unlock()
+	}()
+	if !t.owns(id) {
+		// Another node owns it now (the topology changed since it was
+		// queued) and adopts it at its scan.
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), t.opts.PollTimeout)
 	defer cancel()
 	s, err := t.store.Swap(ctx, id)
@@ -213,6 +336,7 @@ func (t *Tracker) poll(id string) {
 	if s.Terminal() {
 		return
 	}
+	prev := *s
 	src := t.opts.Sources[s.Provider]
 	if src == nil {
 		src = t.opts.Fallback
@@ -232,8 +356,14 @@ func (t *Tracker) poll(id string) {
 		}
 	}
 	t.opts.Schedule.Next(s, now)
-	if err := t.store.SaveSwap(ctx, s, events); err != nil {
-		t.opts.Logger.Warn("tracker: save swap", "swap", id, "err", err)
+	if err := t.save(ctx, &prev, s, events); err != nil {
+		if errors.Is(err, persistence.ErrStale) {
+			// Another node moved it meanwhile: this poll's outcome is
+			// dropped and the next poll starts from what is stored.
+			t.opts.Logger.Info("tracker: swap moved by another node", "swap", id)
+		} else {
+			t.opts.Logger.Warn("tracker: save swap", "swap", id, "err", err)
+		}
 		t.enqueue(id, now.Add(t.opts.Schedule.First))
 		return
 	}
@@ -243,6 +373,15 @@ func (t *Tracker) poll(id string) {
 	if !s.NextPoll.IsZero() {
 		t.enqueue(id, s.NextPoll)
 	}
+}
+
+// save writes a poll's outcome: fenced by prev, the swap as read, in a
+// cluster.
+func (t *Tracker) save(ctx context.Context, prev, s *swap.Swap, events []webhook.Event) error {
+	if t.fenced != nil {
+		return t.fenced.SaveSwapFrom(ctx, prev, s, events)
+	}
+	return t.store.SaveSwap(ctx, s, events)
 }
 
 // due is one queued poll.

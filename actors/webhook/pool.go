@@ -52,6 +52,10 @@ type Store interface {
 	Publish(ctx context.Context, partnerID string, ev hook.Event) ([]*hook.OutboxEntry, error)
 	PublishTo(ctx context.Context, w *hook.Registration, ev hook.Event) (*hook.OutboxEntry, error)
 	Webhook(ctx context.Context, partnerID, id string) (*hook.Registration, error)
+	// ResendDelivery owes a failed delivery again with its original payload
+	// and returns the entry it owed (nil when none: the delivery was not
+	// failed, or its retry is imminent) and its history row.
+	ResendDelivery(ctx context.Context, partnerID, webhookID, deliveryID string, now time.Time) (*hook.OutboxEntry, *hook.DeliveryRecord, error)
 	// CountOutbox counts the deliveries owed, due by now and due later,
 	// reading at most limit entries; metrics call it at scrape time.
 	CountOutbox(ctx context.Context, now time.Time, limit int) (due, scheduled int, err error)
@@ -214,6 +218,24 @@ func (p *Pool) SendTest(ctx context.Context, partnerID, webhookID string) (strin
 	id := e.DeliveryID
 	p.arrived(e)
 	return id, nil
+}
+
+// Resend delivers one of the partner's failed deliveries again, with the
+// body and delivery ID of the original, so that it carries the same
+// X-Service-Signature and the receiver can deduplicate it: a dead delivery
+// gets one more attempt, a retrying one its next attempt now. It returns
+// the delivery's history row and whether an attempt was owed; a pending or
+// delivered delivery is left as it is (false), so a resend repeated sends
+// once. Another partner's webhook or delivery is account.ErrNotFound.
+func (p *Pool) Resend(ctx context.Context, partnerID, webhookID, deliveryID string) (*hook.DeliveryRecord, bool, error) {
+	e, rec, err := p.store.ResendDelivery(ctx, partnerID, webhookID, deliveryID, p.cfg.Now())
+	if err != nil {
+		return nil, false, err
+	}
+	if e != nil {
+		p.arrived(e)
+	}
+	return rec, e != nil, nil
 }
 
 // CheckURL applies the pool's URL policy to a URL being registered: the

@@ -80,7 +80,7 @@ func (p *Pool) deliver(e *hook.OutboxEntry) (hook.AttemptOutcome, bool) {
 		// Shutting down: the entry stays and the next process retries it.
 		return hook.AttemptOutcome{}, false
 	}
-	rec := &hook.DeliveryRecord{Attempt: n, StatusCode: status, LatencyMs: latency.Milliseconds()}
+	rec := &hook.DeliveryRecord{Attempt: n, StatusCode: status, LatencyMs: latency.Milliseconds(), Body: e.Body}
 	var retryAt time.Time
 	switch wait, again := p.backoff.Next(n); {
 	case aerr == nil:
@@ -89,6 +89,7 @@ func (p *Pool) deliver(e *hook.OutboxEntry) (hook.AttemptOutcome, bool) {
 	case again:
 		rec.State, rec.Error = hook.DeliveryRetrying, aerr.Error()
 		retryAt = p.cfg.Now().Add(wait)
+		rec.NextAttemptAt = retryAt.UTC()
 		p.stats.Retried.Add(1)
 	default:
 		rec.State, rec.Error = hook.DeliveryDead, aerr.Error()

@@ -26,6 +26,13 @@ const (
 type Config struct {
 	// BaseURL is where the service listens; it must be on loopback.
 	BaseURL string
+	// SpreadURLs are further loopback addresses of the same service (the
+	// other nodes of a cluster), with BaseURL's scheme and path: the
+	// client dials its connections across BaseURL and these in turn and
+	// takes idle connections oldest first, so that requests spread evenly
+	// over the nodes, as a round-robin balancer in front of them would,
+	// without a proxy's hop on the generator's CPU.
+	SpreadURLs []string
 	// Scenario is the request mix.
 	Scenario Scenario
 	// Workers is the number of concurrent requests at most (and, in the

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // Stop reasons reported in the summary.
@@ -97,7 +100,22 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load target: %w", err)
 	}
+	dials := []string{target.Dial}
+	for _, u := range cfg.SpreadURLs {
+		t, err := ResolveTarget(ctx, cfg.Resolver, u)
+		if err != nil {
+			return nil, fmt.Errorf("load target: %w", err)
+		}
+		if t.Scheme != target.Scheme || t.PathPrefix != target.PathPrefix {
+			return nil, fmt.Errorf("load target %s: scheme and path must be those of %s", u, cfg.BaseURL)
+		}
+		dials = append(dials, t.Dial)
+	}
+	target.Dial = strings.Join(dials, ",") // fasthttp dials a list's addresses in turn
 	hc := newHostClient(target, cfg.Workers, cfg.Timeout)
+	if len(dials) > 1 {
+		hc.ConnPoolStrategy = fasthttp.FIFO
+	}
 	defer hc.CloseIdleConnections()
 
 	rec := NewRecorder()

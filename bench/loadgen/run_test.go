@@ -319,3 +319,42 @@ func TestRunSendsPosts(t *testing.T) {
 		t.Fatalf("%d requests, %d POSTs", s.Requests, stub.posts.Load())
 	}
 }
+
+// TestRunSpreadsOverNodes loads three stub servers as one service (a
+// cluster's nodes): every one serves a fair share of the requests, the
+// sum is what the summary counts, and a further URL that is not loopback,
+// or not of the base URL's scheme, is refused.
+func TestRunSpreadsOverNodes(t *testing.T) {
+	nodes := []*stubServer{startStub(t, 2*time.Millisecond), startStub(t, 2*time.Millisecond), startStub(t, 2*time.Millisecond)}
+	sum, err := Run(context.Background(), Config{
+		BaseURL: nodes[0].url, SpreadURLs: []string{nodes[1].url, nodes[2].url}, Scenario: mustScenario(t, "ping"),
+		Workers: 12, Rate: 600, Arrival: ArrivalFixed, Duration: time.Second, MaxRequests: 1 << 30,
+	}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served int64
+	for i, n := range nodes {
+		got := n.served.Load()
+		served += got
+		// A fair share is a third; allow for the connections' uneven
+		// start and for a loaded machine.
+		if float64(got) < 0.15*float64(sum.Requests) {
+			t.Errorf("node %d served %d of %d requests", i, got, sum.Requests)
+		}
+	}
+	checkSummary(t, sum, served)
+
+	for _, tc := range []struct{ name, url, want string }{
+		{"not loopback", "http://10.0.0.1:8080", ErrNotLoopback.Error()},
+		{"another scheme", "https" + strings.TrimPrefix(nodes[1].url, "http"), "scheme and path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Run(context.Background(), Config{BaseURL: nodes[0].url, SpreadURLs: []string{tc.url},
+				Scenario: mustScenario(t, "ping"), Workers: 1, Duration: time.Second, MaxRequests: 1}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

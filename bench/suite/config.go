@@ -3,6 +3,7 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 )
@@ -91,6 +92,14 @@ type Config struct {
 	Store string `json:"-"`
 	// Postgres records that the run had a PostgreSQL store.
 	Postgres bool `json:"postgres,omitempty"`
+	// Cluster, when above zero, runs the scenarios of clusterScenarios
+	// on clusters of 1, 2, … Cluster nodes too (targets cluster-1, …),
+	// each on a database of its own created on Store's server, and
+	// searches quote-partner's highest rate on each (see cluster.go).
+	Cluster int `json:"cluster,omitempty"`
+	// ClusterCores is the cores each cluster node is pinned to (and its
+	// GOMAXPROCS); 0 means 1.
+	ClusterCores int `json:"clusterCores,omitempty"`
 }
 
 // Full is `make bench`: five rounds of every scenario, each searched for
@@ -206,6 +215,15 @@ func (c *Config) validate() error {
 	if c.StatusSwaps < 1 || c.StatusSwaps > 20 {
 		errs = append(errs, fmt.Errorf("status swaps must be in [1, 20], got %d", c.StatusSwaps))
 	}
+	if c.Cluster < 0 || c.Cluster > maxCluster {
+		errs = append(errs, fmt.Errorf("cluster must be in [0, %d], got %d", maxCluster, c.Cluster))
+	}
+	if c.Cluster > 0 && c.Store == "" {
+		errs = append(errs, errors.New("a cluster run needs a PostgreSQL store (--store): the nodes share a database"))
+	}
+	if c.ClusterCores < 0 || c.ClusterCores > runtime.NumCPU() {
+		errs = append(errs, fmt.Errorf("cluster cores must be in [1, %d] (this machine's cores), got %d", runtime.NumCPU(), c.ClusterCores))
+	}
 	names := ScenarioNames()
 	for _, n := range c.Scenarios {
 		if !slices.Contains(names, n) {
@@ -255,8 +273,12 @@ func (c Config) LoadBudget() time.Duration {
 		if c.Store != "" && slices.Contains(postgresScenarios(), d.name) {
 			n++
 		}
+		if slices.Contains(clusterScenarios(), d.name) {
+			n += c.Cluster
+		}
 		runs += n
-		if d.searchable && (slices.Contains(c.FindMax, "all") || slices.Contains(c.FindMax, d.name) || (c.Store != "" && d.name == postgresSearched)) {
+		if d.searchable && (slices.Contains(c.FindMax, "all") || slices.Contains(c.FindMax, d.name) ||
+			(c.Store != "" && d.name == postgresSearched) || (c.Cluster > 0 && d.name == clusterSearched)) {
 			searches += n
 		}
 	}

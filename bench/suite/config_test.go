@@ -50,6 +50,9 @@ func TestConfigRefusesUnbounded(t *testing.T) {
 		"unknown scenario": func(c *Config) { c.Scenarios = []string{"flood"} },
 		"unknown search":   func(c *Config) { c.FindMax = []string{"flood"} },
 		"search steps":     func(c *Config) { c.Search.Factor = 1 },
+		"cluster no store": func(c *Config) { c.Cluster = 2 },
+		"cluster too big":  func(c *Config) { c.Store, c.Cluster = "postgres://x@y/z", maxCluster+1 },
+		"cluster cores":    func(c *Config) { c.Store, c.Cluster, c.ClusterCores = "postgres://x@y/z", 2, 1024 },
 	} {
 		c := Quick()
 		c.Binary = "/bin/true"
@@ -84,5 +87,34 @@ func TestStalledToolsAreTheAggregators(t *testing.T) {
 	}
 	if _, err := providerTools("nobody"); err == nil {
 		t.Fatal("a provider without tools accepted")
+	}
+}
+
+// TestClusterHelpers holds the pieces of a cluster run: the scenarios that
+// run on clusters, the cores each node is pinned to (round the machine's
+// cores), and a store's connection string pointed at another database in
+// both of its forms.
+func TestClusterHelpers(t *testing.T) {
+	if got := strings.Join(clusterScenarios(), " "); got != "ping tokens quote-partner quote-fee quote-anon routes quote-evm-solana webhook-storm" {
+		t.Fatalf("cluster scenarios %q", got)
+	}
+	for _, tc := range []struct {
+		node, per, cores int
+		want             string
+	}{{0, 1, 2, "0"}, {1, 1, 2, "1"}, {2, 1, 2, "0"}, {1, 2, 4, "2,3"}, {1, 2, 2, "0,1"}} {
+		if got := clusterCPUs(tc.node, tc.per, tc.cores); got != tc.want {
+			t.Errorf("node %d, %d cores each of %d: %q, want %q", tc.node, tc.per, tc.cores, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ store, want string }{
+		{"postgres://u:p@db:5432/swapgate?sslmode=disable", "postgres://u:p@db:5432/other?sslmode=disable"},
+		{"host=/tmp/pg user=swapgate dbname=swapgate", "host=/tmp/pg user=swapgate dbname=swapgate dbname=other"},
+	} {
+		if got, err := withDatabase(tc.store, "other"); err != nil || got != tc.want {
+			t.Errorf("withDatabase(%q) = %q, %v; want %q", tc.store, got, err, tc.want)
+		}
+	}
+	if !isClusterTarget(clusterTargetName(3)) || isClusterTarget(targetPostgres) {
+		t.Fatal("cluster target names")
 	}
 }

@@ -158,10 +158,11 @@ func FindMax(ctx context.Context, cfg FindMaxConfig, probe Probe) (FindMaxResult
 
 // LoadProbe returns a Probe that runs each step as an open-loop loadgen run
 // of base (its scenario, target, key and connections) at the step's rate
-// with fixed arrivals, for warmup plus measure. serverPID, when not zero,
-// is the server whose CPU use each step reports; progress, when set, gets
+// with fixed arrivals, for warmup plus measure. serverPIDs are the
+// server's processes (a cluster's nodes) whose CPU use, together, each step
+// reports; progress, when set, gets
 // each interval line.
-func LoadProbe(base loadgen.Config, warmup, measure time.Duration, serverPID int, progress func(rate float64, l loadgen.Line)) Probe {
+func LoadProbe(base loadgen.Config, warmup, measure time.Duration, serverPIDs []int, progress func(rate float64, l loadgen.Line)) Probe {
 	cores := runtime.NumCPU()
 	return func(ctx context.Context, rate float64) (Step, error) {
 		cfg := base
@@ -174,10 +175,7 @@ func LoadProbe(base loadgen.Config, warmup, measure time.Duration, serverPID int
 			cfg.OnInterval = func(l loadgen.Line) { progress(rate, l) }
 		}
 		gen0, _ := SelfCPU()
-		var srv0 time.Duration
-		if serverPID != 0 {
-			srv0, _ = ProcCPU(serverPID)
-		}
+		srv0 := procsCPU(serverPIDs)
 		start := time.Now()
 		sum, err := loadgen.Run(ctx, cfg, io.Discard)
 		if sum == nil {
@@ -190,10 +188,21 @@ func LoadProbe(base loadgen.Config, warmup, measure time.Duration, serverPID int
 		gen1, _ := SelfCPU()
 		s := Step{Rate: rate, RPS: sum.RPS, P50Us: sum.Latency.P50, P99Us: sum.Latency.P99,
 			Requests: sum.Requests, Errors: sum.Errors, Unsent: sum.Unsent, GenCPU: CPUShare(gen1-gen0, wall, cores)}
-		if serverPID != 0 {
-			srv1, _ := ProcCPU(serverPID)
-			s.ServerCPU = CPUShare(srv1-srv0, wall, cores)
+		if len(serverPIDs) > 0 {
+			s.ServerCPU = CPUShare(procsCPU(serverPIDs)-srv0, wall, cores)
 		}
 		return s, ctx.Err()
 	}
+}
+
+// procsCPU is the CPU time the processes used so far, together (a
+// cluster's nodes); one that cannot be read counts nothing.
+func procsCPU(pids []int) time.Duration {
+	var sum time.Duration
+	for _, pid := range pids {
+		if d, err := ProcCPU(pid); err == nil {
+			sum += d
+		}
+	}
+	return sum
 }

@@ -131,7 +131,7 @@ func TestFindMaxAgainstDegradingServer(t *testing.T) {
 	url := degradingServer(t, 300)
 	var lines int
 	probe := LoadProbe(loadgen.Config{BaseURL: url, Scenario: loadgen.NewStaticScenario("ping", "/v1/ping"), Workers: 32, Interval: 100 * time.Millisecond},
-		100*time.Millisecond, 300*time.Millisecond, os.Getpid(), func(float64, loadgen.Line) { lines++ })
+		100*time.Millisecond, 300*time.Millisecond, []int{os.Getpid()}, func(float64, loadgen.Line) { lines++ })
 	// The search measures real time: a machine busy with other tests can
 	// stall a step and make it fail for its own reasons, so a search gets
 	// three tries before the result counts as wrong.

@@ -38,6 +38,9 @@ type childSpec struct {
 	// onStdout, when set, gets each stdout line with the time it was read
 	// (the receiver's deliveries); otherwise stdout goes to the log.
 	onStdout func(line []byte, at time.Time)
+	// cpus, when set, pins the child to these cores (taskset's list), as
+	// a cluster's nodes are.
+	cpus string
 }
 
 // childEnv is the environment of children: the suite's own without any
@@ -62,6 +65,10 @@ func startChild(ctx context.Context, bin string, spec childSpec, timeout time.Du
 		return nil, fmt.Errorf("%s: log: %w", spec.name, err)
 	}
 	cmd := exec.Command(bin, spec.args...)
+	if spec.cpus != "" {
+		// taskset execs bin in its own process: the pid stays the node's.
+		cmd = exec.Command("taskset", append([]string{"--cpu-list", spec.cpus, bin}, spec.args...)...)
+	}
 	cmd.Env = spec.env
 	setDeathSignal(cmd)
 	errR, errW, err := os.Pipe()

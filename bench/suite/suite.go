@@ -45,6 +45,17 @@ type environment struct {
 	runs     []RunRecord
 	searches []SearchRecord
 	notes    []string
+
+	// clusterNodes are the node children of each cluster server
+	// (cluster-N), clusterStores its database; extraProcs every node, for
+	// the samplers and the stop; dropClusterDBs removes the databases.
+	clusterNodes   map[string][]string
+	clusterStores  map[string]string
+	extraProcs     []string
+	dropClusterDBs func()
+	// clusterOnlySearch is set when clusterSearched is searched for the
+	// clusters' comparison alone: its other targets are not searched.
+	clusterOnlySearch bool
 }
 
 // RunRecord is one fixed-rate run.
@@ -108,7 +119,7 @@ const (
 // ledger holds partner quote records; webhook events are not its); ok is
 // false otherwise, and when /metrics cannot be read.
 func (env *environment) ledgerReading(ctx context.Context, d scenarioDef, target string) (LedgerFigure, bool) {
-	if env.cfg.Store == "" || d.name == "webhook-storm" || !slices.Contains(postgresScenarios(), d.name) {
+	if env.cfg.Store == "" || d.name == "webhook-storm" || !slices.Contains(postgresScenarios(), d.name) || isClusterTarget(target) {
 		return LedgerFigure{}, false
 	}
 	server := env.serverOf(d, target)
@@ -243,8 +254,19 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 			cfg.FindMax = append(slices.Clone(cfg.FindMax), postgresSearched)
 		}
 	}
+	clusterOnly := false // clusterSearched searched for the clusters alone
+	if cfg.Cluster > 0 {
+		if cfg.ClusterCores == 0 {
+			cfg.ClusterCores = 1
+		}
+		if !slices.Contains(cfg.FindMax, "all") && !slices.Contains(cfg.FindMax, clusterSearched) {
+			cfg.FindMax = append(slices.Clone(cfg.FindMax), clusterSearched)
+			clusterOnly = true
+		}
+	}
 	env := &environment{cfg: cfg, origin: time.Now(), out: out, cores: runtime.NumCPU(),
-		children: map[string]*child{}, apis: map[string]*api{}, partners: map[string]partner{}, webhookIDs: map[string]string{}}
+		children: map[string]*child{}, apis: map[string]*api{}, partners: map[string]partner{}, webhookIDs: map[string]string{},
+		clusterNodes: map[string][]string{}, clusterStores: map[string]string{}, clusterOnlySearch: clusterOnly}
 	env.dir = filepath.Join(cfg.ResultsDir, env.origin.UTC().Format("20060102-150405Z"))
 	if err := os.MkdirAll(filepath.Join(env.dir, "logs"), 0o755); err != nil {
 		return nil, fmt.Errorf("bench suite: %w", err)
@@ -299,7 +321,7 @@ func (env *environment) run(ctx context.Context) (servers []ServerInfo, procs []
 		}
 		// Stop every child at once: each drains for a moment, and waiting
 		// for them in turn would add those moments up.
-		names := processNames()
+		names := append(processNames(), env.extraProcs...)
 		stopped := make([]chan error, len(names))
 		for i, name := range names {
 			c, ok := env.children[name]
@@ -319,6 +341,9 @@ func (env *environment) run(ctx context.Context) (servers []ServerInfo, procs []
 			}
 		}
 		env.stage("stopped every process\n")
+		if env.dropClusterDBs != nil {
+			env.dropClusterDBs()
+		}
 	}()
 	if err := env.start(ctx); err != nil {
 		return nil, nil, err
@@ -468,6 +493,11 @@ func (env *environment) start(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if env.cfg.Cluster > 0 {
+		if err := env.startClusters(ctx, append(slices.Clone(limits), mainArgs...), mainEnv); err != nil {
+			return err
+		}
+	}
 	for name, c := range env.children {
 		// The suite loads loopback only, as loadgen does: a child that
 		// reported anything else is refused before any request.
@@ -475,11 +505,15 @@ func (env *environment) start(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	for _, name := range processNames()[1:] {
+	for _, name := range append(processNames()[1:], env.extraProcs...) {
 		if c, ok := env.children[name]; ok {
 			env.apis[name] = newAPI("http://" + c.addr)
 			env.samplers = append(env.samplers, StartSampler(name, c.pid(), env.origin, env.cfg.SampleInterval))
 		}
+	}
+	for server, nodes := range env.clusterNodes {
+		// A cluster is provisioned through its first node; any answers.
+		env.apis[server] = env.apis[nodes[0]]
 	}
 	return nil
 }
@@ -631,7 +665,7 @@ func (env *environment) createPartners(ctx context.Context) error {
 	for i, w := range wants {
 		results[i] = make(chan made, 1)
 		go func() {
-			p, err := createPartner(ctx, env.cfg.Binary, env.storeEnv(w.server), filepath.Join(env.tmp, w.server), "bench-"+w.role, w.fee)
+			p, err := createPartner(ctx, env.cfg.Binary, env.storeEnv(w.server), env.dataDir(w.server), "bench-"+w.role, w.fee)
 			results[i] <- made{p, err}
 		}()
 	}
@@ -666,17 +700,35 @@ func (env *environment) onPostgres() bool {
 	return env.cfg.Store != "" && slices.ContainsFunc(postgresScenarios(), env.wants)
 }
 
-// mainServers are main and, where it runs, its twin on PostgreSQL.
+// mainServers are main, its twin on PostgreSQL where it runs, and the
+// clusters.
 func (env *environment) mainServers() []string {
+	out := []string{serverMain}
 	if env.onPostgres() {
-		return []string{serverMain, serverPostgres}
+		out = append(out, serverPostgres)
 	}
-	return []string{serverMain}
+	for k := 1; k <= env.cfg.Cluster; k++ {
+		out = append(out, clusterTargetName(k))
+	}
+	return out
+}
+
+// dataDir is the data directory of server's process, where the partner
+// CLI finds its secrets.key (and the server's admin listener): a
+// cluster's first node's.
+func (env *environment) dataDir(server string) string {
+	if nodes, ok := env.clusterNodes[server]; ok {
+		return filepath.Join(env.tmp, nodes[0])
+	}
+	return filepath.Join(env.tmp, server)
 }
 
 // storeEnv is the extra environment of server's processes and of the CLI
 // run against it: the PostgreSQL store of serverPostgres.
 func (env *environment) storeEnv(server string) []string {
+	if dsn, ok := env.clusterStores[server]; ok {
+		return []string{"SWAPGATE_STORE=" + dsn}
+	}
 	if server != serverPostgres {
 		return nil
 	}
@@ -686,10 +738,16 @@ func (env *environment) storeEnv(server string) []string {
 // targetsOf lists the Swapgate targets d runs against: Swapgate, and
 // Swapgate on PostgreSQL where it runs d.
 func (env *environment) targetsOf(d scenarioDef) []string {
+	out := []string{targetSwapgate}
 	if env.onPostgres() && slices.Contains(postgresScenarios(), d.name) {
-		return []string{targetSwapgate, targetPostgres}
+		out = append(out, targetPostgres)
 	}
-	return []string{targetSwapgate}
+	if slices.Contains(clusterScenarios(), d.name) {
+		for k := 1; k <= env.cfg.Cluster; k++ {
+			out = append(out, clusterTargetName(k))
+		}
+	}
+	return out
 }
 
 // serverOf is the server d's requests go to on target.
@@ -699,6 +757,9 @@ func (env *environment) serverOf(d scenarioDef, target string) string {
 		return "bare"
 	case targetPostgres:
 		return serverPostgres
+	}
+	if isClusterTarget(target) {
+		return target
 	}
 	return d.server
 }
@@ -713,7 +774,7 @@ func (env *environment) round(ctx context.Context, round int) error {
 	}
 	for _, d := range env.selected() {
 		if d.vsBare {
-			for _, t := range targets {
+			for _, t := range append(slices.Clone(targets), env.clusterTargetsOf(d)...) {
 				if err := env.fixedRun(ctx, d, t, round); err != nil {
 					return err
 				}
@@ -734,6 +795,9 @@ func (env *environment) round(ctx context.Context, round int) error {
 		if d.vsBare {
 			ts = targets
 		}
+		if d.name == clusterSearched && env.clusterOnlySearch {
+			ts = slices.DeleteFunc(slices.Clone(ts), func(t string) bool { return !isClusterTarget(t) })
+		}
 		for _, t := range ts {
 			if err := env.search(ctx, d, t, round); err != nil {
 				return err
@@ -751,11 +815,19 @@ func (env *environment) loadConfig(d scenarioDef, target string) (loadgen.Config
 	if err != nil {
 		return loadgen.Config{}, err
 	}
-	c, ok := env.children[server]
-	if !ok || !c.alive() {
-		return loadgen.Config{}, fmt.Errorf("%s: the %s server is not running (see logs/%s.log)", d.name, server, server)
+	procs := []string{server}
+	if nodes, ok := env.clusterNodes[server]; ok {
+		procs = nodes
 	}
-	return loadgen.Config{BaseURL: "http://" + c.addr, Scenario: sc, Workers: env.cfg.Workers, APIKey: env.key(d, target),
+	var urls []string
+	for _, name := range procs {
+		c, ok := env.children[name]
+		if !ok || !c.alive() {
+			return loadgen.Config{}, fmt.Errorf("%s: the %s server is not running (see logs/%s.log)", d.name, name, name)
+		}
+		urls = append(urls, "http://"+c.addr)
+	}
+	return loadgen.Config{BaseURL: urls[0], SpreadURLs: urls[1:], Scenario: sc, Workers: env.cfg.Workers, APIKey: env.key(d, target),
 		Timeout: env.cfg.Timeout, Interval: env.cfg.Interval, MaxRequests: math.MaxInt64}, nil
 }
 
@@ -813,9 +885,18 @@ func (env *environment) liveReading(ctx context.Context, d scenarioDef) (LiveFig
 	return f, true
 }
 
-// pid is the process a target of d runs in.
-func (env *environment) pid(d scenarioDef, target string) int {
-	return env.children[env.serverOf(d, target)].pid()
+// pids are the processes a target of d runs in: its server, or a
+// cluster's nodes.
+func (env *environment) pids(d scenarioDef, target string) []int {
+	server := env.serverOf(d, target)
+	if nodes, ok := env.clusterNodes[server]; ok {
+		var out []int
+		for _, name := range nodes {
+			out = append(out, env.children[name].pid())
+		}
+		return out
+	}
+	return []int{env.children[server].pid()}
 }
 
 func (env *environment) since() float64 { return time.Since(env.origin).Seconds() }
@@ -854,11 +935,11 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 		rec.Timeline = append(rec.Timeline, l)
 		env.progress(label, l)
 	}
-	pid := env.pid(d, target)
+	pids := env.pids(d, target)
 	breaker0, watchBreakers := env.breakerReading(ctx, d)
 	live0, watchLive := env.liveReading(ctx, d)
 	ledger0, watchLedger := env.ledgerReading(ctx, d, target)
-	srv0, _ := ProcCPU(pid)
+	srv0 := procsCPU(pids)
 	gen0, _ := SelfCPU()
 	start := time.Now()
 	rec.StartSec = env.since()
@@ -874,7 +955,7 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 	}
 	wall := time.Since(start)
 	rec.EndSec = env.since()
-	srv1, _ := ProcCPU(pid)
+	srv1 := procsCPU(pids)
 	gen1, _ := SelfCPU()
 	rec.Summary = sum
 	rec.GenCPU = CPUShare(gen1-gen0, wall, env.cores)
@@ -945,7 +1026,7 @@ func (env *environment) search(ctx context.Context, d scenarioDef, target string
 	}
 	label := fmt.Sprintf("r%d find-max %s@%s", round, d.name, target)
 	env.stage("%s (p99 bound %s)\n", label, cfg.P99Bound)
-	probe := LoadProbe(lc, env.cfg.StepWarmup, env.cfg.StepMeasure, env.pid(d, target), func(rate float64, l loadgen.Line) {
+	probe := LoadProbe(lc, env.cfg.StepWarmup, env.cfg.StepMeasure, env.pids(d, target), func(rate float64, l loadgen.Line) {
 		env.progress(fmt.Sprintf("%s step %s/s", label, fmtRate(rate)), l)
 	})
 	rec := SearchRecord{Scenario: d.name, Target: target, Round: round, StartSec: env.since()}
@@ -1000,13 +1081,13 @@ func (env *environment) rows() []Row {
 	for _, d := range env.selected() {
 		targets := env.targetsOf(d)
 		if d.vsBare {
-			targets = []string{targetBare, targetSwapgate}
+			targets = append([]string{targetBare, targetSwapgate}, env.clusterTargetsOf(d)...)
 		}
 		for _, t := range targets {
 			row := Row{Scenario: d.name, Target: t}
 			if env.cfg.Store != "" && t != targetBare {
 				row.Backend = "pebble"
-				if t == targetPostgres {
+				if t == targetPostgres || isClusterTarget(t) {
 					row.Backend = "postgres"
 				}
 			}
@@ -1072,6 +1153,9 @@ func (env *environment) summaryNotes(rows []Row) []string {
 	}
 	if c.Store != "" {
 		notes = append(notes, env.postgresNotes()...)
+	}
+	if c.Cluster > 0 {
+		notes = append(notes, env.clusterNotes()...)
 	}
 	for _, r := range rows {
 		if r.MaxRate != nil {

@@ -136,6 +136,10 @@ func badQuoteParams() []badParam {
 		{"fromAmount", "100000000", badAmount, true},
 		{"fromAddress", badWallet, badID, true},
 		{"toAddress", badWallet, badID, false},
+		// toAmount has no valid value beside fromAmount (exactly one of the
+		// two is given), so it is sent only bad, each refusal naming it.
+		{"toAmount", "", badAmount, false},
+		{"refundTo", badWallet, badID, false},
 		{"slippage", "0.005", badNumber, false},
 		{"tools", "sbx-canal", badID, false},
 		{"denyTools", "sbx-intents", badID, false},
@@ -176,6 +180,7 @@ func badEndpoints(f badFixture) []badEndpoint {
 		}},
 		{method: "GET", path: "/v1/gas-prices", query: []badParam{{"chainId", "1,137", badUintList, true}}},
 		{method: "GET", path: "/v1/partner/me", key: true},
+		{method: "GET", path: "/v1/partner/usage", key: true},
 		{method: "GET", path: "/v1/partner/me/fee-wallets", key: true},
 		{method: "PUT", path: "/v1/partner/me/fee-wallets", key: true, body: []badField{
 			{name: "ecosystem", valid: str("evm"), kind: badID, required: true},
@@ -208,6 +213,29 @@ func badEndpoints(f badFixture) []badEndpoint {
 		{method: "DELETE", path: "/v1/partner/webhooks/{id}", key: true, params: []badParam{{"id", "", badID, true}}},
 		{method: "GET", path: "/v1/partner/webhooks/{id}/deliveries", key: true, params: []badParam{{"id", "", badID, true}}},
 		{method: "POST", path: "/v1/partner/webhooks/{id}/test", key: true, idem: true, params: []badParam{{"id", "", badID, true}}},
+		{method: "POST", path: "/v1/partner/webhooks/{id}/deliveries/{deliveryId}/resend", key: true,
+			params: []badParam{{"id", "", badID, true}, {"deliveryId", "dlv_000000000000000000000000", badID, true}}},
+		{method: "GET", path: "/v1/sandbox/mailbox", query: []badParam{{"email", "ops@acme.example", badID, true}}},
+		// The partner portal's pages and forms, signed out: every form is
+		// refused (403) before it is read, every page with an unknown key.
+		{method: "GET", path: "/portal", html: true},
+		{method: "GET", path: "/portal/assets/{name}", html: true, params: []badParam{{"name", "portal.css", badID, true}}},
+		{method: "POST", path: "/portal/sign-in/code", html: true, formBody: "csrf=x&email=ops%40acme.example"},
+		{method: "POST", path: "/portal/sign-in", html: true, formBody: "csrf=x&email=ops%40acme.example&code=123456"},
+		{method: "POST", path: "/portal/sign-out", html: true, formBody: "csrf=x"},
+		{method: "GET", path: "/portal/transactions", html: true},
+		{method: "GET", path: "/portal/transactions.csv", html: true},
+		{method: "GET", path: "/portal/key", html: true},
+		{method: "POST", path: "/portal/key/rotate", html: true, formBody: "csrf=x"},
+		{method: "GET", path: "/portal/wallets", html: true},
+		{method: "POST", path: "/portal/wallets", html: true, formBody: "csrf=x&ecosystem=evm&address=x"},
+		{method: "POST", path: "/portal/wallets/{ecosystem}/delete", html: true, formBody: "csrf=x", params: []badParam{{"ecosystem", "evm", badID, true}}},
+		{method: "GET", path: "/portal/webhooks", html: true},
+		{method: "POST", path: "/portal/webhooks", html: true, formBody: "csrf=x&url=https%3A%2F%2Fexample.com&events=swap.completed"},
+		{method: "POST", path: "/portal/webhooks/{id}/delete", html: true, formBody: "csrf=x", params: []badParam{{"id", "", badID, true}}},
+		{method: "POST", path: "/portal/webhooks/{id}/test", html: true, formBody: "csrf=x", params: []badParam{{"id", "", badID, true}}},
+		{method: "POST", path: "/portal/webhooks/{id}/deliveries/{deliveryId}/resend", html: true, formBody: "csrf=x",
+			params: []badParam{{"id", "", badID, true}, {"deliveryId", "", badID, true}}},
 		{method: "POST", path: "/v1/inbound-receiver/register", idem: true, body: []badField{
 			{name: "txHash", valid: str(badHash), kind: badID, required: true},
 			{name: "fromAddress", valid: str(badWallet), kind: badID, required: true},
@@ -223,6 +251,9 @@ func badEndpoints(f badFixture) []badEndpoint {
 			{name: "depositMode", valid: "", kind: badID},
 		}},
 		{method: "GET", path: "/v1/status", query: []badParam{{"txHash", badHash, badID, true}}},
+		// The stream's other ways (depositAddress, orderUid) conflict with
+		// txHash: TestStatusStreamRefusals sends those.
+		{method: "GET", path: "/v1/status/stream", query: []badParam{{"txHash", badHash, badID, true}}},
 		{method: "POST", path: "/v1/execute/deposit/submit", idem: true, body: []badField{
 			{name: "txHash", valid: str(badHash), kind: badID, required: true},
 			{name: "depositAddress", valid: str(f.depositAddress), kind: badID, required: true},
@@ -516,7 +547,7 @@ func badCases(ep badEndpoint, f badFixture) []badCase {
 	name := ep.method + " " + ep.path
 	addMethod := func(method, what, target string, headers [][2]string, body []byte, want badWant) {
 		// A checkout path answers a wrong method with a page too.
-		html := ep.html || (method != ep.method && strings.HasPrefix(ep.path, "/checkout/"))
+		html := ep.html || (method != ep.method && (strings.HasPrefix(ep.path, "/checkout/") || strings.HasPrefix(ep.path, "/portal")))
 		cases = append(cases, badCase{name: name + ": " + what, raw: badRequest(method, target, headers, body), want: want, html: html})
 	}
 	add := func(what, target string, headers [][2]string, body []byte, want badWant) {
@@ -546,7 +577,7 @@ func badCases(ep badEndpoint, f badFixture) []badCase {
 		if v[0] == "NUL in the path" && strings.HasSuffix(ep.path, "}") {
 			continue // the last path parameter's own cases send it
 		}
-		html := strings.HasPrefix(ep.path, "/checkout/")
+		html := strings.HasPrefix(ep.path, "/checkout/") || strings.HasPrefix(ep.path, "/portal")
 		cases = append(cases, badCase{name: name + ": path " + v[0], raw: badRequest(ep.method, v[1]+query, bodyHeaders(), validBody()),
 			want: badWant{codes: []string{apierr.NotFound}}, html: html})
 	}
@@ -976,7 +1007,9 @@ func TestBadInputCoversEveryEndpoint(t *testing.T) {
 	// Routes the sandbox server this table runs against does not have,
 	// held by tests of their own.
 	elsewhere := map[string]string{
-		"POST pw.Path": "a live on-ramp provider's signed webhooks (live mode only): edge's TestProviderWebhookRoute and TestMoonPayOnrampEndToEnd refuse bad signatures and bodies",
+		"POST pw.Path":                  "a live on-ramp provider's signed webhooks (live mode only): edge's TestProviderWebhookRoute and TestMoonPayOnrampEndToEnd refuse bad signatures and bodies",
+		"GET /portal/transactions/{id}": "a signed-out browser is sent to the sign-in page (303) whatever the id; TestPortalPages holds the signed-in page's refusals",
+		"GET /portal/webhooks/{id}":     "a signed-out browser is sent to the sign-in page (303) whatever the id; TestPortalPages holds the signed-in page's refusals",
 	}
 	for k := range elsewhere {
 		table[k] = true

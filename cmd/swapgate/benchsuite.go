@@ -42,6 +42,15 @@ its run on Pebble: their rows (target postgres) sit beside Pebble's
 (target swapgate), and quote-fee is searched for its highest rate on both,
 the notes giving PostgreSQL's rate over Pebble's against the 0.8 target.
 
+With --cluster N (and --store, on whose server a database is created for
+each cluster and dropped at the end), the scenarios any node answers alike
+run on clusters of 1, 2, … N Swapgate nodes too (targets cluster-1, …),
+each node pinned to --cluster-cores cores of its own (taskset, GOMAXPROCS)
+and the load spread over a cluster's nodes in turn, as a round-robin
+balancer would; quote-partner is searched for its highest rate on each
+cluster, the notes giving N nodes' rate over N × one node's against the
+0.8 target.
+
 Presets: full (make bench), quick (make bench-quick: the same table in
 under two minutes), smoke (toy durations, for the tests). Flags given
 override the preset.
@@ -71,6 +80,8 @@ func runBenchSuite(args []string, stdout, stderr io.Writer) int {
 	liveRate := fs.Float64("live-rate", 0, "offered rate of quote-live, requests/s (default: the preset's)")
 	liveWorkers := fs.Int("live-workers", 0, "connections of quote-live (default: the preset's)")
 	store := fs.String("store", "", "PostgreSQL URL (postgres://…) of an empty database: quote-partner, quote-fee and webhook-storm also run on a second Swapgate on that store, their rows beside Pebble's, and quote-fee is searched on both (not $SWAPGATE_STORE: the default run is Pebble's alone)")
+	clusterN := fs.Int("cluster", 0, "also run on clusters of 1 … N nodes (needs --store)")
+	clusterCores := fs.Int("cluster-cores", 0, "cores each cluster node is pinned to (default 1)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			var b strings.Builder
@@ -144,6 +155,7 @@ func runBenchSuite(args []string, stdout, stderr io.Writer) int {
 		return usageFailure(stderr, "--store "+err.Error())
 	}
 	cfg.Store = *store
+	cfg.Cluster, cfg.ClusterCores = *clusterN, *clusterCores
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()

@@ -152,6 +152,8 @@ func TestBenchSuiteRefusesAndExplains(t *testing.T) {
 		{[]string{"--rounds", "1000"}, "rounds"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"--store", "mysql://db/x"}, "--store must be a postgres://"},
+		{[]string{"--cluster", "2"}, "a cluster run needs a PostgreSQL store"},
+		{[]string{"--cluster", "99", "--store", "postgres://x@y/z"}, "cluster must be in [0, 8]"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(append([]string{"bench-suite", "--out", t.TempDir()}, tc.args...), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {

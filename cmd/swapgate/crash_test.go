@@ -514,6 +514,8 @@ func (c *crashChild) logProblems() error {
 var peerDownLogs = map[string]bool{
 	"Bad connection to the node health status": true,
 	"Failure reaching nodes":                   true,
+	// Logged at error level by every node's provider on a clean stop.
+	"Automanaged server stopping..!": true,
 }
 
 // logWarnings shows, for a failed test, the run's warnings and errors,

@@ -90,6 +90,8 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	})
 	fs.Float64Var(&cfg.SandboxBridgeScale, "sandbox-bridge-scale", cfg.SandboxBridgeScale, "sandbox bridges take the quoted duration times this (0: deliver at the first poll)")
 	fs.DurationVar(&cfg.SandboxOnrampStep, "sandbox-onramp-step", cfg.SandboxOnrampStep, "the sandbox on-ramp's delay from payment to crypto sent, and from there to completion (0: 2s)")
+	fs.StringVar(&cfg.SMTPURL, "smtp-url", cfg.SMTPURL, "SMTP relay of the partner portal's sign-in codes, smtp://[user:password@]host[:port] (STARTTLS when offered); without it, sandbox mode keeps them in the sandbox mailbox (GET /v1/sandbox/mailbox) and live mode serves no portal")
+	fs.StringVar(&cfg.SMTPFrom, "smtp-from", cfg.SMTPFrom, "sender address of the portal's mail, e.g. \"Swapgate <portal@example.com>\" (required with --smtp-url)")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the service's address as browsers reach it, the base of on-ramp checkout URLs and of the logoURI of tokens, chains and tools (default: http:// and --addr)")
 	fs.Float64Var(&cfg.SandboxBridgeFailureRate, "sandbox-bridge-failure-rate", cfg.SandboxBridgeFailureRate, "share of sandbox bridges that fail: a swap's is refunded on the source chain, a multi-step deposit's ends FAILED")
 	fs.StringVar(&cfg.Quote.AggregatorURL, "aggregator-url", "", "LI.FI API base URL for the aggregator provider (empty: sandbox)")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/routing/adapters/smtpmail"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
@@ -167,6 +168,22 @@ var serveSettings = []setting{
 	floatIn(func(c *app.Config) float64 { return c.SandboxBridgeFailureRate }, "sandbox-bridge-failure-rate", 0, 1),
 	durIn(func(c *app.Config) time.Duration { return c.SandboxOnrampStep }, "sandbox-onramp-step", 0, time.Hour),
 	{"public-url", func(c *app.Config) error { return httpURL(c.PublicURL) }},
+	{"smtp-url", func(c *app.Config) error {
+		if c.SMTPURL == "" {
+			return nil
+		}
+		_, err := smtpmail.ParseURL(c.SMTPURL)
+		return err
+	}},
+	{"smtp-from", func(c *app.Config) error {
+		switch {
+		case c.SMTPURL == "" && c.SMTPFrom == "":
+			return nil
+		case c.SMTPURL == "":
+			return errors.New("needs --smtp-url")
+		}
+		return smtpmail.CheckFrom(c.SMTPFrom)
+	}},
 	{"evm-rpc", func(c *app.Config) error { return rpcURLs(c.EVMRPC) }},
 	intIn(func(c *app.Config) int { return c.WebhookPoolSize }, "webhook-pool-size", 1, 1024),
 	durIn(func(c *app.Config) time.Duration { return c.WebhookRetryBase }, "webhook-retry-base", time.Millisecond, time.Hour),

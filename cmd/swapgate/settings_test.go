@@ -102,6 +102,8 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{[]string{"--sandbox-bridge-failure-rate", "1.5"}, []string{"--sandbox-bridge-failure-rate: must be between 0 and 1, got 1.5"}},
 		{[]string{"--sandbox-bridge-failure-rate", "NaN"}, []string{"--sandbox-bridge-failure-rate: must be between 0 and 1, got NaN"}},
 		{[]string{"--sandbox-onramp-step", "-1s"}, []string{"--sandbox-onramp-step: must be between 0s and 1h0m0s, got -1s"}},
+		{[]string{"--smtp-url", "smtps://mail.example.com", "--smtp-from", "portal@example.com"}, []string{`--smtp-url: must be smtp://[user:password@]host[:port], got "smtps://mail.example.com"`}},
+		{[]string{"--smtp-from", "portal@example.com"}, []string{"--smtp-from: needs --smtp-url"}},
 		{[]string{"--public-url", "ftp://example.com"}, []string{`--public-url: must be an absolute http or https URL, got "ftp://example.com"`}},
 		{[]string{"--evm-rpc", "1=ftp://node"}, []string{`--evm-rpc: chain 1: must be an absolute http or https or ws or wss URL, got "ftp://node"`}},
 		{[]string{"--webhook-pool-size", "0"}, []string{"--webhook-pool-size: must be between 1 and 1024, got 0"}},

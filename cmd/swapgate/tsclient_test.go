@@ -66,7 +66,7 @@ func TestTypeScriptClientSmoke(t *testing.T) {
 	if !strings.Contains(out, "\nPASS\n") {
 		t.Fatalf("the smoke test exited 0 without PASS:\n%s", out)
 	}
-	for _, step := range []string{"fee wallet upsert", "webhook registration", "quote", "execute", "webhook deliveries", "on-ramp quote", "on-ramp checkout"} {
+	for _, step := range []string{"fee wallet upsert", "webhook registration", "quote", "status stream", "execute", "webhook deliveries", "on-ramp quote", "on-ramp checkout"} {
 		if !strings.Contains(out, "ok   "+step+": ") {
 			t.Errorf("the smoke test did not report %q:\n%s", step, out)
 		}

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/account"
 )
@@ -120,7 +121,32 @@ func (l *Local) RotateKey(ctx context.Context, id string) (CreateResult, error) 
 		return CreateResult{}, fmt.Errorf("rotate key: %w", err)
 	}
 	l.changed(id)
+	l.endSessions(ctx, id, true)
 	return CreateResult{ID: p.ID, APIKey: key, Partner: ViewOf(p)}, nil
+}
+
+// PortalSessions is what Local asks of a store that also keeps the partner
+// portal's sessions (both stores do): a rotation is dated and, like a
+// disable, ends every session of the partner.
+type PortalSessions interface {
+	EndPartnerSessions(ctx context.Context, partnerID, except string) (int, error)
+	RecordKeyRotation(ctx context.Context, partnerID string, at time.Time) error
+}
+
+// endSessions ends the partner's portal sessions and, after a rotation,
+// dates it, where the store keeps them. Their failure does not fail the
+// operation, which is done: a session opened under the old key is refused
+// by its own check anyway (package portal), and only the date shown would
+// be missing.
+func (l *Local) endSessions(ctx context.Context, id string, rotated bool) {
+	ps, ok := l.store.(PortalSessions)
+	if !ok {
+		return
+	}
+	if rotated {
+		_ = ps.RecordKeyRotation(ctx, id, time.Now())
+	}
+	_, _ = ps.EndPartnerSessions(ctx, id, "")
 }
 
 // SetFees changes the fees given.
@@ -168,7 +194,11 @@ func (l *Local) Disable(ctx context.Context, id string) (PartnerView, error) {
 	if err := validateID(id); err != nil {
 		return PartnerView{}, err
 	}
-	return l.update(ctx, "disable", id, func(p *account.Partner) { p.Disabled = true })
+	v, err := l.update(ctx, "disable", id, func(p *account.Partner) { p.Disabled = true })
+	if err == nil {
+		l.endSessions(ctx, id, false)
+	}
+	return v, err
 }
 
 // update applies fn under the store's read-modify-write and notifies.

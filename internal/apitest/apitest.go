@@ -79,6 +79,7 @@ func (c *Contract) Doc() *openapi3.T { return c.doc }
 var outside = []struct{ prefix, why string }{
 	{"/metrics", "Prometheus text for the operator's scraper"},
 	{"/checkout/", "the hosted checkout's pages, for the buyer's browser (their own tests hold them)"},
+	{"/portal/", "the partner portal's pages, for a partner's browser (their own tests hold them)"},
 	{"/docs", "the rendered reference of this document, for a person's browser"},
 	{"/onramp/webhooks/", "a live on-ramp provider's signed webhooks, called by the provider, not an integrator (their own tests hold them)"},
 	{"/logos/", "the SVG logos of tokens, chains and tools that logoURI fields name, for a client's img elements"},

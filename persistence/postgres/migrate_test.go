@@ -61,8 +61,20 @@ var steps = []struct {
 		seed:  `INSERT INTO idempotency_claims VALUES ('partner.ptn_seed', 'k', 'node', now())`,
 		check: `SELECT count(*) FROM idempotency_claims WHERE scope = 'partner.ptn_seed'`},
 	11: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
-		"inbound_deposits", "meta", "onramp_orders", "outbox", "partner_epochs", "partner_grants", "partners", "quote_refs",
-		"sandbox_deliveries", "schema_version", "settlements", "swaps", "tickets", "webhooks"},
+		"inbound_deposits", "meta", "onramp_orders", "outbox", "partner_usage", "partners", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "webhooks"},
+		seed:  `INSERT INTO partner_usage VALUES ('ptn_seed', 1764165600, 'heavy', 3, 1)`,
+		check: `SELECT count(*) FROM partner_usage WHERE partner_id = 'ptn_seed' AND admitted = 3`},
+	12: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "outbox", "partner_usage", "partners", "portal_codes", "portal_key_rotations", "portal_sessions",
+		"quote_refs", "sandbox_deliveries", "schema_version", "settlements", "swaps", "tickets", "webhooks"},
+		seed: `INSERT INTO portal_codes VALUES ('a@b.co', 'ptn_seed', decode(repeat('ef', 32), 'hex'), 1, 2, 0, false);
+		       INSERT INTO portal_sessions VALUES (repeat('a', 64), 'ptn_seed', 'csrf', 'fp', 1, 2);
+		       INSERT INTO portal_key_rotations VALUES ('ptn_seed', 3)`,
+		check: `SELECT count(*) FROM portal_codes, portal_sessions, portal_key_rotations WHERE email = 'a@b.co' AND portal_sessions.partner_id = 'ptn_seed' AND rotated_ns = 3`},
+	13: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners", "portal_codes",
+		"portal_key_rotations", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version", "settlements", "swaps", "tickets", "webhooks"},
 		seed: `INSERT INTO partner_epochs VALUES ('ptn_seed', 3);
 		       INSERT INTO partner_grants VALUES ('ptn_seed', 'req_seed', 'heavy', 'node', 1, 50)`,
 		check: `SELECT count(*) FROM partner_epochs JOIN partner_grants USING (partner_id) WHERE partner_id = 'ptn_seed' AND epoch = 3`},

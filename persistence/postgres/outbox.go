@@ -26,8 +26,11 @@ import (
 // none takes an entry another holds until that lease lapses (its node
 // died, or stalled past it); then it is taken over and delivered again,
 // which the at-least-once contract allows (receivers deduplicate). A
-// node's own rescans renew the leases of the entries it still holds. An
-// entry is removed, or moved to its retry time with its lease released,
+// node's own rescans renew the leases of the entries it still holds. In a
+// cluster (Options.LeaseOnEnqueue) the node that commits an entry holds
+// its lease from the commit on, since its delivery pool takes the entries
+// it commits directly, without a claim; otherwise another node's scan
+// could deliver the same entry at the same time. An entry is removed, or moved to its retry time with its lease released,
 // only in the transaction that records its attempt's outcome
 // (FinishAttempts), so a crash mid-attempt leaves it in place.
 //
@@ -141,8 +144,16 @@ func (s *Store) enqueue(ctx context.Context, tx pgx.Tx, w *webhook.Registration,
 	if err != nil {
 		return nil, fmt.Errorf("postgres: encode delivery record: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO outbox (delivery_id, due_ns, webhook_id, entry) VALUES ($1, $2, $3, $4)`,
-		id, nanos(e.Due), w.ID, val); err != nil {
+	// With LeaseOnEnqueue the entry is this node's from the start: the
+	// node's pool, which is handed it directly or wakes to scan for it,
+	// delivers it, and no other node's scan delivers it at the same time.
+	var leaseOwner *string
+	if s.leaseOnEnqueue {
+		leaseOwner = &s.owner
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO outbox (delivery_id, due_ns, webhook_id, entry, lease_owner, lease_until)
+		VALUES ($1, $2, $3, $4, $5, CASE WHEN $5::text IS NULL THEN NULL ELSE clock_timestamp() + $6 * interval '1 microsecond' END)`,
+		id, nanos(e.Due), w.ID, val, leaseOwner, s.lease.Microseconds()); err != nil {
 		return nil, fmt.Errorf("postgres: enqueue delivery: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO deliveries (delivery_id, webhook_id, created_ns, record) VALUES ($1, $2, $3, $4)`,

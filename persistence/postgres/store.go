@@ -95,6 +95,12 @@ type Options struct {
 	// before another may take it over (0: DefaultOutboxLease; see
 	// outbox.go).
 	OutboxLease time.Duration
+	// LeaseOnEnqueue makes the store that commits an outbox entry hold its
+	// lease from the commit on, for a cluster (see outbox.go): its own
+	// delivery pool delivers it, handed over directly or found by its
+	// scans, and another node takes it only once the lease lapses. Off,
+	// a new entry is anyone's until a scan claims it.
+	LeaseOnEnqueue bool
 	// MaxConns bounds the pool's connections (0: pgxpool's default, the
 	// larger of 4 and the number of CPUs, unless the DSN sets
 	// pool_max_conns).
@@ -118,6 +124,8 @@ type Store struct {
 	// own); lease is the leases' length.
 	owner string
 	lease time.Duration
+	// leaseOnEnqueue is Options.LeaseOnEnqueue.
+	leaseOnEnqueue bool
 
 	// wallets caches fee wallets for the quote path (walletcache.go);
 	// partnerWatchers hear of partner changes (listen.go). stopListening
@@ -182,7 +190,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		closePools()
 		return nil, fmt.Errorf("postgres: lease owner: %w", err)
 	}
-	s := &Store{pool: pool, async: async, now: now, owner: hex.EncodeToString(owner[:]), lease: lease}
+	s := &Store{pool: pool, async: async, now: now, owner: hex.EncodeToString(owner[:]), lease: lease, leaseOnEnqueue: opts.LeaseOnEnqueue}
 	if err := migrate(ctx, pool, len(migrations)); err != nil {
 		closePools()
 		return nil, err

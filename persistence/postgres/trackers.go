@@ -166,26 +166,33 @@ func (s *Store) SaveSwap(ctx context.Context, t *swap.Swap, events []webhook.Eve
 			swap.NormalizeHash(t.ID), swapOpen(t), val); err != nil {
 			return err
 		}
-		if t.PartnerID == "" {
-			return nil
-		}
-		if err := s.publishIn(ctx, tx, t.PartnerID, events); err != nil {
-			return err
-		}
-		if t.QuoteID == "" || t.QuoteIssuedAt.IsZero() || !account.ValidID(t.PartnerID) {
-			return nil
-		}
-		// The line's kind and status change in place; the rest of it (its
-		// earning, which settlement may be rewriting) is left as stored.
-		_, err := tx.Exec(ctx, `UPDATE activity SET record = (record::jsonb || jsonb_build_object('kind', $4::text, 'status', $5::text))::json
-			WHERE partner_id = $1 AND created_ns = $2 AND id = $3`,
-			t.PartnerID, nanos(t.QuoteIssuedAt), t.QuoteID, account.ActivitySwap, t.Status)
-		return err
+		return s.swapFollowers(ctx, tx, t, events)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: commit swap %s: %w", t.ID, err)
 	}
 	return nil
+}
+
+// swapFollowers writes in tx what a swap's transition carries besides its
+// record: its events in the partner's outbox and the status of the
+// partner's activity line.
+func (s *Store) swapFollowers(ctx context.Context, tx pgx.Tx, t *swap.Swap, events []webhook.Event) error {
+	if t.PartnerID == "" {
+		return nil
+	}
+	if err := s.publishIn(ctx, tx, t.PartnerID, events); err != nil {
+		return err
+	}
+	if t.QuoteID == "" || t.QuoteIssuedAt.IsZero() || !account.ValidID(t.PartnerID) {
+		return nil
+	}
+	// The line's kind and status change in place; the rest of it (its
+	// earning, which settlement may be rewriting) is left as stored.
+	_, err := tx.Exec(ctx, `UPDATE activity SET record = (record::jsonb || jsonb_build_object('kind', $4::text, 'status', $5::text))::json
+		WHERE partner_id = $1 AND created_ns = $2 AND id = $3`,
+		t.PartnerID, nanos(t.QuoteIssuedAt), t.QuoteID, account.ActivitySwap, t.Status)
+	return err
 }
 
 // EachOpenSwap calls fn for every tracked swap still due a poll (not
@@ -256,14 +263,9 @@ func (s *Store) SaveOnrampOrder(ctx context.Context, o *onramp.Order, events []w
 	if err != nil {
 		return fmt.Errorf("postgres: encode on-ramp order: %w", err)
 	}
-	var line *persistence.EncodedQuote
-	a := o.Activity()
-	if a != nil {
-		q, err := persistence.EncodeQuote(a)
-		if err != nil {
-			return fmt.Errorf("postgres: on-ramp order %s: %w", o.UID, err)
-		}
-		line = &q
+	a, line, err := orderLine(o)
+	if err != nil {
+		return err
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO onramp_orders (uid, open, record) VALUES ($1, $2, $3)
@@ -271,27 +273,48 @@ func (s *Store) SaveOnrampOrder(ctx context.Context, o *onramp.Order, events []w
 			o.UID, !o.State.Terminal(), val); err != nil {
 			return err
 		}
-		if line == nil {
-			return nil
-		}
-		var eco *string
-		if a.Earning != nil {
-			eco = &a.Earning.Ecosystem
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO activity (partner_id, created_ns, id, record, pending_ecosystem, ledger_seq)
-			VALUES ($1, $2, $3, $4, $5, CASE WHEN $5::text IS NULL THEN NULL ELSE nextval('ledger_seq') END)
-			ON CONFLICT (partner_id, created_ns, id) DO UPDATE
-				SET record = excluded.record, pending_ecosystem = excluded.pending_ecosystem, ledger_seq = excluded.ledger_seq
-				WHERE activity.record->'earning' IS NULL`,
-			a.PartnerID, nanos(a.CreatedAt), a.ID, line.Record(), eco); err != nil {
-			return err
-		}
-		return s.publishIn(ctx, tx, o.PartnerID, events)
+		return s.onrampFollowers(ctx, tx, o, a, line, events)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: commit on-ramp order %s: %w", o.UID, err)
 	}
 	return nil
+}
+
+// orderLine is the partner's activity line of o as it now stands, nil
+// for an order without one.
+func orderLine(o *onramp.Order) (*account.Activity, *persistence.EncodedQuote, error) {
+	a := o.Activity()
+	if a == nil {
+		return nil, nil, nil
+	}
+	q, err := persistence.EncodeQuote(a)
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres: on-ramp order %s: %w", o.UID, err)
+	}
+	return a, &q, nil
+}
+
+// onrampFollowers writes in tx what an order's transition carries besides
+// its record: the partner's activity line a (encoded as line; nil: none)
+// and the events, to the order's partner's webhooks.
+func (s *Store) onrampFollowers(ctx context.Context, tx pgx.Tx, o *onramp.Order, a *account.Activity, line *persistence.EncodedQuote, events []webhook.Event) error {
+	if line == nil {
+		return nil
+	}
+	var eco *string
+	if a.Earning != nil {
+		eco = &a.Earning.Ecosystem
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO activity (partner_id, created_ns, id, record, pending_ecosystem, ledger_seq)
+		VALUES ($1, $2, $3, $4, $5, CASE WHEN $5::text IS NULL THEN NULL ELSE nextval('ledger_seq') END)
+		ON CONFLICT (partner_id, created_ns, id) DO UPDATE
+			SET record = excluded.record, pending_ecosystem = excluded.pending_ecosystem, ledger_seq = excluded.ledger_seq
+			WHERE activity.record->'earning' IS NULL`,
+		a.PartnerID, nanos(a.CreatedAt), a.ID, line.Record(), eco); err != nil {
+		return err
+	}
+	return s.publishIn(ctx, tx, o.PartnerID, events)
 }
 
 // EachOpenOnrampOrder calls fn for every order not in a terminal state, in

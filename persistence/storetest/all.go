@@ -13,6 +13,8 @@ type Store interface {
 	OnrampOrders
 	Idempotency
 	ChainLog
+	Usage
+	Portal
 }
 
 // RunAll runs every suite but the tickets' against a backend's stores, one
@@ -30,6 +32,8 @@ func RunAll(t *testing.T, open Factory[Store]) {
 	t.Run("OnrampOrders", func(t *testing.T) { RunOnrampOrders(t, narrow(open, func(s Store) OnrampOrders { return s })) })
 	t.Run("Idempotency", func(t *testing.T) { RunIdempotency(t, narrow(open, func(s Store) Idempotency { return s })) })
 	t.Run("ChainLog", func(t *testing.T) { RunChainLog(t, narrow(open, func(s Store) ChainLog { return s })) })
+	t.Run("Usage", func(t *testing.T) { RunUsage(t, narrow(open, func(s Store) Usage { return s })) })
+	t.Run("Portal", func(t *testing.T) { RunPortal(t, narrow(open, func(s Store) Portal { return s })) })
 }
 
 // narrow makes a factory of S out of one of a wider store.

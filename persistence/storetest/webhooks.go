@@ -111,6 +111,56 @@ func RunWebhooks(t *testing.T, open Factory[Webhooks]) {
 				t.Fatalf("list: %d, first %v, %v", len(list), list[0].ID, err)
 			}
 		}},
+		{"a failed delivery is resent once with its original payload; others are left as they are", func(t *testing.T, h *Handle[Webhooks]) {
+			s := h.Store
+			w := hook("ptn_a", webhook.SwapCompleted)
+			mustNil(t, "create", s.CreateWebhook(ctx, w))
+			now := time.Now().UTC()
+			var entries []*webhook.OutboxEntry
+			for range 3 {
+				e, err := s.PublishTo(ctx, w, completed("0xresend"))
+				mustNil(t, "publish", err)
+				entries = append(entries, e)
+			}
+			dead, retrying, pending := entries[0], entries[1], entries[2]
+			retryAt := now.Add(time.Hour)
+			mustNil(t, "finish", s.FinishAttempts(ctx, []webhook.AttemptOutcome{
+				{Entry: dead, At: now, Record: &webhook.DeliveryRecord{Attempt: 1, StatusCode: 500, Error: "HTTP 500",
+					State: webhook.DeliveryDead, Body: dead.Body}},
+				{Entry: retrying, At: now, RetryAt: retryAt, Record: &webhook.DeliveryRecord{Attempt: 1, StatusCode: 503,
+					Error: "HTTP 503", State: webhook.DeliveryRetrying, Body: retrying.Body, NextAttemptAt: retryAt}},
+			}))
+			if _, _, err := s.ResendDelivery(ctx, "ptn_b", w.ID, dead.DeliveryID, now); !errors.Is(err, account.ErrNotFound) {
+				t.Fatalf("another partner resends: %v", err)
+			}
+			if _, _, err := s.ResendDelivery(ctx, "ptn_a", w.ID, "dlv_000000000000000000000000", now); !errors.Is(err, account.ErrNotFound) {
+				t.Fatalf("unknown delivery: %v", err)
+			}
+			e, rec, err := s.ResendDelivery(ctx, "ptn_a", w.ID, dead.DeliveryID, now)
+			if err != nil || e == nil || rec.State != webhook.DeliveryPending || e.DeliveryID != dead.DeliveryID ||
+				string(e.Body) != string(dead.Body) || e.Attempt != 1 || len(rec.Attempts) != 1 {
+				t.Fatalf("resend dead: %+v %+v %v", e, rec, err)
+			}
+			if e2, rec2, err := s.ResendDelivery(ctx, "ptn_a", w.ID, dead.DeliveryID, now); err != nil || e2 != nil || rec2.State != webhook.DeliveryPending {
+				t.Fatalf("second resend owed again: %+v %+v %v", e2, rec2, err)
+			}
+			e, rec, err = s.ResendDelivery(ctx, "ptn_a", w.ID, retrying.DeliveryID, now)
+			if err != nil || e == nil || rec.State != webhook.DeliveryPending || !e.Due.Equal(now) || e.Attempt != 1 {
+				t.Fatalf("resend retrying: %+v %+v %v", e, rec, err)
+			}
+			if e, rec, err := s.ResendDelivery(ctx, "ptn_a", w.ID, pending.DeliveryID, now); err != nil || e != nil || rec.State != webhook.DeliveryPending {
+				t.Fatalf("resend pending: %+v %+v %v", e, rec, err)
+			}
+			// Each delivery is owed once: the pending one, the dead one
+			// again, and the retrying one brought forward (not twice).
+			counts := map[string]int{}
+			for _, e := range owed(t, s) {
+				counts[e.DeliveryID]++
+			}
+			if len(counts) != 3 || counts[dead.DeliveryID] != 1 || counts[retrying.DeliveryID] != 1 || counts[pending.DeliveryID] != 1 {
+				t.Fatalf("owed %v", counts)
+			}
+		}},
 		{"an event goes to the subscribed active webhooks only, and to a chosen one alone", func(t *testing.T, h *Handle[Webhooks]) {
 			s := h.Store
 			sub, other, inactive := hook("ptn_a", webhook.SwapCompleted), hook("ptn_a", webhook.SwapFailed), hook("ptn_a", webhook.SwapCompleted)

@@ -2,7 +2,8 @@
 // and answer type comes from schema.d.ts, which openapi-typescript
 // generates from the API document (api/openapi.json; `npm run generate`);
 // requests go through openapi-fetch. Nothing here is written by hand but
-// the base URL, the X-API-Key header and the unwrapping of the envelope.
+// the base URL, the X-API-Key header, the unwrapping of the envelope and the
+// reading of the status stream's Server-Sent Events (streamStatus).
 
 import createClient, { type Client, type ClientOptions } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
@@ -92,4 +93,102 @@ function isErrorEnvelope(body: unknown): body is Partial<Schemas["ErrorEnvelope"
   }
   const e = (body as { error: unknown }).error;
   return typeof e === "object" && e !== null && typeof (e as { code?: unknown }).code === "string";
+}
+
+/** The query of GET /v1/status/stream: exactly one of txHash, depositAddress (with depositMemo) or orderUid. */
+export type StatusStreamQuery = NonNullable<paths["/v1/status/stream"]["get"]["parameters"]["query"]>;
+
+/**
+ * One event of GET /v1/status/stream: status (the polled endpoint's data:
+ * GET /v1/status, /v1/execute/deposit/status or /v1/onramp/status, by the
+ * query), error (the status could not be read any more), done (always last).
+ */
+export type StatusStreamEvent =
+  | { event: "status"; data: Schemas["SwapStatus"] | Schemas["DepositStatus"] | Schemas["OnrampOrder"] }
+  | { event: "error"; data: Schemas["Error"] }
+  | { event: "done"; data: Schemas["StatusStreamDone"] };
+
+/**
+ * streamStatus opens GET /v1/status/stream and yields its events as they
+ * come, ending after done (the server then closes the stream); a refusal
+ * before the stream throws a SwapgateError. Break out of the loop (or abort
+ * signal) to leave early.
+ *
+ *   for await (const ev of streamStatus({ baseUrl, apiKey }, { txHash })) {
+ *     if (ev.event === "status") console.log(ev.data);
+ *   }
+ */
+export async function* streamStatus(
+  options: SwapgateOptions & { signal?: AbortSignal },
+  query: StatusStreamQuery,
+): AsyncGenerator<StatusStreamEvent, void, undefined> {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v !== undefined) {
+      params.set(k, String(v));
+    }
+  }
+  const headers: Record<string, string> = { Accept: "text/event-stream" };
+  if (options.apiKey !== undefined && options.apiKey !== "") {
+    headers["X-API-Key"] = options.apiKey;
+  }
+  const init: RequestInit = { headers };
+  if (options.signal !== undefined) {
+    init.signal = options.signal;
+  }
+  const request = new Request(`${options.baseUrl.replace(/\/+$/, "")}/v1/status/stream?${params.toString()}`, init);
+  const response = await (options.fetch ?? globalThis.fetch)(request);
+  if (!response.ok || response.body === null) {
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not the envelope: the text is the message
+    }
+    throw toError(response, body);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    let buffered = "";
+    let name = "";
+    let data: string[] = [];
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) {
+        return;
+      }
+      buffered += value;
+      // Lines end in LF, CRLF or CR; a CR at the very end may be half of a CRLF.
+      const lines = buffered.split(/\r\n|\n|\r(?!$)/);
+      buffered = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line === "") {
+          if (data.length > 0) {
+            const ev = { event: name === "" ? "message" : name, data: JSON.parse(data.join("\n")) } as StatusStreamEvent;
+            yield ev;
+            if (ev.event === "done") {
+              return;
+            }
+          }
+          name = "";
+          data = [];
+        } else if (!line.startsWith(":")) {
+          const colon = line.indexOf(":");
+          const field = colon < 0 ? line : line.slice(0, colon);
+          let v = colon < 0 ? "" : line.slice(colon + 1);
+          if (v.startsWith(" ")) {
+            v = v.slice(1);
+          }
+          if (field === "event") {
+            name = v;
+          } else if (field === "data") {
+            data.push(v);
+          }
+        }
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
 }

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description 200 once the store is open and the actors run; 503 SERVICE_UNAVAILABLE otherwise (starting, shutting down), so that a balancer holds traffic back. Counts against no bucket.
+         * @description 200 once the store is open and the actors run; 503 SERVICE_UNAVAILABLE otherwise (starting, shutting down, or a cluster node its cluster no longer counts as a member), so that a balancer holds traffic back. Counts against no bucket.
          */
         get: operations["readyz"];
         put?: never;
@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a quote
-         * @description What the wallet does next for a quote (sign its transactions, or deposit to the intents address); with txHash the swap is tracked from then on and the answer carries its status. An expired, unknown or indicative quote id is INVALID_PARAMS naming quoteId with details.reason expired, unknown or indicative.
+         * @description What the wallet does next for a quote (sign its transactions, or deposit to the intents address); with txHash the swap is tracked from then on and the answer carries its status. An expired, unknown or indicative quote id is INVALID_PARAMS naming quoteId with details.reason expired, unknown or indicative. Without txHash the quoted route is priced again first (same provider and tool, same amounts): within maxPriceDriftBps the answer carries priceCheck; beyond it, 409 PRICE_CHANGED names a new quote issued at the current price; a route that cannot be priced again is 503 SERVICE_UNAVAILABLE with details.reason PRICE_CHECK_FAILED (the quote stays valid: retry). With txHash the transaction is already on its way and is tracked without a check.
          */
         post: operations["execute"];
         delete?: never;
@@ -276,6 +276,26 @@ export interface paths {
          * @description A tracked swap's status. Trackers poll the provider after 2 s, backing off to once a minute, for 6 hours. A transaction the service does not follow is status NOT_FOUND with HTTP 200.
          */
         get: operations["status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/status/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Status, streamed
+         * @description A status pushed as Server-Sent Events instead of polled: give exactly one of txHash (a tracked swap, as GET /v1/status), depositAddress (an intents deposit, with depositMemo in MEMO mode, as GET /v1/execute/deposit/status) or orderUid (an on-ramp order, as GET /v1/onramp/status). A status event carries the polled endpoint's data, at once and then on every change; done ends the stream when the status is terminal. The server reads the status every 500 ms from the store, so a stream opened on any node sees a swap tracked on any other. Same authentication as the polled endpoints; the stream counts once, as one heavy request. Before the stream (the JSON envelope with its status): a missing, repeated or conflicting parameter, a malformed hash or uid, an unknown deposit address or order (404), the rate limit. A stream outlives no tracking: a tracked swap or deposit ends at the trackers' horizon (6 hours from its creation by default; reason horizon, also as soon as the status shows tracking gave up, PENDING with UNKNOWN_ERROR); an order still CREATED ends at its expiry (with its EXPIRED status when the desk applies it within seconds), a paid one at the same horizon from its creation; a hash or deposit with nothing tracked yet (NOT_FOUND, PENDING_DEPOSIT) is waited for 10 minutes. A comment line (: keep-alive) is sent every 15 s while nothing changes. Close the EventSource on done: one left open reconnects. With curl: curl -N.
+         */
+        get: operations["statusStream"];
         put?: never;
         post?: never;
         delete?: never;
@@ -444,6 +464,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/mailbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox mailbox
+         * @description The mail the service sent to an address, newest first: in sandbox mode without --smtp-url, the partner portal's sign-in codes are kept here (in memory, the newest 20 per address) instead of being mailed. Anyone may read it: the sandbox holds nothing of value, and it is how a sandbox partner signs in to the portal at /portal without a mail server. Sandbox mode only, and only without SMTP. Where the mode does not serve it, the path is 404 NOT_FOUND.
+         */
+        get: operations["sandboxMailbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/onramp/quote": {
         parameters: {
             query?: never;
@@ -556,6 +596,26 @@ export interface paths {
          * @description The caller's profile; rateLimit.requestsPerMinute is the heavy bucket's figure.
          */
         get: operations["partnerMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Quotas and usage
+         * @description The caller's rate-limit buckets now (limit, used, remaining, reset: what the RateLimit headers of its next answer would say, this request counted) and its requests of the last 24 hours by hour, admitted and refused per bucket. Counts are kept per node in memory and added to the store every few seconds (and at shutdown), so they survive restarts and every node sharing the store sees them.
+         */
+        get: operations["partnerUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -746,6 +806,26 @@ export interface paths {
          * @description Queues a swap.completed delivery with data.test true through the same outbox and workers as real events.
          */
         post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/partner/webhooks/{id}/deliveries/{deliveryId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a failed delivery
+         * @description Owes a failed delivery (state retrying or dead) again with its original body and delivery id, so the attempt carries the same X-Service-Signature and the X-Service-Delivery header receivers deduplicate by: a dead delivery gets one more attempt, a retrying one its next attempt now. Idempotent by its effect: a delivery that is pending (already owed again) or delivered is left as it is and the answer says resent false, so repeating the call sends once. A retrying delivery whose next attempt is due within 5 seconds is left to it (resent false). The attempt shows in the delivery log like any other. Unknown webhook or delivery, or another partner's: 404 NOT_FOUND naming id or deliveryId. A dead delivery recorded before payloads were kept with the history: 400 INVALID_PARAMS naming deliveryId, details.reason payload_not_kept.
+         */
+        post: operations["resendWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -977,7 +1057,7 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        /** @description The rate-limit figures of the bucket the call counted against. Windows are 60 seconds long and start with a key's (or IP's) first request. Anonymous limits are per client IP: 30 heavy and 240 read requests a minute; partner keys: 2,000 heavy and 6,000 read unless the operator set others. */
+        /** @description The rate-limit figures of the bucket the call counted against. Windows are 60 seconds long and start with a key's (or IP's) first request. Anonymous limits are per client IP: 30 heavy and 240 read requests a minute; partner keys: 2,000 heavy and 6,000 read unless the operator set others. The same figures are sent as the RateLimit-Policy and RateLimit headers (draft-ietf-httpapi-ratelimit-headers-11), and a refusal carries Retry-After. */
         RateLimit: {
             /** @description Requests allowed in the window of the bucket this call fell in (heavy or read), for this partner key or, without a key, this client IP. */
             limit: number;
@@ -1004,12 +1084,12 @@ export interface components {
             rateLimit?: components["schemas"]["RateLimit"];
         };
         /** @description The machine-readable error codes and the HTTP status each is answered with (x-http-status). */
-        ErrorCode: "INVALID_PARAMS" | "VALIDATION_ERROR" | "INVALID_BODY" | "SLIPPAGE_ERROR" | "PARTNER_FEE_EXCEEDS_MAX" | "PARTNER_WALLET_NOT_REGISTERED" | "ECOSYSTEM_NOT_CONFIGURED" | "UNAUTHORIZED" | "NO_ROUTE_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT" | "TRANSACTION_BUILD_FAILED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "RPC_FAILURE" | "UPSTREAM_MAINTENANCE" | "SERVICE_UNAVAILABLE" | "TIMEOUT" | "UPSTREAM_TIMEOUT";
+        ErrorCode: "INVALID_PARAMS" | "VALIDATION_ERROR" | "INVALID_BODY" | "SLIPPAGE_ERROR" | "PARTNER_FEE_EXCEEDS_MAX" | "PARTNER_WALLET_NOT_REGISTERED" | "ECOSYSTEM_NOT_CONFIGURED" | "UNAUTHORIZED" | "NO_ROUTE_FOUND" | "PRICE_CHANGED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT" | "TRANSACTION_BUILD_FAILED" | "INTERNAL_ERROR" | "UPSTREAM_ERROR" | "RPC_FAILURE" | "UPSTREAM_MAINTENANCE" | "SERVICE_UNAVAILABLE" | "TIMEOUT" | "UPSTREAM_TIMEOUT";
         Error: {
             code: components["schemas"]["ErrorCode"];
             /** @description Human-readable text; not for parsing. */
             message: string;
-            /** @description Extra context: param (the offending parameter), field (the offending body field), value, reason, allowed, and the like. Absent when there is none; an empty object on RATE_LIMIT. */
+            /** @description Extra context: param (the offending parameter), params (the parameters of a pair that conflicts: fromAmount and toAmount), field (the offending body field), value, reason, allowed, and the like. Absent when there is none; an empty object on RATE_LIMIT. */
             details?: {
                 [key: string]: unknown;
             };
@@ -1225,11 +1305,15 @@ export interface components {
                 toChainId: number;
                 fromToken: components["schemas"]["ActionToken"];
                 toToken: components["schemas"]["ActionToken"];
-                /** @description Base units, as asked. */
+                /** @description Base units: as asked, or on an exact-output quote the input this route needs. */
                 fromAmount: string;
+                /** @description An exact-output quote's toAmount, as asked: estimate.toAmountMin is at least this. Absent on a quote for a given fromAmount. */
+                toAmount?: string;
                 fromAddress: string;
                 /** @description The recipient; fromAddress on a dry quote. */
                 toAddress: string;
+                /** @description The refund address the quote was asked with (refundTo); absent when refunds go to fromAddress. */
+                refundTo?: string;
                 /** @description Slippage tolerance as a fraction (0.005 = 0.5%). */
                 slippage: number;
             };
@@ -1288,11 +1372,15 @@ export interface components {
                 toChainId: number;
                 fromToken: components["schemas"]["ActionToken"];
                 toToken: components["schemas"]["ActionToken"];
-                /** @description Base units, as asked. */
+                /** @description Base units: as asked, or on an exact-output quote the input this route needs. */
                 fromAmount: string;
+                /** @description An exact-output quote's toAmount, as asked: estimate.toAmountMin is at least this. Absent on a quote for a given fromAmount. */
+                toAmount?: string;
                 fromAddress: string;
                 /** @description The recipient; fromAddress on a dry quote. */
                 toAddress: string;
+                /** @description The refund address the quote was asked with (refundTo); absent when refunds go to fromAddress. */
+                refundTo?: string;
                 /** @description Slippage tolerance as a fraction (0.005 = 0.5%). */
                 slippage: number;
             };
@@ -1554,10 +1642,12 @@ export interface components {
             /** @description Milliseconds from the race's start to the leg's answer, to the microsecond; for a timed_out leg the time it was waited for (the race's length); 0 for a skipped one. */
             ms: number;
             /**
-             * @description won: its route is the answer (GET /v1/routes: the route ranked first under the request's order); answered: a route that did not win; no_route: the tool has no route; failed: an error, or a route that could not be built; timed_out: no answer when the race ended, and the leg was cancelled; skipped: not sent, the tool's breaker being open (see GET /v1/tools status).
+             * @description won: its route is the answer (GET /v1/routes: the route ranked first under the request's order); answered: a route that did not win; no_route: the tool has no route; failed: an error, or a route that could not be built; timed_out: no answer when the race ended, and the leg was cancelled; skipped: not sent, the tool's breaker being open (see GET /v1/tools status). unsupported: not sent, its provider cannot quote the request as asked (an exact output it cannot size, a refund address it cannot pay refunds to); reason says why.
              * @enum {string}
              */
-            outcome: "won" | "answered" | "no_route" | "failed" | "timed_out" | "skipped";
+            outcome: "won" | "answered" | "no_route" | "failed" | "timed_out" | "skipped" | "unsupported";
+            /** @description Why an unsupported leg was left out of the race; only on outcome unsupported. */
+            reason?: string;
         };
         /** @description The registration of a confirmed step 1 of a multi-step quote: exactly these six fields. In a quote's afterStep1.body the unknown txHash and signature are placeholders. */
         RegisterBody: {
@@ -1605,6 +1695,10 @@ export interface components {
             tool?: string;
             fromAddress?: string;
             toAddress?: string;
+            /** @description The quote's refund address on the source chain, when it named one (refundTo); refunds go to fromAddress otherwise. */
+            refundTo?: string;
+            /** @description Where the input went back once the swap (DONE, REFUNDED) was refunded: the quote's refundTo, or its fromAddress without one. Absent until then. */
+            refundedTo?: string;
             sending?: components["schemas"]["SwapLeg"];
             receiving?: components["schemas"]["SwapLeg"];
         };
@@ -1618,6 +1712,8 @@ export interface components {
              * @enum {string}
              */
             depositMode?: "SIMPLE" | "MEMO";
+            /** @description Without txHash the quoted route is priced again before the answer (same provider and tool, same amounts); if its output fell by more than this many basis points of the quoted toAmount, the answer is 409 PRICE_CHANGED with a new quote. Default 50 (0.5%); 0 refuses any fall; 10000 accepts any price, and is the only value that proceeds (without priceCheck) when the route cannot be priced again, which otherwise answers 503 SERVICE_UNAVAILABLE with details.reason PRICE_CHECK_FAILED. Anything but an integer from 0 to 10000 is INVALID_PARAMS naming maxPriceDriftBps. */
+            maxPriceDriftBps?: number;
         };
         /** @description What the wallet does next for the quote; with txHash, the swap's status as tracking starts. */
         ExecuteResult: {
@@ -1673,6 +1769,15 @@ export interface components {
                  * @description Unix seconds.
                  */
                 deadline: number;
+                /** @description Where a deposit that cannot be swapped goes back (and an exact-output deposit's excess, live): the quote's refundTo; absent when that is fromAddress. */
+                refundTo?: string;
+            };
+            /** @description Set when the route was priced again (an execute without txHash) and its price held within maxPriceDriftBps. */
+            priceCheck?: {
+                /** @description What the same route delivers now, in base units of the destination token. */
+                currentToAmount: string;
+                /** @description How far currentToAmount is below the quoted toAmount, in basis points of it: positive when the price moved against the quote (rounded up), negative when it improved. */
+                driftBps: number;
             };
             status?: components["schemas"]["SwapStatus"];
         };
@@ -1701,6 +1806,10 @@ export interface components {
              * @description Unix seconds.
              */
             updatedAt?: number;
+            /** @description The quote's refund address on the source chain, when it named one (refundTo); refunds go to fromAddress otherwise. */
+            refundTo?: string;
+            /** @description Where the input went back once the deposit (REFUNDED) was refunded: the quote's refundTo, or its fromAddress without one. Absent until then. */
+            refundedTo?: string;
             swapDetails?: {
                 /** @description Base units. */
                 amountIn: string;
@@ -2324,6 +2433,8 @@ export interface components {
             tool: string;
             /** @description Seconds from tracking start to the end; 0 before. */
             executionDuration: number;
+            /** @description On a swap that ended refunded (status DONE, the input paid back on the source chain): where it went, the quote's refundTo or its fromAddress. Absent otherwise. */
+            refundedTo?: string;
             /** @description True on a test delivery only. */
             test?: boolean;
         };
@@ -2362,6 +2473,8 @@ export interface components {
              */
             status: "PENDING_DEPOSIT" | "KNOWN_DEPOSIT_TX" | "INCOMPLETE_DEPOSIT" | "PROCESSING" | "SUCCESS" | "REFUNDED" | "FAILED";
             reason?: string;
+            /** @description On a REFUNDED deposit: where it went back, the quote's refundTo or its fromAddress. Absent otherwise. */
+            refundedTo?: string;
         };
         /**
          * Multi-step deposit
@@ -2465,12 +2578,86 @@ export interface components {
             timestamp: number;
             data: components["schemas"]["OnrampEventData"];
         };
+        /** @description Requests of one bucket in one hour. */
+        PartnerUsageCount: {
+            /** @description Requests that passed the rate limit. */
+            admitted: number;
+            /** @description Requests refused with RATE_LIMIT. */
+            refused: number;
+        };
+        /** @description The caller's quotas now and its last 24 hours of requests. */
+        PartnerUsage: {
+            partnerId: string;
+            /**
+             * @description The length of a rate-limit window.
+             * @constant
+             */
+            windowSeconds: 60;
+            /** @description Each bucket's current window, heavy then read. The read bucket's used already counts this request. */
+            buckets: {
+                /** @enum {string} */
+                bucket: "heavy" | "read";
+                /** @description Requests allowed per window. */
+                limit: number;
+                /** @description Requests admitted in the current window. */
+                used: number;
+                /** @description Requests left in the current window. */
+                remaining: number;
+                /**
+                 * Format: int64
+                 * @description Unix seconds when the current window ends; with no window open, when one opened now would.
+                 */
+                reset: number;
+            }[];
+            /** @description The last 24 hours (UTC), oldest first, the current hour last: requests admitted and refused per bucket. Counts reach the store every few seconds from every node serving the partner; this node's not yet stored are included, another node's appear within its flush interval. They survive restarts. */
+            hours: {
+                /**
+                 * Format: int64
+                 * @description Unix seconds of the hour's start.
+                 */
+                hour: number;
+                heavy: components["schemas"]["PartnerUsageCount"];
+                read: components["schemas"]["PartnerUsageCount"];
+            }[];
+        };
+        /** @description The followed status, in the data shape of its polled endpoint: GET /v1/status (txHash), GET /v1/execute/deposit/status (depositAddress) or GET /v1/onramp/status (orderUid). The first is sent at once, then one each time the data changes. */
+        StatusStreamStatusEvent: {
+            /** @constant */
+            event: "status";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
+        /** @description The status could not be read any more (the store failed repeatedly): the envelope's error object, SERVICE_UNAVAILABLE or INTERNAL_ERROR. done follows. */
+        StatusStreamErrorEvent: {
+            /** @constant */
+            event: "error";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
+        /** @description The close of a status stream: why it ended, and the meta the envelope of any other answer carries. */
+        StatusStreamDone: {
+            /**
+             * @description terminal: the last status event is final (swap DONE or FAILED; deposit SUCCESS, REFUNDED or FAILED; order COMPLETED, FAILED, REFUNDED or EXPIRED). horizon: tracking gave up or the stream reached its horizon (see the operation). shutdown: the server is stopping; open the stream again. error: after an error event.
+             * @enum {string}
+             */
+            reason: "terminal" | "horizon" | "shutdown" | "error";
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description The last event of every status stream. */
+        StatusStreamDoneEvent: {
+            /** @constant */
+            event: "done";
+            /** @description One line of JSON, its schema the contentSchema. */
+            data: string;
+        };
     };
     responses: {
         /** @description Bad request: the error envelope with code INVALID_PARAMS, VALIDATION_ERROR, INVALID_BODY, SLIPPAGE_ERROR, PARTNER_FEE_EXCEEDS_MAX, PARTNER_WALLET_NOT_REGISTERED, ECOSYSTEM_NOT_CONFIGURED. */
         Error400: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2486,6 +2673,8 @@ export interface components {
         Error401: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2501,6 +2690,8 @@ export interface components {
         Error404: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2516,6 +2707,8 @@ export interface components {
         Error405: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2527,10 +2720,42 @@ export interface components {
                 };
             };
         };
-        /** @description Rate limit exceeded: the error envelope with code RATE_LIMIT. */
+        /** @description Conflict: the error envelope with code PRICE_CHANGED. */
+        Error409: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error?: {
+                        /** @enum {unknown} */
+                        code?: "PRICE_CHANGED";
+                        details: {
+                            /** @description The quote's toAmount, in base units of the destination token. */
+                            quotedToAmount: string;
+                            /** @description What the same route delivers now, in base units. */
+                            currentToAmount: string;
+                            /** @description How far currentToAmount is below quotedToAmount, in basis points of quotedToAmount (rounded up); above maxPriceDriftBps here. */
+                            driftBps: number;
+                            /** @description A quote issued at the current price, on the same route, for 60 seconds: POST /v1/execute it instead (its own price is checked again), or quote again. */
+                            newQuoteId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** @description Rate limit exceeded: the error envelope with code RATE_LIMIT, with Retry-After (seconds until the window resets) and the RateLimit headers of the refused bucket (r=0). */
         Error429: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description The quota policy this request counted against, as draft-ietf-httpapi-ratelimit-headers-11 writes it (a Structured Fields list, RFC 9651): the bucket's name, q its quota (requests per window) and w the window in seconds, e.g. "heavy";q=2000;w=60. Sent on every answer of a request that counted against a bucket (the same decision as meta.rateLimit), refusals and streams included; absent where nothing was counted (GET /v1/ping without a key, the probes). */
+                "RateLimit-Policy": string;
+                /** @description What is left of the policy in RateLimit-Policy, as draft-ietf-httpapi-ratelimit-headers-11 writes it: r the requests remaining in the current window and t the seconds until it resets, e.g. "heavy";r=1999;t=37. The same figures as meta.rateLimit (t is reset minus the answer's timestamp). */
+                RateLimit: string;
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -2546,6 +2771,8 @@ export interface components {
         Error500: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2561,6 +2788,8 @@ export interface components {
         Error502: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2576,6 +2805,8 @@ export interface components {
         Error503: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2591,6 +2822,8 @@ export interface components {
         Error504: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -2606,6 +2839,10 @@ export interface components {
     parameters: {
         /** @description Makes a retry safe: the same key and request within 24 hours get the first answer again instead of acting twice. */
         IdempotencyKey: string;
+        /** @description Sandbox mode only: a scripted outcome for this quote and everything that follows from it (execute, status, tracking, webhooks), kept with the quote. refund: the bridge fails and the input is refunded (DONE/REFUNDED; an intents deposit REFUNDED); partial: half filled, the rest refunded (DONE/PARTIAL); slow: the bridge takes 10 times its quoted time; stuck: never delivered, tracking gives up (PENDING/UNKNOWN_ERROR); source-revert: the transaction reverts on the source chain (FAILED/SLIPPAGE_EXCEEDED); no-route: 404 NO_ROUTE_FOUND; upstream-error and upstream-rate-limited: 502 UPSTREAM_ERROR; price-drift: at execute the price has moved 100 bps, past the default maxPriceDriftBps (409 PRICE_CHANGED); incomplete-deposit: an intents deposit is INCOMPLETE_DEPOSIT, then refunded. A scenario that cannot play on a route (an intents-only one on the aggregator, a bridge's on a swap within one chain) leaves that route out, with its reason in the failure. Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+        SandboxScenario: "refund" | "partial" | "slow" | "stuck" | "source-revert" | "no-route" | "upstream-error" | "upstream-rate-limited" | "price-drift" | "incomplete-deposit";
+        /** @description Sandbox mode only: a scripted outcome for the order, kept with it, played a step after the checkout without the buyer. payment-failed: FAILED (onramp.failed); refunded: PAYMENT_RECEIVED then REFUNDED (onramp.payment_received, onramp.refunded); expired: the checkout expires unpaid a step after it opened (EXPIRED, no event). Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+        SandboxOnrampScenario: "payment-failed" | "refunded" | "expired";
     };
     requestBodies: never;
     headers: {
@@ -2613,6 +2850,12 @@ export interface components {
         "X-Request-Id": string;
         /** @description true on an answer replayed for a repeated Idempotency-Key. */
         "Idempotent-Replayed": "true";
+        /** @description The quota policy this request counted against, as draft-ietf-httpapi-ratelimit-headers-11 writes it (a Structured Fields list, RFC 9651): the bucket's name, q its quota (requests per window) and w the window in seconds, e.g. "heavy";q=2000;w=60. Sent on every answer of a request that counted against a bucket (the same decision as meta.rateLimit), refusals and streams included; absent where nothing was counted (GET /v1/ping without a key, the probes). */
+        "RateLimit-Policy": string;
+        /** @description What is left of the policy in RateLimit-Policy, as draft-ietf-httpapi-ratelimit-headers-11 writes it: r the requests remaining in the current window and t the seconds until it resets, e.g. "heavy";r=1999;t=37. The same figures as meta.rateLimit (t is reset minus the answer's timestamp). */
+        RateLimit: string;
+        /** @description Seconds until the refused request's window resets (RFC 9110, section 10.2.3), at least 1: retrying sooner is refused again. */
+        "Retry-After": string;
     };
     pathItems: never;
 }
@@ -2692,6 +2935,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2711,6 +2956,13 @@ export interface operations {
                              * @enum {string}
                              */
                             mode: "sandbox" | "live";
+                            /** @description Present when the node runs in a cluster (`--cluster-name`): the cluster's name, this node's cluster address and the addresses of the members it sees now, sorted. */
+                            cluster?: {
+                                name: string;
+                                /** @description This node's cluster address, host:port. */
+                                self: string;
+                                members: string[];
+                            };
                         };
                         error: null;
                         meta: components["schemas"]["Meta"];
@@ -2735,6 +2987,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2763,6 +3017,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2804,6 +3060,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2847,6 +3105,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2878,6 +3138,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2911,6 +3173,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2940,12 +3204,16 @@ export interface operations {
                 fromToken: string;
                 /** @description Destination token address; the zero address or native for the native coin. */
                 toToken: string;
-                /** @description Amount in base units (wei, lamports, ...), as a decimal string. */
-                fromAmount: string;
+                /** @description Amount to send in base units (wei, lamports, ...), as a decimal string. Give fromAmount or toAmount (an exact-output quote), exactly one of the two. */
+                fromAmount?: string;
+                /** @description An exact-output quote: the amount to receive, in base units of toToken, as a decimal string, instead of fromAmount (exactly one of the two; both or neither is 400 INVALID_PARAMS with details.params [fromAmount, toAmount]). The answer is the route that delivers at least toAmount after every fee (tool fees, the partner fee) and the slippage, so that estimate.toAmountMin >= toAmount, with the fromAmount it needs (action.fromAmount and estimate.fromAmount; action.toAmount echoes the request). Each provider sizes its own input: the sandbox market by search over its pricing, verified; pulseroute's direct routes exactly (a swap on PulseX after the bridge read backwards with getAmountsIn); live, LI.FI's GET /v1/quote/toAmount and 1Click's EXACT_OUTPUT. A provider that cannot size the input (pulseroute's multi-step routes and swaps within chain 369) is left out of the race: data.timing shows its leg as unsupported with the reason, and details.reasons of a NO_ROUTE_FOUND give EXACT_OUTPUT_UNSUPPORTED. */
+                toAmount?: string;
                 /** @description Sender on the source chain, validated with the chain's codec (EIP-55 for mixed-case EVM addresses). */
                 fromAddress: string;
                 /** @description Recipient on the destination chain. Without it the quote is dry (isDryQuote true) and computed with fromAddress as the recipient; where fromAddress cannot receive on the destination chain the quote is indicative and carries no transaction. */
                 toAddress?: string;
+                /** @description Where a refund goes: an address on the source chain, validated with its codec (400 INVALID_PARAMS naming refundTo otherwise). Without it refunds go to fromAddress. It is carried by the quote into its swap or intents deposit: a sandbox bridge that fails and a sandbox intents deposit that is refunded pay the input back to it, 1Click is sent it as refundTo (where it also returns an exact-output deposit's excess), and the status and deposit answers show it (refundTo) and, once refunded, where the refund went (refundedTo). LI.FI takes no refund address (its refunds go to the sender), so a refundTo other than fromAddress leaves the live aggregator out of the race (unsupported, REFUND_TO_UNSUPPORTED). pulseroute records it; none of its routes refunds on the source chain. */
+                refundTo?: string;
                 /** @description Below 1 a fraction (0.005 = 0.5%), from 1 on basis points (50 = 0.5%); default 0.5%, at most 5,000 bps. */
                 slippage?: string;
                 /** @description Comma-separated tool keys to consider; default all. */
@@ -2965,7 +3233,10 @@ export interface operations {
                 /** @description Timing strategy: every this many milliseconds after minWaitMs, one result fewer is expected (never fewer than one); 0 never lowers it; from 0 to maxWaitMs. Default: the server's (0). */
                 reduceEveryMs?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Sandbox mode only: a scripted outcome for this quote and everything that follows from it (execute, status, tracking, webhooks), kept with the quote. refund: the bridge fails and the input is refunded (DONE/REFUNDED; an intents deposit REFUNDED); partial: half filled, the rest refunded (DONE/PARTIAL); slow: the bridge takes 10 times its quoted time; stuck: never delivered, tracking gives up (PENDING/UNKNOWN_ERROR); source-revert: the transaction reverts on the source chain (FAILED/SLIPPAGE_EXCEEDED); no-route: 404 NO_ROUTE_FOUND; upstream-error and upstream-rate-limited: 502 UPSTREAM_ERROR; price-drift: at execute the price has moved 100 bps, past the default maxPriceDriftBps (409 PRICE_CHANGED); incomplete-deposit: an intents deposit is INCOMPLETE_DEPOSIT, then refunded. A scenario that cannot play on a route (an intents-only one on the aggregator, a bridge's on a swap within one chain) leaves that route out, with its reason in the failure. Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+                "X-Sandbox-Scenario"?: components["parameters"]["SandboxScenario"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2975,6 +3246,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3006,12 +3279,16 @@ export interface operations {
                 fromToken: string;
                 /** @description Destination token address; the zero address or native for the native coin. */
                 toToken: string;
-                /** @description Amount in base units (wei, lamports, ...), as a decimal string. */
-                fromAmount: string;
+                /** @description Amount to send in base units (wei, lamports, ...), as a decimal string. Give fromAmount or toAmount (an exact-output quote), exactly one of the two. */
+                fromAmount?: string;
+                /** @description An exact-output quote: the amount to receive, in base units of toToken, as a decimal string, instead of fromAmount (exactly one of the two; both or neither is 400 INVALID_PARAMS with details.params [fromAmount, toAmount]). The answer is the route that delivers at least toAmount after every fee (tool fees, the partner fee) and the slippage, so that estimate.toAmountMin >= toAmount, with the fromAmount it needs (action.fromAmount and estimate.fromAmount; action.toAmount echoes the request). Each provider sizes its own input: the sandbox market by search over its pricing, verified; pulseroute's direct routes exactly (a swap on PulseX after the bridge read backwards with getAmountsIn); live, LI.FI's GET /v1/quote/toAmount and 1Click's EXACT_OUTPUT. A provider that cannot size the input (pulseroute's multi-step routes and swaps within chain 369) is left out of the race: data.timing shows its leg as unsupported with the reason, and details.reasons of a NO_ROUTE_FOUND give EXACT_OUTPUT_UNSUPPORTED. */
+                toAmount?: string;
                 /** @description Sender on the source chain, validated with the chain's codec (EIP-55 for mixed-case EVM addresses). */
                 fromAddress: string;
                 /** @description Recipient on the destination chain. Without it the quote is dry (isDryQuote true) and computed with fromAddress as the recipient; where fromAddress cannot receive on the destination chain the quote is indicative and carries no transaction. */
                 toAddress?: string;
+                /** @description Where a refund goes: an address on the source chain, validated with its codec (400 INVALID_PARAMS naming refundTo otherwise). Without it refunds go to fromAddress. It is carried by the quote into its swap or intents deposit: a sandbox bridge that fails and a sandbox intents deposit that is refunded pay the input back to it, 1Click is sent it as refundTo (where it also returns an exact-output deposit's excess), and the status and deposit answers show it (refundTo) and, once refunded, where the refund went (refundedTo). LI.FI takes no refund address (its refunds go to the sender), so a refundTo other than fromAddress leaves the live aggregator out of the race (unsupported, REFUND_TO_UNSUPPORTED). pulseroute records it; none of its routes refunds on the source chain. */
+                refundTo?: string;
                 /** @description Below 1 a fraction (0.005 = 0.5%), from 1 on basis points (50 = 0.5%); default 0.5%, at most 5,000 bps. */
                 slippage?: string;
                 /** @description Comma-separated tool keys to consider; default all. */
@@ -3031,7 +3308,10 @@ export interface operations {
                 /** @description Timing strategy: every this many milliseconds after minWaitMs, one result fewer is expected (never fewer than one); 0 never lowers it; from 0 to maxWaitMs. Default: the server's (0). */
                 reduceEveryMs?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Sandbox mode only: a scripted outcome for this quote and everything that follows from it (execute, status, tracking, webhooks), kept with the quote. refund: the bridge fails and the input is refunded (DONE/REFUNDED; an intents deposit REFUNDED); partial: half filled, the rest refunded (DONE/PARTIAL); slow: the bridge takes 10 times its quoted time; stuck: never delivered, tracking gives up (PENDING/UNKNOWN_ERROR); source-revert: the transaction reverts on the source chain (FAILED/SLIPPAGE_EXCEEDED); no-route: 404 NO_ROUTE_FOUND; upstream-error and upstream-rate-limited: 502 UPSTREAM_ERROR; price-drift: at execute the price has moved 100 bps, past the default maxPriceDriftBps (409 PRICE_CHANGED); incomplete-deposit: an intents deposit is INCOMPLETE_DEPOSIT, then refunded. A scenario that cannot play on a route (an intents-only one on the aggregator, a bridge's on a swap within one chain) leaves that route out, with its reason in the failure. Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+                "X-Sandbox-Scenario"?: components["parameters"]["SandboxScenario"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3043,6 +3323,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description no-cache: a stream is never cached. */
                     "Cache-Control": "no-cache";
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3066,12 +3348,16 @@ export interface operations {
                 fromToken: string;
                 /** @description Destination token address; the zero address or native for the native coin. */
                 toToken: string;
-                /** @description Amount in base units (wei, lamports, ...), as a decimal string. */
-                fromAmount: string;
+                /** @description Amount to send in base units (wei, lamports, ...), as a decimal string. Give fromAmount or toAmount (an exact-output quote), exactly one of the two. */
+                fromAmount?: string;
+                /** @description An exact-output quote: the amount to receive, in base units of toToken, as a decimal string, instead of fromAmount (exactly one of the two; both or neither is 400 INVALID_PARAMS with details.params [fromAmount, toAmount]). The answer is the route that delivers at least toAmount after every fee (tool fees, the partner fee) and the slippage, so that estimate.toAmountMin >= toAmount, with the fromAmount it needs (action.fromAmount and estimate.fromAmount; action.toAmount echoes the request). Each provider sizes its own input: the sandbox market by search over its pricing, verified; pulseroute's direct routes exactly (a swap on PulseX after the bridge read backwards with getAmountsIn); live, LI.FI's GET /v1/quote/toAmount and 1Click's EXACT_OUTPUT. A provider that cannot size the input (pulseroute's multi-step routes and swaps within chain 369) is left out of the race: data.timing shows its leg as unsupported with the reason, and details.reasons of a NO_ROUTE_FOUND give EXACT_OUTPUT_UNSUPPORTED. */
+                toAmount?: string;
                 /** @description Sender on the source chain, validated with the chain's codec (EIP-55 for mixed-case EVM addresses). */
                 fromAddress: string;
                 /** @description Recipient on the destination chain. Without it the quote is dry (isDryQuote true) and computed with fromAddress as the recipient; where fromAddress cannot receive on the destination chain the quote is indicative and carries no transaction. */
                 toAddress?: string;
+                /** @description Where a refund goes: an address on the source chain, validated with its codec (400 INVALID_PARAMS naming refundTo otherwise). Without it refunds go to fromAddress. It is carried by the quote into its swap or intents deposit: a sandbox bridge that fails and a sandbox intents deposit that is refunded pay the input back to it, 1Click is sent it as refundTo (where it also returns an exact-output deposit's excess), and the status and deposit answers show it (refundTo) and, once refunded, where the refund went (refundedTo). LI.FI takes no refund address (its refunds go to the sender), so a refundTo other than fromAddress leaves the live aggregator out of the race (unsupported, REFUND_TO_UNSUPPORTED). pulseroute records it; none of its routes refunds on the source chain. */
+                refundTo?: string;
                 /** @description Below 1 a fraction (0.005 = 0.5%), from 1 on basis points (50 = 0.5%); default 0.5%, at most 5,000 bps. */
                 slippage?: string;
                 /** @description Comma-separated tool keys to consider; default all. */
@@ -3093,7 +3379,10 @@ export interface operations {
                 /** @description Sort order; default the order parameter's. */
                 sortBy?: "output" | "speed" | "gas";
             };
-            header?: never;
+            header?: {
+                /** @description Sandbox mode only: a scripted outcome for this quote and everything that follows from it (execute, status, tracking, webhooks), kept with the quote. refund: the bridge fails and the input is refunded (DONE/REFUNDED; an intents deposit REFUNDED); partial: half filled, the rest refunded (DONE/PARTIAL); slow: the bridge takes 10 times its quoted time; stuck: never delivered, tracking gives up (PENDING/UNKNOWN_ERROR); source-revert: the transaction reverts on the source chain (FAILED/SLIPPAGE_EXCEEDED); no-route: 404 NO_ROUTE_FOUND; upstream-error and upstream-rate-limited: 502 UPSTREAM_ERROR; price-drift: at execute the price has moved 100 bps, past the default maxPriceDriftBps (409 PRICE_CHANGED); incomplete-deposit: an intents deposit is INCOMPLETE_DEPOSIT, then refunded. A scenario that cannot play on a route (an intents-only one on the aggregator, a bridge's on a swap within one chain) leaves that route out, with its reason in the failure. Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+                "X-Sandbox-Scenario"?: components["parameters"]["SandboxScenario"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3103,6 +3392,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3148,6 +3439,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3160,6 +3453,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -3181,6 +3475,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3193,6 +3489,45 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    statusStream: {
+        parameters: {
+            query?: {
+                /** @description A swap's source transaction, 0x and 64 hex digits, as on GET /v1/status. */
+                txHash?: string;
+                /** @description An intents quote's deposit address, as on GET /v1/execute/deposit/status. */
+                depositAddress?: string;
+                /** @description The deposit memo, in MEMO mode; only with depositAddress. */
+                depositMemo?: string;
+                /** @description An on-ramp order, as on GET /v1/onramp/status. */
+                orderUid?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream (text/event-stream, UTF-8; the connection closes after done). Each item of the schema is one event as sent: event: <name>, one data: line of JSON, a blank line. Order: status (one or more), then error (only when the status cannot be read any more), then done. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description no-cache: a stream is never cached. */
+                    "Cache-Control": "no-cache";
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": (components["schemas"]["StatusStreamStatusEvent"] | components["schemas"]["StatusStreamErrorEvent"] | components["schemas"]["StatusStreamDoneEvent"])[];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };
@@ -3218,6 +3553,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3253,6 +3590,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3291,6 +3630,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3325,6 +3666,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3360,6 +3703,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3400,6 +3745,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3439,6 +3786,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3473,11 +3822,59 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         data: components["schemas"]["SandboxTransaction"];
+                        error: null;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    sandboxMailbox: {
+        parameters: {
+            query: {
+                /** @description The address whose mail to list (one address, at most 254 bytes; compared without case). */
+                email: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            email: string;
+                            messages: {
+                                to: string;
+                                subject: string;
+                                /** @description The plain-text body. */
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 with milliseconds.
+                                 */
+                                sentAt: string;
+                            }[];
+                        };
                         error: null;
                         meta: components["schemas"]["Meta"];
                     };
@@ -3507,6 +3904,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3531,6 +3930,8 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe: the same key and request within 24 hours get the first answer again instead of acting twice. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox mode only: a scripted outcome for the order, kept with it, played a step after the checkout without the buyer. payment-failed: FAILED (onramp.failed); refunded: PAYMENT_RECEIVED then REFUNDED (onramp.payment_received, onramp.refunded); expired: the checkout expires unpaid a step after it opened (EXPIRED, no event). Another value is INVALID_PARAMS listing the allowed ones (details.allowed); in live mode the header is INVALID_PARAMS. */
+                "X-Sandbox-Scenario"?: components["parameters"]["SandboxOnrampScenario"];
             };
             path?: never;
             cookie?: never;
@@ -3546,6 +3947,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3580,6 +3983,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3610,6 +4015,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3642,6 +4049,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3674,6 +4083,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3689,6 +4100,37 @@ export interface operations {
             500: components["responses"]["Error500"];
         };
     };
+    partnerUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PartnerUsage"];
+                        error: null;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
     feeWallets: {
         parameters: {
             query?: never;
@@ -3702,6 +4144,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3737,6 +4181,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3773,6 +4219,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3808,6 +4256,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3841,6 +4291,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3881,6 +4333,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3910,6 +4364,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3948,6 +4404,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3980,6 +4438,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4016,6 +4476,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4054,6 +4516,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4068,6 +4532,50 @@ export interface operations {
                     };
                 };
             };
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook id. */
+                id: string;
+                /** @description The delivery id (the X-Service-Delivery header of its attempts). */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Owed again, or left as it was (resent false). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            deliveryId: string;
+                            /**
+                             * @description The delivery's state after the call: pending once owed again.
+                             * @enum {string}
+                             */
+                            state: "pending" | "delivered" | "retrying" | "dead";
+                            /** @description Whether this call owed an attempt. */
+                            resent: boolean;
+                        };
+                        error: null;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];

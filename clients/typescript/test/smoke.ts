@@ -2,7 +2,8 @@
 // Swapgate in sandbox mode, every API call through the typed client
 // (src/client.ts over the generated src/schema.d.ts). It upserts a fee
 // wallet, registers a webhook, quotes with a fee, plays the wallet on the
-// sandbox chain, executes the swap and follows it to DONE with its webhooks
+// sandbox chain, executes the swap and follows it to DONE (pushed by the
+// status stream, then polled) with its webhooks
 // delivered, then prices an on-ramp purchase and opens its checkout. Every
 // answer's values are checked, not only its type; the first failure ends
 // the run with exit status 1.
@@ -17,7 +18,15 @@
 import assert from "node:assert/strict";
 import process from "node:process";
 
-import { createSwapgateClient, SwapgateError, unwrap, type Schemas, type SwapgateClient } from "../src/client.js";
+import {
+  createSwapgateClient,
+  streamStatus,
+  SwapgateError,
+  unwrap,
+  type Schemas,
+  type StatusStreamEvent,
+  type SwapgateClient,
+} from "../src/client.js";
 
 // The sandbox's own examples (README: Playing the wallet): USDC from
 // Arbitrum to Base, the wallet every sandbox address starts funded as.
@@ -231,6 +240,17 @@ async function main(): Promise<void> {
   assert.equal(executed.status.status, "PENDING");
   assert.equal(executed.status.transactionId, q.id);
   assert.equal(executed.status.sending?.txHash, sent.txHash);
+  // The same swap pushed: the status stream from PENDING to DONE, then done.
+  const events: StatusStreamEvent[] = [];
+  for await (const ev of streamStatus({ baseUrl, apiKey, signal: AbortSignal.timeout(60_000) }, { txHash: sent.txHash })) {
+    events.push(ev);
+  }
+  const end = events.at(-1);
+  assert.ok(end?.event === "done", `the stream ended with ${JSON.stringify(end)}`);
+  assert.equal(end.data.reason, "terminal");
+  const pushed = events.filter((ev) => ev.event === "status").map((ev) => ev.data as Schemas["SwapStatus"]);
+  assert.equal(pushed.at(-1)?.status, "DONE", `statuses ${JSON.stringify(pushed)}`);
+  step("status stream", pushed.map((st) => `${st.status}/${st.substatus ?? ""}`).join(" → "));
   const done = await until("the swap is DONE", 60_000, async () => {
     const s = await unwrap(partner.GET("/v1/status", { params: { query: { txHash: sent.txHash } } }));
     assert.notEqual(s.status, "FAILED", `the swap failed: ${s.substatus ?? ""} ${s.substatusMessage ?? ""}`);

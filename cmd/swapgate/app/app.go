@@ -122,6 +122,12 @@ type Config struct {
 	// SwapSchedule is how tracked swaps are polled (zero: the default,
 	// first after 2 s, backing off to once a minute, for 6 hours).
 	SwapSchedule swap.Schedule
+	// UsageFlushInterval is how often the edge adds partners' hourly
+	// usage counts to the store (zero: edge.DefaultUsageFlushInterval).
+	UsageFlushInterval time.Duration
+	// StatusStream tunes GET /v1/status/stream (zero fields: the edge's
+	// defaults; its horizon is always SwapSchedule's).
+	StatusStream edge.StatusStreamConfig
 	// SandboxBridgeScale multiplies the quoted duration of a sandbox
 	// bridge (0 delivers at the first poll; a multi-step deposit's bridge
 	// to 369 takes the scale times a minute). SandboxBridgeFailureRate is
@@ -152,6 +158,10 @@ type Config struct {
 	// OnrampLookupInterval paces live mode's lookups of open orders at the
 	// provider (zero: onrampdesk.DefaultLookupInterval).
 	OnrampLookupInterval time.Duration
+	// SMTPURL (smtp://[user:password@]host[:port]) and SMTPFrom send the
+	// partner portal's sign-in codes; without SMTPURL, sandbox mode keeps
+	// them in the sandbox mailbox and live mode serves no portal.
+	SMTPURL, SMTPFrom string
 	// PublicURL is the service's address as users' browsers reach it, the
 	// base of on-ramp checkout URLs; empty means http:// and the address
 	// the edge listens on.
@@ -245,6 +255,10 @@ type App struct {
 	ln       net.Listener
 	served   chan error
 	stopped  atomic.Bool
+
+	// sandbox is the sandbox chains as the service uses them: chains on a
+	// single node, the chain grains' proxy in a cluster (sandbox mode).
+	sandbox sandboxChains
 }
 
 // Start brings the service up and starts serving; it returns once the
@@ -287,16 +301,20 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// Pebble's error reports (a failed flush or compaction, corruption
 	// found in the background) go to the service's log with the rest.
 	if a.store, err = OpenStore(ctx, StoreConfig{URL: cfg.Store, DataDir: cfg.DataDir, Logger: a.log,
-		MemTableSize: cfg.StoreMemTableSize, CacheSize: cfg.StoreCacheSize}); err != nil {
+		MemTableSize: cfg.StoreMemTableSize, CacheSize: cfg.StoreCacheSize, OutboxLease: clusterOutboxLease(cfg), LeaseOnEnqueue: cfg.Cluster.On()}); err != nil {
 		return nil, fmt.Errorf("app: open store: %w", err)
 	}
 	a.sys = actors.NewSystemWithLogger(a.log)
 	if cfg.Cluster.On() {
-		kinds, err := a.clusterKinds()
+		kinds, err := a.clusterKinds(reg)
 		if err != nil {
 			return nil, err
 		}
-		if err := a.startCluster(ctx, kinds); err != nil {
+		partnerKind, err := a.partnerKind()
+		if err != nil {
+			return nil, err
+		}
+		if err := a.startCluster(ctx, append(kinds, partnerKind)); err != nil {
 			return nil, err
 		}
 		cfg.Quote.LedgerStore = a.partners.start(a.node)
@@ -322,17 +340,20 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// One set of contract facts: the quotes send users to these contracts,
 	// and the sandbox chain deploys them there.
 	contracts := pulseroute.DefaultContracts()
-	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.store, cfg.DataDir, metrics, contracts); err != nil {
+	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.store, cfg.DataDir, a.node != nil, metrics, contracts); err != nil {
 		return nil, err
 	}
 	var sandboxChain edge.SandboxChain
-	if cfg.Mode == ModeSandbox {
+	if cfg.Mode == ModeSandbox && a.node != nil {
+		a.sandbox = a.remoteChains(reg)
+		sandboxChain = a.sandbox
+	} else if cfg.Mode == ModeSandbox {
 		started := time.Now()
 		var stats sandboxchain.ReplayStats
 		if a.chains, stats, err = sandboxchain.Start(ctx, reg, a.store, sandboxchain.Options{Contracts: contracts, Logger: a.log}); err != nil {
 			return nil, fmt.Errorf("app: start the sandbox chain: %w", err)
 		}
-		sandboxChain = a.chains
+		a.sandbox, sandboxChain = a.chains, a.chains
 		a.log.Info("sandbox chain ready", slog.Int("chains", len(a.chains.ChainIDs())), slog.Int("replayed", stats.Ops),
 			slog.Int("diverged", stats.Diverged), slog.Duration("took", time.Since(started)))
 	}
@@ -358,6 +379,10 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	ec.TrustedProxies = proxies
 	ec.Mode = cfg.Mode
 	ec.IdempotencyWait, ec.AuthCacheSize = cfg.IdempotencyWait, cfg.AuthCacheSize
+	ec.UsageFlushInterval = cfg.UsageFlushInterval
+	// A status stream outlives no tracking: the trackers' horizon bounds it.
+	ec.StatusStream = cfg.StatusStream
+	ec.StatusStream.Horizon = cfg.SwapSchedule.Horizon
 	// The store keeps registrations and their history; the pool owns the URL
 	// policy it enforces when it dials, and sends test deliveries.
 	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
@@ -369,8 +394,8 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// register endpoint.
 	var bridging tracker.Source
 	var inboundDeposits edge.InboundDeposits
-	if a.chains != nil {
-		ledger := sandboxchain.NewLedger(a.chains, a.store, reg)
+	if a.sandbox != nil {
+		ledger := sandboxchain.NewLedger(a.sandbox, a.store, reg)
 		bridging = sandbox.NewBridging(ledger, sandbox.BridgingConfig{DurationScale: cfg.SandboxBridgeScale,
 			FailureRate: cfg.SandboxBridgeFailureRate}, nil)
 		if a.evidence, err = inbound.DialEvidence(ctx, cfg.EVMRPC, ledger); err != nil {
@@ -380,15 +405,15 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		// A multi-step deposit's bridge to 369 fails at the rate the
 		// sandbox's other bridges do, by the same rule.
 		bridgeFails := func(txHash string) bool { return sandbox.BridgeFails(cfg.SandboxBridgeFailureRate, txHash) }
-		if a.inbound, err = inboundrun.Start(ctx, a.store, chain, a.quotes.quoter, inboundrun.Options{Contracts: contracts,
+		if a.inbound, err = inboundrun.Start(ctx, a.store, chain, a.quotes.quoter, inboundrun.Options{Contracts: contracts, PendingRef: a.quotes.tickets.PendingQuoteByRef,
 			DEX: a.quotes.pulseState, BridgeDelay: time.Duration(cfg.SandboxBridgeScale * float64(time.Minute)),
-			BridgeFails: bridgeFails, Published: a.hooks.Wake, Logger: a.log}); err != nil {
+			BridgeFails: bridgeFails, Published: a.hooks.Wake, Owner: a.inboundOwner(), Logger: a.log}); err != nil {
 			return nil, fmt.Errorf("app: start the inbound runner: %w", err)
 		}
 		inboundDeposits = a.inbound
 		provider := &onramp.Sandbox{Market: a.ref, BaseURL: a.publicURL}
 		if a.onramp, err = onrampdesk.Start(ctx, a.store, onrampdesk.Options{Catalogue: onramp.NewCatalogue(reg), Provider: provider,
-			Delivery: ledger, StepDelay: cfg.SandboxOnrampStep, Published: a.hooks.Wake, Logger: a.log, Now: cfg.Now}); err != nil {
+			Delivery: ledger, StepDelay: cfg.SandboxOnrampStep, Published: a.hooks.Wake, Owner: a.onrampOwner(), Logger: a.log, Now: cfg.Now}); err != nil {
 			return nil, fmt.Errorf("app: start the on-ramp desk: %w", err)
 		}
 	}
@@ -400,26 +425,30 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	if a.tracker, err = tracker.Start(ctx, a.store, tracker.Options{Sources: a.quotes.statusSources, Fallback: bridging,
 		Schedule: cfg.SwapSchedule, Workers: cfg.TrackerWorkers, PollTimeout: cfg.TrackerPollTimeout,
-		Published: a.hooks.Wake, Logger: a.log}); err != nil {
+		Published: a.hooks.Wake, Owner: a.trackerOwner(), Logger: a.log}); err != nil {
 		return nil, fmt.Errorf("app: start swap tracker: %w", err)
 	}
 	var balances edge.BalanceReader
-	if len(cfg.EVMRPC) > 0 || a.chains != nil {
+	if len(cfg.EVMRPC) > 0 || a.sandbox != nil {
 		var fallback evmbalance.Source
-		if a.chains != nil {
-			fallback = a.chains
+		if a.sandbox != nil {
+			fallback = a.sandbox
 		}
 		if balances, err = evmbalance.Dial(ctx, reg, cfg.EVMRPC, fallback); err != nil {
 			return nil, fmt.Errorf("app: %w", err)
 		}
 	}
+	portalSvc, sandboxMail, err := a.portalService(cfg)
+	if err != nil {
+		return nil, err
+	}
 	deps := edge.Deps{
 		Registry: reg, Tools: a.quotes.catalog, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
-		Tickets: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
+		Tickets: a.quotes.quoter, Repricer: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
-		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
-		PublicURL: a.publicURL,
+		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Usage: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	}
 	if err = a.partners.edgeDeps(&deps); err != nil {
 		return nil, err
@@ -489,6 +518,12 @@ func (a *App) Done() <-chan error { return a.served }
 func (a *App) ready() error {
 	if a.stopped.Load() {
 		return errors.New("shutting down")
+	}
+	if a.node != nil && !a.node.InTopology() {
+		// Dropped from the cluster for good (actors/cluster's package
+		// comment): a balancer should stop sending it requests, and an
+		// operator restart it.
+		return fmt.Errorf("not a member of cluster %q: this node is out of its own view of the topology; restart it", a.node.Name())
 	}
 	return a.store.Ping(context.Background())
 }

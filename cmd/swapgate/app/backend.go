@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -45,6 +46,8 @@ type Store interface {
 	inboundrun.Store
 	onrampdesk.Store
 	edge.IdempotencyStore
+	edge.UsageStore
+	edge.PortalStore
 	quoteRefIndex
 	sandboxchain.Store
 	sandboxchain.DeliveryStore
@@ -79,6 +82,12 @@ type StoreConfig struct {
 	// MemTableSize and CacheSize size the Pebble store (0: its defaults);
 	// PostgreSQL sizes its own.
 	MemTableSize, CacheSize int
+	// OutboxLease is PostgreSQL's outbox lease (0: its default; a cluster
+	// shortens it, see clusterOutboxLease), and LeaseOnEnqueue makes the
+	// node that commits an entry hold it from the start (a cluster's
+	// nodes, see postgres.Options).
+	OutboxLease    time.Duration
+	LeaseOnEnqueue bool
 }
 
 // CheckStoreURL validates a --store value: empty (Pebble), or a
@@ -125,7 +134,8 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (Store, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: data directory: %w", err)
 	}
-	s, err := postgres.Open(ctx, cfg.URL, postgres.Options{DataDir: cfg.DataDir})
+	s, err := postgres.Open(ctx, cfg.URL, postgres.Options{DataDir: cfg.DataDir, OutboxLease: cfg.OutboxLease,
+		LeaseOnEnqueue: cfg.LeaseOnEnqueue})
 	if err != nil {
 		return nil, err
 	}

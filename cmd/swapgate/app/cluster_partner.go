@@ -38,14 +38,14 @@ type clusterPartners struct {
 	limiter *partnergrain.Limiter
 }
 
-// clusterKinds are the grain kinds this node hosts.
-func (a *App) clusterKinds() ([]cluster.Kind, error) {
+// partnerKind is the partner grain kind this node hosts.
+func (a *App) partnerKind() (cluster.Kind, error) {
 	ps, ok := a.store.(partnerStore)
 	if !ok {
-		return nil, errors.New("app: a cluster's store must keep partner epochs and idempotency claims (the PostgreSQL store)")
+		return cluster.Kind{}, errors.New("app: a cluster's store must keep partner epochs and idempotency claims (the PostgreSQL store)")
 	}
 	a.partners = &clusterPartners{store: ps, metrics: partnergrain.NewMetrics()}
-	return []cluster.Kind{partnergrain.Kind(partnergrain.GrainConfig{Store: ps, Peers: a.partners.peers, Metrics: a.partners.metrics})}, nil
+	return partnergrain.Kind(partnergrain.GrainConfig{Store: ps, Peers: a.partners.peers, Metrics: a.partners.metrics}), nil
 }
 
 // peers is the number of members the topology has now.
@@ -87,5 +87,13 @@ func (pl partnerLimits) AllowPartner(ctx context.Context, key edge.RateKey, limi
 	if err != nil {
 		return edge.RateResult{}, err
 	}
-	return edge.RateResult{Limit: a.Limit, Remaining: a.Remaining, Reset: a.Reset.Unix(), Allowed: a.Allowed}, nil
+	return edge.RateResult{Bucket: key.Bucket, Limit: a.Limit, Remaining: a.Remaining, Reset: a.Reset.Unix(), Allowed: a.Allowed}, nil
+}
+
+func (pl partnerLimits) PeekPartner(ctx context.Context, key edge.RateKey, limit int, now time.Time) (edge.RateResult, int, error) {
+	a, used, err := pl.l.Peek(ctx, key.Partner, key.Bucket.String(), limit, now)
+	if err != nil {
+		return edge.RateResult{}, 0, err
+	}
+	return edge.RateResult{Bucket: key.Bucket, Limit: a.Limit, Remaining: a.Remaining, Reset: a.Reset.Unix(), Allowed: a.Allowed}, used, nil
 }

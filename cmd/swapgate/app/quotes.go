@@ -180,12 +180,14 @@ func networkProviders(cfg QuoteConfig) []string {
 	return out
 }
 
-// ticketHome is where the keeper commits tickets: the ticket log, and the
-// store's quote-reference index for multi-step quotes, which outlives the
-// tickets (a step-1 transaction names its quote by reference alone, and a
-// registration may come after the ticket is swept).
+// ticketHome is where the keeper commits tickets: the ticket log (in a
+// cluster, the shared store's tickets table, so that a quote issued on one
+// node is found on every other), and the store's quote-reference index for
+// multi-step quotes, which outlives the tickets (a step-1 transaction names
+// its quote by reference alone, and a registration may come after the
+// ticket is swept).
 type ticketHome struct {
-	*persistence.TicketLog
+	tickets.Store
 	refs quoteRefIndex
 }
 
@@ -202,11 +204,11 @@ func (h ticketHome) PutTickets(ctx context.Context, ts []persistence.EncodedTick
 	if err := h.refs.PutQuoteRefs(ctx, ts); err != nil {
 		return err
 	}
-	return h.TicketLog.PutTickets(ctx, ts)
+	return h.Store.PutTickets(ctx, ts)
 }
 
 func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[uint64]string, sys *actor.ActorSystem, reg *registry.Registry,
-	ref *refdata.Service, store Store, dataDir string, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
+	ref *refdata.Service, store Store, dataDir string, shared bool, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
 	qs = &quoteStack{statusSources: map[string]tracker.Source{}}
 	defer func() {
 		if err != nil {
@@ -265,11 +267,23 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 	if grace <= 0 {
 		grace = tickets.DefaultGrace
 	}
-	if qs.ticketLog, err = persistence.OpenTicketLog(dataDir, persistence.TicketLogOptions{Horizon: quote.TTL + grace}); err != nil {
-		return nil, fmt.Errorf("app: open ticket log: %w", err)
+	home := ticketHome{refs: store}
+	if shared {
+		// A cluster's nodes share the store's tickets (see
+		// tickets.Options.Shared); CheckCluster made it PostgreSQL.
+		ts, ok := store.(tickets.Store)
+		if !ok {
+			return nil, fmt.Errorf("app: a cluster's tickets need a shared store: %T keeps none", store)
+		}
+		home.Store = ts
+	} else {
+		if qs.ticketLog, err = persistence.OpenTicketLog(dataDir, persistence.TicketLogOptions{Horizon: quote.TTL + grace}); err != nil {
+			return nil, fmt.Errorf("app: open ticket log: %w", err)
+		}
+		home.Store = qs.ticketLog
 	}
-	qs.tickets = tickets.Start(ticketHome{TicketLog: qs.ticketLog, refs: store}, tickets.Options{MaxPendingBytes: cfg.TicketBufferBytes,
-		Grace: grace, SweepEvery: cfg.TicketSweepInterval, CommitEvery: cfg.TicketCommitInterval})
+	qs.tickets = tickets.Start(home, tickets.Options{MaxPendingBytes: cfg.TicketBufferBytes,
+		Grace: grace, SweepEvery: cfg.TicketSweepInterval, CommitEvery: cfg.TicketCommitInterval, Shared: shared})
 	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, nil)
 	return qs, nil
 }

@@ -45,6 +45,12 @@ var (
 	_ onrampdesk.Store = (*persistence.Store)(nil)
 	// Idempotency records.
 	_ edge.IdempotencyStore = (*persistence.Store)(nil)
+	// Partners' hourly usage, flushed by the edge's rate limiter.
+	_ edge.UsageStore = (*persistence.Store)(nil)
+	// The partner portal's login codes and sessions, and the operator's
+	// hook that ends them.
+	_ edge.PortalStore     = (*persistence.Store)(nil)
+	_ admin.PortalSessions = (*persistence.Store)(nil)
 	// Issued-quote tickets: the ticket log, with the store's reference
 	// index of multi-step quotes.
 	_ tickets.Store = ticketHome{}
@@ -58,6 +64,8 @@ var (
 // persistence/postgres. Tickets have no row here: they stay in the data
 // directory's ticket log whichever backend keeps the rest.
 var (
+	_ edge.PortalStore           = (*postgres.Store)(nil)
+	_ admin.PortalSessions       = (*postgres.Store)(nil)
 	_ admin.PartnerStore         = (*postgres.Store)(nil)
 	_ edge.PartnerFinder         = (*postgres.Store)(nil)
 	_ edge.FeeWalletStore        = (*postgres.Store)(nil)
@@ -72,6 +80,7 @@ var (
 	_ inboundrun.Store           = (*postgres.Store)(nil)
 	_ onrampdesk.Store           = (*postgres.Store)(nil)
 	_ edge.IdempotencyStore      = (*postgres.Store)(nil)
+	_ edge.UsageStore            = (*postgres.Store)(nil)
 	_ quoteRefIndex              = (*postgres.Store)(nil)
 	_ sandboxchain.Store         = (*postgres.Store)(nil)
 	_ sandboxchain.DeliveryStore = (*postgres.Store)(nil)

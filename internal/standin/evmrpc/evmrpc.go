@@ -10,8 +10,11 @@
 //     0x165C3410fC91EF562C50559f7d2289fEbed552d9 of chain 369, from
 //     constant-product reserves with PulseX's 0.29% fee (amountOut =
 //     in·9971·rOut / (rIn·10000 + in·9971), hop by hop; a hop without a
-//     pool reverts, as the router's getReserves on a missing pair does), and
-//     of ERC-20 balanceOf(address) (0x70a08231) on any address; a call to
+//     pool reverts, as the router's getReserves on a missing pair does), of
+//     getAmountsIn(uint256,address[]) (0x1f00ca74) on the same router, the
+//     same pools read backwards (amountIn = rIn·out·10000 / ((rOut −
+//     out)·9971) + 1, hop by hop from the last; an output a pool cannot give
+//     reverts with INSUFFICIENT_LIQUIDITY), and of ERC-20 balanceOf(address) (0x70a08231) on any address; a call to
 //     anything else returns no data, as a call to an address without code;
 //   - eth_feeHistory, eth_gasPrice, eth_maxPriorityFeePerGas;
 //   - eth_getBalance;
@@ -74,6 +77,7 @@ const (
 const stateABI = `[
 {"type":"function","name":"quoteGasPayment","stateMutability":"view","inputs":[{"name":"destination","type":"uint32"}],"outputs":[{"name":"","type":"uint256"}]},
 {"type":"function","name":"getAmountsOut","stateMutability":"view","inputs":[{"name":"amountIn","type":"uint256"},{"name":"path","type":"address[]"}],"outputs":[{"name":"amounts","type":"uint256[]"}]},
+{"type":"function","name":"getAmountsIn","stateMutability":"view","inputs":[{"name":"amountOut","type":"uint256"},{"name":"path","type":"address[]"}],"outputs":[{"name":"amounts","type":"uint256[]"}]},
 {"type":"function","name":"balanceOf","stateMutability":"view","inputs":[{"name":"owner","type":"address"}],"outputs":[{"name":"","type":"uint256"}]}]`
 
 // Pool is one PulseX pair and its reserves.
@@ -623,6 +627,15 @@ func (s *Server) call(st *chainState, to common.Address, data []byte) ([]byte, e
 			return nil, err
 		}
 		return m.Outputs.Pack(amounts)
+	case "getAmountsIn":
+		if st.id != ChainPulse || to != s.pulsex {
+			return nil, nil
+		}
+		amounts, err := s.amountsIn(args[0].(*big.Int), args[1].([]common.Address))
+		if err != nil {
+			return nil, err
+		}
+		return m.Outputs.Pack(amounts)
 	case "balanceOf":
 		return m.Outputs.Pack(balance(st.tokens[to][args[0].(common.Address)]))
 	}
@@ -650,6 +663,33 @@ func (s *Server) amountsOut(amountIn *big.Int, path []common.Address) ([]*big.In
 		out = append(out, num.Quo(num, den))
 	}
 	return out, nil
+}
+
+// amountsIn is UniswapV2Library.getAmountsIn with PulseX's fee.
+func (s *Server) amountsIn(amountOut *big.Int, path []common.Address) ([]*big.Int, error) {
+	if len(path) < 2 {
+		return nil, errRevert{"PulseXLibrary: INVALID_PATH"}
+	}
+	if amountOut.Sign() <= 0 {
+		return nil, errRevert{"PulseXLibrary: INSUFFICIENT_OUTPUT_AMOUNT"}
+	}
+	amounts := make([]*big.Int, len(path))
+	amounts[len(path)-1] = new(big.Int).Set(amountOut)
+	for i := len(path) - 1; i > 0; i-- {
+		r, ok := s.reserves[pairKey{path[i-1], path[i]}]
+		if !ok {
+			return nil, errRevert{"PulseXLibrary: no pair " + path[i-1].Hex() + "/" + path[i].Hex()}
+		}
+		if amounts[i].Cmp(r[1]) >= 0 {
+			return nil, errRevert{"PulseXLibrary: INSUFFICIENT_LIQUIDITY"}
+		}
+		num := new(big.Int).Mul(r[0], amounts[i])
+		num.Mul(num, big.NewInt(10_000))
+		den := new(big.Int).Sub(r[1], amounts[i])
+		den.Mul(den, big.NewInt(10_000-pulseroute.PulseXFeeBps))
+		amounts[i-1] = num.Quo(num, den).Add(num, big.NewInt(1))
+	}
+	return amounts, nil
 }
 
 // transferSelector is ERC-20 transfer(address,uint256); transferTopic is

@@ -149,6 +149,38 @@ func TestGetAmountsOut(t *testing.T) {
 	}
 }
 
+// getAmountsIn reads the same pools backwards: the input it gives buys at
+// least the output asked for, one unit less does not, and an output beyond
+// the pool reverts.
+func TestGetAmountsIn(t *testing.T) {
+	e18 := new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
+	pools := []Pool{
+		{A: wpls, B: usdch, ReserveA: new(big.Int).Mul(big.NewInt(1_000_000), e18), ReserveB: big.NewInt(1_000_000_000)},
+		{A: hex, B: usdch, ReserveA: big.NewInt(1_000_000_000_000), ReserveB: big.NewInt(1_000_000_000)},
+	}
+	_, base := start(t, Config{Pools: pools})
+	c := dial(t, base, ChainPulse)
+	router := common.HexToAddress(pulseroute.PulseXRouterAddress)
+	ctx := context.Background()
+	for _, path := range [][]common.Address{{usdch, wpls}, {wpls, usdch, hex}} {
+		want := new(big.Int).Mul(big.NewInt(1234), e18)
+		if path[len(path)-1] == hex {
+			want = big.NewInt(5_000_000)
+		}
+		ins, err := pulserpc.GetAmountsIn(ctx, c, router, want, path)
+		if err != nil || len(ins) != len(path) || ins[len(ins)-1].Cmp(want) != 0 {
+			t.Fatalf("%v: %v %v", path, ins, err)
+		}
+		outs, err := pulserpc.GetAmountsOut(ctx, c, router, ins[0], path)
+		if err != nil || outs[len(outs)-1].Cmp(want) < 0 {
+			t.Errorf("%v: %s buys %v, want at least %s", path, ins[0], outs, want)
+		}
+	}
+	if _, err := pulserpc.GetAmountsIn(ctx, c, router, new(big.Int).Mul(big.NewInt(2_000_000), e18), []common.Address{usdch, wpls}); err == nil {
+		t.Error("an output beyond the pool did not revert")
+	}
+}
+
 // The default pools price chain 369's tokens at the price table: 1 USDCh
 // buys about a dollar of WPLS.
 func TestDefaultPools(t *testing.T) {

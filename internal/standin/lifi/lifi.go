@@ -1,5 +1,6 @@
 // Package lifi is a local stand-in of the LI.FI REST API, for end-to-end
-// tests and the bench: GET /v1/quote, /v1/tools, /v1/tokens and /v1/status
+// tests and the bench: GET /v1/quote (and /v1/quote/toAmount, its
+// exact-output form), /v1/tools, /v1/tokens and /v1/status
 // in LI.FI's wire shapes, answered deterministically from the request, a
 // price table and the transactions a test marks as sent, each after a
 // configurable latency.
@@ -149,6 +150,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, latency: kit.NewLatency(cfg.Latency), prices: prices, sent: map[string]*sentTx{}, now: time.Now}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/quote", s.quote)
+	s.mux.HandleFunc("GET /v1/quote/toAmount", s.quoteToAmount)
 	s.mux.HandleFunc("GET /v1/tools", s.tools)
 	s.mux.HandleFunc("GET /v1/tokens", s.tokens)
 	s.mux.HandleFunc("GET /v1/status", s.status)
@@ -362,11 +364,121 @@ func pickTool(q map[string][]string, kind string, candidates []toolDef) (toolDef
 // less the tool's fee and the integrator's, bought in the destination token.
 func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	s.record(q)
+	s.answerQuote(w, r, q)
+}
+
+// record keeps a quote query when the stand-in records them.
+func (s *Server) record(q url.Values) {
 	if s.cfg.Record {
 		s.mu.Lock()
 		s.quotes = append(s.quotes, q)
 		s.mu.Unlock()
 	}
+}
+
+// quoteToAmount answers GET /v1/quote/toAmount, LI.FI's exact-output quote:
+// the query of /v1/quote with toAmount instead of fromAmount, answered with
+// the Step /v1/quote gives for the least fromAmount whose toAmountMin
+// reaches toAmount (found by doubling, then bisection, over the same
+// pricing), so that estimate.toAmountMin >= toAmount.
+func (s *Server) quoteToAmount(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s.record(q)
+	want, ok := new(big.Int).SetString(q.Get("toAmount"), 10)
+	if !ok || want.Sign() <= 0 || q.Has("fromAmount") {
+		badRequest(w, "toAmount must be a positive integer, and fromAmount absent")
+		return
+	}
+	fromChain, err1 := strconv.ParseUint(q.Get("fromChain"), 10, 64)
+	toChain, err2 := strconv.ParseUint(q.Get("toChain"), 10, 64)
+	from, okFrom := s.prices.Lookup(fromChain, q.Get("fromToken"))
+	to, okTo := s.prices.Lookup(toChain, q.Get("toToken"))
+	slippage, fee, perr := feeParams(q)
+	if err1 != nil || err2 != nil || perr != "" {
+		badRequest(w, "fromChain, toChain, slippage and fee must be well formed")
+		return
+	}
+	if !okFrom || !okTo {
+		noQuote(w, "lifi", "NO_POSSIBLE_ROUTE", "No route was found for this action: the token is not supported.")
+		return
+	}
+	reaches := func(in *big.Int) bool {
+		return priceQuote(from, to, in, fee, slippage).toAmountMin.Cmp(want) >= 0
+	}
+	hi := big.NewInt(1)
+	limit := new(big.Int).Lsh(big.NewInt(1), 256)
+	for !reaches(hi) {
+		if hi.Cmp(limit) > 0 {
+			noQuote(w, "lifi", "INSUFFICIENT_LIQUIDITY", "No amount delivers the requested toAmount.")
+			return
+		}
+		hi.Lsh(hi, 1)
+	}
+	lo := new(big.Int).Rsh(hi, 1)
+	for new(big.Int).Sub(hi, lo).Cmp(big.NewInt(1)) > 0 {
+		mid := new(big.Int).Add(lo, hi)
+		mid.Rsh(mid, 1)
+		if reaches(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	sized := url.Values{}
+	for k, v := range q {
+		if k != "toAmount" {
+			sized[k] = v
+		}
+	}
+	sized.Set("fromAmount", hi.String())
+	s.answerQuote(w, r, sized)
+}
+
+// feeParams reads the slippage (0.005 by default) and the integrator's fee
+// of a quote query, both fractions below 1; bad names what is malformed.
+func feeParams(q url.Values) (slippage, fee float64, bad string) {
+	slippage = defaultSlippage
+	if v := q.Get("slippage"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f >= 1 {
+			return 0, 0, "slippage must be a fraction below 1"
+		}
+		slippage = f
+	}
+	if v := q.Get("fee"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f >= 1 {
+			return 0, 0, "fee must be a fraction below 1"
+		}
+		fee = f
+	}
+	return slippage, fee, ""
+}
+
+// priced is a quote's arithmetic: the tool's and the integrator's fees
+// taken from the input, the rest bought in the destination token, and the
+// least output under the slippage.
+type priced struct {
+	toolFee, integratorFee, rest, toAmount, toAmountMin *big.Int
+}
+
+func priceQuote(from, to kit.Token, fromAmount *big.Int, fee, slippage float64) priced {
+	var p priced
+	p.toolFee = new(big.Int).Sub(fromAmount, kit.Shave(fromAmount, toolFeeBps))
+	p.integratorFee = new(big.Int)
+	if fee > 0 {
+		p.integratorFee = kit.Shave(fromAmount, int64(10_000-fee*10_000+0.5))
+	}
+	p.rest = new(big.Int).Sub(fromAmount, p.toolFee)
+	p.rest.Sub(p.rest, p.integratorFee)
+	p.toAmount = kit.Exchange(from, to, p.rest)
+	p.toAmountMin = kit.Shave(p.toAmount, int64(slippage*10_000+0.5))
+	return p
+}
+
+// answerQuote answers a /v1/quote query (q, fromAmount given).
+func (s *Server) answerQuote(w http.ResponseWriter, r *http.Request, q url.Values) {
 	fromChain, err1 := strconv.ParseUint(q.Get("fromChain"), 10, 64)
 	toChain, err2 := strconv.ParseUint(q.Get("toChain"), 10, 64)
 	if err1 != nil || err2 != nil {
@@ -387,23 +499,10 @@ func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 	if toAddress == "" {
 		toAddress = fromAddress
 	}
-	slippage := defaultSlippage
-	if v := q.Get("slippage"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f >= 1 {
-			badRequest(w, "slippage must be a fraction below 1")
-			return
-		}
-		slippage = f
-	}
-	var fee float64
-	if v := q.Get("fee"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f >= 1 {
-			badRequest(w, "fee must be a fraction below 1")
-			return
-		}
-		fee = f
+	slippage, fee, bad := feeParams(q)
+	if bad != "" {
+		badRequest(w, bad)
+		return
 	}
 	from, okFrom := s.prices.Lookup(fromChain, q.Get("fromToken"))
 	to, okTo := s.prices.Lookup(toChain, q.Get("toToken"))
@@ -421,19 +520,12 @@ func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	toolFee := new(big.Int).Sub(fromAmount, kit.Shave(fromAmount, toolFeeBps))
-	integratorFee := new(big.Int)
-	if fee > 0 {
-		integratorFee = kit.Shave(fromAmount, int64(10_000-fee*10_000+0.5))
-	}
-	rest := new(big.Int).Sub(fromAmount, toolFee)
-	rest.Sub(rest, integratorFee)
-	toAmount := kit.Exchange(from, to, rest)
+	pq := priceQuote(from, to, fromAmount, fee, slippage)
+	toolFee, integratorFee, rest, toAmount, toAmountMin := pq.toolFee, pq.integratorFee, pq.rest, pq.toAmount, pq.toAmountMin
 	if toAmount.Sign() <= 0 {
 		noQuote(w, tool.key, "AMOUNT_TOO_LOW", "The amount is too low to cover the fees.")
 		return
 	}
-	toAmountMin := kit.Shave(toAmount, int64(slippage*10_000+0.5))
 
 	sum := digest(r.URL.RawQuery)
 	id := uuidOf(sum)

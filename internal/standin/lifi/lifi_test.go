@@ -282,3 +282,40 @@ func TestLatency(t *testing.T) {
 		t.Errorf("answered in %v after SetLatency(0)", d)
 	}
 }
+
+// The exact-output quote (GET /v1/quote/toAmount), through the adapter:
+// the least fromAmount whose toAmountMin reaches toAmount, the answer
+// /v1/quote gives for that fromAmount, and one unit less falls short.
+func TestQuoteToAmount(t *testing.T) {
+	s, base := start(t, Config{Record: true})
+	c, reg := client(t, base)
+	for _, tt := range []struct {
+		name     string
+		to       uint64
+		toTok    string
+		toAmount int64
+		feeBps   int
+	}{
+		{"bridge USDC, integrator fee", 8453, usdcBase, 250_000_000, 30},
+		{"swap USDC to WETH", 42161, wethArb, 100_000_000_000_000_000, 0},
+	} {
+		req := request(t, reg, 42161, tt.to, usdcArb, tt.toTok, 1, tt.feeBps)
+		req.FromAmount, req.ToAmount = nil, big.NewInt(tt.toAmount)
+		r, err := c.QuoteLeg(context.Background(), req, "")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if r.ToAmountMin.Cmp(req.ToAmount) < 0 {
+			t.Errorf("%s: toAmountMin %s below %s", tt.name, r.ToAmountMin, req.ToAmount)
+		}
+		qs := s.Quotes()
+		if last := qs[len(qs)-1]; last.Get("toAmount") != req.ToAmount.String() || last.Has("fromAmount") {
+			t.Errorf("%s: sent %v", tt.name, last)
+		}
+		fwd := request(t, reg, 42161, tt.to, usdcArb, tt.toTok, new(big.Int).Sub(r.FromAmount, big.NewInt(1)).Int64(), tt.feeBps)
+		less, err := c.QuoteLeg(context.Background(), fwd, "")
+		if err != nil || less.ToAmountMin.Cmp(req.ToAmount) >= 0 {
+			t.Errorf("%s: %s is not the least input: %v %v", tt.name, r.FromAmount, less, err)
+		}
+	}
+}

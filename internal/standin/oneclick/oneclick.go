@@ -6,7 +6,9 @@
 //
 // The shapes follow 1Click's public API reference, the fields Swapgate's
 // intents adapter reads:
-//   - POST /v0/quote takes {dry, swapType, slippageTolerance (basis
+//   - POST /v0/quote takes {dry, swapType (EXACT_INPUT, or EXACT_OUTPUT:
+//     amount is then the output, and amountIn the deposit it needs with the
+//     slippage on the input side), slippageTolerance (basis
 //     points), originAsset, depositType, destinationAsset, amount, refundTo,
 //     refundType, recipient, recipientType, deadline, quoteWaitingTimeMs,
 //     referral, appFees[{recipient, fee (bps)}]} and answers {timestamp,
@@ -344,7 +346,7 @@ func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 		s.quotes = append(s.quotes, req)
 		s.mu.Unlock()
 	}
-	if req.SwapType != "EXACT_INPUT" {
+	if req.SwapType != "EXACT_INPUT" && req.SwapType != "EXACT_OUTPUT" {
 		badRequest(w, "swapType "+req.SwapType+" is not supported")
 		return
 	}
@@ -358,8 +360,8 @@ func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "tokenOut is not valid")
 		return
 	}
-	amountIn, ok := new(big.Int).SetString(req.Amount, 10)
-	if !ok || amountIn.Sign() <= 0 {
+	amount, ok := new(big.Int).SetString(req.Amount, 10)
+	if !ok || amount.Sign() <= 0 {
 		badRequest(w, "amount must be a positive integer")
 		return
 	}
@@ -379,7 +381,25 @@ func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 		}
 		bps += int64(f.Fee)
 	}
-	amountOut := kit.Exchange(origin.Token, dest.Token, kit.Shave(amountIn, bps))
+	out := func(in *big.Int) *big.Int { return kit.Exchange(origin.Token, dest.Token, kit.Shave(in, bps)) }
+	// EXACT_INPUT: amount is the deposit, the output less the slippage its
+	// minimum. EXACT_OUTPUT: amount is the output; minAmountIn is the least
+	// deposit that buys it and amountIn that plus the slippage (it applies
+	// to the input side), the excess of a larger deposit going back to
+	// refundTo.
+	amountIn, minAmountIn, amountOut := amount, amount, out(amount)
+	minAmountOut := kit.Shave(amountOut, int64(req.SlippageTolerance))
+	if req.SwapType == "EXACT_OUTPUT" {
+		minAmountIn, ok = leastInput(out, amount)
+		if !ok {
+			badRequest(w, "Amount is too high for the available liquidity")
+			return
+		}
+		amountIn = new(big.Int).Mul(minAmountIn, big.NewInt(10_000+int64(req.SlippageTolerance)))
+		amountIn.Add(amountIn, big.NewInt(9_999))
+		amountIn.Quo(amountIn, big.NewInt(10_000))
+		amountOut, minAmountOut = new(big.Int).Set(amount), new(big.Int).Set(amount)
+	}
 	if amountOut.Sign() <= 0 {
 		badRequest(w, "Amount is too low for bridge, try at least 1000000")
 		return
@@ -387,10 +407,10 @@ func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
 	q := map[string]any{
 		"amountIn": amountIn.String(), "amountInFormatted": kit.FormatUnits(amountIn, origin.Token.Decimals),
-		"amountInUsd": kit.FormatUSD(kit.USD(origin.Token, amountIn)), "minAmountIn": amountIn.String(),
+		"amountInUsd": kit.FormatUSD(kit.USD(origin.Token, amountIn)), "minAmountIn": minAmountIn.String(),
 		"amountOut": amountOut.String(), "amountOutFormatted": kit.FormatUnits(amountOut, dest.Token.Decimals),
 		"amountOutUsd": kit.FormatUSD(kit.USD(dest.Token, amountOut)),
-		"minAmountOut": kit.Shave(amountOut, int64(req.SlippageTolerance)).String(),
+		"minAmountOut": minAmountOut.String(),
 		"timeEstimate": timeEstimate,
 	}
 	if !req.Dry {
@@ -415,6 +435,31 @@ func (s *Server) quote(w http.ResponseWriter, r *http.Request) {
 		"timestamp": stamp(now), "signature": "ed25519:" + base58.Encode(digest("signature", string(raw))),
 		"quoteRequest": json.RawMessage(raw), "quote": q, "correlationId": uuidOf(digest("correlation", string(raw))),
 	})
+}
+
+// leastInput is the least input whose output reaches want, by doubling and
+// bisection over out, which never decreases as its input grows; false when
+// no input below 2^256 reaches it.
+func leastInput(out func(*big.Int) *big.Int, want *big.Int) (*big.Int, bool) {
+	limit := new(big.Int).Lsh(big.NewInt(1), 256)
+	hi := big.NewInt(1)
+	for out(hi).Cmp(want) < 0 {
+		if hi.Cmp(limit) > 0 {
+			return nil, false
+		}
+		hi.Lsh(hi, 1)
+	}
+	lo := new(big.Int).Rsh(hi, 1)
+	for new(big.Int).Sub(hi, lo).Cmp(big.NewInt(1)) > 0 {
+		mid := new(big.Int).Add(lo, hi)
+		mid.Rsh(mid, 1)
+		if out(mid).Cmp(want) >= 0 {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
 }
 
 // depositAddress derives the deposit address of a firm quote from the

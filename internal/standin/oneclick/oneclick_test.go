@@ -164,7 +164,8 @@ func TestQuoteRefusals(t *testing.T) {
 		{"ok", "jwt", good, 201},
 		{"unknown asset", "jwt", with("originAsset", "nep141:nope"), 400},
 		{"bad amount", "jwt", with("amount", "abc"), 400},
-		{"exact output", "jwt", with("swapType", "EXACT_OUTPUT"), 400},
+		{"exact output", "jwt", with("swapType", "EXACT_OUTPUT"), 201},
+		{"flex input", "jwt", with("swapType", "FLEX_INPUT"), 400},
 		{"firm without recipient", "jwt", with("dry", false), 400},
 		{"not json", "jwt", "[", 400},
 	}
@@ -264,5 +265,28 @@ func TestAutoAdvance(t *testing.T) {
 		if err != nil || o.Status != want {
 			t.Fatalf("poll %d: %+v %v, want %s", i, o, err, want)
 		}
+	}
+}
+
+// An exact-output quote through the adapter: amountIn the deposit that buys
+// toAmount plus the slippage on the input side, the exact output its
+// minimum, the deposit transfer moving amountIn, and refundTo the quote's.
+func TestExactOutputThroughAdapter(t *testing.T) {
+	s, c, reg := start(t, Config{APIKey: "jwt", Record: true})
+	const refund = "0x5b38da6a701c568545dcfcb03fcb875f56beddc4"
+	req := request(t, reg, 42161, 8453, usdcArb, usdcBase, 1, false, wallet)
+	req.FromAmount, req.ToAmount, req.RefundTo = nil, big.NewInt(99_550_000), refund
+	r, err := c.QuoteLeg(context.Background(), req, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100 USDC less 0.15% and the 0.3% app fee buys 99.55 USDC: the least
+	// deposit is 100 USDC, and 0.5% more is asked for.
+	if r.FromAmount.String() != "100500000" || r.ToAmount.String() != "99550000" || r.ToAmountMin.String() != "99550000" || r.Tx == nil {
+		t.Fatalf("route from %s to %s min %s tx %v", r.FromAmount, r.ToAmount, r.ToAmountMin, r.Tx)
+	}
+	qs := s.Quotes()
+	if sent := qs[len(qs)-1]; sent.SwapType != "EXACT_OUTPUT" || sent.Amount != "99550000" || sent.RefundTo != refund {
+		t.Fatalf("sent %+v", sent)
 	}
 }

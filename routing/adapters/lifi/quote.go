@@ -15,14 +15,31 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
+// ExactOutputUnsupported is "": LI.FI quotes exact outputs itself with
+// GET /v1/quote/toAmount, which takes toAmount instead of fromAmount and
+// answers the same Step with the fromAmount it needs, sized so that its
+// toAmountMin meets toAmount.
+func (c *Client) ExactOutputUnsupported(*quote.Request) string { return "" }
+
+// LI.FI takes no refund address (its quote has no such parameter, and its
+// bridges refund the sender), so the Client does not implement
+// quote.RefundToQuoter: a request whose refundTo is not fromAddress leaves
+// it out of the race with that reason.
+var _ quote.ExactOutputQuoter = (*Client)(nil)
+
 // QuoteLeg asks LI.FI for its best step and maps it to a route. The leg is
-// ignored: LI.FI picks the tool.
+// ignored: LI.FI picks the tool. An exact-output request goes to
+// /v1/quote/toAmount, and its answer must meet toAmount at its toAmountMin.
 func (c *Client) QuoteLeg(ctx context.Context, req *quote.Request, _ string) (*quote.Route, error) {
 	q, err := c.quoteQuery(req)
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.hc.Do(ctx, http.MethodGet, c.base+"/v1/quote?"+q.Encode(), nil)
+	path := "/v1/quote?"
+	if req.ExactOutput() {
+		path = "/v1/quote/toAmount?"
+	}
+	r, err := c.hc.Do(ctx, http.MethodGet, c.base+path+q.Encode(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -36,6 +53,10 @@ func (c *Client) QuoteLeg(ctx context.Context, req *quote.Request, _ string) (*q
 	route, err := c.mapStep(req, &step)
 	if err != nil {
 		return nil, err
+	}
+	if req.ExactOutput() && route.ToAmountMin.Cmp(req.ToAmount) < 0 {
+		return nil, &quote.NoRoute{Provider: Name, Tool: step.Tool, Reason: "NO_POSSIBLE_ROUTE",
+			Message: "the aggregator's exact-output route guarantees " + route.ToAmountMin.String() + ", less than toAmount " + req.ToAmount.String()}
 	}
 	if t := disallowedTool(req, &step); t != "" {
 		// LI.FI's allow lists restrict one kind of tool at a time, so a
@@ -55,7 +76,11 @@ func (c *Client) quoteQuery(req *quote.Request) (url.Values, error) {
 	q.Set("toChain", strconv.FormatUint(req.To.ID, 10))
 	q.Set("fromToken", req.FromToken.Address)
 	q.Set("toToken", req.ToToken.Address)
-	q.Set("fromAmount", req.FromAmount.String())
+	if req.ExactOutput() {
+		q.Set("toAmount", req.ToAmount.String())
+	} else {
+		q.Set("fromAmount", req.FromAmount.String())
+	}
 	q.Set("fromAddress", req.FromAddress)
 	if req.ToAddress != "" {
 		q.Set("toAddress", req.ToAddress)

@@ -31,6 +31,22 @@ const (
 	stellarCode  = "stellar"
 )
 
+// ExactOutputUnsupported is "": 1Click quotes exact outputs itself
+// (swapType EXACT_OUTPUT: amount is the output wanted, and the answer's
+// amountIn the deposit it needs, slippage applied to the input side; any
+// excess deposit goes back to refundTo).
+func (c *Client) ExactOutputUnsupported(*quote.Request) string { return "" }
+
+// RefundToUnsupported is "": the quote's refund address is 1Click's
+// refundTo, where a deposit that cannot be swapped (and an exact-output
+// deposit's excess) is returned.
+func (c *Client) RefundToUnsupported(*quote.Request) string { return "" }
+
+var (
+	_ quote.ExactOutputQuoter = (*Client)(nil)
+	_ quote.RefundToQuoter    = (*Client)(nil)
+)
+
 // QuoteLeg asks 1Click for a quote and maps it to a route. The leg is
 // ignored: solvers compete upstream.
 func (c *Client) QuoteLeg(ctx context.Context, req *quote.Request, _ string) (*quote.Route, error) {
@@ -72,15 +88,23 @@ func (c *Client) quoteBody(ctx context.Context, req *quote.Request) (*wireQuoteR
 	if now.IsZero() {
 		now = c.now()
 	}
+	// An exact-output request sends the output wanted as the amount. A
+	// refund (of a deposit that cannot be swapped, or of an exact-output
+	// deposit's excess) goes to the request's refundTo, fromAddress when
+	// it named none.
+	swapType, amount := swapExactInput, req.FromAmount
+	if req.ExactOutput() {
+		swapType, amount = swapExactOutput, req.ToAmount
+	}
 	body := &wireQuoteRequest{
 		Dry:                req.Dry || req.Indicative,
-		SwapType:           swapExactInput,
+		SwapType:           swapType,
 		SlippageTolerance:  int(math.Round(req.Slippage * 10_000)),
 		OriginAsset:        origin,
 		DepositType:        depositOriginChain,
 		DestinationAsset:   dest,
-		Amount:             req.FromAmount.String(),
-		RefundTo:           req.FromAddress,
+		Amount:             amount.String(),
+		RefundTo:           req.RefundAddress(),
 		RefundType:         refundOriginChain,
 		Recipient:          req.ToAddress,
 		RecipientType:      recipientDestination,
@@ -130,6 +154,10 @@ func (c *Client) mapQuote(req *quote.Request, sent *wireQuoteRequest, q *wireQuo
 	minOut, err := upstream.Decimal("quote.minAmountOut", q.MinAmountOut)
 	if err != nil {
 		return nil, err
+	}
+	if req.ExactOutput() && minOut.Cmp(req.ToAmount) < 0 {
+		return nil, &quote.NoRoute{Provider: Name, Tool: Tool, Reason: "NO_POSSIBLE_ROUTE",
+			Message: "the intents exact-output quote guarantees " + minOut.String() + ", less than toAmount " + req.ToAmount.String()}
 	}
 	route := &quote.Route{
 		Provider:          Name,

@@ -5,6 +5,7 @@ import "github.com/swapgate/swapgate/routing/adapters/httpjson"
 // 1Click enumerations used by the adapter.
 const (
 	swapExactInput       = "EXACT_INPUT"
+	swapExactOutput      = "EXACT_OUTPUT"
 	depositOriginChain   = "ORIGIN_CHAIN"
 	recipientDestination = "DESTINATION_CHAIN"
 	refundOriginChain    = "ORIGIN_CHAIN"

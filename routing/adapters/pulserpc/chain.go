@@ -25,7 +25,10 @@ type Chain struct {
 	fallback  pulseroute.ChainState
 }
 
-var _ pulseroute.ChainState = (*Chain)(nil)
+var (
+	_ pulseroute.ChainState      = (*Chain)(nil)
+	_ pulseroute.AmountsInReader = (*Chain)(nil)
+)
 
 // Dial connects to the JSON-RPC URL of each chain in urls (keyed by chain
 // id) and returns the reader; fallback, which may be nil, answers for the
@@ -71,4 +74,17 @@ func (r *Chain) AmountsOut(ctx context.Context, amountIn *big.Int, path []common
 		return r.fallback.AmountsOut(ctx, amountIn, path)
 	}
 	return GetAmountsOut(ctx, c, r.contracts.PulseX().Router, amountIn, path)
+}
+
+// AmountsIn reads getAmountsIn on PulseX when chain 369 has a node; without
+// one, the fallback answers if it reads PulseX backwards too.
+func (r *Chain) AmountsIn(ctx context.Context, amountOut *big.Int, path []common.Address) ([]*big.Int, error) {
+	c, ok := r.callers[quote.PulseChainID]
+	if !ok {
+		if fb, ok := r.fallback.(pulseroute.AmountsInReader); ok {
+			return fb.AmountsIn(ctx, amountOut, path)
+		}
+		return nil, fmt.Errorf("getAmountsIn on chain %d: %w", quote.PulseChainID, pulseroute.ErrNoNode)
+	}
+	return GetAmountsIn(ctx, c, r.contracts.PulseX().Router, amountOut, path)
 }

@@ -107,3 +107,31 @@ func GetAmountsOut(ctx context.Context, c Caller, pulsexRouter common.Address, a
 	}
 	return amounts, nil
 }
+
+// GetAmountsIn reads from a PulseX (UniswapV2) router the input a swap
+// along path needs to yield amountOut: getAmountsIn(uint256,address[]),
+// selector 0x1f00ca74, returning one amount per path token, the last being
+// amountOut. UniswapV2Library reverts on a hop without a pair and on one
+// whose pool holds less than it must give (INSUFFICIENT_LIQUIDITY): both
+// are pulseroute.ErrNoPair, no swap along this path yields amountOut.
+func GetAmountsIn(ctx context.Context, c Caller, pulsexRouter common.Address, amountOut *big.Int, path []common.Address) ([]*big.Int, error) {
+	data, err := pulseroute.GetAmountsInCall(amountOut, path)
+	if err != nil {
+		return nil, fmt.Errorf("get amounts in: %w", err)
+	}
+	out, err := call(ctx, c, pulsexRouter, pulseroute.MethodGetAmountsIn, data)
+	if err != nil {
+		if reverted(err) {
+			return nil, rpcFailure(pulseroute.MethodGetAmountsIn, fmt.Errorf("%w: %w", pulseroute.ErrNoPair, err))
+		}
+		return nil, err
+	}
+	amounts, ok := out[0].([]*big.Int)
+	if !ok {
+		return nil, rpcFailure(pulseroute.MethodGetAmountsIn, fmt.Errorf("result is %T, not uint256[]", out[0]))
+	}
+	if len(amounts) != len(path) {
+		return nil, rpcFailure(pulseroute.MethodGetAmountsIn, fmt.Errorf("%d amounts for a path of %d tokens", len(amounts), len(path)))
+	}
+	return amounts, nil
+}

@@ -112,8 +112,8 @@ func serveRecordings(t *testing.T) (map[uint64]string, map[uint64]*rpcNode) {
 
 // TestReaderAgainstRecordedAnswers drives Dial's reader against recorded
 // node answers: the warp routes' quoteGasPayment on a source chain and on
-// 369, PulseX getAmountsOut, a reverted path (no pair) and a call to an
-// address without code.
+// 369, PulseX getAmountsOut and getAmountsIn, reverted paths (no pair, not
+// enough in the pool) and a call to an address without code.
 func TestReaderAgainstRecordedAnswers(t *testing.T) {
 	urls, nodes := serveRecordings(t)
 	contracts := pulseroute.DefaultContracts()
@@ -144,6 +144,12 @@ func TestReaderAgainstRecordedAnswers(t *testing.T) {
 		{"PulseX USDCh to WPLS", func() ([]*big.Int, error) {
 			return chain.AmountsOut(ctx, million, []common.Address{usdch, wpls})
 		}, []*big.Int{million, wantOut}, nil},
+		{"PulseX backwards, USDCh for 29,850 WPLS", func() ([]*big.Int, error) {
+			return chain.AmountsIn(ctx, wantOut, []common.Address{usdch, wpls})
+		}, []*big.Int{big.NewInt(1_000_001), wantOut}, nil},
+		{"PulseX backwards, more than the pool holds", func() ([]*big.Int, error) {
+			return chain.AmountsIn(ctx, new(big.Int).Exp(big.NewInt(10), big.NewInt(30), nil), []common.Address{usdch, plsx})
+		}, nil, func(err error) bool { return errors.Is(err, pulseroute.ErrNoPair) }},
 		{"PulseX path without a pair", func() ([]*big.Int, error) {
 			return chain.AmountsOut(ctx, million, []common.Address{usdch, plsx, wpls})
 		}, nil, func(err error) bool { return errors.Is(err, pulseroute.ErrNoPair) }},

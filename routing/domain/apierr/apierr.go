@@ -35,6 +35,9 @@ const (
 	UpstreamTimeout            = "UPSTREAM_TIMEOUT"
 	NotFound                   = "NOT_FOUND"
 	MethodNotAllowed           = "METHOD_NOT_ALLOWED"
+	// PriceChanged refuses an execute whose quote's price moved past the
+	// request's maxPriceDriftBps; its details carry the new quote.
+	PriceChanged = "PRICE_CHANGED"
 )
 
 var statusByCode = map[string]int{
@@ -58,6 +61,7 @@ var statusByCode = map[string]int{
 	UpstreamTimeout:            http.StatusGatewayTimeout,
 	NotFound:                   http.StatusNotFound,
 	MethodNotAllowed:           http.StatusMethodNotAllowed,
+	PriceChanged:               http.StatusConflict,
 }
 
 // Error is an error a client may see. The zero Status means the status of

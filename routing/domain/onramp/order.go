@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
@@ -72,6 +73,9 @@ type Order struct {
 	ExpiresAt   time.Time `json:"expiresAt"`
 	// TxHash is the delivery transaction, set on CRYPTO_SENT.
 	TxHash string `json:"txHash,omitempty"`
+	// Scenario is the sandbox scenario the order plays (see Script and
+	// ScriptedMove), "" for none.
+	Scenario scenario.Name `json:"scenario,omitempty"`
 }
 
 // uidEncoding spells uids in lower-case base32 without padding: URL-safe and
@@ -109,7 +113,7 @@ func NewOrder(partnerID, provider string, req *CheckoutRequest, q *Quote, now ti
 		UID: NewUID(), PartnerID: partnerID, ExternalID: req.ExternalID, Email: req.Email, Wallet: req.Wallet,
 		RedirectURL: req.RedirectURL, Country: req.Country, Provider: provider, CSRF: randomToken(),
 		Quote: *q, State: Created, History: []Step{{State: Created, At: now}},
-		CreatedAt: now, ExpiresAt: now.Add(CheckoutTTL).Truncate(time.Second),
+		CreatedAt: now, ExpiresAt: now.Add(CheckoutTTL).Truncate(time.Second), Scenario: req.Scenario,
 	}
 }
 

@@ -1,6 +1,7 @@
 package onramp
 
 import (
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"math/big"
 	"net/url"
 	"strconv"
@@ -59,6 +60,9 @@ type CheckoutRequest struct {
 	Email       string
 	RedirectURL string
 	ExternalID  string
+	// Scenario is the sandbox scenario the order plays (the
+	// X-Sandbox-Scenario header), "" for none.
+	Scenario scenario.Name
 }
 
 // Bounds of the order's own text fields.

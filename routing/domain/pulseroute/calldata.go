@@ -15,6 +15,7 @@ const (
 	MethodTransferRemote           = "transferRemote"
 	MethodQuoteGasPayment          = "quoteGasPayment"
 	MethodGetAmountsOut            = "getAmountsOut"
+	MethodGetAmountsIn             = "getAmountsIn"
 	MethodSwapExactTokensForTokens = "swapExactTokensForTokens"
 	MethodApprove                  = "approve"
 	MethodTransfer                 = "transfer"
@@ -46,6 +47,9 @@ const abiJSON = `[
   "outputs":[{"name":"","type":"uint256"}]},
  {"type":"function","name":"getAmountsOut","stateMutability":"view",
   "inputs":[{"name":"amountIn","type":"uint256"},{"name":"path","type":"address[]"}],
+  "outputs":[{"name":"amounts","type":"uint256[]"}]},
+ {"type":"function","name":"getAmountsIn","stateMutability":"view",
+  "inputs":[{"name":"amountOut","type":"uint256"},{"name":"path","type":"address[]"}],
   "outputs":[{"name":"amounts","type":"uint256[]"}]},
  {"type":"function","name":"swapExactTokensForTokens","stateMutability":"nonpayable",
   "inputs":[{"name":"amountIn","type":"uint256"},{"name":"amountOutMin","type":"uint256"},{"name":"path","type":"address[]"},{"name":"to","type":"address"},{"name":"deadline","type":"uint256"}],
@@ -146,6 +150,19 @@ func GetAmountsOutCall(amountIn *big.Int, path []common.Address) ([]byte, error)
 		return nil, fmt.Errorf("getAmountsOut: path has %d tokens, need at least 2", len(path))
 	}
 	return pack(MethodGetAmountsOut, amountIn, path)
+}
+
+// GetAmountsInCall encodes the PulseX read of the input a swap along path
+// needs to yield amountOut (UniswapV2Router02's getAmountsIn, selector
+// 0x1f00ca74): one amount per path token, the last being amountOut.
+func GetAmountsInCall(amountOut *big.Int, path []common.Address) ([]byte, error) {
+	if err := requireAmount("amountOut", amountOut); err != nil {
+		return nil, fmt.Errorf("getAmountsIn: %w", err)
+	}
+	if len(path) < 2 {
+		return nil, fmt.Errorf("getAmountsIn: path has %d tokens, need at least 2", len(path))
+	}
+	return pack(MethodGetAmountsIn, amountOut, path)
 }
 
 // SenderCall is the argument list of the sender contract's bridgeAndSwap.

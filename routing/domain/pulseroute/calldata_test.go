@@ -56,6 +56,8 @@ func TestCalldataSelectorsAndRoundTrip(t *testing.T) {
 			[]any{uint32(42161)}},
 		{"getAmountsOut", must(GetAmountsOutCall(amt, path)), "d06ca61f", MethodGetAmountsOut,
 			[]any{amt, path}},
+		{"getAmountsIn", must(GetAmountsInCall(amt, path)), "1f00ca74", MethodGetAmountsIn,
+			[]any{amt, path}},
 		{"swapExactTokensForTokens", must(SwapExactTokensForTokens(amt, big.NewInt(7), path, bob, deadline)), "38ed1739",
 			MethodSwapExactTokensForTokens, []any{amt, big.NewInt(7), path, bob, deadline}},
 		{"approve", must(Approve(bob, amt)), "095ea7b3", MethodApprove, []any{bob, amt}},

@@ -19,6 +19,16 @@ type ChainState interface {
 	AmountsOut(ctx context.Context, amountIn *big.Int, path []common.Address) ([]*big.Int, error)
 }
 
+// AmountsInReader is chain state that also reads PulseX backwards: the
+// input a swap along path needs to yield amountOut (getAmountsIn, one
+// amount per path token, the last being amountOut). pulseroute sizes the
+// input of an exact-output direct route that swaps on PulseX with it; chain
+// state without it leaves those routes out of exact-output races. A path
+// whose pools cannot yield amountOut answers ErrNoPair.
+type AmountsInReader interface {
+	AmountsIn(ctx context.Context, amountOut *big.Int, path []common.Address) ([]*big.Int, error)
+}
+
 // ErrNoPair is what a ChainState answers for a PulseX hop without a pool;
 // the provider turns it into a reasoned no-route.
 var ErrNoPair = errors.New("PulseX has no pair")

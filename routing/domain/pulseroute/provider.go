@@ -14,6 +14,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/pricing"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/tools"
 )
 
 // pulseDomain is chain 369's Hyperlane domain, which equals its chain id.
@@ -74,6 +75,106 @@ func (p *Provider) FeeExempt(req *quote.Request) bool {
 // Name is "pulseroute".
 func (p *Provider) Name() string { return registry.ProviderPulseroute }
 
+var (
+	_ quote.ExactOutputQuoter = (*Provider)(nil)
+	_ quote.RefundToQuoter    = (*Provider)(nil)
+)
+
+// RefundToUnsupported is "": pulseroute takes a refund address, though none
+// of its routes refunds on the source chain (a direct route that cannot
+// swap on 369 pays USDCh to the recipient there; a multi-step deposit whose
+// bridge fails is left for an operator), so it is recorded and never used.
+func (p *Provider) RefundToUnsupported(*quote.Request) string { return "" }
+
+// ExactOutputUnsupported says which exact-output requests pulseroute cannot
+// size. The direct routes invert exactly: the outbound USDCh → USDC bridge
+// delivers its input one for one and takes no fee; the inbound USDC → USDCh
+// bridge delivers its input less the partner fee, one for one
+// (quote.GrossForNet); an inbound route that swaps on PulseX after the
+// bridge reads the pools backwards (getAmountsIn, where the chain state
+// offers it: AmountsInReader) for the bridged amount whose output, less the
+// slippage, reaches toAmount, and then the input whose net of the fee is
+// that amount. A multi-step route (step 1 an aggregator swap quoted from
+// its input, step 2 a PulseX swap after a bridge) and a swap within 369
+// are left out of the race with this reason. Pairs pulseroute refuses
+// anyway are raced, so that the leg's own refusal explains itself.
+func (p *Provider) ExactOutputUnsupported(req *quote.Request) string {
+	from, to := req.From.ID, req.To.ID
+	switch {
+	case from == quote.PulseChainID && to == quote.PulseChainID:
+		return "pulseroute cannot size an exact output on chain 369: its swaps there are quoted from their input only"
+	case to == quote.PulseChainID:
+		w, ok := p.contracts.WarpRoute(from)
+		if !ok || w.Synthetic {
+			return ""
+		}
+		if !isToken(req.FromToken, w.Token) {
+			return "pulseroute cannot size an exact output on a multi-step route (step 1 is an aggregator swap quoted from its input); start from USDC on a warp-route chain for a direct route"
+		}
+		if _, ok := p.chain.(AmountsInReader); !ok && !isToken(req.ToToken, p.contracts.USDCh().Token) {
+			return "pulseroute cannot size an exact output through PulseX here: its chain state does not read getAmountsIn"
+		}
+	}
+	return ""
+}
+
+// exactInboundInput answers an exact-output request on the direct inbound
+// route with the input it needs. Into USDCh the bridge is one for one
+// (exactDirectInput). Into another token the bridged USDCh is swapped on
+// PulseX and the route's ToAmountMin is that swap's output less the
+// slippage: the output needed is the least whose quote.MinOut reaches
+// toAmount (quote.GrossForMin); getAmountsIn gives the bridged amount that
+// buys it, checked forward with getAmountsOut (and raised by a base unit
+// while short, which the UniswapV2 formulas never need: getAmountsIn
+// rounds up), and the input is the least whose net of the partner fee is
+// that bridged amount. A request for a given input is returned as it is.
+func (p *Provider) exactInboundInput(ctx context.Context, req *quote.Request, t *tools.Tool) (*quote.Request, error) {
+	usdch := p.contracts.USDCh().Token
+	if !req.ExactOutput() || isToken(req.ToToken, usdch) {
+		return exactDirectInput(req, req.FeeBps), nil
+	}
+	reader, ok := p.chain.(AmountsInReader)
+	if !ok {
+		return nil, noRoute(t.Key, quote.ReasonExactOutputUnsupported, "%s", p.ExactOutputUnsupported(req))
+	}
+	path := p.pulsePath(usdch, p.pulseToken(req.ToToken))
+	need := quote.GrossForMin(req.ToAmount, req.Slippage)
+	ins, err := reader.AmountsIn(ctx, need, path)
+	if err != nil {
+		if errors.Is(err, ErrNoPair) {
+			return nil, noRoute(t.Key, pricing.ReasonInsufficientLiq, "PulseX cannot deliver %s %s on chain 369 along this path", req.ToAmount, req.ToToken.Symbol)
+		}
+		if errors.Is(err, ErrNoNode) {
+			return nil, noRoute(t.Key, pricing.ReasonUnsupportedRoute, "no JSON-RPC node is configured for chain %d, whose PulseX prices this route", quote.PulseChainID)
+		}
+		return nil, chainStateError("PulseX getAmountsIn", err)
+	}
+	bridged := new(big.Int).Set(ins[0])
+	for range 3 {
+		out, err := p.amountsOut(ctx, t.Key, bridged, path)
+		if err != nil {
+			return nil, err
+		}
+		if out.Cmp(need) >= 0 {
+			return req.WithFromAmount(quote.GrossForNet(bridged, req.FeeBps)), nil
+		}
+		bridged.Add(bridged, big.NewInt(1))
+	}
+	return nil, chainStateError("PulseX getAmountsIn", fmt.Errorf("the input it gives for %s does not buy it", need))
+}
+
+// exactDirectInput answers an exact-output request on a direct route
+// without a swap with the input it needs: the least input whose output
+// after the partner fee (the inbound bridge's; the outbound one takes none)
+// is toAmount. These routes deliver one for one without slippage, so their
+// ToAmountMin is that output.
+func exactDirectInput(req *quote.Request, feeBps int) *quote.Request {
+	if !req.ExactOutput() {
+		return req
+	}
+	return req.WithFromAmount(quote.GrossForNet(req.ToAmount, feeBps))
+}
+
 // Legs is the PulseX tool within chain 369 and the warp tool for any pair
 // across 369.
 // The warp leg is offered even for pairs it cannot serve (369 to a chain
@@ -107,6 +208,13 @@ func (p *Provider) QuoteLeg(ctx context.Context, req *quote.Request, leg string)
 	if err := p.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
+	if req.ExactOutput() {
+		// The engine leaves such a request out of the race; a caller that
+		// asks anyway gets the reason, not a route priced from no input.
+		if why := p.ExactOutputUnsupported(req); why != "" {
+			return nil, noRoute(leg, quote.ReasonExactOutputUnsupported, "%s", why)
+		}
+	}
 	from, to := req.From.ID, req.To.ID
 	switch {
 	case from == quote.PulseChainID && to == quote.PulseChainID:
@@ -123,11 +231,15 @@ func (p *Provider) QuoteLeg(ctx context.Context, req *quote.Request, leg string)
 				"chain %d has no USDC warp route to chain 369; inbound routes start on chains %s", from, p.senderChainList())
 		}
 		if isToken(req.FromToken, w.Token) {
-			return p.directInbound(ctx, req, t, w)
+			in, err := p.exactInboundInput(ctx, req, t)
+			if err != nil {
+				return nil, err
+			}
+			return p.directInbound(ctx, in, t, w)
 		}
 		return p.multiStepInbound(ctx, req, t, w)
 	default:
-		return p.directOutbound(ctx, req, t)
+		return p.directOutbound(ctx, exactDirectInput(req, 0), t)
 	}
 }
 

@@ -24,13 +24,14 @@ type Pricer interface {
 
 // Complete builds a priced route; a route without a Builder is complete
 // already. A route whose build fails must not be shown; the error is a
-// *BuildError.
+// *BuildError. On an exact-output request the builder sees the request
+// with the input the route was sized for (Request.ForRoute).
 func Complete(ctx context.Context, req *Request, r *Route) error {
 	b := r.Pending
 	if b == nil {
 		return nil
 	}
-	if err := b.Build(ctx, req, r); err != nil {
+	if err := b.Build(ctx, req.ForRoute(r), r); err != nil {
 		return &BuildError{Provider: r.Provider, Tool: r.Tool, Err: err}
 	}
 	r.Pending = nil

@@ -33,7 +33,7 @@ var fuzzCatalog = sync.OnceValues(func() (*registry.Registry, *tools.Catalog) {
 })
 
 var quoteParamNames = []string{"fromChain", "toChain", "fromToken", "toToken", "fromAmount", "fromAddress",
-	"toAddress", "slippage", "tools", "denyTools", "preferredTool", "order"}
+	"toAddress", "slippage", "tools", "denyTools", "preferredTool", "order", "toAmount", "refundTo"}
 
 // wantParamRefusal fails unless err is INVALID_PARAMS with status 400
 // naming one of params.
@@ -59,18 +59,22 @@ const fuzzDeadline = 300 * time.Millisecond
 func FuzzParse(f *testing.F) {
 	const wallet = "0x8ba1f109551bD432803012645Ac136ddd64DBA72"
 	f.Add("42161", "8453", "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-		"100000000", wallet, wallet, "0.005", "sbx-canal", "", "", "FASTEST")
+		"100000000", wallet, wallet, "0.005", "sbx-canal", "", "", "FASTEST", "", wallet)
 	f.Add("1", "1151111081099710", "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
-		"300000000", wallet, "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV", "50", "", "sbx-intents", "sbx-intents", "")
-	f.Add("42161", "369", "native", "0x0000000000000000000000000000000000000000", "1", wallet, "", "", "", "", "", "cheapest")
-	f.Add("0", "-1", "", "", "1e400", "", "", "NaN", ",", " ", "x", "?")
+		"300000000", wallet, "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV", "50", "", "sbx-intents", "sbx-intents", "", "", "")
+	f.Add("42161", "369", "native", "0x0000000000000000000000000000000000000000", "1", wallet, "", "", "", "", "", "cheapest", "", "")
+	f.Add("0", "-1", "", "", "1e400", "", "", "NaN", ",", " ", "x", "?", "-2", "x")
+	f.Add("42161", "8453", "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+		"", wallet, "", "", "", "", "", "", "5000000", wallet)
+	f.Add("42161", "8453", "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+		"1", wallet, "", "", "", "", "", "", "1", "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV")
 	f.Fuzz(func(t *testing.T, fromChain, toChain, fromToken, toToken, fromAmount, fromAddress, toAddress,
-		slippage, toolList, denyTools, preferred, order string) {
+		slippage, toolList, denyTools, preferred, order, toAmount, refundTo string) {
 		reg, cat := fuzzCatalog()
 		p := Params{FromChain: []byte(fromChain), ToChain: []byte(toChain), FromToken: []byte(fromToken), ToToken: []byte(toToken),
 			FromAmount: []byte(fromAmount), FromAddress: []byte(fromAddress), ToAddress: []byte(toAddress),
 			Slippage: []byte(slippage), Tools: []byte(toolList), DenyTools: []byte(denyTools),
-			PreferredTool: []byte(preferred), Order: []byte(order)}
+			PreferredTool: []byte(preferred), Order: []byte(order), ToAmount: []byte(toAmount), RefundTo: []byte(refundTo)}
 		req, err := Parse(reg, cat, p, fuzzDeadline)
 		if err != nil {
 			if req != nil {
@@ -82,8 +86,19 @@ func FuzzParse(f *testing.F) {
 		if req.From == nil || req.To == nil || req.FromToken == nil || req.ToToken == nil {
 			t.Fatalf("accepted without chains or tokens: %+v", req)
 		}
-		if req.FromAmount.Sign() <= 0 || req.FromAmount.Cmp(maxUint256) > 0 {
-			t.Fatalf("accepted amount %s", req.FromAmount)
+		// Exactly one amount, positive and within uint256.
+		amt := req.FromAmount
+		if (req.FromAmount == nil) == (req.ToAmount == nil) {
+			t.Fatalf("accepted fromAmount %v with toAmount %v", req.FromAmount, req.ToAmount)
+		}
+		if req.ExactOutput() {
+			amt = req.ToAmount
+		}
+		if amt.Sign() <= 0 || amt.Cmp(maxUint256) > 0 {
+			t.Fatalf("accepted amount %s", amt)
+		}
+		if req.RefundTo != refundTo {
+			t.Fatalf("refundTo %q kept as %q", refundTo, req.RefundTo)
 		}
 		if !(req.Slippage >= 0 && req.Slippage <= MaxSlippageBps/10_000.0) {
 			t.Fatalf("accepted slippage %v", req.Slippage)
@@ -95,13 +110,18 @@ func FuzzParse(f *testing.F) {
 		again := Params{
 			FromChain: []byte(strconv.FormatUint(req.From.ID, 10)), ToChain: []byte(strconv.FormatUint(req.To.ID, 10)),
 			FromToken: []byte(fromToken), ToToken: []byte(toToken),
-			FromAmount: []byte(req.FromAmount.String()), FromAddress: []byte(req.FromAddress),
+			FromAddress: []byte(req.FromAddress), RefundTo: []byte(req.RefundTo),
 			Slippage: []byte(strconv.FormatFloat(req.Slippage, 'g', -1, 64)),
 			Tools:    []byte(joinSet(req.AllowTools)), DenyTools: []byte(joinSet(req.DenyTools)),
 			PreferredTool: []byte(req.PreferredTool), Order: []byte(req.Order),
 		}
 		if !req.Dry {
 			again.ToAddress = []byte(req.ToAddress)
+		}
+		if req.ExactOutput() {
+			again.ToAmount = []byte(req.ToAmount.String())
+		} else {
+			again.FromAmount = []byte(req.FromAmount.String())
 		}
 		req2, err := Parse(reg, cat, again, fuzzDeadline)
 		if err != nil {
@@ -128,7 +148,7 @@ func FuzzAmount(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		n, err := amount([]byte(v))
+		n, err := amount("fromAmount", []byte(v))
 		want, ok := new(big.Int).SetString(v, 10)
 		valid := ok && v != "" && strings.Trim(v, "0123456789") == "" && want.Sign() > 0 && want.Cmp(maxUint256) <= 0
 		if err != nil {

@@ -140,6 +140,10 @@ type LegOutcome struct {
 	// Skipped is set on a leg that was not sent, its breaker being open;
 	// Err then says so (UPSTREAM_MAINTENANCE).
 	Skipped bool
+	// Unsupported is set on a provider left out of the race because it
+	// cannot quote the request (an exact output it cannot size); Err is
+	// the NoRoute that says why (ExactOutputOutcome).
+	Unsupported bool
 	// Elapsed is the time from the race's start to the leg's answer.
 	Elapsed time.Duration
 }

@@ -56,12 +56,24 @@ func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresA
 	b = appendActionToken(b, prices, req.FromToken)
 	b = append(b, `,"toToken":`...)
 	b = appendActionToken(b, prices, req.ToToken)
+	// An exact-output request's input is the route's own (each route
+	// sized it), and the action echoes the toAmount it was sized for.
 	b = append(b, `,"fromAmount":`...)
-	b = appendDecString(b, req.FromAmount)
+	if req.ExactOutput() {
+		b = appendDecString(b, rt.FromAmount)
+		b = append(b, `,"toAmount":`...)
+		b = appendDecString(b, req.ToAmount)
+	} else {
+		b = appendDecString(b, req.FromAmount)
+	}
 	b = append(b, `,"fromAddress":`...)
 	b = jsonenc.AppendString(b, req.FromAddress)
 	b = append(b, `,"toAddress":`...)
 	b = jsonenc.AppendString(b, req.ToAddress)
+	if req.RefundTo != "" {
+		b = append(b, `,"refundTo":`...)
+		b = jsonenc.AppendString(b, req.RefundTo)
+	}
 	b = append(b, `,"slippage":`...)
 	b = jsonenc.AppendFloat(b, req.Slippage)
 	b = append(b, `},"estimate":{"tool":`...)

@@ -67,9 +67,19 @@ func TestShapeAEncodingMatchesEncodingJSON(t *testing.T) {
 		rt       *Route
 		slippage float64
 		dry      bool
-	}{{full, 0.005, false}, {bare, 1e-7, true}, {empty, 0, false}, {full, 0.5, true}, {unpriced, 0.01, false}} {
+		// exact makes the request an exact-output one (toAmount, no
+		// fromAmount); refundTo names a refund address.
+		exact    bool
+		refundTo string
+	}{{full, 0.005, false, false, ""}, {bare, 1e-7, true, false, ""}, {empty, 0, false, false, ""}, {full, 0.5, true, false, ""},
+		{unpriced, 0.01, false, false, ""}, {full, 0.005, false, true, "0x<Refund>\"\u2028"}, {unpriced, 0.01, true, true, ""},
+		{bare, 0, false, false, "0x2222222222222222222222222222222222222222"}} {
 		req := &Request{ID: "qt_0123", From: from, To: to, FromToken: usdcA, ToToken: usdcB, FromAmount: big.NewInt(1_000_000_000),
-			FromAddress: "0x8ba1f109551bD432803012645Ac136ddd64DBA72", ToAddress: "Recipient\t\"x\"", Slippage: c.slippage, Dry: c.dry}
+			FromAddress: "0x8ba1f109551bD432803012645Ac136ddd64DBA72", ToAddress: "Recipient\t\"x\"", Slippage: c.slippage, Dry: c.dry,
+			RefundTo: c.refundTo}
+		if c.exact {
+			req.FromAmount, req.ToAmount = nil, huge
+		}
 		// Every other answer carries its race's timing, as served ones do.
 		var tm *Timing
 		var tmJSON *timingJSON
@@ -189,8 +199,10 @@ type standardQuote struct {
 		FromToken   actionToken `json:"fromToken"`
 		ToToken     actionToken `json:"toToken"`
 		FromAmount  string      `json:"fromAmount"`
+		ToAmount    string      `json:"toAmount,omitempty"`
 		FromAddress string      `json:"fromAddress"`
 		ToAddress   string      `json:"toAddress"`
+		RefundTo    string      `json:"refundTo,omitempty"`
 		Slippage    float64     `json:"slippage"`
 	} `json:"action"`
 	Estimate struct {
@@ -221,7 +233,12 @@ func shapeA(prices LivePrices, req *Request, rt *Route, expiresAt int64) *standa
 	a.FromChainID, a.ToChainID = req.From.ID, req.To.ID
 	a.FromToken = oracleActionToken(prices, req.FromToken)
 	a.ToToken = oracleActionToken(prices, req.ToToken)
-	a.FromAmount, a.FromAddress, a.ToAddress, a.Slippage = req.FromAmount.String(), req.FromAddress, req.ToAddress, req.Slippage
+	a.FromAddress, a.ToAddress, a.RefundTo, a.Slippage = req.FromAddress, req.ToAddress, req.RefundTo, req.Slippage
+	if req.ExactOutput() {
+		a.FromAmount, a.ToAmount = rt.FromAmount.String(), req.ToAmount.String()
+	} else {
+		a.FromAmount = req.FromAmount.String()
+	}
 	e := &q.Estimate
 	e.Tool = rt.Tool
 	e.FromAmount, e.ToAmount, e.ToAmountMin = decStr(rt.FromAmount), decStr(rt.ToAmount), decStr(rt.ToAmountMin)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 )
 
 // ErrExpired and ErrUnknown are why an issued quote cannot be executed:
@@ -90,8 +92,14 @@ type Ticket struct {
 	ToAmountMin string `json:"toAmountMin"`
 	FromAddress string `json:"fromAddress"`
 	ToAddress   string `json:"toAddress"`
-	FeeBps      int    `json:"feeBps"`
-	Dry         bool   `json:"dry,omitempty"`
+	// RefundTo is the quote's refund address on the source chain, ""
+	// when the client gave none (refunds go to FromAddress).
+	RefundTo string `json:"refundTo,omitempty"`
+	// ExactToAmount is the toAmount of an exact-output quote, "" on a
+	// quote for a given fromAmount.
+	ExactToAmount string `json:"exactToAmount,omitempty"`
+	FeeBps        int    `json:"feeBps"`
+	Dry           bool   `json:"dry,omitempty"`
 	// Indicative quotes carry no transaction: nothing can execute them.
 	Indicative        bool `json:"indicative,omitempty"`
 	ExecutionDuration int  `json:"executionDuration"`
@@ -106,6 +114,14 @@ type Ticket struct {
 	// DepositAddress and DepositMemo are an intents route's deposit target.
 	DepositAddress string `json:"depositAddress,omitempty"`
 	DepositMemo    string `json:"depositMemo,omitempty"`
+	// Slippage is the quote's slippage as a fraction, so that an execute
+	// prices the route again under the same tolerance (0 in tickets
+	// written before it was kept: the default applies).
+	Slippage float64 `json:"slippage,string,omitempty"`
+	// Scenario is the sandbox scenario the quote plays; it is kept here so
+	// that every later call (execute, status, tracking), on any node
+	// sharing the store, plays the same outcome.
+	Scenario scenario.Name `json:"scenario,omitempty"`
 }
 
 // TicketTx is a transaction request in its wire form: numbers as the
@@ -118,4 +134,13 @@ type TicketTx struct {
 	ChainID  uint64 `json:"chainId"`
 	GasLimit string `json:"gasLimit,omitempty"`
 	GasPrice string `json:"gasPrice,omitempty"`
+}
+
+// RefundAddress is where a refund of the quote's swap goes: RefundTo, or
+// FromAddress when the quote named none.
+func (t *Ticket) RefundAddress() string {
+	if t.RefundTo != "" {
+		return t.RefundTo
+	}
+	return t.FromAddress
 }

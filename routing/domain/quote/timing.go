@@ -59,9 +59,13 @@ const (
 	LegTimedOut
 	// LegSkipped: it was not sent, its breaker being open.
 	LegSkipped
+	// LegUnsupported: its provider cannot quote this request (an exact
+	// output it cannot size) and was left out of the race; the leg's
+	// Reason says why.
+	LegUnsupported
 )
 
-var legStatuses = [...]string{"won", "answered", "no_route", "failed", "timed_out", "skipped"}
+var legStatuses = [...]string{"won", "answered", "no_route", "failed", "timed_out", "skipped", "unsupported"}
 
 // String is the status as data.timing.legs[].outcome names it.
 func (s LegStatus) String() string {
@@ -82,6 +86,8 @@ type LegTiming struct {
 	// length); 0 for a skipped leg.
 	Elapsed time.Duration
 	Status  LegStatus
+	// Reason is why an unsupported leg was left out ("" otherwise).
+	Reason string
 }
 
 // Timing is a race as its answer shows it.
@@ -130,6 +136,12 @@ func NewTiming(outcomes []LegOutcome, end RaceEnd, won *Route) *Timing {
 		if lt.Status == LegTimedOut {
 			lt.Elapsed = end.Total
 		}
+		if lt.Status == LegUnsupported {
+			var nr *NoRoute
+			if errors.As(o.Err, &nr) {
+				lt.Reason = nr.Message
+			}
+		}
 		t.Legs[i] = lt
 	}
 	return t
@@ -139,6 +151,8 @@ func NewTiming(outcomes []LegOutcome, end RaceEnd, won *Route) *Timing {
 // LegAnswered.
 func (o *LegOutcome) Status() LegStatus {
 	switch {
+	case o.Unsupported:
+		return LegUnsupported
 	case o.Skipped:
 		return LegSkipped
 	case !o.Answered:
@@ -153,7 +167,8 @@ func (o *LegOutcome) Status() LegStatus {
 }
 
 // AppendTiming appends t as data.timing: {totalMs, strategy, legs:
-// [{provider, tool, ms, outcome}]}, times in milliseconds with microsecond
+// [{provider, tool, ms, outcome, reason?}]}, reason only on an unsupported
+// leg, times in milliseconds with microsecond
 // precision. The bytes are those encoding/json makes of the struct form
 // kept in the tests.
 func AppendTiming(b []byte, t *Timing) []byte {
@@ -175,6 +190,10 @@ func AppendTiming(b []byte, t *Timing) []byte {
 		b = appendMillis(b, l.Elapsed)
 		b = append(b, `,"outcome":`...)
 		b = jsonenc.AppendString(b, l.Status.String())
+		if l.Reason != "" {
+			b = append(b, `,"reason":`...)
+			b = jsonenc.AppendString(b, l.Reason)
+		}
 		b = append(b, '}')
 	}
 	return append(b, "]}"...)

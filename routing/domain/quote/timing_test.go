@@ -21,12 +21,13 @@ type legTimingJSON struct {
 	Tool     string  `json:"tool"`
 	Ms       float64 `json:"ms"`
 	Outcome  string  `json:"outcome"`
+	Reason   string  `json:"reason,omitempty"`
 }
 
 func timingForm(t *Timing) *timingJSON {
 	j := &timingJSON{TotalMs: Millis(t.Total), Strategy: t.Reason.String(), Legs: []legTimingJSON{}}
 	for _, l := range t.Legs {
-		j.Legs = append(j.Legs, legTimingJSON{Provider: l.Provider, Tool: l.Tool, Ms: Millis(l.Elapsed), Outcome: l.Status.String()})
+		j.Legs = append(j.Legs, legTimingJSON{Provider: l.Provider, Tool: l.Tool, Ms: Millis(l.Elapsed), Outcome: l.Status.String(), Reason: l.Reason})
 	}
 	return j
 }
@@ -41,6 +42,7 @@ func TestTimingEncodingMatchesEncodingJSON(t *testing.T) {
 			{Provider: "intents", Tool: "", Elapsed: 0, Status: LegSkipped},
 			{Provider: "intents", Tool: "x", Elapsed: 3*time.Hour + 7*time.Nanosecond, Status: LegFailed},
 			{Provider: "intents", Tool: "y", Elapsed: -time.Second, Status: LegNoRoute},
+			{Provider: "pulseroute", Status: LegUnsupported, Reason: "multi-step \"routes\" <cannot> size"},
 		}},
 		{Total: 999 * time.Nanosecond, Reason: StopAllAnswered, Legs: []LegTiming{}},
 		{Total: 42*time.Millisecond + 1*time.Microsecond, Reason: StopExpectedResults},
@@ -72,16 +74,18 @@ func TestNewTimingNamesEachLegsOutcome(t *testing.T) {
 		{Provider: "aggregator", Leg: "sbx-hang"},
 		{Provider: "aggregator", Leg: "sbx-dead", Skipped: true, Answered: true, Err: fmt.Errorf("open")},
 		{Provider: "intents", Leg: "", Route: live, Answered: true, Elapsed: 9 * time.Millisecond},
+		ExactOutputOutcome("pulseroute", "no exact output here"),
 	}
 	tm := NewTiming(outcomes, RaceEnd{Total: 300 * time.Millisecond, Reason: StopDeadline}, win)
 	want := []LegTiming{
-		{"aggregator", "sbx-canal", 2 * time.Millisecond, LegWon},
-		{"aggregator", "sbx-wormway", 3 * time.Millisecond, LegAnswered},
-		{"aggregator", "sbx-arcbridge", time.Millisecond, LegNoRoute},
-		{"aggregator", "sbx-fail", 4 * time.Millisecond, LegFailed},
-		{"aggregator", "sbx-hang", 300 * time.Millisecond, LegTimedOut},
-		{"aggregator", "sbx-dead", 0, LegSkipped},
-		{"intents", "oneclick", 9 * time.Millisecond, LegAnswered},
+		{"aggregator", "sbx-canal", 2 * time.Millisecond, LegWon, ""},
+		{"aggregator", "sbx-wormway", 3 * time.Millisecond, LegAnswered, ""},
+		{"aggregator", "sbx-arcbridge", time.Millisecond, LegNoRoute, ""},
+		{"aggregator", "sbx-fail", 4 * time.Millisecond, LegFailed, ""},
+		{"aggregator", "sbx-hang", 300 * time.Millisecond, LegTimedOut, ""},
+		{"aggregator", "sbx-dead", 0, LegSkipped, ""},
+		{"intents", "oneclick", 9 * time.Millisecond, LegAnswered, ""},
+		{"pulseroute", "", 0, LegUnsupported, "no exact output here"},
 	}
 	if tm.Total != 300*time.Millisecond || tm.Reason != StopDeadline || len(tm.Legs) != len(want) {
 		t.Fatalf("timing %+v", tm)
@@ -99,7 +103,7 @@ func TestNewTimingOfFewLegs(t *testing.T) {
 	r := &Route{Provider: "intents", Tool: "sbx-intents"}
 	tm := NewTiming([]LegOutcome{{Provider: "intents", Leg: "sbx-intents", Route: r, Answered: true, Elapsed: time.Millisecond}},
 		RaceEnd{Total: 2 * time.Millisecond, Reason: StopAllAnswered}, r)
-	if len(tm.Legs) != 1 || tm.Legs[0] != (LegTiming{"intents", "sbx-intents", time.Millisecond, LegWon}) || tm.Total != 2*time.Millisecond {
+	if len(tm.Legs) != 1 || tm.Legs[0] != (LegTiming{"intents", "sbx-intents", time.Millisecond, LegWon, ""}) || tm.Total != 2*time.Millisecond {
 		t.Fatalf("%+v", tm)
 	}
 	if tm := NewTiming(nil, RaceEnd{Reason: StopAllAnswered}, nil); len(tm.Legs) != 0 || string(AppendTiming(nil, tm)) != `{"totalMs":0,"strategy":"all_answered","legs":[]}` {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 )
 
 // Order is how the best route is chosen.
@@ -32,14 +33,24 @@ const (
 type Request struct {
 	// ID is the quote id the engine assigned; providers use it in calldata
 	// and deposit references so a quote can be traced end to end.
-	ID          string
-	From, To    *registry.Chain
-	FromToken   *registry.Token
-	ToToken     *registry.Token
-	FromAmount  *big.Int
+	ID        string
+	From, To  *registry.Chain
+	FromToken *registry.Token
+	ToToken   *registry.Token
+	// FromAmount is the input. On an exact-output request (ToAmount set)
+	// it is nil as parsed: each provider sizes the input its route needs
+	// and answers it as the route's FromAmount (see ExactOutput).
+	FromAmount *big.Int
+	// ToAmount, when set, makes the request an exact-output one: the route
+	// must deliver at least ToAmount after every fee and the slippage, so
+	// that its ToAmountMin >= ToAmount.
+	ToAmount    *big.Int
 	FromAddress string
 	// ToAddress is the recipient; it equals FromAddress on a dry quote.
 	ToAddress string
+	// RefundTo is the source-chain address a refund is paid to, "" when
+	// the client gave none: refunds then go to FromAddress (RefundAddress).
+	RefundTo string
 	// Dry is set when the client gave no toAddress: the route is computed
 	// with fromAddress as recipient and the answer says isDryQuote.
 	Dry bool
@@ -64,6 +75,13 @@ type Request struct {
 	FeeRecipient string
 	PartnerID    string
 	Now          time.Time
+	// Scenario is the sandbox scenario the quote plays (see package
+	// scenario), "" for none; it travels in the quote's ticket.
+	Scenario scenario.Name
+	// Repricing is set when an execute prices an issued quote's route
+	// again (see RepriceRequest), the moment a price-drift scenario moves
+	// the price.
+	Repricing bool
 }
 
 // ToolAllowed reports whether the request's tool filters admit a tool.

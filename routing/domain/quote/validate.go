@@ -31,6 +31,9 @@ var maxUint256 = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewI
 type Params struct {
 	FromChain, ToChain, FromToken, ToToken, FromAmount, FromAddress []byte
 	ToAddress, Slippage, Tools, DenyTools, PreferredTool, Order     []byte
+	// ToAmount asks for an exact-output quote (instead of FromAmount);
+	// RefundTo is where a refund goes on the source chain.
+	ToAmount, RefundTo []byte
 	// The race's timing (see Strategy): maxWaitMs, minWaitMs,
 	// expectedResults, reduceEveryMs.
 	MaxWaitMs, MinWaitMs, ExpectedResults, ReduceEveryMs []byte
@@ -59,7 +62,7 @@ func Parse(reg *registry.Registry, cat *tools.Catalog, p Params, deadline time.D
 	if req.ToToken, err = token(reg, "toToken", p.ToToken, req.To); err != nil {
 		return nil, err
 	}
-	if req.FromAmount, err = amount(p.FromAmount); err != nil {
+	if err = amounts(req, p); err != nil {
 		return nil, err
 	}
 	if len(p.FromAddress) == 0 {
@@ -81,6 +84,14 @@ func Parse(reg *registry.Registry, cat *tools.Catalog, p Params, deadline time.D
 		req.ToAddress = req.FromAddress
 		if address.Validate(req.To.AddressFormat, req.FromAddress) != nil {
 			req.Indicative = true
+		}
+	}
+	if len(p.RefundTo) != 0 {
+		// A refund is paid on the source chain, so refundTo is an address
+		// of the source chain's family, checked with its codec.
+		req.RefundTo = string(p.RefundTo)
+		if e := address.Validate(req.From.AddressFormat, req.RefundTo); e != nil {
+			return nil, apierr.Param("refundTo", "refundTo is not a valid "+req.From.Name+" address: "+e.Error()).With("value", req.RefundTo)
 		}
 	}
 	if len(p.Slippage) != 0 {
@@ -208,26 +219,58 @@ func token(reg *registry.Registry, param string, b []byte, c *registry.Chain) (*
 // native is the token parameter that names a chain's native coin.
 var native = []byte("native")
 
-func amount(v []byte) (*big.Int, *apierr.Error) {
+// amountParams are the two amount parameters, exactly one of which a
+// quote request gives, as refusals name them.
+var amountParams = []string{"fromAmount", "toAmount"}
+
+// amounts reads fromAmount or toAmount, exactly one of them: fromAmount
+// quotes what a given input delivers, toAmount (an exact-output quote) the
+// input that delivers at least that much. A malformed value is refused
+// naming its own parameter before the pair is judged, so that a bad
+// toAmount beside a good fromAmount is named as such.
+func amounts(req *Request, p Params) *apierr.Error {
+	var err *apierr.Error
+	if len(p.FromAmount) != 0 {
+		if req.FromAmount, err = amount("fromAmount", p.FromAmount); err != nil {
+			return err
+		}
+	}
+	if len(p.ToAmount) != 0 {
+		if req.ToAmount, err = amount("toAmount", p.ToAmount); err != nil {
+			return err
+		}
+	}
+	switch {
+	case req.FromAmount == nil && req.ToAmount == nil:
+		return apierr.Param("fromAmount", "fromAmount (the amount sent) or toAmount (the amount to receive) is required").
+			With("params", amountParams)
+	case req.FromAmount != nil && req.ToAmount != nil:
+		return apierr.Param("toAmount", "give fromAmount (the amount sent) or toAmount (the amount to receive), not both").
+			With("params", amountParams)
+	}
+	return nil
+}
+
+func amount(param string, v []byte) (*big.Int, *apierr.Error) {
 	if len(v) == 0 {
-		return nil, apierr.Param("fromAmount", "fromAmount is required")
+		return nil, apierr.Param(param, param+" is required")
 	}
 	for _, c := range v {
 		if c < '0' || c > '9' {
-			return nil, apierr.Param("fromAmount", "fromAmount must be a positive base-10 integer in the token's smallest unit").With("value", string(v))
+			return nil, apierr.Param(param, param+" must be a positive base-10 integer in the token's smallest unit").With("value", string(v))
 		}
 	}
 	var n *big.Int
 	if u, ok := parseUint64(v); ok {
 		n = new(big.Int).SetUint64(u)
 	} else if n, ok = new(big.Int).SetString(string(v), 10); !ok {
-		return nil, apierr.Param("fromAmount", "fromAmount must be greater than zero").With("value", string(v))
+		return nil, apierr.Param(param, param+" must be greater than zero").With("value", string(v))
 	}
 	if n.Sign() <= 0 {
-		return nil, apierr.Param("fromAmount", "fromAmount must be greater than zero").With("value", string(v))
+		return nil, apierr.Param(param, param+" must be greater than zero").With("value", string(v))
 	}
 	if n.Cmp(maxUint256) > 0 {
-		return nil, apierr.Param("fromAmount", "fromAmount does not fit in uint256").With("value", string(v))
+		return nil, apierr.Param(param, param+" does not fit in uint256").With("value", string(v))
 	}
 	return n, nil
 }

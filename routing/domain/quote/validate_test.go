@@ -48,7 +48,7 @@ func TestAmount(t *testing.T) {
 		{over, ""},
 	}
 	for _, tt := range tests {
-		n, err := amount([]byte(tt.in))
+		n, err := amount("fromAmount", []byte(tt.in))
 		switch {
 		case tt.want == "" && err == nil:
 			t.Errorf("amount(%q) = %s, want a refusal", tt.in, n)
@@ -119,6 +119,100 @@ func TestStrategyParams(t *testing.T) {
 			t.Errorf("case %d: %+v, %v; want a refusal naming %s", i, got, err, tt.refused)
 		case tt.refused == "" && (err != nil || got != tt.want):
 			t.Errorf("case %d: %+v, %v; want %+v", i, got, err, tt.want)
+		}
+	}
+}
+
+// TestParseAmountsAndRefundTo: a quote request gives exactly one of
+// fromAmount and toAmount (both or neither is refused naming them), a
+// malformed one is refused naming itself, and refundTo must be an address
+// of the source chain's family.
+func TestParseAmountsAndRefundTo(t *testing.T) {
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := tools.Load(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		wallet = "0x8ba1f109551bD432803012645Ac136ddd64DBA72"
+		solana = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"
+	)
+	base := func(fromChain, toChain, fromToken, toToken string) Params {
+		return Params{FromChain: []byte(fromChain), ToChain: []byte(toChain), FromToken: []byte(fromToken), ToToken: []byte(toToken),
+			FromAddress: []byte(wallet)}
+	}
+	evm := func() Params {
+		return base("42161", "8453", "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")
+	}
+	solSource := func() Params {
+		p := base("1151111081099710", "42161", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "0xaf88d065e77c8cC2239327C5EDb3A432268e5831")
+		p.FromAddress = []byte(solana)
+		p.ToAddress = []byte(wallet)
+		return p
+	}
+	with := func(p Params, set func(*Params)) Params { set(&p); return p }
+	tests := []struct {
+		name       string
+		p          Params
+		refused    string // the parameter named, "" when accepted
+		fromAmount string // accepted: the input ("" on exact output)
+		toAmount   string // accepted: the exact output ("" otherwise)
+		refundTo   string
+	}{
+		{"fromAmount", with(evm(), func(p *Params) { p.FromAmount = []byte("1000000") }), "", "1000000", "", ""},
+		{"toAmount", with(evm(), func(p *Params) { p.ToAmount = []byte("5000000") }), "", "", "5000000", ""},
+		{"neither", evm(), "fromAmount", "", "", ""},
+		{"both", with(evm(), func(p *Params) { p.FromAmount, p.ToAmount = []byte("1"), []byte("2") }), "toAmount", "", "", ""},
+		{"bad toAmount beside fromAmount", with(evm(), func(p *Params) { p.FromAmount, p.ToAmount = []byte("1"), []byte("abc") }), "toAmount", "", "", ""},
+		{"bad fromAmount beside toAmount", with(evm(), func(p *Params) { p.FromAmount, p.ToAmount = []byte("-1"), []byte("2") }), "fromAmount", "", "", ""},
+		{"zero toAmount", with(evm(), func(p *Params) { p.ToAmount = []byte("0") }), "toAmount", "", "", ""},
+		{"toAmount over uint256", with(evm(), func(p *Params) { p.ToAmount = []byte(new(big.Int).Lsh(big.NewInt(1), 256).String()) }), "toAmount", "", "", ""},
+		{"toAmount fraction", with(evm(), func(p *Params) { p.ToAmount = []byte("1.5") }), "toAmount", "", "", ""},
+		{"refundTo on EVM", with(evm(), func(p *Params) { p.FromAmount, p.RefundTo = []byte("1"), []byte(wallet) }), "", "1", "", wallet},
+		{"refundTo with toAmount", with(evm(), func(p *Params) { p.ToAmount, p.RefundTo = []byte("9"), []byte(wallet) }), "", "", "9", wallet},
+		{"refundTo of another family", with(evm(), func(p *Params) { p.FromAmount, p.RefundTo = []byte("1"), []byte(solana) }), "refundTo", "", "", ""},
+		{"refundTo malformed", with(evm(), func(p *Params) { p.FromAmount, p.RefundTo = []byte("1"), []byte("0x1234") }), "refundTo", "", "", ""},
+		{"refundTo on Solana", with(solSource(), func(p *Params) { p.FromAmount, p.RefundTo = []byte("300000000"), []byte(solana) }), "", "300000000", "", solana},
+		{"EVM refundTo on a Solana source", with(solSource(), func(p *Params) { p.FromAmount, p.RefundTo = []byte("300000000"), []byte(wallet) }), "refundTo", "", "", ""},
+	}
+	for _, tt := range tests {
+		req, perr := Parse(reg, cat, tt.p, time.Second)
+		if tt.refused != "" {
+			if perr == nil || perr.Code != "INVALID_PARAMS" || perr.Details["param"] != tt.refused {
+				t.Errorf("%s: %+v, %v; want a refusal naming %s", tt.name, req, perr, tt.refused)
+			}
+			if perr != nil && (tt.name == "neither" || tt.name == "both") {
+				if ps, _ := perr.Details["params"].([]string); len(ps) != 2 || ps[0] != "fromAmount" || ps[1] != "toAmount" {
+					t.Errorf("%s: details.params %v, want [fromAmount toAmount]", tt.name, perr.Details["params"])
+				}
+			}
+			continue
+		}
+		if perr != nil {
+			t.Errorf("%s: refused: %v", tt.name, perr)
+			continue
+		}
+		got := func(n *big.Int) string {
+			if n == nil {
+				return ""
+			}
+			return n.String()
+		}
+		if got(req.FromAmount) != tt.fromAmount || got(req.ToAmount) != tt.toAmount || req.ExactOutput() != (tt.toAmount != "") {
+			t.Errorf("%s: fromAmount %s toAmount %s", tt.name, got(req.FromAmount), got(req.ToAmount))
+		}
+		if req.RefundTo != tt.refundTo {
+			t.Errorf("%s: refundTo %q, want %q", tt.name, req.RefundTo, tt.refundTo)
+		}
+		wantRefund := tt.refundTo
+		if wantRefund == "" {
+			wantRefund = req.FromAddress
+		}
+		if req.RefundAddress() != wantRefund {
+			t.Errorf("%s: refunds go to %q, want %q", tt.name, req.RefundAddress(), wantRefund)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
@@ -80,6 +81,10 @@ type Swap struct {
 	ToAmount      string    `json:"toAmount"`
 	FromAddress   string    `json:"fromAddress"`
 	ToAddress     string    `json:"toAddress"`
+	// RefundTo is the quote's refund address on the source chain, "" when
+	// the quote named none: a refund then goes to FromAddress (see
+	// RefundAddress).
+	RefundTo string `json:"refundTo,omitempty"`
 	// ExpectedDuration is the quote's execution duration in seconds.
 	ExpectedDuration int       `json:"expectedDuration,omitempty"`
 	Status           string    `json:"status"`
@@ -100,6 +105,10 @@ type Swap struct {
 	DepositMemo    string    `json:"depositMemo,omitempty"`
 	Polls          int       `json:"polls"`
 	NextPoll       time.Time `json:"nextPoll,omitzero"`
+	// Scenario is the sandbox scenario of the swap's quote (see package
+	// scenario): kept in the record so that the simulated provider plays
+	// it on every poll, after a restart or on another node alike.
+	Scenario scenario.Name `json:"scenario,omitempty"`
 }
 
 // NormalizeHash is the canonical form of a transaction hash: lower case.
@@ -228,6 +237,7 @@ func Event(name string, s *Swap, at time.Time) webhook.Event {
 		if s.Status == StatusFailed || s.Substatus == Refunded {
 			d.Reason = s.SubstatusMessage
 		}
+		d.RefundedTo = s.RefundedTo()
 		return webhook.Event{Name: name, Time: at, Data: d}
 	}
 	dur := int64(0)
@@ -239,6 +249,7 @@ func Event(name string, s *Swap, at time.Time) webhook.Event {
 		FromToken: s.FromToken, ToToken: s.ToToken, FromAmount: s.FromAmount, ToAmount: s.receivedOrQuoted(),
 		FromAddress: s.FromAddress, ToAddress: s.ToAddress, SourceTxHash: s.Sending.TxHash,
 		DestinationTxHash: s.Receiving.TxHash, Status: s.Status, Tool: s.Tool, ExecutionDuration: dur,
+		RefundedTo: s.RefundedTo(),
 	}}
 }
 
@@ -268,11 +279,34 @@ func FromTicket(t *quote.Ticket, txHash string) *Swap {
 	return &Swap{
 		ID: h, QuoteID: t.ID, QuoteIssuedAt: t.IssuedAt, PartnerID: t.PartnerID, Provider: t.Provider, Tool: t.Tool,
 		FromChain: t.FromChain, ToChain: t.ToChain, FromToken: t.FromToken, ToToken: t.ToToken,
-		FromAmount: t.FromAmount, ToAmount: t.ToAmount, FromAddress: t.FromAddress, ToAddress: t.ToAddress,
+		FromAmount: t.FromAmount, ToAmount: t.ToAmount, FromAddress: t.FromAddress, ToAddress: t.ToAddress, RefundTo: t.RefundTo,
 		ExpectedDuration: t.ExecutionDuration, DepositAddress: t.DepositAddress, DepositMemo: t.DepositMemo,
 		Sending:   Leg{TxHash: h, ChainID: t.FromChain, Amount: t.FromAmount, Token: t.FromToken},
 		Receiving: Leg{ChainID: t.ToChain, Token: t.ToToken},
+		Scenario:  t.Scenario,
 	}
+}
+
+// RefundAddress is where a refund of the swap goes: the quote's refund
+// address, or FromAddress when it named none. Every provider the swap can
+// have come from pays its refunds there: the sandbox's bridges and intents
+// deposits pay it, 1Click was sent it as refundTo, and a provider that
+// cannot pay refunds elsewhere than fromAddress is not raced on a quote
+// with another refund address.
+func (s *Swap) RefundAddress() string {
+	if s.RefundTo != "" {
+		return s.RefundTo
+	}
+	return s.FromAddress
+}
+
+// RefundedTo is where the swap's input was refunded, "" unless it was
+// (DONE with substatus REFUNDED).
+func (s *Swap) RefundedTo() string {
+	if s.Status == StatusDone && s.Substatus == Refunded {
+		return s.RefundAddress()
+	}
+	return ""
 }
 
 // Shown is the status a client sees: a swap reported but not yet observed
@@ -347,4 +381,7 @@ type DepositData struct {
 	DestinationTxHash string `json:"destinationTxHash,omitempty"`
 	Status            string `json:"status"`
 	Reason            string `json:"reason,omitempty"`
+	// RefundedTo is where a REFUNDED deposit went back (the quote's
+	// refundTo, or fromAddress).
+	RefundedTo string `json:"refundedTo,omitempty"`
 }

@@ -23,6 +23,20 @@ func NewDeliveryID() (string, error) {
 	return newID(deliveryIDPrefix, "delivery")
 }
 
+// WellFormedDeliveryID reports whether id has the shape NewDeliveryID
+// draws: "dlv_" and 24 lower-case hex digits.
+func WellFormedDeliveryID(id string) bool {
+	if len(id) != len(deliveryIDPrefix)+24 || id[:len(deliveryIDPrefix)] != deliveryIDPrefix {
+		return false
+	}
+	for _, c := range id[len(deliveryIDPrefix):] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // OutboxEntry is one delivery owed to one webhook. Body is the exact payload
 // to sign and send, fixed when the event enters the outbox, so every attempt
 // carries byte-identical content; DeliveryID stays the same across retries
@@ -60,7 +74,19 @@ type DeliveryRecord struct {
 	// Attempts lists the delivery's attempts, oldest first: every one, or
 	// the newest MaxAttemptsKept of a longer schedule (see AppendAttempt).
 	Attempts []Attempt `json:"attempts,omitempty"`
+	// Body is the payload every attempt sent (recorded from the first
+	// attempt on), kept so that a failed delivery can be resent with the
+	// very bytes, and so the very signature, of the original.
+	Body []byte `json:"body,omitempty"`
+	// NextAttemptAt is when a retrying delivery's next attempt is due
+	// (zero otherwise): where its outbox entry waits.
+	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero"`
 }
+
+// ResendMargin is how far ahead a retrying delivery's next attempt must be
+// for a resend to bring it forward: one due sooner may already be on its
+// way to a worker, and is left to come.
+const ResendMargin = 5 * time.Second
 
 // Attempt is one try of a delivery: its number (1-based), the receiver's
 // HTTP status (0 when no answer came), how long it took, why it failed

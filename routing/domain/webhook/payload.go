@@ -39,7 +39,10 @@ type SwapData struct {
 	Status            string `json:"status"`
 	Tool              string `json:"tool"`
 	ExecutionDuration int64  `json:"executionDuration"`
-	Test              bool   `json:"test,omitempty"`
+	// RefundedTo is where the input went back on the source chain, on a
+	// swap that ended refunded (the quote's refundTo, or fromAddress).
+	RefundedTo string `json:"refundedTo,omitempty"`
+	Test       bool   `json:"test,omitempty"`
 }
 
 // Body encodes the event as the exact bytes that are signed and sent. It is

@@ -141,6 +141,43 @@ func (s *SandboxChain) AmountsOut(ctx context.Context, amountIn *big.Int, path [
 	return out, nil
 }
 
+var _ pulseroute.AmountsInReader = (*SandboxChain)(nil)
+
+// AmountsIn follows a PulseX path backwards with UniswapV2's getAmountIn,
+// amountIn = rIn·out·10000 / ((rOut − out)·9971) + 1, the least input (or
+// one above it) whose AmountsOut reaches out on each hop. An output the
+// pool cannot give (out ≥ rOut) answers ErrNoPair, as a reverted
+// getAmountsIn does.
+func (s *SandboxChain) AmountsIn(ctx context.Context, amountOut *big.Int, path []common.Address) ([]*big.Int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sandbox chain: amounts in: %w", err)
+	}
+	if len(path) < 2 {
+		return nil, fmt.Errorf("sandbox chain: amounts in: path of %d tokens", len(path))
+	}
+	if amountOut == nil || amountOut.Sign() <= 0 {
+		return nil, fmt.Errorf("sandbox chain: amounts in: amount must be positive")
+	}
+	amounts := make([]*big.Int, len(path))
+	amounts[len(path)-1] = new(big.Int).Set(amountOut)
+	for i := len(path) - 1; i > 0; i-- {
+		rIn, rOut, err := s.hop(path[i-1], path[i])
+		if err != nil {
+			return nil, err
+		}
+		out := amounts[i]
+		if out.Cmp(rOut) >= 0 {
+			return nil, fmt.Errorf("sandbox chain: %s/%s holds less than %s: %w", path[i-1].Hex(), path[i].Hex(), out, pulseroute.ErrNoPair)
+		}
+		num := new(big.Int).Mul(rIn, out)
+		num.Mul(num, big.NewInt(10_000))
+		den := new(big.Int).Sub(rOut, out)
+		den.Mul(den, big.NewInt(pulseXFeeKeep))
+		amounts[i-1] = num.Quo(num, den).Add(num, big.NewInt(1))
+	}
+	return amounts, nil
+}
+
 // hop returns the reserves of a pool in the direction of a swap.
 func (s *SandboxChain) hop(from, to common.Address) (rIn, rOut *big.Int, err error) {
 	switch {

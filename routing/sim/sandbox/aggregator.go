@@ -15,6 +15,10 @@ import (
 func (m *Market) aggregatorPriced(req *quote.Request, t *tools.Tool) (*quote.Route, error) {
 	const provider = registry.ProviderAggregator
 	hop := t.Type != tools.TypeDEX && !sameAsset(req.FromToken, req.ToToken)
+	req, err := m.exactInput(provider, req, t, hop)
+	if err != nil {
+		return nil, err
+	}
 	p, err := m.priceLeg(provider, req, t, hop)
 	if err != nil {
 		return nil, err
@@ -104,7 +108,7 @@ func (m *Market) routerTx(req *quote.Request, r *quote.Route, g pricing.GasQuote
 		if err != nil {
 			return nil, err
 		}
-		data, err = packSwap(m.router, req.ID, from, req.FromAmount, to, r.ToAmountMin, r.PreFeeToAmount, receiver, req.FeeBps, feeTo)
+		data, err = packSwap(m.router, req.ID, from, req.FromAmount, to, revertingMinOut(req, r), r.PreFeeToAmount, receiver, req.FeeBps, feeTo)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +117,7 @@ func (m *Market) routerTx(req *quote.Request, r *quote.Route, g pricing.GasQuote
 		if err != nil {
 			return nil, err
 		}
-		data, err = packBridge(m.router, req.ID, from, req.FromAmount, req.To.ID, tokenBytes32(req.To, req.ToToken), r.ToAmountMin, r.PreFeeToAmount, receiver, req.FeeBps, feeTo)
+		data, err = packBridge(m.router, req.ID, from, req.FromAmount, req.To.ID, tokenBytes32(req.To, req.ToToken), revertingMinOut(req, r), r.PreFeeToAmount, receiver, req.FeeBps, feeTo)
 		if err != nil {
 			return nil, err
 		}

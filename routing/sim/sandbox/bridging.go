@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 )
 
@@ -77,19 +78,26 @@ func (b *Bridging) SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observati
 			Receiving:        swap.Leg{TxHash: s.Sending.TxHash, ChainID: s.ToChain, Amount: s.ToAmount, Token: s.ToToken, Timestamp: sent}}, nil
 	}
 	wait := time.Duration(float64(time.Duration(s.ExpectedDuration)*time.Second) * b.cfg.DurationScale)
-	if b.now().Before(minedAt.Add(wait)) {
+	if s.Scenario == scenario.Slow {
+		wait *= scenario.SlowFactor
+	}
+	if s.Scenario == scenario.Stuck || b.now().Before(minedAt.Add(wait)) {
+		// A stuck bridge never delivers: the swap waits until the
+		// tracker's horizon gives up on it.
+		if s.Scenario == scenario.IncompleteDeposit {
+			return swap.Observation{Status: swap.StatusPending, Substatus: swap.Partial, SendingTimestamp: sent,
+				SubstatusMessage: "the deposit is short of the quoted amount; it is refunded unless the rest arrives before the deadline"}, nil
+		}
 		return swap.Observation{Status: swap.StatusPending, Substatus: swap.WaitDestinationTransaction, SendingTimestamp: sent,
 			SubstatusMessage: "the bridge is delivering to chain " + uintString(s.ToChain)}, nil
 	}
-	if b.fails(s.ID) {
-		amount, _ := new(big.Int).SetString(s.FromAmount, 10)
-		h, err := b.ledger.Deliver(ctx, s.FromChain, s.ID+"/refund", s.FromAddress, s.FromToken, amount)
-		if err != nil {
-			return swap.Observation{}, err
-		}
-		return swap.Observation{Status: swap.StatusDone, Substatus: swap.Refunded, SendingTimestamp: sent,
-			SubstatusMessage: "the bridge failed; the input was refunded on the source chain",
-			Receiving:        swap.Leg{TxHash: h, ChainID: s.FromChain, Amount: s.FromAmount, Token: s.FromToken, Timestamp: b.now().Unix()}}, nil
+	switch {
+	case s.Scenario == scenario.IncompleteDeposit:
+		return b.refund(ctx, s, sent, s.FromAmount, "the deposit was short of the quoted amount and was refunded on the source chain")
+	case s.Scenario == scenario.Refund || b.fails(s.ID):
+		return b.refund(ctx, s, sent, s.FromAmount, "the bridge failed; the input was refunded on the source chain")
+	case s.Scenario == scenario.Partial:
+		return b.partial(ctx, s, sent)
 	}
 	amount, _ := new(big.Int).SetString(s.ToAmount, 10)
 	h, err := b.ledger.Deliver(ctx, s.ToChain, s.ID+"/deliver", s.ToAddress, s.ToToken, amount)
@@ -100,6 +108,43 @@ func (b *Bridging) SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observati
 		SubstatusMessage: "the transfer is complete",
 		Receiving:        swap.Leg{TxHash: h, ChainID: s.ToChain, Amount: s.ToAmount, Token: s.ToToken, Timestamp: b.now().Unix()}}, nil
 }
+
+// refund pays amount of the input back on the source chain, to the swap's
+// refund destination, and observes the swap DONE / REFUNDED.
+func (b *Bridging) refund(ctx context.Context, s *swap.Swap, sent int64, amount, message string) (swap.Observation, error) {
+	a, _ := new(big.Int).SetString(amount, 10)
+	h, err := b.ledger.Deliver(ctx, s.FromChain, s.ID+"/refund", refundAddress(s), s.FromToken, a)
+	if err != nil {
+		return swap.Observation{}, err
+	}
+	return swap.Observation{Status: swap.StatusDone, Substatus: swap.Refunded, SendingTimestamp: sent,
+		SubstatusMessage: message,
+		Receiving:        swap.Leg{TxHash: h, ChainID: s.FromChain, Amount: amount, Token: s.FromToken, Timestamp: b.now().Unix()}}, nil
+}
+
+// partial fills half of a swap (the partial scenario): half the quoted
+// output delivered on the destination chain, the unfilled half of the
+// input refunded on the source chain, DONE / PARTIAL.
+func (b *Bridging) partial(ctx context.Context, s *swap.Swap, sent int64) (swap.Observation, error) {
+	out, _ := new(big.Int).SetString(s.ToAmount, 10)
+	in, _ := new(big.Int).SetString(s.FromAmount, 10)
+	out.Rsh(out, 1)
+	back := new(big.Int).Sub(in, new(big.Int).Rsh(in, 1))
+	h, err := b.ledger.Deliver(ctx, s.ToChain, s.ID+"/deliver", s.ToAddress, s.ToToken, out)
+	if err != nil {
+		return swap.Observation{}, err
+	}
+	if _, err := b.ledger.Deliver(ctx, s.FromChain, s.ID+"/refund", refundAddress(s), s.FromToken, back); err != nil {
+		return swap.Observation{}, err
+	}
+	return swap.Observation{Status: swap.StatusDone, Substatus: swap.Partial, SendingTimestamp: sent,
+		SubstatusMessage: "half of the input was filled; the other " + back.String() + " was refunded on the source chain",
+		Receiving:        swap.Leg{TxHash: h, ChainID: s.ToChain, Amount: out.String(), Token: s.ToToken, Timestamp: b.now().Unix()}}, nil
+}
+
+// refundAddress is where a refund goes on the source chain: the quote's
+// refundTo, or the address that sent the input when it named none.
+func refundAddress(s *swap.Swap) string { return s.RefundAddress() }
 
 // fails decides, by the swap's hash, whether its bridge fails.
 func (b *Bridging) fails(id string) bool { return BridgeFails(b.cfg.FailureRate, id) }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 )
 
@@ -16,6 +17,8 @@ type fakeLedger struct {
 	reason     string
 	minedAt    time.Time
 	deliveries map[string]string
+	// to records each delivery's recipient, by reference.
+	to map[string]string
 }
 
 func (f *fakeLedger) Outcome(context.Context, uint64, string) (bool, bool, string, time.Time, error) {
@@ -28,6 +31,9 @@ func (f *fakeLedger) Deliver(_ context.Context, chainID uint64, ref, to, token s
 	}
 	h := "0xdeliver" + uintString(chainID) + amount.String()
 	f.deliveries[ref] = h
+	if f.to != nil {
+		f.to[ref] = to
+	}
 	return h, nil
 }
 
@@ -37,6 +43,13 @@ func TestBridging(t *testing.T) {
 		FromAddress: "0xf", ToAddress: "0xt", ExpectedDuration: 60, Sending: swap.Leg{TxHash: "0xsrc"}}
 	same := cross
 	same.ToChain = 42161
+	play := func(n scenario.Name) swap.Swap {
+		s := cross
+		s.Scenario = n
+		return s
+	}
+	incomplete := play(scenario.IncompleteDeposit)
+	incomplete.DepositAddress = "0xdeposit"
 	tests := []struct {
 		name       string
 		ledger     fakeLedger
@@ -62,6 +75,24 @@ func TestBridging(t *testing.T) {
 			BridgingConfig{}, mined, swap.StatusDone, swap.Completed, 1},
 		{"a failing bridge refunds", fakeLedger{found: true, ok: true, minedAt: mined}, cross,
 			BridgingConfig{FailureRate: 1}, mined, swap.StatusDone, swap.Refunded, 1},
+		{"scenario refund: refunded after the bridge time", fakeLedger{found: true, ok: true, minedAt: mined}, play(scenario.Refund),
+			BridgingConfig{DurationScale: 1}, mined.Add(60 * time.Second), swap.StatusDone, swap.Refunded, 1},
+		{"scenario refund: under way before it", fakeLedger{found: true, ok: true, minedAt: mined}, play(scenario.Refund),
+			BridgingConfig{DurationScale: 1}, mined.Add(59 * time.Second), swap.StatusPending, swap.WaitDestinationTransaction, 0},
+		{"scenario partial: half delivered, half refunded", fakeLedger{found: true, ok: true, minedAt: mined}, play(scenario.Partial),
+			BridgingConfig{DurationScale: 1}, mined.Add(60 * time.Second), swap.StatusDone, swap.Partial, 2},
+		{"scenario slow: still under way at 9 times the quoted time", fakeLedger{found: true, ok: true, minedAt: mined}, play(scenario.Slow),
+			BridgingConfig{DurationScale: 1}, mined.Add(9 * 60 * time.Second), swap.StatusPending, swap.WaitDestinationTransaction, 0},
+		{"scenario slow: delivered at 10 times", fakeLedger{found: true, ok: true, minedAt: mined}, play(scenario.Slow),
+			BridgingConfig{DurationScale: 1}, mined.Add(10 * 60 * time.Second), swap.StatusDone, swap.Completed, 1},
+		{"scenario stuck: never delivered", fakeLedger{found: true, ok: true, minedAt: mined}, play(scenario.Stuck),
+			BridgingConfig{}, mined.Add(1000 * time.Hour), swap.StatusPending, swap.WaitDestinationTransaction, 0},
+		{"scenario incomplete-deposit: short before the bridge time", fakeLedger{found: true, ok: true, minedAt: mined}, incomplete,
+			BridgingConfig{DurationScale: 1}, mined, swap.StatusPending, swap.Partial, 0},
+		{"scenario incomplete-deposit: refunded after it", fakeLedger{found: true, ok: true, minedAt: mined}, incomplete,
+			BridgingConfig{DurationScale: 1}, mined.Add(60 * time.Second), swap.StatusDone, swap.Refunded, 1},
+		{"scenario source-revert: the revert decides", fakeLedger{found: true, reason: "SandboxRouter: output 990 is below minAmountOut 991", minedAt: mined},
+			play(scenario.SourceRevert), BridgingConfig{}, mined, swap.StatusFailed, swap.SlippageExceeded, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,5 +110,58 @@ func TestBridging(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A partial fill delivers half the quoted output and refunds the unfilled
+// half of the input (the odd unit with it) to the sender.
+func TestBridgingPartialAmounts(t *testing.T) {
+	mined := time.Unix(1_767_225_600, 0)
+	l := &fakeLedger{found: true, ok: true, minedAt: mined, deliveries: map[string]string{}}
+	var got []string
+	rec := &recordingLedger{fakeLedger: l, got: &got}
+	s := swap.Swap{ID: "0xsrc", FromChain: 42161, ToChain: 8453, FromAmount: "1001", ToAmount: "990", FromAddress: "0xf",
+		ToAddress: "0xt", Sending: swap.Leg{TxHash: "0xsrc"}, Scenario: scenario.Partial}
+	o, err := NewBridging(rec, BridgingConfig{}, func() time.Time { return mined }).SwapStatus(context.Background(), &s)
+	if err != nil || o.Receiving.Amount != "495" || o.Receiving.ChainID != 8453 {
+		t.Fatalf("observation %+v %v", o, err)
+	}
+	want := []string{"8453 0xt 495", "42161 0xf 501"}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("deliveries %v, want %v", got, want)
+	}
+}
+
+// recordingLedger records each delivery's chain, receiver and amount.
+type recordingLedger struct {
+	*fakeLedger
+	got *[]string
+}
+
+func (r *recordingLedger) Deliver(ctx context.Context, chainID uint64, ref, to, token string, amount *big.Int) (string, error) {
+	*r.got = append(*r.got, uintString(chainID)+" "+to+" "+amount.String())
+	return r.fakeLedger.Deliver(ctx, chainID, ref, to, token, amount)
+}
+
+// TestBridgingRefundsToRefundTo: a failing bridge pays the input back on
+// the source chain to the quote's refund address, or to fromAddress when it
+// named none, and the swap says where it went.
+func TestBridgingRefundsToRefundTo(t *testing.T) {
+	mined := time.Unix(1_767_225_600, 0)
+	for _, tt := range []struct {
+		name, refundTo, want string
+	}{{"refundTo", "0xrefund", "0xrefund"}, {"no refundTo", "", "0xf"}} {
+		led := &fakeLedger{found: true, ok: true, minedAt: mined, deliveries: map[string]string{}, to: map[string]string{}}
+		b := NewBridging(led, BridgingConfig{FailureRate: 1}, func() time.Time { return mined })
+		s := swap.Swap{ID: "0xsrc", FromChain: 42161, ToChain: 8453, FromAmount: "1000", ToAmount: "990", FromAddress: "0xf",
+			ToAddress: "0xt", RefundTo: tt.refundTo, Sending: swap.Leg{TxHash: "0xsrc"}}
+		o, err := b.SwapStatus(context.Background(), &s)
+		if err != nil || o.Substatus != swap.Refunded || led.to["0xsrc/refund"] != tt.want || o.Receiving.ChainID != 42161 {
+			t.Fatalf("%s: %+v %v, refund paid to %q", tt.name, o, err, led.to["0xsrc/refund"])
+		}
+		swap.Apply(&s, o, mined)
+		if s.RefundedTo() != tt.want {
+			t.Errorf("%s: RefundedTo %q, want %q", tt.name, s.RefundedTo(), tt.want)
+		}
 	}
 }

@@ -41,6 +41,10 @@ func DepositAddress(c *registry.Chain, quoteID string) string {
 // transfer, so no APPROVE cost is listed and the approval address is empty.
 func (m *Market) intentsPriced(req *quote.Request, t *tools.Tool) (*quote.Route, error) {
 	const provider = registry.ProviderIntents
+	req, err := m.exactInput(provider, req, t, false)
+	if err != nil {
+		return nil, err
+	}
 	p, err := m.priceLeg(provider, req, t, false)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -90,6 +91,8 @@ func (m *Market) priceLeg(provider string, req *quote.Request, t *tools.Tool, ho
 	if hop {
 		outUSD *= 1 - float64(HopFeeBps)/1e4
 	}
+	// A price-drift scenario's price has moved by the time of the execute.
+	outUSD *= priceMove(req)
 	preFee, ok := quote.ToUnits256(outUSD/pout, req.ToToken.Decimals)
 	if !ok {
 		return legPricing{}, pricing.NoRoute(provider, t.Key, pricing.ReasonNoPossibleRoute, "the output does not fit in 256 bits of %s", req.ToToken.Symbol)
@@ -175,4 +178,47 @@ func hopFeeCost(req *quote.Request, inUSD float64) quote.FeeCost {
 		Token:       req.FromToken,
 		Included:    true,
 	}
+}
+
+// exactInput answers an exact-output request with the input it needs on
+// tool t: the least input whose route's ToAmountMin (priceLeg's output
+// after the tool's fee, the destination hop and the partner fee, less the
+// slippage) reaches req.ToAmount. priceLeg's output never decreases as the
+// input grows (the pool's curve rises, and every rounding is downward), so
+// quote.SizeInput finds that input by search, starting from the input the
+// tokens' prices alone would suggest; the input it returns was priced and
+// reached the target, so the route delivers at least toAmount, not about
+// it. An input under the tool's floor, or whose output rounds to nothing,
+// falls short. A request for a given input is returned as it is.
+func (m *Market) exactInput(provider string, req *quote.Request, t *tools.Tool, hop bool) (*quote.Request, error) {
+	if !req.ExactOutput() {
+		return req, nil
+	}
+	var guess *big.Int
+	pin, inOK := m.TokenPrice(req.FromToken)
+	pout, outOK := m.TokenPrice(req.ToToken)
+	if inOK && outOK {
+		guess = quote.ToUnits(pricing.USDOf(req.ToAmount, req.ToToken, pout)/pin, req.FromToken.Decimals)
+	}
+	trial := *req
+	in, err := quote.SizeInput(req.ToAmount, guess, func(amount *big.Int) (bool, error) {
+		trial.FromAmount = amount
+		p, err := m.priceLeg(provider, &trial, t, hop)
+		if err != nil {
+			var nr *quote.NoRoute
+			if errors.As(err, &nr) && nr.Reason == pricing.ReasonAmountTooLow {
+				return false, nil
+			}
+			return false, err
+		}
+		return quote.MinOut(p.net.ToBig(), req.Slippage).Cmp(req.ToAmount) >= 0, nil
+	})
+	if errors.Is(err, quote.ErrOutputUnreachable) {
+		return nil, pricing.NoRoute(provider, t.Key, pricing.ReasonInsufficientLiq,
+			"no input delivers %s %s on %s: the pool is not deep enough", req.ToAmount, req.ToToken.Symbol, t.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return req.WithFromAmount(in), nil
 }

@@ -16,7 +16,28 @@ var (
 	_ quote.Provider = (*Intents)(nil)
 	_ quote.Pricer   = (*Aggregator)(nil)
 	_ quote.Pricer   = (*Intents)(nil)
+
+	_ quote.ExactOutputQuoter = (*Aggregator)(nil)
+	_ quote.ExactOutputQuoter = (*Intents)(nil)
+	_ quote.RefundToQuoter    = (*Aggregator)(nil)
+	_ quote.RefundToQuoter    = (*Intents)(nil)
 )
+
+// RefundToUnsupported is "": a sandbox bridge that fails refunds its input
+// to the quote's refund address (see Bridging).
+func (a *Aggregator) RefundToUnsupported(*quote.Request) string { return "" }
+
+// RefundToUnsupported is "": a sandbox intents deposit that fails is
+// refunded to the quote's refund address (see Bridging).
+func (i *Intents) RefundToUnsupported(*quote.Request) string { return "" }
+
+// ExactOutputUnsupported is "": every aggregator tool sizes the input of an
+// exact-output request exactly (see Market.exactInput).
+func (a *Aggregator) ExactOutputUnsupported(*quote.Request) string { return "" }
+
+// ExactOutputUnsupported is "": every intents tool sizes the input of an
+// exact-output request exactly (see Market.exactInput).
+func (i *Intents) ExactOutputUnsupported(*quote.Request) string { return "" }
 
 // catalogLegs lists the provider's tools that connect the request's chains
 // and that its filters admit; stable-only tools need stablecoins on both
@@ -72,6 +93,9 @@ func (a *Aggregator) QuoteLeg(ctx context.Context, req *quote.Request, leg strin
 	if err != nil {
 		return nil, err
 	}
+	if err := playQuote(registry.ProviderAggregator, req, t); err != nil {
+		return nil, err
+	}
 	if err := a.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
@@ -84,6 +108,9 @@ func (a *Aggregator) QuoteLeg(ctx context.Context, req *quote.Request, leg strin
 func (a *Aggregator) PriceLeg(ctx context.Context, req *quote.Request, leg string) (*quote.Route, error) {
 	t, err := a.m.legTool(registry.ProviderAggregator, req, leg)
 	if err != nil {
+		return nil, err
+	}
+	if err := playQuote(registry.ProviderAggregator, req, t); err != nil {
 		return nil, err
 	}
 	if err := a.m.Inject(ctx, req.ID, t); err != nil {
@@ -113,6 +140,9 @@ func (i *Intents) QuoteLeg(ctx context.Context, req *quote.Request, leg string) 
 	if err != nil {
 		return nil, err
 	}
+	if err := playQuote(registry.ProviderIntents, req, t); err != nil {
+		return nil, err
+	}
 	if err := i.m.Inject(ctx, req.ID, t); err != nil {
 		return nil, err
 	}
@@ -125,6 +155,9 @@ func (i *Intents) QuoteLeg(ctx context.Context, req *quote.Request, leg string) 
 func (i *Intents) PriceLeg(ctx context.Context, req *quote.Request, leg string) (*quote.Route, error) {
 	t, err := i.m.legTool(registry.ProviderIntents, req, leg)
 	if err != nil {
+		return nil, err
+	}
+	if err := playQuote(registry.ProviderIntents, req, t); err != nil {
 		return nil, err
 	}
 	if err := i.m.Inject(ctx, req.ID, t); err != nil {

@@ -29,6 +29,9 @@ type chainOpRecord struct {
 	Token  string `json:"token,omitempty"`
 	Amount string `json:"amount,omitempty"`
 	TxHash string `json:"txHash"`
+	// The request that asked for the op (Op.Request); absent when none
+	// did, so that the records written before it existed are unchanged.
+	Req string `json:"req,omitempty"`
 }
 
 // EncodeOp is op's record as the owner of the chains stores it: addresses
@@ -36,7 +39,7 @@ type chainOpRecord struct {
 // nanoseconds, under version 1. The bytes are what persistence keeps under
 // simop/: they must not change for operations already written.
 func EncodeOp(op Op) ([]byte, error) {
-	rec := chainOpRecord{V: 1, Kind: string(op.Kind), At: op.Time.UTC().Format(time.RFC3339Nano), TxHash: op.TxHash.Hex()}
+	rec := chainOpRecord{V: 1, Kind: string(op.Kind), At: op.Time.UTC().Format(time.RFC3339Nano), TxHash: op.TxHash.Hex(), Req: op.Request}
 	switch op.Kind {
 	case OpSend:
 		rec.From, rec.To = op.From.Hex(), op.Tx.To.Hex()
@@ -66,7 +69,7 @@ func DecodeOp(val []byte) (Op, error) {
 	if rec.V != 1 {
 		return Op{}, fmt.Errorf("sandboxnet: operation record version %d unknown", rec.V)
 	}
-	op := Op{Kind: OpKind(rec.Kind), TxHash: common.HexToHash(rec.TxHash)}
+	op := Op{Kind: OpKind(rec.Kind), TxHash: common.HexToHash(rec.TxHash), Request: rec.Req}
 	if op.Time, err = time.Parse(time.RFC3339Nano, rec.At); err != nil {
 		return op, fmt.Errorf("sandboxnet: operation time %q: %w", rec.At, err)
 	}

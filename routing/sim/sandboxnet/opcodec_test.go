@@ -25,6 +25,9 @@ func TestOpRecordRoundTrip(t *testing.T) {
 		{Kind: OpSend, Time: at.Add(time.Second), From: alice, Tx: simchain.TxRequest{To: alice}, TxHash: common.HexToHash("0x02")},
 		{Kind: OpFaucet, Time: at.Add(2 * time.Second), Holder: alice, Token: token, Amount: big.NewInt(5), TxHash: common.HexToHash("0x03")},
 		{Kind: OpCredit, Time: at.Add(3 * time.Second), Holder: alice, Amount: big.NewInt(7), TxHash: common.HexToHash("0x04")},
+		// A chain grain's op names the request that asked for it.
+		{Kind: OpCredit, Time: at.Add(4 * time.Second), Holder: alice, Amount: big.NewInt(8), TxHash: common.HexToHash("0x05"),
+			Request: "credit/bridge/0xabc"},
 	}
 	for i, want := range ops {
 		rec, err := EncodeOp(want)

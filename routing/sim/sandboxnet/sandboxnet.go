@@ -202,6 +202,11 @@ type Op struct {
 	// TxHash is the hash of the transaction the op mined, set by the owner
 	// once applied, so that a replay can tell it reproduced the history.
 	TxHash common.Hash
+	// Request is the id of the request that asked for the op, where its
+	// owner is a cluster grain whose callers retry (empty otherwise): a
+	// replay learns from it which requests are done, so that a retry that
+	// reaches a later activation mines nothing twice.
+	Request string
 }
 
 // ErrUnknownOp is an Op of no known kind.

@@ -1,4 +1,4 @@
--- Version 11: the fence of partners' grains in a cluster. epoch is bumped
+-- Version 13: the fence of partners' grains in a cluster. epoch is bumped
 -- by every activation of a partner's grain; a grant or a ledger batch
 -- carries the epoch its writer holds and is written only while it is still
 -- the partner's (compared, under a share lock of this row, in the write's

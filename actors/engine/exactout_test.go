@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"errors"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/swapgate/swapgate/routing/domain/quote"
+)
+
+// exactProvider is a fakeProvider that quotes exact outputs unless it says
+// why not.
+type exactProvider struct {
+	*fakeProvider
+	refuse string
+}
+
+func (p *exactProvider) ExactOutputUnsupported(*quote.Request) string { return p.refuse }
+
+// TestExactOutputRaceLeavesOutWhoCannot: on an exact-output request a
+// provider that cannot size the input is not sent a leg; its one outcome
+// says why and shows as unsupported in the timing, and the others race as
+// usual. A request for a given input races every provider.
+func TestExactOutputRaceLeavesOutWhoCannot(t *testing.T) {
+	can := &exactProvider{fakeProvider: &fakeProvider{name: "can", legs: []string{"t1", "t2"}}}
+	cannot := &exactProvider{fakeProvider: &fakeProvider{name: "cannot", legs: []string{"t3"}}, refuse: "no inverse for this variant"}
+	plain := &fakeProvider{name: "plain", legs: []string{""}}
+	e := start(t, Config{Deadline: 5 * time.Second}, can, cannot, plain)
+
+	tests := []struct {
+		name  string
+		req   *quote.Request
+		sent  [3]int32 // legs each provider was sent: can, cannot, plain
+		legs  int
+		wantR map[string]string // unsupported outcomes: provider → reason
+	}{
+		{"exact output", &quote.Request{ToAmount: big.NewInt(5)}, [3]int32{2, 0, 0}, 4,
+			map[string]string{"cannot": "no inverse for this variant", "plain": "the plain provider does not quote exact output"}},
+		{"given input", &quote.Request{FromAmount: big.NewInt(5)}, [3]int32{2, 1, 1}, 4, nil},
+	}
+	for _, tt := range tests {
+		before := [3]int32{can.calls.Load(), cannot.calls.Load(), plain.calls.Load()}
+		outcomes, end := e.Race(t.Context(), tt.req, names(can, cannot, plain), nil)
+		sent := [3]int32{can.calls.Load() - before[0], cannot.calls.Load() - before[1], plain.calls.Load() - before[2]}
+		if sent != tt.sent || len(outcomes) != tt.legs || end.Reason != quote.StopAllAnswered {
+			t.Fatalf("%s: sent %v, %d outcomes, %v; want %v, %d", tt.name, sent, len(outcomes), end.Reason, tt.sent, tt.legs)
+		}
+		tm := quote.NewTiming(outcomes, end, nil)
+		unsupported := map[string]string{}
+		for _, l := range tm.Legs {
+			if l.Status == quote.LegUnsupported {
+				unsupported[l.Provider] = l.Reason
+			}
+		}
+		if len(unsupported) != len(tt.wantR) {
+			t.Errorf("%s: unsupported %v, want %v", tt.name, unsupported, tt.wantR)
+		}
+		for p, why := range tt.wantR {
+			if unsupported[p] != why {
+				t.Errorf("%s: %s's reason %q, want %q", tt.name, p, unsupported[p], why)
+			}
+		}
+	}
+	// A race of providers that all cannot ends at once as no route, each
+	// reason in the failure's details.
+	outcomes, _ := e.Race(t.Context(), &quote.Request{ToAmount: big.NewInt(5)}, names(cannot, plain), nil)
+	for _, o := range outcomes {
+		if !o.Unsupported || o.Status() != quote.LegUnsupported {
+			t.Errorf("%+v", o)
+		}
+	}
+}
+
+// refundProvider honours refund addresses.
+type refundProvider struct{ *fakeProvider }
+
+func (p *refundProvider) RefundToUnsupported(*quote.Request) string { return "" }
+
+// TestRefundToRaceLeavesOutWhoCannot: a refund address other than
+// fromAddress leaves out the providers that cannot pay refunds there; one
+// equal to fromAddress, or none, races every provider.
+func TestRefundToRaceLeavesOutWhoCannot(t *testing.T) {
+	can := &refundProvider{&fakeProvider{name: "can", legs: []string{"t1"}}}
+	plain := &fakeProvider{name: "plain", legs: []string{""}}
+	e := start(t, Config{Deadline: 5 * time.Second}, can, plain)
+	for _, tt := range []struct {
+		name     string
+		refundTo string
+		absent   bool
+	}{{"another address", "0xbbbb", true}, {"fromAddress", "0xaaaa", false}, {"none", "", false}} {
+		req := &quote.Request{FromAmount: big.NewInt(5), FromAddress: "0xaaaa", RefundTo: tt.refundTo}
+		outcomes, _ := e.Race(t.Context(), req, names(can, plain), nil)
+		if len(outcomes) != 2 || outcomes[0].Route == nil || outcomes[1].Unsupported != tt.absent {
+			t.Fatalf("%s: %+v", tt.name, outcomes)
+		}
+		if tt.absent {
+			var nr *quote.NoRoute
+			if !errors.As(outcomes[1].Err, &nr) || nr.Reason != quote.ReasonRefundToUnsupported {
+				t.Errorf("%s: %v", tt.name, outcomes[1].Err)
+			}
+		}
+	}
+}

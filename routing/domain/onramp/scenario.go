@@ -1,0 +1,46 @@
+package onramp
+
+import (
+	"time"
+
+	"github.com/swapgate/swapgate/routing/domain/scenario"
+)
+
+// Scripted on-ramp orders (sandbox mode): an order opened with a sandbox
+// scenario (see package scenario) moves by itself, a step after each state
+// it enters, as the scenario says, instead of waiting for the buyer on the
+// checkout page:
+//
+//   - payment-failed: CREATED → FAILED (onramp.failed);
+//   - refunded: CREATED → PAYMENT_RECEIVED → REFUNDED
+//     (onramp.payment_received, onramp.refunded);
+//   - expired: the checkout expires unpaid a step after it opened
+//     (EXPIRED, no event): its expiresAt is that moment, and the desk's
+//     ordinary expiry takes it there.
+//
+// The scenario is kept in the order's record, so that the desk plays it
+// after a restart too.
+
+// Script applies the order's scenario to its expiry at creation: an
+// expired scenario's checkout expires step after it opened (whole seconds,
+// rounded up, as every expiresAt).
+func (o *Order) Script(step time.Duration) {
+	if o.Scenario == scenario.Expired {
+		o.ExpiresAt = o.CreatedAt.Add(step + time.Second - 1).Truncate(time.Second)
+	}
+}
+
+// ScriptedMove is the move the order's scenario makes from its current
+// state, and false when it makes none (no scenario, or the buyer's own
+// actions took the order elsewhere: the ordinary flow then goes on).
+func (o *Order) ScriptedMove() (to State, reason string, ok bool) {
+	switch {
+	case o.Scenario == scenario.PaymentFailed && o.State == Created:
+		return Failed, "the payment was declined (sandbox scenario payment-failed)", true
+	case o.Scenario == scenario.Refunded && o.State == Created:
+		return PaymentReceived, "", true
+	case o.Scenario == scenario.Refunded && o.State == PaymentReceived:
+		return Refunded, "the payment was refunded (sandbox scenario refunded)", true
+	}
+	return "", "", false
+}
