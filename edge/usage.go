@@ -62,9 +62,13 @@ func (l *Limiter) drainUsage(into map[usageKey]usageTally) {
 		s := &l.shards[i]
 		s.mu.Lock()
 		pending := s.usage
-		if len(pending) > 0 {
-			s.usage = make(map[usageKey]usageTally, len(pending))
+		if len(pending) == 0 {
+			// Still the shard's map: reading it past the lock would
+			// race with the next count.
+			s.mu.Unlock()
+			continue
 		}
+		s.usage = make(map[usageKey]usageTally, len(pending))
 		s.mu.Unlock()
 		for k, t := range pending {
 			sum := into[k]
