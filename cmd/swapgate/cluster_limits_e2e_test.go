@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,26 +20,10 @@ func (tc *testCluster) partner(t *testing.T, name string, extra ...string) crash
 	return crashPartner(t, tc.dirs[0], name, append([]string{"--store", tc.store}, extra...)...)
 }
 
-// kill SIGKILLs node i and checks its log as crashChild.kill does, but
-// for the line the cluster module logs when a peer it was sending to died
-// (an earlier kill of the test), which is no problem of this node's.
+// kill SIGKILLs node i and checks its log.
 func (tc *testCluster) kill(t *testing.T, i int) {
 	t.Helper()
-	c := tc.nodes[i]
-	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("SIGKILL: %v", err)
-	}
-	<-c.exited
-	for _, line := range strings.Split(c.log.String(), "\n") {
-		var l struct{ Level, Msg, Lib string }
-		_ = json.Unmarshal([]byte(line), &l)
-		if l.Lib == "protoactor" && (peerDownLogs[l.Msg] || l.Msg == "EndpointWriter lost connection") {
-			continue
-		}
-		if l.Level == "ERROR" || crashLogProblem.MatchString(line) {
-			t.Errorf("node %d logged: %s", i, line)
-		}
-	}
+	tc.nodes[i].kill(t)
 }
 
 // limitTally is what one burst of heavy requests got: the admitted ones
