@@ -131,10 +131,31 @@ func (s *Store) RecordPartnerGrant(ctx context.Context, partnerID string, epoch 
 	return nil
 }
 
+// recordQuotesFencedSQL is recordQuotesSQL behind the epoch check, in one
+// statement (one round trip, one transaction, as the unfenced batch):
+// the epoch rows of the batch's partners ($6, expected epochs $7) are
+// share-locked in partner order (a bump under way is waited for and its
+// epoch read), the partners whose epoch is the one expected are fresh, and
+// only their records are inserted. It answers the keys inserted (true)
+// and the fresh partners (false).
+const recordQuotesFencedSQL = `WITH want AS (SELECT * FROM unnest($6::text[], $7::bigint[]) AS w(p, ep)),
+	e AS (SELECT pe.partner_id, pe.epoch FROM partner_epochs pe JOIN want ON pe.partner_id = want.p
+		ORDER BY pe.partner_id FOR SHARE OF pe),
+	fresh AS (SELECT want.p FROM want JOIN e ON e.partner_id = want.p AND e.epoch = want.ep),
+	ins AS (INSERT INTO activity (partner_id, created_ns, id, record, pending_ecosystem, ledger_seq)
+		SELECT p, c, i, r, eco, CASE WHEN eco IS NULL THEN NULL ELSE nextval('ledger_seq') END
+		FROM unnest($1::text[], $2::bigint[], $3::text[], $4::json[], $5::text[]) WITH ORDINALITY AS b(p, c, i, r, eco, n)
+		WHERE p IN (SELECT p FROM fresh)
+		ORDER BY p, c, i, n
+		ON CONFLICT DO NOTHING
+		RETURNING partner_id, created_ns, id)
+	SELECT true, partner_id, created_ns, id FROM ins
+	UNION ALL SELECT false, p, 0, '' FROM fresh`
+
 // RecordQuotesFenced is RecordQuotes for a cluster: each record's partner
 // must still have the epoch epochs gives it (the one its node's lease of
 // the partner's grain carries). The check and the inserts are one
-// transaction, the epoch rows share-locked first, in partner order: the
+// statement, the epoch rows share-locked first, in partner order: the
 // records of partners whose epoch moved (or who have none) are not written
 // and the partners are returned in stale, sorted; the others are written
 // as RecordQuotes writes them. The node refreshes its lease of a stale
@@ -144,74 +165,78 @@ func (s *Store) RecordQuotesFenced(ctx context.Context, recs []persistence.Encod
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, nil, err
 	}
-	written = make([]bool, len(recs))
-	if len(recs) == 0 {
+	n := len(recs)
+	written = make([]bool, n)
+	if n == 0 {
 		return written, nil, nil
 	}
-	partners := make([]string, 0, len(epochs))
+	partners, created, ids, records, ecos := make([]string, n), make([]int64, n), make([]string, n), make([][]byte, n), make([]*string, n)
+	var wantP []string
 	for i, r := range recs {
-		a := r.Activity()
-		if a == nil || r.Record() == nil {
+		a, val := r.Activity(), r.Record()
+		if a == nil || val == nil {
 			return nil, nil, errors.New("postgres: record quotes: a record was not encoded with persistence.EncodeQuote")
 		}
 		if _, ok := epochs[a.PartnerID]; !ok {
 			return nil, nil, fmt.Errorf("postgres: record quotes: record %d's partner %s has no epoch", i, a.PartnerID)
 		}
-		if !slices.Contains(partners, a.PartnerID) {
-			partners = append(partners, a.PartnerID)
+		partners[i], created[i], ids[i], records[i] = a.PartnerID, nanos(a.CreatedAt), a.ID, val
+		if a.Earning != nil {
+			ecos[i] = &a.Earning.Ecosystem
+		}
+		if !slices.Contains(wantP, a.PartnerID) {
+			wantP = append(wantP, a.PartnerID)
 		}
 	}
-	slices.Sort(partners)
+	slices.Sort(wantP)
+	wantE := make([]int64, len(wantP))
+	for i, p := range wantP {
+		wantE[i] = epochs[p]
+	}
+	// One statement is one transaction: on the main pool committed
+	// durably, on the unsynced pool without waiting for the WAL flush.
 	pool := s.pool
 	if d != persistence.Synced {
 		pool = s.async
 	}
-	err = runTx(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT partner_id, epoch FROM partner_epochs WHERE partner_id = ANY($1)
-			ORDER BY partner_id FOR SHARE`, partners)
-		if err != nil {
-			return err
-		}
-		current := map[string]int64{}
-		for rows.Next() {
-			var p string
-			var e int64
-			if err := rows.Scan(&p, &e); err != nil {
-				rows.Close()
-				return err
-			}
-			current[p] = e
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		stale = stale[:0]
-		for _, p := range partners {
-			if e, ok := current[p]; !ok || e != epochs[p] {
-				stale = append(stale, p)
-			}
-		}
-		fresh := make([]persistence.EncodedQuote, 0, len(recs))
-		idx := make([]int, 0, len(recs))
-		for i, r := range recs {
-			if !slices.Contains(stale, r.Activity().PartnerID) {
-				fresh = append(fresh, r)
-				idx = append(idx, i)
-			}
-		}
-		clear(written)
-		w, err := insertQuotes(ctx, tx, fresh)
-		if err != nil {
-			return err
-		}
-		for j, ok := range w {
-			written[idx[j]] = ok
-		}
-		return nil
-	})
+	rows, err := pool.Query(ctx, recordQuotesFencedSQL, partners, created, ids, records, ecos, wantP, wantE)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: commit fenced quote records: %w", err)
+	}
+	var inserted []quoteKey
+	fresh := map[string]bool{}
+	for rows.Next() {
+		var isRow bool
+		var k quoteKey
+		if err := rows.Scan(&isRow, &k.partner, &k.created, &k.id); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("postgres: commit fenced quote records: %w", err)
+		}
+		if isRow {
+			inserted = append(inserted, k)
+		} else {
+			fresh[k.partner] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("postgres: commit fenced quote records: %w", err)
+	}
+	for _, p := range wantP {
+		if !fresh[p] {
+			stale = append(stale, p)
+		}
+	}
+	left := make(map[quoteKey]int, len(inserted))
+	for _, k := range inserted {
+		left[k]++
+	}
+	for i := range recs {
+		k := quoteKey{partners[i], created[i], ids[i]}
+		if left[k] > 0 {
+			left[k]--
+			written[i] = true
+		}
 	}
 	return written, stale, nil
 }

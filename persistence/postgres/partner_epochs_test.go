@@ -214,3 +214,68 @@ func TestSweepPartnerGrants(t *testing.T) {
 		t.Fatal("an empty grant was taken")
 	}
 }
+
+// Ledger batches racing a bump: every row a batch under the old epoch was
+// told it wrote is there when the bump returns (none commits after it),
+// and once a batch is told its partner is stale, that worker's later
+// batches under the old epoch write nothing.
+func TestRecordQuotesFencedRacingABump(t *testing.T) {
+	ctx := context.Background()
+	db := newTestDB(t)
+	a, b := db.open(t, Options{}), db.open(t, Options{})
+	epoch, err := a.BumpPartnerEpoch(ctx, "ptn_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				id := fmt.Sprintf("qt_w%d_%d", w, i)
+				rec, err := persistence.EncodeQuote(feeQuote("ptn_a", id, "evm", 10, t0.Add(time.Duration(i)*time.Millisecond)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				written, stale, err := a.RecordQuotesFenced(ctx, []persistence.EncodedQuote{rec}, map[string]int64{"ptn_a": epoch}, persistence.Synced)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(stale) > 0 {
+					if written[0] {
+						t.Errorf("%s written and stale", id)
+					}
+					return
+				}
+				mu.Lock()
+				acked[id] = written[0]
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := b.BumpPartnerEpoch(ctx, "ptn_a"); err != nil {
+		t.Fatal(err)
+	}
+	atBump := map[string]bool{}
+	for _, r := range rowsOf(t, b, "ptn_a") {
+		atBump[r.ID] = true
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for id, w := range acked {
+		if w && !atBump[id] {
+			t.Errorf("%s written under the old epoch after the bump", id)
+		}
+	}
+	if n := len(rowsOf(t, b, "ptn_a")); n != len(atBump) || n != len(acked) || n == 0 {
+		t.Errorf("%d rows now, %d at the bump, %d acknowledged", n, len(atBump), len(acked))
+	}
+}
