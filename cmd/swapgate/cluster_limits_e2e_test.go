@@ -122,8 +122,24 @@ func TestClusterPartnerLimits(t *testing.T) {
 		if lt.admitted > limit || lt.admitted*100 < 99*limit {
 			t.Fatalf("admitted %d of a limit of %d; want between %d and %d", lt.admitted, limit, (99*limit+99)/100, limit)
 		}
-		// Every node served part of it, and no node's count alone is what
-		// limited it: the grain's blocks went to all three.
+		// Any node's GET /v1/partner/usage shows the partner's window, the
+		// grain's, not the node's own share of it.
+		for i, node := range tc.nodes {
+			var usage struct {
+				Buckets []struct {
+					Bucket                 string
+					Limit, Used, Remaining int
+				}
+			}
+			s, raw, err := node.client().doJSON(http.MethodGet, "/v1/partner/usage", nil, p.key, &usage)
+			if err != nil || s != http.StatusOK || len(usage.Buckets) == 0 {
+				t.Fatalf("usage on node %d: %d %v %s", i, s, err, raw)
+			}
+			h := usage.Buckets[0]
+			if h.Bucket != "heavy" || h.Limit != limit || h.Used*100 < 99*limit || h.Used > limit || h.Remaining != limit-h.Used {
+				t.Fatalf("usage on node %d: heavy %+v; want the window's %d of %d used", i, h, lt.admitted, limit)
+			}
+		}
 		s, raw, err := tc.nodes[0].client().do(http.MethodGet, "/metrics", nil, "")
 		if err != nil || s != http.StatusOK || !strings.Contains(string(raw), "swapgate_partner_limiter_acquires_total") {
 			t.Fatalf("metrics %d %v: no partner limiter figures", s, err)
