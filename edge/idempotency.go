@@ -64,8 +64,10 @@ var headerReplayed = []byte("Idempotent-Replayed")
 //     registration). A record that cannot be written is logged and the
 //     answer is still sent, since the action did happen.
 //   - Which requests wait for one another is decided in this process's
-//     memory; requests for one scope must reach one process (as its rate
-//     buckets already do) for the guarantee to hold.
+//     memory, and, in a cluster, by a claim in the shared store
+//     (Deps.IdempotencyClaims, idempotency_claims.go), so that the same key
+//     sent to two nodes at once acts once; a node that died acting holds
+//     its keys until the claim lapses (IdempotencyClaimTTL).
 
 // flights tracks the keys whose request is acting, so that a second request
 // with the same key waits instead of acting too.
@@ -119,6 +121,12 @@ func (s *Server) serveIdempotent(r *Request, h handlerFunc) error {
 	var timer *time.Timer
 	for {
 		release, busy := s.flights.acquire(k)
+		if release != nil {
+			var cerr error
+			if release, busy, cerr = s.claimAcrossNodes(r, k, release); cerr != nil {
+				return cerr
+			}
+		}
 		stored, err := s.deps.Idempotency.IdempotentAnswer(r.Context(), k)
 		switch {
 		case errors.Is(err, account.ErrNotFound):

@@ -202,7 +202,10 @@ func (s *Server) admit(r *Request, rt route) *apierr.Error {
 	// A refused key still counts against its IP's anonymous bucket, so
 	// guessing keys is rate-limited like any other anonymous traffic.
 	limit, key2 := s.bucketFor(r, rt.bucket)
-	r.Rate = s.limiter.Allow(key2, limit, r.Now)
+	var limErr *apierr.Error
+	if r.Rate, limErr = s.allow(r, key2, limit); limErr != nil {
+		return limErr
+	}
 	if !r.Rate.Allowed {
 		return &apierr.Error{Code: apierr.RateLimit,
 			Message: fmt.Sprintf("rate limit exceeded; retry after %d (Unix seconds)", r.Rate.Reset)}

@@ -139,6 +139,13 @@ type Deps struct {
 	// Idempotency remembers the answers of the routes declared idempotent;
 	// it is required as soon as one of them is served.
 	Idempotency IdempotencyStore
+	// PartnerLimiter, in a cluster, counts partners' requests across the
+	// nodes (partnerlimit.go); nil counts them in this node's memory.
+	PartnerLimiter PartnerLimiter
+	// IdempotencyClaims, in a cluster, makes one request per
+	// Idempotency-Key act across the nodes (idempotency_claims.go); nil
+	// decides it in this process's memory.
+	IdempotencyClaims IdempotencyClaims
 	// Usage keeps partners' hourly request counts, for
 	// GET /v1/partner/usage; nil leaves that route out and counts nothing.
 	Usage UsageStore

@@ -63,8 +63,8 @@ func (l *Limiter) drainUsage(into map[usageKey]usageTally) {
 		s.mu.Lock()
 		pending := s.usage
 		if len(pending) == 0 {
-			// Not swapped: the shard keeps writing to this map, so it
-			// must not be read outside the lock, even empty.
+			// Still the shard's map: reading it past the lock would
+			// race with the next count.
 			s.mu.Unlock()
 			continue
 		}
@@ -256,8 +256,8 @@ type usageCountView struct {
 // partnerUsage answers GET /v1/partner/usage: each bucket's window now
 // (this request itself already counted in the read bucket) and the last
 // 24 hours, oldest first, the current one last, each with the requests
-// admitted and refused per bucket. The window is this node's: counting is
-// per node until the buckets are shared across a cluster. The hours are
+// admitted and refused per bucket. The window is this node's, or in a
+// cluster the partner's grain's (Deps.PartnerLimiter). The hours are
 // the store's (every node's flushed counts) plus this node's counts not
 // flushed yet; another node's reach the store within its flush interval.
 func (s *Server) partnerUsage(r *Request) error {
@@ -267,7 +267,10 @@ func (s *Server) partnerUsage(r *Request) error {
 		bucket Bucket
 		limit  int
 	}{{BucketHeavy, p.HeavyPerMin}, {BucketRead, p.ReadPerMin}} {
-		rr, used := s.limiter.Peek(RateKey{Bucket: b.bucket, Partner: p.ID}, b.limit, r.Now)
+		rr, used, err := s.peek(r.Context(), RateKey{Bucket: b.bucket, Partner: p.ID}, b.limit, r.Now)
+		if err != nil {
+			return apierr.New(apierr.ServiceUnavailable, "the rate-limit window is unavailable; retry").Wrap(err)
+		}
 		v.Buckets = append(v.Buckets, usageBucketView{Bucket: b.bucket.String(), Limit: rr.Limit, Used: used,
 			Remaining: rr.Remaining, Reset: rr.Reset})
 	}

@@ -393,11 +393,22 @@ func (n *Node) Hosted() map[string]int64 {
 // Stop leaves the cluster gracefully: the provider deregisters this node,
 // so the others move its grains without waiting for its health to fail.
 // It shuts the actor system down with it.
+//
+// The module's graceful shutdown also stops the remote's endpoint manager,
+// which clears its connections while an endpoint writer whose peer is
+// stopping too (two nodes stopped at once) may be reading them: a data
+// race upstream, the race detector's exit status at the end of a clean
+// stop. So the provider is shut down gracefully here, and the rest of the
+// module (the actor system, the gRPC server) without that step; the
+// process is leaving, and its peers' connections close with its server.
 func (n *Node) Stop() {
 	if n.stopped.Swap(true) {
 		return
 	}
-	n.c.Shutdown(true)
+	if err := n.c.Config.ClusterProvider.Shutdown(true); err != nil {
+		n.log.Warn("cluster: provider shutdown", slog.Any("error", err))
+	}
+	n.c.Shutdown(false)
 }
 
 // RemoteError is an error a grain's handler returned, carried back to the

@@ -516,11 +516,13 @@ var peerDownLogs = map[string]bool{
 	"Failure reaching nodes":                   true,
 	// Logged at error level by every node's provider on a clean stop.
 	"Automanaged server stopping..!": true,
-	// The remote transport's view of a peer that died or left: its
-	// connection dropped, and the redials until the topology drops it.
+	// The remote's connection to a peer that died or stopped: lost, then
+	// redialled a few times. Any grain call sent to the peer before the
+	// topology drops it (a partner's acquire, a chain's operation) starts
+	// them.
 	"EndpointWriter lost connection":                 true,
-	"EndpointWriter failed to create receive stream": true,
 	"EndpointWriter failed to connect":               true,
+	"EndpointWriter failed to create receive stream": true,
 }
 
 // logWarnings shows, for a failed test, the run's warnings and errors,

@@ -45,6 +45,28 @@ func (s *Store) RecordQuotes(ctx context.Context, recs []persistence.EncodedQuot
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
+	// One statement is one transaction: on the main pool committed
+	// durably (synchronous_commit on), on the unsynced pool without
+	// waiting for the WAL flush.
+	pool := s.pool
+	if d != persistence.Synced {
+		pool = s.async
+	}
+	written, err = insertQuotes(ctx, pool, recs)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: commit quote records: %w", err)
+	}
+	return written, nil
+}
+
+// querier runs a statement on a pool (its own transaction) or inside one.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// insertQuotes runs recordQuotesSQL for recs on q and reports which of
+// them it wrote.
+func insertQuotes(ctx context.Context, q querier, recs []persistence.EncodedQuote) (written []bool, err error) {
 	n := len(recs)
 	partners, created, ids, records, ecos := make([]string, n), make([]int64, n), make([]string, n), make([][]byte, n), make([]*string, n)
 	for i, r := range recs {
@@ -74,19 +96,12 @@ func (s *Store) RecordQuotes(ctx context.Context, recs []persistence.EncodedQuot
 		}
 		return rows.Err()
 	}
-	// One statement is one transaction: on the main pool committed
-	// durably (synchronous_commit on), on the unsynced pool without
-	// waiting for the WAL flush.
-	pool := s.pool
-	if d != persistence.Synced {
-		pool = s.async
-	}
-	rows, err := pool.Query(ctx, recordQuotesSQL, args...)
+	rows, err := q.Query(ctx, recordQuotesSQL, args...)
 	if err == nil {
 		err = scan(rows)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("postgres: commit quote records: %w", err)
+		return nil, err
 	}
 	// Each inserted key marks the first record of the batch with that key
 	// (among equal keys the statement inserts in the batch's order, so a

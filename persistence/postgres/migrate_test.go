@@ -72,6 +72,12 @@ var steps = []struct {
 		       INSERT INTO portal_sessions VALUES (repeat('a', 64), 'ptn_seed', 'csrf', 'fp', 1, 2);
 		       INSERT INTO portal_key_rotations VALUES ('ptn_seed', 3)`,
 		check: `SELECT count(*) FROM portal_codes, portal_sessions, portal_key_rotations WHERE email = 'a@b.co' AND portal_sessions.partner_id = 'ptn_seed' AND rotated_ns = 3`},
+	13: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners", "portal_codes",
+		"portal_key_rotations", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version", "settlements", "swaps", "tickets", "webhooks"},
+		seed: `INSERT INTO partner_epochs VALUES ('ptn_seed', 3);
+		       INSERT INTO partner_grants VALUES ('ptn_seed', 'req_seed', 'heavy', 'node', 1, 50)`,
+		check: `SELECT count(*) FROM partner_epochs JOIN partner_grants USING (partner_id) WHERE partner_id = 'ptn_seed' AND epoch = 3`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

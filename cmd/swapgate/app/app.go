@@ -247,6 +247,9 @@ type App struct {
 	// evidence reads registrations' step-1 transactions (sandbox mode).
 	evidence *inbound.EvidenceReader
 	chains   *sandboxchain.Service
+	// partners are the partner grains' wiring (cluster_partner.go); nil
+	// for a single node.
+	partners *clusterPartners
 	edge     *edge.Server
 	admin    *admin.Server
 	ln       net.Listener
@@ -307,9 +310,14 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := a.startCluster(ctx, kinds); err != nil {
+		partnerKind, err := a.partnerKind()
+		if err != nil {
 			return nil, err
 		}
+		if err := a.startCluster(ctx, append(kinds, partnerKind)); err != nil {
+			return nil, err
+		}
+		cfg.Quote.LedgerStore = a.partners.start(a.node)
 	}
 	oracle, err := gasOracle(ctx, cfg.Mode, cfg.GasRPC)
 	if err != nil {
@@ -434,15 +442,18 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a.edge, err = edge.New(ec, edge.Deps{
+	deps := edge.Deps{
 		Registry: reg, Tools: a.quotes.catalog, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Repricer: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
 		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Usage: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
-	})
-	if err != nil {
+	}
+	if err = a.partners.edgeDeps(&deps); err != nil {
+		return nil, err
+	}
+	if a.edge, err = edge.New(ec, deps); err != nil {
 		return nil, err
 	}
 	if err = metrics.Register(cacheCollector{sources: []cacheStats{a.edge.CacheStats, a.store.CacheStats, a.ref.CacheStats}}); err != nil {

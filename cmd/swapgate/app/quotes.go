@@ -82,6 +82,10 @@ type QuoteConfig struct {
 	// ledger commit, tell a busy ledger and bound the fee-free records
 	// queued (see ledger.Options).
 	LedgerMaxBatch, LedgerBusyBatch, LedgerMaxUnsynced int
+	// LedgerStore, set by Start in a cluster, is where the ledger commits
+	// (appends fenced by the partners' epochs, cluster_partner.go); nil
+	// commits to the store.
+	LedgerStore ledger.Appender
 	// TicketBufferBytes bounds the issued quotes' tickets held in memory
 	// until their commit; TicketGrace keeps a ticket past its expiry;
 	// TicketSweepInterval is how often expired ones are dropped (see
@@ -245,7 +249,11 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 			return nil, fmt.Errorf("app: register quote metrics: %w", err)
 		}
 	}
-	if qs.ledger, err = ledger.Start(sys, store, ledger.Options{SyncInterval: cfg.LedgerSyncInterval, MaxBatch: cfg.LedgerMaxBatch,
+	var ledgerStore ledger.Appender = store
+	if cfg.LedgerStore != nil {
+		ledgerStore = cfg.LedgerStore
+	}
+	if qs.ledger, err = ledger.Start(sys, ledgerStore, ledger.Options{SyncInterval: cfg.LedgerSyncInterval, MaxBatch: cfg.LedgerMaxBatch,
 		BusyBatch: cfg.LedgerBusyBatch, MaxUnsynced: cfg.LedgerMaxUnsynced, Logger: cfg.Logger}, actor.WithDispatcher(qs.dispatcher)); err != nil {
 		return nil, err
 	}
