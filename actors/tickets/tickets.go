@@ -83,8 +83,9 @@ type Options struct {
 	//     reference (a multi-step quote) is committed before Keep returns,
 	//     so before its quote is answered: a deposit names only its target,
 	//     and a registered step 1 only its reference, neither of which
-	//     carries a time to wait by. These quotes are a small share, and
-	//     their commit is shared with the other tickets of its batch.
+	//     carries a time to wait by. These quotes are a small share; their
+	//     commit starts at once, without CommitEvery's spacing, and takes
+	//     the other pending tickets with it.
 	Shared bool
 	// SharedLag bounds the wait of a lookup by id in a Shared keeper
 	// (default DefaultSharedLag).
@@ -117,8 +118,11 @@ type Keeper struct {
 	closed bool
 
 	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	// urgent cuts the spacing before the next commit short: a Keep waits
+	// for that commit (see Options.Shared).
+	urgent chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // Start returns a running keeper over store.
@@ -142,7 +146,7 @@ func Start(store Store, o Options) *Keeper {
 		o.SharedLag = DefaultSharedLag
 	}
 	k := &Keeper{store: store, opts: o, pending: map[string]persistence.EncodedTicket{}, deposits: map[string]string{}, refs: map[[32]byte]string{},
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	k.drained = sync.NewCond(&k.mu)
 	go k.run()
 	return k
@@ -201,6 +205,10 @@ func (k *Keeper) Keep(ctx context.Context, is *quote.Issued) error {
 	default:
 	}
 	if k.opts.Shared && (t.DepositKey() != "" || t.IsMultiStep()) {
+		select {
+		case k.urgent <- struct{}{}:
+		default:
+		}
 		return k.awaitCommit(ctx, t.ID, waking)
 	}
 	return nil
@@ -323,9 +331,13 @@ func (k *Keeper) run() {
 		case <-k.wake:
 			// Wait out the spacing since the last commit started (or for
 			// Close), so that the tickets arriving meanwhile share this
-			// commit; wakes that come in the meantime coalesce.
+			// commit; wakes that come in the meantime coalesce. A quote
+			// waiting for its ticket's commit does not wait for the
+			// spacing.
 			select {
 			case <-spacing.C:
+			case <-k.urgent:
+				spacing.Stop()
 			case <-k.stop:
 				k.commit()
 				return
