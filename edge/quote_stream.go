@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/quote"
@@ -77,6 +79,13 @@ func (s *Server) quoteStream(r *Request) error {
 	}
 	st := &streamedQuote{s: s, req: req, partner: r.Partner, ctx: ctx, cancel: cancel,
 		meta: Request{ID: r.ID, Now: r.Now, Rate: r.Rate}, start: r.start, conn: watchable(r.Ctx.Conn())}
+	beginEventStream(r, st.run)
+	return nil
+}
+
+// beginEventStream answers r with 200 and an event stream that write
+// produces on its own goroutine once the handler returns.
+func beginEventStream(r *Request, write fasthttp.StreamWriter) {
 	r.Ctx.SetStatusCode(statusOK)
 	h := &r.Ctx.Response.Header
 	h.SetContentTypeBytes(contentTypeEventStream)
@@ -86,11 +95,10 @@ func (s *Server) quoteStream(r *Request) error {
 	// Nothing else is read from the connection once the stream starts (the
 	// client watch reads it for its end), so it closes after the stream.
 	h.SetConnectionClose()
-	// The headers go out at once: the client knows the race started.
+	// The headers go out at once: the client knows the stream started.
 	r.Ctx.Response.ImmediateHeaderFlush = true
 	r.streaming = true
-	r.Ctx.SetBodyStreamWriter(st.run)
-	return nil
+	r.Ctx.SetBodyStreamWriter(write)
 }
 
 // streamedQuote is one stream's state, owned by its writer goroutine.

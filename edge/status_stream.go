@@ -166,16 +166,7 @@ func (s *Server) statusStream(r *Request) error {
 	}
 	st := &statusStreamer{s: s, read: read, last: first, opened: r.Now,
 		meta: Request{ID: r.ID, Now: r.Now, Rate: r.Rate}, start: r.start, conn: watchable(r.Ctx.Conn())}
-	r.Ctx.SetStatusCode(statusOK)
-	h := &r.Ctx.Response.Header
-	h.SetContentTypeBytes(contentTypeEventStream)
-	h.SetBytesKV(headerRequestID, r.ID[:])
-	h.SetBytesKV(headerCacheControl, valueNoCache)
-	h.SetBytesKV(headerAccelBuffering, valueNo)
-	h.SetConnectionClose()
-	r.Ctx.Response.ImmediateHeaderFlush = true
-	r.streaming = true
-	r.Ctx.SetBodyStreamWriter(st.run)
+	beginEventStream(r, st.run)
 	return nil
 }
 
