@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/actors"
+	"github.com/swapgate/swapgate/actors/cluster/clustertest"
 )
 
 // counter is a grain that counts its requests and says which node holds it.
@@ -34,27 +34,6 @@ func (c *counter) Receive(_ context.Context, method string, body []byte) ([]byte
 }
 
 func (c *counter) Stop() {}
-
-// freePorts returns n loopback addresses whose port and the next are free.
-func freePorts(t *testing.T, n int) []string {
-	t.Helper()
-	var out []string
-	for len(out) < n {
-		l1, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l1.Addr().(*net.TCPAddr).Port
-		l2, err := net.Listen("tcp", "0.0.0.0:"+strconv.Itoa(port+1))
-		l1.Close()
-		if err != nil {
-			continue
-		}
-		l2.Close()
-		out = append(out, "127.0.0.1:"+strconv.Itoa(port))
-	}
-	return out
-}
 
 // TestMain runs this test binary as one cluster node when asked: several
 // nodes in one process would race on the remote module's package-level
@@ -118,7 +97,7 @@ func (tn *testNode) get(path string) (string, int) {
 
 func startNodes(t *testing.T, n int) []*testNode {
 	t.Helper()
-	addrs := freePorts(t, 2*n)
+	addrs := clustertest.FreeAddrs(t, 2*n)
 	binds := addrs[:n]
 	exe, err := os.Executable()
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/swapgate/swapgate/internal/pgtest"
 )
 
 // TestBenchSuiteSmokeCluster runs the smoke suite with --cluster 2 on a
@@ -28,16 +25,7 @@ func TestBenchSuiteSmokeCluster(t *testing.T) {
 	if _, err := exec.LookPath("taskset"); err != nil {
 		t.Skipf("taskset is not installed: %v", err)
 	}
-	srv, err := pgtest.Start(context.Background())
-	if err != nil {
-		t.Skipf("no PostgreSQL server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("pgtest: %v", err)
-		}
-	})
-	dsn := srv.DSN(t)
+	dsn := benchPostgres(t)
 	dir := t.TempDir()
 	linkSwapgate(t, dir)
 	out := filepath.Join(dir, "results")

@@ -174,16 +174,7 @@ func TestBenchSuiteRefusesAndExplains(t *testing.T) {
 // and their ratio in the notes. Where no server can be started here (no
 // PostgreSQL binaries) the test is skipped.
 func TestBenchSuiteSmokePostgres(t *testing.T) {
-	srv, err := pgtest.Start(context.Background())
-	if err != nil {
-		t.Skipf("no PostgreSQL server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("pgtest: %v", err)
-		}
-	})
-	dsn := srv.DSN(t)
+	dsn := benchPostgres(t)
 	dir := t.TempDir()
 	linkSwapgate(t, dir)
 	out := filepath.Join(dir, "results")
@@ -265,4 +256,20 @@ func TestBenchSuiteSmokePostgres(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(runs[0], "logs", "postgres.log")); err != nil {
 		t.Errorf("log: %v", err)
 	}
+}
+
+// benchPostgres is a database on a PostgreSQL server of the test's own
+// (pgtest), stopped at its end; the test is skipped where none starts.
+func benchPostgres(t *testing.T) string {
+	t.Helper()
+	srv, err := pgtest.Start(context.Background())
+	if err != nil {
+		t.Skipf("no PostgreSQL server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return srv.DSN(t)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/pem"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,30 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/actors/cluster/clustertest"
 	"github.com/swapgate/swapgate/internal/pgtest"
 )
-
-// clusterAddrs returns n loopback cluster addresses whose port and the
-// next (the automanaged provider's health endpoint) are free.
-func clusterAddrs(t *testing.T, n int) []string {
-	t.Helper()
-	var out []string
-	for len(out) < n {
-		l1, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l1.Addr().(*net.TCPAddr).Port
-		l2, err := net.Listen("tcp", "0.0.0.0:"+strconv.Itoa(port+1))
-		l1.Close()
-		if err != nil {
-			continue
-		}
-		l2.Close()
-		out = append(out, "127.0.0.1:"+strconv.Itoa(port))
-	}
-	return out
-}
 
 // testCluster is n `swapgate serve` processes of one automanaged cluster
 // on one PostgreSQL database, each with its own data directory (holding
@@ -71,7 +49,7 @@ func newCluster(t *testing.T, n int, o clusterOpts) *testCluster {
 	t.Helper()
 	work := t.TempDir()
 	linkSwapgate(t, work)
-	tc := &testCluster{work: work, store: pgtest.Private(t).DSN(t), binds: clusterAddrs(t, n),
+	tc := &testCluster{work: work, store: pgtest.Private(t).DSN(t), binds: clustertest.FreeAddrs(t, n),
 		certFile: filepath.Join(work, "no-such-cert.pem")}
 	if o.trust != nil {
 		tc.certFile = filepath.Join(work, "receiver.pem")

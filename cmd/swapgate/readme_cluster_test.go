@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/actors/cluster/clustertest"
 	"github.com/swapgate/swapgate/internal/pgtest"
 )
 
@@ -61,7 +62,7 @@ func TestReadmeClusterWalkthrough(t *testing.T) {
 	// addresses (with their health ports free too) and the HTTP ones.
 	swap := map[string]string{}
 	clusterRe, addrRe := regexp.MustCompile(`--cluster-bind (127\.0\.0\.1:\d+)`), regexp.MustCompile(`--addr (127\.0\.0\.1:\d+)`)
-	free := clusterAddrs(t, len(lines))
+	free := clustertest.FreeAddrs(t, len(lines))
 	var readmeBinds, readmeAddrs []string
 	for i, line := range lines {
 		bind, addr := clusterRe.FindStringSubmatch(line), addrRe.FindStringSubmatch(line)

@@ -1,12 +1,16 @@
-// Package clustertest is a cluster's membership as the actors that own
+// Package clustertest holds test helpers of cluster mode: free cluster
+// addresses for test nodes, and a cluster's membership as the actors that own
 // work see it (Owns and Watch, the interface each declares), for their
 // tests: the test says which nodes own everything now, and every node's
 // watchers hear the change. Only tests import it.
 package clustertest
 
 import (
+	"net"
 	"slices"
+	"strconv"
 	"sync"
+	"testing"
 )
 
 // Members is the membership the test controls.
@@ -61,4 +65,28 @@ func (n Node) Watch() (<-chan struct{}, func()) {
 		defer n.m.mu.Unlock()
 		n.m.watchers = slices.DeleteFunc(n.m.watchers, func(w chan struct{}) bool { return w == ch })
 	}
+}
+
+// FreeAddrs returns n loopback cluster addresses whose port and the next
+// (an automanaged node's health endpoint, which listens on all
+// interfaces) are free now. Another process may still take one before the
+// node starts; tests that start nodes on them live with that small chance.
+func FreeAddrs(t testing.TB, n int) []string {
+	t.Helper()
+	var out []string
+	for len(out) < n {
+		l1, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l1.Addr().(*net.TCPAddr).Port
+		l2, err := net.Listen("tcp", "0.0.0.0:"+strconv.Itoa(port+1))
+		l1.Close()
+		if err != nil {
+			continue
+		}
+		l2.Close()
+		out = append(out, "127.0.0.1:"+strconv.Itoa(port))
+	}
+	return out
 }
