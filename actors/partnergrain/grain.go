@@ -5,37 +5,51 @@
 // round trip per block, not per request.
 //
 // The grain. On activation it bumps the partner's epoch in the store
-// (partner_epochs) and loads the grants of the windows still running
+// (partner_epochs) and loads the grants of the last two windows
 // (partner_grants): the store's fence makes every grant an earlier
 // activation was told it made visible to that read, and refuses any grant
 // an earlier activation tries after the bump. Its one method, acquire
-// {bucket, limit, want, requester, requestId}, decides a block by
+// {bucket, limit, want, requester, requestId, return}, decides a block by
 // routing/domain/partnerquota (min(want, max(1, remaining/(2×requesters))),
 // requesters being the nodes that asked in this window, and at least the
 // members of the topology), persists it in one statement that checks the
 // epoch (a stale activation's grant writes nothing: it answers
 // cluster.ErrStale, its activation stops, and the call is retried on the
 // current one), and answers the window (how long until it resets, as the
-// grain's clock measures it), what it granted, what remains ungranted and
-// the epoch. A requestId already answered in the window is answered the
-// same grant again without a second one (calls are retried). An acquire
-// wanting nothing writes nothing: it is how a node learns the epoch (its
-// lease), and the activation checks its epoch is still current first, so
-// that a stale activation does not hand its epoch out.
+// grain's clock measures it), what it granted, the block's lease, what
+// remains ungranted, the epoch and, when it granted nothing, when it may
+// grant again (the first lease of another node's block to end, or the
+// reset). A requestId already answered, in this window or the one before,
+// by this activation or an earlier one, is answered its first grant again
+// in its own window (which may have ended: the node then spends none of
+// it), never a second one: calls are retried, and the store answers a
+// grant already stored under its request id with that first grant. An
+// acquire wanting nothing writes nothing: it is how a node learns the
+// epoch (its lease) and gives a block's rest back, and the activation
+// checks its epoch is still current first, so that a stale activation
+// does not hand its epoch out. What is given back is granted again in the
+// window; it is not persisted, so an activation that replaces this one
+// counts it granted (never more than the limit; at worst a block's rest
+// unused until the reset).
 //
 // The node. Limiter keeps per (partner, bucket) the current block and
-// admits locally while it lasts, with one acquire in flight per key (the
-// other requests of the key wait for it) and, once the grain grants
-// nothing, the refusal kept until the window's reset. A node asks for as
-// much as the limit each time: the grain's rule, not the node's guess of
-// its own traffic, sizes the block. A node's window ends
-// when the grain's does, measured from when the node sent the acquire (so
-// never later than the grain's). What a node holds unspent when its
-// traffic stops is lost to the window (the grain counted it granted): the
-// blocks' shrinking keeps that small, and under a load beyond the limit on
-// every node at least 0.99 L is admitted, never more than L. A grain that
-// cannot be reached refuses nothing and admits nothing: the request fails
-// (the edge answers INTERNAL_ERROR) rather than escaping the limit.
+// admits locally while its lease lasts (2 s), with one acquire in flight
+// per key (the other requests of the key wait for it) and, once the grain
+// grants nothing, the refusal kept until the grain said it may grant
+// again. A node asks for as much as the limit each time: the grain's rule,
+// not the node's guess of its own traffic, sizes the block. A node's
+// window ends when the grain's does, and its block's lease when the
+// grain's, measured from when the node sent the acquire (so never later
+// than the grain's). What a node holds unspent when the lease ends goes
+// back to the grain (Run, every 250 ms, or with the node's next acquire),
+// and so does a block decided under a limit other than the one the node
+// now reads (the operator changed it): a node whose traffic stops holds
+// nothing for long, and under a load beyond the limit on every node at
+// least 0.99 L is admitted, never more than L. A grain that cannot be
+// reached refuses nothing and admits nothing: the request fails (the edge
+// answers INTERNAL_ERROR) rather than escaping the limit. The limit is the
+// partner's as the node reads it: in a cluster the store tells every node
+// of a partner's change (OnPartnerChange), and each drops its cached copy.
 //
 // The ledger. FencedAppender is the ledger actor's store in a cluster: it
 // sends each batch with the epoch the node's lease carries for each
@@ -43,7 +57,9 @@
 // the store writes the rows of partners whose epoch is still that one, in
 // the same transaction as the check, and names the others; their rows are
 // sent again once the node's lease of them is refreshed (an acquire wanting
-// nothing). A quote's key keeps a row from being written twice.
+// nothing, asked again while no node answers for the grain). Rows are never
+// dropped for a stale epoch: they are quotes already answered, or waiting
+// for their row. A quote's key keeps a row from being written twice.
 //
 // Clocks: windows are measured by the grain's node's clock; a new
 // activation on another node continues a window from the start the
@@ -68,37 +84,59 @@ const KindName = "partner"
 // MethodAcquire is the grain's one method.
 const MethodAcquire = "acquire"
 
+// DefaultBlockLease is how long a node may spend a block: a block a node
+// stopped spending comes back to the window within about that long.
+const DefaultBlockLease = 2 * time.Second
+
+// returnGrace is how long after a block's lease the grain waits for what
+// is left of it to come back before counting it spent: the node notices
+// the lease's end within its release interval and sends the rest.
+const returnGrace = time.Second
+
 // AcquireRequest asks a partner's grain for a block of admissions of one
-// bucket. RequestID is the same for every retry of one acquire.
+// bucket. RequestID is the same for every retry of one acquire. Return is
+// what the requester gives back of its previous block (its lease ended,
+// or the limit changed), unspent and never to be spent, and ReturnWindow
+// the start of the window that block was of (the grain's clock, as its
+// answer carried it): admissions of another window are not taken back.
 type AcquireRequest struct {
-	Bucket    string `json:"bucket"`
-	Limit     int    `json:"limit"`
-	Want      int    `json:"want"`
-	Requester string `json:"requester"`
-	RequestID string `json:"requestId"`
+	Bucket       string `json:"bucket"`
+	Limit        int    `json:"limit"`
+	Want         int    `json:"want"`
+	Requester    string `json:"requester"`
+	RequestID    string `json:"requestId"`
+	Return       int    `json:"return,omitempty"`
+	ReturnWindow int64  `json:"returnWindowNs,omitempty"`
 }
 
 // AcquireAnswer is the grain's answer: the block granted, the window
 // (WindowStart in the grain's clock, ResetIn the time left in it as the
-// grain measured it; both zero when no window runs), the admissions the
-// window has not granted yet, and the grain's epoch.
+// grain measured it; both zero when no window runs, and ResetIn not
+// positive when the answer is the first answer of a retried request in a
+// window that ended), the admissions the window has not granted yet, the
+// grain's epoch, how long the block may be spent (Lease) and, when nothing
+// was granted, how long until the grain may grant again (RetryIn: the
+// lease of another node's block ending, or the window's reset).
 type AcquireAnswer struct {
 	Granted     int   `json:"granted"`
 	WindowStart int64 `json:"windowStartNs"`
 	ResetIn     int64 `json:"resetInNs"`
 	Remaining   int   `json:"remaining"`
 	Epoch       int64 `json:"epoch"`
+	Lease       int64 `json:"leaseNs"`
+	RetryIn     int64 `json:"retryInNs"`
 }
 
 // Store is what a partner's grain keeps in the shared store: its epoch
 // and its grants, every grant fenced by the epoch (a stale one is
-// partnerquota.ErrStaleEpoch).
+// partnerquota.ErrStaleEpoch). RecordPartnerGrant returns the grant as
+// stored: the one given, or the first one stored under its request id.
 type Store interface {
 	BumpPartnerEpoch(ctx context.Context, partnerID string) (int64, error)
 	PartnerEpoch(ctx context.Context, partnerID string) (int64, error)
 	PartnerGrants(ctx context.Context, partnerID string, since time.Time) ([]partnerquota.Grant, error)
 	SweepPartnerGrants(ctx context.Context, partnerID string, before time.Time) error
-	RecordPartnerGrant(ctx context.Context, partnerID string, epoch int64, g partnerquota.Grant) error
+	RecordPartnerGrant(ctx context.Context, partnerID string, epoch int64, g partnerquota.Grant) (partnerquota.Grant, error)
 }
 
 // GrainConfig is what every partner grain of a node shares.
@@ -113,10 +151,20 @@ type GrainConfig struct {
 	Metrics *Metrics
 	// StoreTimeout bounds each store call (default 5 s).
 	StoreTimeout time.Duration
+	// BlockLease is how long a node may spend a block (default
+	// DefaultBlockLease).
+	BlockLease time.Duration
 }
 
 // Kind is the partner grain kind, for cluster.Config.Kinds.
 func Kind(cfg GrainConfig) cluster.Kind {
+	cfg = cfg.withDefaults()
+	return cluster.Kind{Name: KindName, Activate: func(ctx context.Context, identity string) (cluster.Handler, error) {
+		return activate(ctx, cfg, identity)
+	}}
+}
+
+func (cfg GrainConfig) withDefaults() GrainConfig {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -129,10 +177,16 @@ func Kind(cfg GrainConfig) cluster.Kind {
 	if cfg.StoreTimeout <= 0 {
 		cfg.StoreTimeout = 5 * time.Second
 	}
-	return cluster.Kind{Name: KindName, Activate: func(ctx context.Context, identity string) (cluster.Handler, error) {
-		return activate(ctx, cfg, identity)
-	}}
+	if cfg.BlockLease <= 0 {
+		cfg.BlockLease = DefaultBlockLease
+	}
+	return cfg
 }
+
+// kept is how far back the grain remembers grants (and the store keeps
+// them): the current window and the one before, so that a request retried
+// across a window's end is answered what it was first answered.
+const kept = 2 * partnerquota.Window
 
 // grain is one activation of a partner's grain.
 type grain struct {
@@ -140,21 +194,33 @@ type grain struct {
 	partner string
 	epoch   int64
 	buckets map[string]*bucketState
+	// answers is the first answer of every request id of the windows kept,
+	// whatever its bucket and window.
+	answers map[string]firstAnswer
+}
+
+// firstAnswer is what a request id was granted, and in which window.
+type firstAnswer struct {
+	bucket  string
+	start   time.Time
+	granted int
 }
 
 // bucketState is one bucket's current window: its state, the nodes that
-// asked in it and the grant each request id got.
+// asked in it, and the lease's end (the grain's clock) of each node's
+// latest block, until it is spent, given back or counted spent.
 type bucketState struct {
 	state      partnerquota.State
 	requesters map[string]bool
-	answered   map[string]int
+	held       map[string]time.Time
 }
 
 func newBucket(s partnerquota.State) *bucketState {
-	return &bucketState{state: s, requesters: map[string]bool{}, answered: map[string]int{}}
+	return &bucketState{state: s, requesters: map[string]bool{}, held: map[string]time.Time{}}
 }
 
 func activate(ctx context.Context, cfg GrainConfig, partner string) (*grain, error) {
+	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, cfg.StoreTimeout)
 	defer cancel()
 	epoch, err := cfg.Store.BumpPartnerEpoch(ctx, partner)
@@ -162,25 +228,28 @@ func activate(ctx context.Context, cfg GrainConfig, partner string) (*grain, err
 		return nil, fmt.Errorf("partnergrain: activate %s: %w", partner, err)
 	}
 	// Read after the bump: no grant of an earlier epoch commits after it.
-	since := cfg.Now().Add(-partnerquota.Window)
+	since := cfg.Now().Add(-kept)
 	grants, err := cfg.Store.PartnerGrants(ctx, partner, since)
 	if err != nil {
 		return nil, fmt.Errorf("partnergrain: activate %s: %w", partner, err)
 	}
-	// Ended windows' rows are of no use to anyone; a failed sweep leaves
-	// them to the next.
+	// Rows older than the windows kept are of no use to anyone; a failed
+	// sweep leaves them to the next.
 	_ = cfg.Store.SweepPartnerGrants(ctx, partner, since)
-	g := &grain{cfg: cfg, partner: partner, epoch: epoch, buckets: map[string]*bucketState{}}
+	g := &grain{cfg: cfg, partner: partner, epoch: epoch, buckets: map[string]*bucketState{}, answers: map[string]firstAnswer{}}
 	g.load(grants)
 	cfg.Metrics.activations.Add(1)
 	return g, nil
 }
 
 // load rebuilds each bucket's window from the persisted grants: the latest
-// window of each bucket, what it granted, who asked and under which
-// request ids.
+// window of each bucket, what it granted and who asked; and every request
+// id's first answer. A block given back to an earlier activation is not
+// in the store: the window counts it granted (never more admitted than
+// the limit; at worst a block's rest unused).
 func (g *grain) load(grants []partnerquota.Grant) {
 	for _, gr := range grants {
+		g.answers[gr.RequestID] = firstAnswer{bucket: gr.Bucket, start: gr.WindowStart, granted: gr.Granted}
 		b := g.buckets[gr.Bucket]
 		switch {
 		case b == nil || gr.WindowStart.After(b.state.Start):
@@ -191,7 +260,6 @@ func (g *grain) load(grants []partnerquota.Grant) {
 		}
 		b.state.Granted += gr.Granted
 		b.requesters[gr.Requester] = true
-		b.answered[gr.RequestID] = gr.Granted
 	}
 }
 
@@ -204,8 +272,8 @@ func (g *grain) Receive(ctx context.Context, method string, body []byte) ([]byte
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("partnergrain: acquire: %w", err)
 	}
-	if req.Bucket == "" || req.RequestID == "" || req.Limit < 0 || req.Want < 0 {
-		return nil, fmt.Errorf("partnergrain: acquire: want a bucket, a request id and no negative limit or want, got %+v", req)
+	if req.Bucket == "" || req.RequestID == "" || req.Limit < 0 || req.Want < 0 || req.Return < 0 {
+		return nil, fmt.Errorf("partnergrain: acquire: want a bucket, a request id and no negative limit, want or return, got %+v", req)
 	}
 	g.cfg.Metrics.served.Add(1)
 	ans, err := g.acquire(ctx, req)
@@ -224,11 +292,18 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 		b = newBucket(partnerquota.State{})
 		g.buckets[req.Bucket] = b
 	}
-	if granted, ok := b.answered[req.RequestID]; ok && b.state.Current(now) {
-		return g.answer(b, now, req.Limit, granted), nil
+	if fa, ok := g.answers[req.RequestID]; ok {
+		return g.first(b, now, req.Limit, fa), nil
+	}
+	// What the requester gives back of its previous block counts only in
+	// the window that block was of, and never more than it granted.
+	back := 0
+	if req.Return > 0 && b.state.Current(now) && req.ReturnWindow == b.state.Start.UnixNano() {
+		back = min(req.Return, b.state.Granted)
 	}
 	if req.Want == 0 {
-		// A lease refresh: the epoch handed out must be current.
+		// A lease refresh or a block given back: the epoch handed out must
+		// be current, and a stale activation takes nothing back.
 		epoch, err := g.cfg.Store.PartnerEpoch(ctx, g.partner)
 		if err != nil {
 			return AcquireAnswer{}, fmt.Errorf("partnergrain: %s: read epoch: %w", g.partner, err)
@@ -236,6 +311,11 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 		if epoch != g.epoch {
 			g.cfg.Metrics.stale.Add(1)
 			return AcquireAnswer{}, cluster.ErrStale
+		}
+		if back > 0 || req.Return > 0 {
+			b.state.Granted -= back
+			delete(b.held, req.Requester)
+			g.answers[req.RequestID] = firstAnswer{bucket: req.Bucket, start: b.state.Start}
 		}
 		return g.answer(b, now, req.Limit, 0), nil
 	}
@@ -246,13 +326,15 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 	if !b.state.Current(now) {
 		requesters = 1
 	}
-	next, granted := partnerquota.Acquire(b.state, now, req.Limit, req.Want, max(requesters, g.cfg.Peers()))
+	from := b.state
+	from.Granted -= back
+	next, granted := partnerquota.Acquire(from, now, req.Limit, req.Want, max(requesters, g.cfg.Peers()))
 	nb := b
 	if !next.Start.Equal(b.state.Start) {
 		nb = newBucket(next)
 	}
 	if granted > 0 {
-		err := g.cfg.Store.RecordPartnerGrant(ctx, g.partner, g.epoch, partnerquota.Grant{Bucket: req.Bucket,
+		stored, err := g.cfg.Store.RecordPartnerGrant(ctx, g.partner, g.epoch, partnerquota.Grant{Bucket: req.Bucket,
 			RequestID: req.RequestID, Requester: req.Requester, WindowStart: next.Start, Granted: granted})
 		switch {
 		case errors.Is(err, partnerquota.ErrStaleEpoch):
@@ -261,30 +343,89 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 		case err != nil:
 			return AcquireAnswer{}, fmt.Errorf("partnergrain: %s: record grant: %w", g.partner, err)
 		}
+		if !stored.WindowStart.Equal(next.Start) || stored.Granted != granted {
+			// The request was answered before, by this activation or an
+			// earlier one: its first answer stands, and nothing changes.
+			fa := firstAnswer{bucket: stored.Bucket, start: stored.WindowStart, granted: stored.Granted}
+			g.answers[req.RequestID] = fa
+			return g.first(b, now, req.Limit, fa), nil
+		}
 		g.cfg.Metrics.blocks.Add(1)
 		g.cfg.Metrics.admissions.Add(int64(granted))
 		if nb != b {
-			// A new window: the rows of those that ended go (at most one
-			// sweep per bucket and window; a failed one is retried at the
-			// next).
-			_ = g.cfg.Store.SweepPartnerGrants(ctx, g.partner, now.Add(-partnerquota.Window))
+			// A new window: the rows older than the windows kept go (at
+			// most one sweep per bucket and window; a failed one is
+			// retried at the next).
+			_ = g.cfg.Store.SweepPartnerGrants(ctx, g.partner, now.Add(-kept))
+			g.forget(now)
 		}
 	}
 	nb.state = next
 	nb.requesters[req.Requester] = true
-	nb.answered[req.RequestID] = granted
+	// The requester asks again only once its previous block is spent or
+	// given back: its lease, if any, ends here.
+	delete(nb.held, req.Requester)
+	if granted > 0 {
+		nb.held[req.Requester] = now.Add(g.cfg.BlockLease)
+	}
+	g.answers[req.RequestID] = firstAnswer{bucket: req.Bucket, start: next.Start, granted: granted}
 	g.buckets[req.Bucket] = nb
 	return g.answer(nb, now, req.Limit, granted), nil
 }
 
+// forget drops the first answers of windows older than those kept.
+func (g *grain) forget(now time.Time) {
+	for id, fa := range g.answers {
+		if !fa.start.After(now.Add(-kept)) {
+			delete(g.answers, id)
+		}
+	}
+}
+
+// first answers a request id already answered: the same grant, in its own
+// window (which may have ended: then ResetIn is not positive and the node
+// does not spend it).
+func (g *grain) first(b *bucketState, now time.Time, limit int, fa firstAnswer) AcquireAnswer {
+	if fa.granted == 0 || (fa.start.Equal(b.state.Start) && b.state.Current(now)) {
+		return g.answer(b, now, limit, fa.granted)
+	}
+	return AcquireAnswer{Granted: fa.granted, WindowStart: fa.start.UnixNano(), ResetIn: int64(fa.start.Add(partnerquota.Window).Sub(now)),
+		Epoch: g.epoch, Lease: int64(g.cfg.BlockLease)}
+}
+
 func (g *grain) answer(b *bucketState, now time.Time, limit, granted int) AcquireAnswer {
 	a := AcquireAnswer{Granted: granted, Epoch: g.epoch, Remaining: limit}
+	if granted > 0 {
+		a.Lease = int64(g.cfg.BlockLease)
+	}
 	if b.state.Current(now) {
 		a.WindowStart = b.state.Start.UnixNano()
 		a.ResetIn = int64(b.state.Reset().Sub(now))
 		a.Remaining = b.state.Remaining(limit)
+		if granted == 0 {
+			a.RetryIn = g.retryIn(b, now)
+		}
 	}
 	return a
+}
+
+// retryIn is how long until the window may grant again once it has
+// nothing left: when the first lease of a block still held ends (with the
+// grace its rest takes to come back), or else the window's reset. Leases
+// ended longer ago are counted spent.
+func (g *grain) retryIn(b *bucketState, now time.Time) int64 {
+	next := b.state.Reset()
+	for who, until := range b.held {
+		back := until.Add(returnGrace)
+		if !back.After(now) {
+			delete(b.held, who)
+			continue
+		}
+		if back.Before(next) {
+			next = back
+		}
+	}
+	return int64(next.Sub(now))
 }
 
 // Stop ends the activation; everything it decided is in the store.

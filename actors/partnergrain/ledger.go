@@ -24,7 +24,14 @@ type Leases interface {
 // FencedAppender is the ledger actor's store in a cluster (it satisfies
 // ledger.Appender): each batch carries the lease's epoch of each partner,
 // and the rows of partners whose epoch moved are sent again after their
-// lease is refreshed, up to Attempts times.
+// lease is refreshed, up to Attempts times. The rows are sent again, not
+// dropped: they are quotes already answered or waiting for their row, so
+// the fence does not decide whether a row is written, only that a node
+// writes a partner's rows while it holds a lease of the partner's current
+// activation; a quote's key keeps a row sent twice from being written
+// twice. A lease that cannot be renewed (no node answers for the grain
+// yet) is asked for again until Timeout, so that a grain moving off a dead
+// node loses no row.
 type FencedAppender struct {
 	Store   FencedStore
 	Leases  Leases
@@ -65,15 +72,9 @@ func (f *FencedAppender) RecordQuotes(ctx context.Context, recs []persistence.En
 			if _, ok := epochs[p]; ok {
 				continue
 			}
-			var e int64
-			var err error
-			if refresh[p] {
-				e, err = f.Leases.Refresh(ctx, p)
-			} else {
-				e, err = f.Leases.Epoch(ctx, p)
-			}
+			e, err := f.lease(ctx, p, refresh[p])
 			if err != nil {
-				return nil, fmt.Errorf("partnergrain: ledger batch: lease of %s: %w", p, err)
+				return nil, err
 			}
 			epochs[p] = e
 		}
@@ -98,4 +99,33 @@ func (f *FencedAppender) RecordQuotes(ctx context.Context, recs []persistence.En
 		todo = next
 	}
 	return written, nil
+}
+
+// lease is the epoch of the node's lease of partner's grain, refreshed
+// when fresh is set. While no node answers for the grain (its node died
+// and the others have not seen it go yet) it asks again, backing off,
+// until ctx ends: the batch's rows are promised, and waiting out a move
+// of the grain is what keeps them.
+func (f *FencedAppender) lease(ctx context.Context, partner string, fresh bool) (int64, error) {
+	wait := 50 * time.Millisecond
+	for {
+		var e int64
+		var err error
+		if fresh {
+			e, err = f.Leases.Refresh(ctx, partner)
+		} else {
+			e, err = f.Leases.Epoch(ctx, partner)
+		}
+		if err == nil {
+			return e, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, fmt.Errorf("partnergrain: ledger batch: lease of %s: %w", partner, err)
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
 }

@@ -61,19 +61,19 @@ func (m *memStore) SweepPartnerGrants(_ context.Context, p string, before time.T
 	return nil
 }
 
-func (m *memStore) RecordPartnerGrant(_ context.Context, p string, epoch int64, g partnerquota.Grant) error {
+func (m *memStore) RecordPartnerGrant(_ context.Context, p string, epoch int64, g partnerquota.Grant) (partnerquota.Grant, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.epochs[p] != epoch {
-		return partnerquota.ErrStaleEpoch
+		return partnerquota.Grant{}, partnerquota.ErrStaleEpoch
 	}
 	for _, old := range m.grants[p] {
 		if old.RequestID == g.RequestID {
-			return nil
+			return old, nil
 		}
 	}
 	m.grants[p] = append(m.grants[p], g)
-	return nil
+	return g, nil
 }
 
 func (m *memStore) granted(p string) int {
@@ -188,17 +188,17 @@ func TestGrainGrantsAndRepeats(t *testing.T) {
 		{"a lease refresh before any window", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 0, Requester: "n1", RequestID: "r0"}, 0,
 			AcquireAnswer{Granted: 0, Remaining: 300, Epoch: 1}, 0},
 		{"first block, shared among the three members", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 300, Requester: "n1", RequestID: "r1"}, 0,
-			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window), Remaining: 250, Epoch: 1}, 50},
+			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window), Remaining: 250, Epoch: 1, Lease: int64(DefaultBlockLease)}, 50},
 		{"the same request again: the same grant, none more", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 300, Requester: "n1", RequestID: "r1"}, time.Second,
-			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 250, Epoch: 1}, 50},
+			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 250, Epoch: 1, Lease: int64(DefaultBlockLease)}, 50},
 		{"another node, a smaller block", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 300, Requester: "n2", RequestID: "r2"}, 0,
-			AcquireAnswer{Granted: 41, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 209, Epoch: 1}, 91},
+			AcquireAnswer{Granted: 41, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 209, Epoch: 1, Lease: int64(DefaultBlockLease)}, 91},
 		{"a small want", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 5, Requester: "n3", RequestID: "r3"}, 0,
-			AcquireAnswer{Granted: 5, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 204, Epoch: 1}, 96},
+			AcquireAnswer{Granted: 5, ResetIn: int64(partnerquota.Window - time.Second), Remaining: 204, Epoch: 1, Lease: int64(DefaultBlockLease)}, 96},
 		{"the read bucket is its own", AcquireRequest{Bucket: "read", Limit: 60, Want: 60, Requester: "n1", RequestID: "r4"}, 0,
-			AcquireAnswer{Granted: 10, ResetIn: int64(partnerquota.Window), Remaining: 50, Epoch: 1}, 106},
+			AcquireAnswer{Granted: 10, ResetIn: int64(partnerquota.Window), Remaining: 50, Epoch: 1, Lease: int64(DefaultBlockLease)}, 106},
 		{"a new window once the old ended", AcquireRequest{Bucket: "heavy", Limit: 300, Want: 300, Requester: "n1", RequestID: "r5"}, partnerquota.Window,
-			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window), Remaining: 250, Epoch: 1}, 50},
+			AcquireAnswer{Granted: 50, ResetIn: int64(partnerquota.Window), Remaining: 250, Epoch: 1, Lease: int64(DefaultBlockLease)}, 156},
 	}
 	for _, tt := range tests {
 		clk.Advance(tt.advance)
@@ -207,7 +207,8 @@ func TestGrainGrantsAndRepeats(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
-		// Every grant persisted, once; a new window sweeps the ended ones.
+		// Every grant persisted, once; the window before the current one is
+		// kept (a request retried across its end is answered from it).
 		if n := st.granted("ptn_a"); n != tt.stored {
 			t.Errorf("%s: the store holds %d granted, want %d", tt.name, n, tt.stored)
 		}

@@ -342,3 +342,118 @@ func TestClusterPartnerLimits(t *testing.T) {
 		}
 	})
 }
+
+// heavyOnce sends one heavy request (as offer does) with key through c and
+// returns its status and the limit its meta.rateLimit names.
+func heavyOnce(t *testing.T, c *crashClient, key string, seq int) (status int, limit int64, raw []byte) {
+	t.Helper()
+	s, raw, err := c.do(http.MethodGet, fmt.Sprintf("/v1/status?txHash=0x%064x", 900000000+seq), nil, key)
+	if err != nil || (s != http.StatusOK && s != http.StatusTooManyRequests) {
+		t.Fatalf("heavy request: %d %v %.300s", s, err, raw)
+	}
+	var env struct {
+		Meta struct {
+			RateLimit struct{ Limit int64 }
+		}
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		t.Fatalf("heavy request: %v %.300s", err, raw)
+	}
+	return s, env.Meta.RateLimit.Limit, raw
+}
+
+// TestClusterPartnerLimitsFollowTheOperator runs three nodes on one store:
+// limits the operator raises with `partner set-limits` (through node 0's
+// admin listener) apply on every node within 2 s, the partner's grain
+// active and its old limit spent, and every node admits past the old
+// limit; a block a node stopped spending comes back to the window, so
+// another node is admitted up to the window's limit.
+func TestClusterPartnerLimitsFollowTheOperator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three service processes")
+	}
+	tc := startCluster(t, 3)
+	tc.waitMembers(t, slices.Sorted(slices.Values(tc.binds)))
+
+	t.Run("set-limits reaches every node within 2 s", func(t *testing.T) {
+		const before, after = 5, 50
+		p := tc.partner(t, "Raised", "--heavy", fmt.Sprint(before))
+		var lt limitTally
+		var wg sync.WaitGroup
+		for _, node := range tc.nodes {
+			lt.offer(t, &wg, node, p.key, 4, 1)
+		}
+		wg.Wait()
+		if lt.admitted != before || len(lt.other) > 0 {
+			t.Fatalf("under the old limit: %d admitted, %d refused, other %v; want %d admitted", lt.admitted, lt.refused, lt.other, before)
+		}
+		var res struct{ ID string }
+		cli(t, &res, "partner", "set-limits", "--data", tc.dirs[0], "--store", tc.store, "--id", p.id, "--heavy", fmt.Sprint(after))
+		changed := time.Now()
+		admitted, seq := 0, 0
+		for i, node := range tc.nodes {
+			c := node.client()
+			for {
+				seq++
+				s, limit, raw := heavyOnce(t, c, p.key, seq)
+				if s == http.StatusOK && limit == after {
+					admitted++
+					break
+				}
+				if time.Since(changed) > 2*time.Second {
+					t.Fatalf("node %d answers %d with limit %d %v after set-limits: %.300s", i, s, limit, time.Since(changed).Round(time.Millisecond), raw)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			c.close()
+			t.Logf("node %d admits under the new limit %v after set-limits", i, time.Since(changed).Round(time.Millisecond))
+		}
+		var more limitTally
+		for _, node := range tc.nodes {
+			more.offer(t, &wg, node, p.key, 2*after/3, 2)
+		}
+		wg.Wait()
+		if len(more.other) > 0 {
+			t.Fatalf("%d answers neither admitted nor refused, first: %s", len(more.other), more.other[0])
+		}
+		total := before + admitted + more.admitted
+		t.Logf("the window admitted %d of %d (%d after the change, %d refused)", total, after, admitted+more.admitted, more.refused)
+		if total > after || total*10 < 9*after {
+			t.Fatalf("the window admitted %d; want at most %d and at least %d", total, after, 9*after/10)
+		}
+	})
+
+	t.Run("a block a node stopped spending comes back", func(t *testing.T) {
+		const limit = 30
+		p := tc.partner(t, "Returned", "--heavy", fmt.Sprint(limit))
+		// Node 0 takes a block (half the window shared among the three
+		// members: 5) and spends one of it, then its traffic stops.
+		c0 := tc.nodes[0].client()
+		if s, _, raw := heavyOnce(t, c0, p.key, 0); s != http.StatusOK {
+			t.Fatalf("node 0: %d %.300s", s, raw)
+		}
+		c0.close()
+		// Node 1 is admitted up to the rest of the window: what node 0
+		// holds unspent comes back once its lease ends.
+		c1 := tc.nodes[1].client()
+		defer c1.close()
+		began := time.Now()
+		admitted, refused := 0, 0
+		for seq := 1; admitted < limit-1 && time.Since(began) < 20*time.Second; seq++ {
+			switch s, _, _ := heavyOnce(t, c1, p.key, seq); s {
+			case http.StatusOK:
+				admitted++
+			default:
+				refused++
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		t.Logf("node 1: %d admitted, %d refused, in %v", admitted, refused, time.Since(began).Round(time.Millisecond))
+		if admitted != limit-1 {
+			t.Fatalf("node 1 admitted %d of the %d the window had left after node 0's one: node 0's unspent block never came back", admitted, limit-1)
+		}
+		if s, _, raw := heavyOnce(t, c1, p.key, 1000); s != http.StatusTooManyRequests {
+			t.Fatalf("past the window's limit: %d %.300s", s, raw)
+		}
+	})
+}

@@ -101,7 +101,8 @@ func (s *Store) SweepPartnerGrants(ctx context.Context, partnerID string, before
 // one statement: the CTE locks the epoch row (FOR SHARE; a bump under way
 // is waited for and its epoch read), the insert takes the grant only when
 // the epoch matches, and a grant already written under its request id is
-// kept as it is. It answers the partner's epoch (NULL when it has none).
+// kept as it is. It answers the partner's epoch (NULL when it has none)
+// and whether the grant was inserted.
 const recordGrantSQL = `WITH e AS (SELECT epoch FROM partner_epochs WHERE partner_id = $1 FOR SHARE),
 	ins AS (INSERT INTO partner_grants (partner_id, request_id, bucket, requester, window_start_ns, granted)
 		SELECT $1, $3, $4, $5, $6, $7 FROM e WHERE e.epoch = $2
@@ -110,25 +111,40 @@ const recordGrantSQL = `WITH e AS (SELECT epoch FROM partner_epochs WHERE partne
 
 // RecordPartnerGrant writes g for partnerID, committed durably, if epoch
 // is still the partner's; otherwise it writes nothing and returns
-// partnerquota.ErrStaleEpoch. A grant whose request id is already stored
-// is not written again (a retried acquire).
-func (s *Store) RecordPartnerGrant(ctx context.Context, partnerID string, epoch int64, g partnerquota.Grant) error {
+// partnerquota.ErrStaleEpoch. It returns the grant as the store keeps it:
+// g when it was written, or, when a grant is already stored under g's
+// request id (a retried acquire, perhaps in a later window or on a later
+// activation), that first grant, unchanged, which is the one to answer:
+// the retry was counted where the first was.
+func (s *Store) RecordPartnerGrant(ctx context.Context, partnerID string, epoch int64, g partnerquota.Grant) (partnerquota.Grant, error) {
 	if err := s.checkOpen(ctx); err != nil {
-		return err
+		return partnerquota.Grant{}, err
 	}
 	if g.Granted <= 0 || g.RequestID == "" || g.Bucket == "" {
-		return fmt.Errorf("postgres: record partner grant: want a positive grant, a request id and a bucket, got %+v", g)
+		return partnerquota.Grant{}, fmt.Errorf("postgres: record partner grant: want a positive grant, a request id and a bucket, got %+v", g)
 	}
 	var current *int64
 	var inserted int64
 	if err := s.pool.QueryRow(ctx, recordGrantSQL, partnerID, epoch, g.RequestID, g.Bucket, g.Requester,
 		nanos(g.WindowStart), g.Granted).Scan(&current, &inserted); err != nil {
-		return fmt.Errorf("postgres: record partner grant: %w", err)
+		return partnerquota.Grant{}, fmt.Errorf("postgres: record partner grant: %w", err)
 	}
 	if current == nil || *current != epoch {
-		return fmt.Errorf("postgres: record partner grant of %s under epoch %d: %w", partnerID, epoch, partnerquota.ErrStaleEpoch)
+		return partnerquota.Grant{}, fmt.Errorf("postgres: record partner grant of %s under epoch %d: %w", partnerID, epoch, partnerquota.ErrStaleEpoch)
 	}
-	return nil
+	if inserted == 1 {
+		return g, nil
+	}
+	// The request id was taken: read the first grant back (after the
+	// statement, so that one committed concurrently is seen too).
+	first := partnerquota.Grant{RequestID: g.RequestID}
+	var start int64
+	if err := s.pool.QueryRow(ctx, `SELECT bucket, requester, window_start_ns, granted FROM partner_grants
+		WHERE partner_id = $1 AND request_id = $2`, partnerID, g.RequestID).Scan(&first.Bucket, &first.Requester, &start, &first.Granted); err != nil {
+		return partnerquota.Grant{}, fmt.Errorf("postgres: record partner grant: read the grant of request %s back: %w", g.RequestID, err)
+	}
+	first.WindowStart = fromNanos(start)
+	return first, nil
 }
 
 // recordQuotesFencedSQL is recordQuotesSQL behind the epoch check, in one

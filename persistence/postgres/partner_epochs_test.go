@@ -32,11 +32,11 @@ func TestPartnerEpochFencesGrantsAndLedger(t *testing.T) {
 			if err != nil || oldEpoch != 1 {
 				t.Fatalf("first activation's epoch %d, %v; want 1", oldEpoch, err)
 			}
-			if err := a.RecordPartnerGrant(ctx, "ptn_a", oldEpoch, grant("r1", 50)); err != nil {
+			if _, err := a.RecordPartnerGrant(ctx, "ptn_a", oldEpoch, grant("r1", 50)); err != nil {
 				t.Fatalf("fresh grant: %v", err)
 			}
 			// Retried: the same request id is written once.
-			if err := a.RecordPartnerGrant(ctx, "ptn_a", oldEpoch, grant("r1", 50)); err != nil {
+			if _, err := a.RecordPartnerGrant(ctx, "ptn_a", oldEpoch, grant("r1", 50)); err != nil {
 				t.Fatalf("retried grant: %v", err)
 			}
 			newEpoch, err := b.BumpPartnerEpoch(ctx, "ptn_a")
@@ -49,13 +49,13 @@ func TestPartnerEpochFencesGrantsAndLedger(t *testing.T) {
 			if e, err := a.PartnerEpoch(ctx, "ptn_nobody"); err != nil || e != 0 {
 				t.Fatalf("epoch of a partner without one %d, %v; want 0", e, err)
 			}
-			if err := a.RecordPartnerGrant(ctx, "ptn_a", oldEpoch, grant("r2", 40)); !errors.Is(err, partnerquota.ErrStaleEpoch) {
+			if _, err := a.RecordPartnerGrant(ctx, "ptn_a", oldEpoch, grant("r2", 40)); !errors.Is(err, partnerquota.ErrStaleEpoch) {
 				t.Fatalf("stale grant: %v, want ErrStaleEpoch", err)
 			}
-			if err := b.RecordPartnerGrant(ctx, "ptn_a", newEpoch, grant("r3", 25)); err != nil {
+			if _, err := b.RecordPartnerGrant(ctx, "ptn_a", newEpoch, grant("r3", 25)); err != nil {
 				t.Fatalf("fresh grant after the bump: %v", err)
 			}
-			if err := b.RecordPartnerGrant(ctx, "ptn_nobody", 1, grant("r4", 1)); !errors.Is(err, partnerquota.ErrStaleEpoch) {
+			if _, err := b.RecordPartnerGrant(ctx, "ptn_nobody", 1, grant("r4", 1)); !errors.Is(err, partnerquota.ErrStaleEpoch) {
 				t.Fatalf("grant for a partner without an epoch: %v, want ErrStaleEpoch", err)
 			}
 			gs, err := b.PartnerGrants(ctx, "ptn_a", t0.Add(-time.Minute))
@@ -140,7 +140,7 @@ func TestPartnerEpochBumpSeesEveryAcknowledgedGrant(t *testing.T) {
 			defer wg.Done()
 			for i := 0; ; i++ {
 				id := fmt.Sprintf("w%d-%d", w, i)
-				err := a.RecordPartnerGrant(ctx, "ptn_a", epoch, partnerquota.Grant{Bucket: "heavy", RequestID: id, Requester: "a", WindowStart: t0, Granted: 1})
+				_, err := a.RecordPartnerGrant(ctx, "ptn_a", epoch, partnerquota.Grant{Bucket: "heavy", RequestID: id, Requester: "a", WindowStart: t0, Granted: 1})
 				if errors.Is(err, partnerquota.ErrStaleEpoch) {
 					return
 				}
@@ -192,7 +192,7 @@ func TestSweepPartnerGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, start := range []time.Time{t0, t0.Add(time.Minute), t0.Add(2 * time.Minute)} {
-		if err := s.RecordPartnerGrant(ctx, "ptn_a", epoch, partnerquota.Grant{Bucket: "read", RequestID: fmt.Sprint("r", i),
+		if _, err := s.RecordPartnerGrant(ctx, "ptn_a", epoch, partnerquota.Grant{Bucket: "read", RequestID: fmt.Sprint("r", i),
 			Requester: "n", WindowStart: start, Granted: 3}); err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestSweepPartnerGrants(t *testing.T) {
 	if n := countRows(t, s, "partner_grants"); n != 1 {
 		t.Fatalf("%d grant rows left, want 1", n)
 	}
-	if err := s.RecordPartnerGrant(ctx, "ptn_a", epoch, partnerquota.Grant{Bucket: "read", RequestID: "r9", WindowStart: t0}); err == nil {
+	if _, err := s.RecordPartnerGrant(ctx, "ptn_a", epoch, partnerquota.Grant{Bucket: "read", RequestID: "r9", WindowStart: t0}); err == nil {
 		t.Fatal("an empty grant was taken")
 	}
 }
@@ -277,5 +277,50 @@ func TestRecordQuotesFencedRacingABump(t *testing.T) {
 	}
 	if n := len(rowsOf(t, b, "ptn_a")); n != len(atBump) || n != len(acked) || n == 0 {
 		t.Errorf("%d rows now, %d at the bump, %d acknowledged", n, len(atBump), len(acked))
+	}
+}
+
+// A grant retried under a request id already stored, in the same window or
+// a later one, or by a later activation, writes nothing and answers the
+// first grant as stored: the retry is counted where the first was, and a
+// new activation that loads the grants counts what the nodes were told.
+func TestPartnerGrantRetriedAnswersTheFirst(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, Options{})
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	epoch, err := s.BumpPartnerEpoch(ctx, "ptn_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := partnerquota.Grant{Bucket: "heavy", RequestID: "r1", Requester: "node-a", WindowStart: t0, Granted: 50}
+	if got, err := s.RecordPartnerGrant(ctx, "ptn_a", epoch, first); err != nil || got != first {
+		t.Fatalf("first grant: %+v, %v; want it stored as given", got, err)
+	}
+	later, err := s.BumpPartnerEpoch(ctx, "ptn_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		epoch int64
+		retry partnerquota.Grant
+	}{
+		{"the same window", later, first},
+		{"a later window, another block", later, partnerquota.Grant{Bucket: "heavy", RequestID: "r1", Requester: "node-a", WindowStart: t0.Add(61 * time.Second), Granted: 30}},
+	}
+	for _, tt := range tests {
+		got, err := s.RecordPartnerGrant(ctx, "ptn_a", tt.epoch, tt.retry)
+		if err != nil || got.RequestID != first.RequestID || !got.WindowStart.Equal(first.WindowStart) || got.Granted != first.Granted ||
+			got.Bucket != first.Bucket || got.Requester != first.Requester {
+			t.Errorf("%s: retried grant answered %+v, %v; want the first, %+v", tt.name, got, err, first)
+		}
+	}
+	gs, err := s.PartnerGrants(ctx, "ptn_a", t0.Add(-time.Hour))
+	if err != nil || len(gs) != 1 || gs[0].Granted != 50 || !gs[0].WindowStart.Equal(t0) {
+		t.Fatalf("grants stored: %+v, %v; want the first alone", gs, err)
+	}
+	// A stale epoch is refused before anything is read back.
+	if _, err := s.RecordPartnerGrant(ctx, "ptn_a", epoch, first); !errors.Is(err, partnerquota.ErrStaleEpoch) {
+		t.Fatalf("a retry under a stale epoch: %v, want ErrStaleEpoch", err)
 	}
 }

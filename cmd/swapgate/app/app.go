@@ -465,6 +465,13 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			return nil, fmt.Errorf("app: register WAL sync metrics: %w", err)
 		}
 	}
+	// A store that several processes share says when any of them (another
+	// node, the operator's CLI on the database) changed a partner: the
+	// edge drops its cached copy, so that new limits, a rotated key or a
+	// disabled account apply on every node at once.
+	if w, ok := a.store.(partnerWatcher); ok {
+		w.OnPartnerChange(a.edge.InvalidatePartner)
+	}
 	if a.admin, err = admin.New(cfg.DataDir, a.store, a.edge.InvalidatePartner); err != nil {
 		return nil, fmt.Errorf("app: admin listener: %w", err)
 	}
@@ -567,6 +574,7 @@ func (a *App) closeAll(ctx context.Context) error {
 	if a.hooks != nil {
 		a.hooks.Stop()
 	}
+	a.partners.stop()
 	if a.node != nil {
 		// Leaving deregisters this node, so that the others take over its
 		// grains and work without waiting for its health to fail; it shuts

@@ -28,6 +28,12 @@ type partnerStore interface {
 	edge.IdempotencyClaims
 }
 
+// partnerWatcher is a store that hears of partner changes made by any
+// process sharing it (the PostgreSQL store).
+type partnerWatcher interface {
+	OnPartnerChange(fn func(partnerID string))
+}
+
 // clusterPartners wires the partner grains of this node.
 type clusterPartners struct {
 	store   partnerStore
@@ -36,6 +42,10 @@ type clusterPartners struct {
 	// peer's call), and count one member until then.
 	node    atomic.Pointer[cluster.Node]
 	limiter *partnergrain.Limiter
+	// stopRelease ends the limiter's giving back of blocks whose lease
+	// ended; released is closed once it has.
+	stopRelease context.CancelFunc
+	released    chan struct{}
 }
 
 // partnerKind is the partner grain kind this node hosts.
@@ -61,7 +71,22 @@ func (p *clusterPartners) peers() int {
 func (p *clusterPartners) start(node *cluster.Node) ledger.Appender {
 	p.node.Store(node)
 	p.limiter = partnergrain.NewLimiter(partnergrain.LimiterConfig{Caller: node, Self: node.Self(), Metrics: p.metrics})
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stopRelease, p.released = cancel, make(chan struct{})
+	go func() {
+		defer close(p.released)
+		p.limiter.Run(ctx)
+	}()
 	return &partnergrain.FencedAppender{Store: p.store, Leases: p.limiter, Metrics: p.metrics}
+}
+
+// stop ends the limiter's background releases (before the node leaves).
+func (p *clusterPartners) stop() {
+	if p == nil || p.stopRelease == nil {
+		return
+	}
+	p.stopRelease()
+	<-p.released
 }
 
 // edgeDeps gives the edge the cluster's partner limiter and idempotency
