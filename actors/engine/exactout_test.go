@@ -1,12 +1,17 @@
 package engine
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
 // exactProvider is a fakeProvider that quotes exact outputs unless it says
@@ -101,4 +106,99 @@ func TestRefundToRaceLeavesOutWhoCannot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// shortProvider quotes exact outputs, and its "short" leg answers a route
+// whose toAmountMin is one unit below the request's toAmount, ranked above
+// the "enough" leg's route, which reaches it exactly.
+type shortProvider struct{ legs []string }
+
+func (p *shortProvider) Name() string                                 { return "aggregator" }
+func (p *shortProvider) Legs(*quote.Request) []string                 { return p.legs }
+func (p *shortProvider) ExactOutputUnsupported(*quote.Request) string { return "" }
+func (p *shortProvider) QuoteLeg(_ context.Context, req *quote.Request, leg string) (*quote.Route, error) {
+	min, usd := new(big.Int).Set(req.ToAmount), 10.0
+	if leg == "short" {
+		min.Sub(min, big.NewInt(1))
+		usd = 20
+	}
+	return &quote.Route{Provider: p.Name(), Tool: leg, FromAmount: big.NewInt(7), ToAmount: new(big.Int).Add(min, big.NewInt(3)),
+		ToAmountMin: min, ToAmountUSD: usd}, nil
+}
+
+// TestExactOutputShortRouteIsNeverAnswered: a route whose toAmountMin is
+// below an exact-output request's toAmount is answered by none of
+// /v1/quote (Quote), /v1/quote/stream (Stream) and /v1/routes (Routes),
+// though it ranks first: its leg is dropped, with the reason in the
+// timing, and the quote is the route that reaches toAmount; a race whose
+// only route is short is NO_ROUTE_FOUND naming EXACT_OUTPUT_SHORT.
+func TestExactOutputShortRouteIsNeverAnswered(t *testing.T) {
+	q, _ := testQuoter(t, Config{Deadline: 5 * time.Second}, &shortProvider{legs: []string{"short", "enough"}})
+	exact := func() *quote.Request {
+		req := evmRequest()
+		req.FromToken, req.ToToken = &registry.Token{ChainID: 42161, Address: "0xa"}, &registry.Token{ChainID: 8453, Address: "0xb"}
+		req.ToAmount = big.NewInt(1_000_000)
+		return req
+	}
+	checkTiming := func(t *testing.T, tm *quote.Timing) {
+		t.Helper()
+		for _, l := range tm.Legs {
+			want := "won"
+			if l.Tool == "short" {
+				want = "dropped"
+				if !strings.Contains(l.Reason, "999999") || !strings.Contains(l.Reason, "1000000") {
+					t.Errorf("dropped leg's reason %q names neither figure", l.Reason)
+				}
+			}
+			if l.Status.String() != want {
+				t.Errorf("leg %s: %s, want %s", l.Tool, l.Status, want)
+			}
+		}
+	}
+	tests := []struct {
+		name string
+		run  func(t *testing.T) (answered []*quote.Route, tm *quote.Timing)
+	}{
+		{"quote", func(t *testing.T) ([]*quote.Route, *quote.Timing) {
+			is, err := q.Quote(t.Context(), exact(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []*quote.Route{is.Route}, is.Timing
+		}},
+		{"stream", func(t *testing.T) ([]*quote.Route, *quote.Timing) {
+			var passed []*quote.Route
+			is, err := q.Stream(t.Context(), exact(), nil, func(r *quote.Route) { passed = append(passed, r) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append(passed, is.Route), is.Timing
+		}},
+		{"routes", func(t *testing.T) ([]*quote.Route, *quote.Timing) {
+			rs, tm, err := q.Routes(t.Context(), exact(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rs, tm
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			answered, tm := tt.run(t)
+			for _, r := range answered {
+				if r.Tool != "enough" || r.ToAmountMin.Cmp(big.NewInt(1_000_000)) < 0 {
+					t.Errorf("answered %s with toAmountMin %s, below toAmount 1000000", r.Tool, r.ToAmountMin)
+				}
+			}
+			checkTiming(t, tm)
+		})
+	}
+	t.Run("only a short route", func(t *testing.T) {
+		q, _ := testQuoter(t, Config{Deadline: 5 * time.Second}, &shortProvider{legs: []string{"short"}})
+		is, err := q.Quote(t.Context(), exact(), nil)
+		ae := apierr.From(err)
+		if is != nil || ae.Code != apierr.NoRouteFound || !strings.Contains(fmt.Sprint(ae.Details["reasons"]), "EXACT_OUTPUT_SHORT") {
+			t.Fatalf("Quote = %+v, %v (details %v); want NO_ROUTE_FOUND naming EXACT_OUTPUT_SHORT", is, err, ae.Details)
+		}
+	})
 }

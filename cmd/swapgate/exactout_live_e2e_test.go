@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
@@ -90,4 +91,78 @@ func TestLiveExactOutputAndRefundTo(t *testing.T) {
 			t.Fatalf("with refundTo = fromAddress: %+v", r)
 		}
 	})
+}
+
+// TestLiveExactOutputWhilePoolsMove runs the real server in live mode with
+// chain 369's node answering from PulseX pools that move at every
+// getAmountsOut, as a busy chain's do between two reads at the latest
+// block. pulseroute's exact-output direct route into PLSX still reaches
+// toAmount on /v1/quote (data.quote.minOutput and the calldata's), on
+// /v1/routes (estimate.toAmountMin) and on /v1/quote/stream (each route
+// event and the best): the route is priced from the reads that sized it,
+// not from reads made after the pools moved.
+func TestLiveExactOutputWhilePoolsMove(t *testing.T) {
+	up := startLiveStandins(t)
+	ts := onrampServer(t, newSignedReceiver(t), func(c *app.Config) { up.configure(c) })
+	// 0.02% of the pools' output per read: far more than the one base unit
+	// by which a sized input clears toAmount.
+	up.node.SetPoolDrift(200)
+	const want = "1000000000000000000000000"
+	path := quotePath("fromChain", "42161", "toChain", "369", "fromToken", usdcArb, "toToken", plsx369,
+		"toAmount", want, "fromAddress", wallet, "toAddress", wallet, "slippage", "0.005")
+	reaches := func(t *testing.T, what, min string) {
+		t.Helper()
+		if min == "" || bigOf(t, min).Cmp(bigOf(t, want)) < 0 {
+			t.Errorf("%s: minimum output %q below toAmount %s", what, min, want)
+		}
+	}
+	tests := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"quote", func(t *testing.T) {
+			var q anyQuote
+			ts.get(path).decode(t, &q)
+			if q.Provider != "pulseroute" {
+				t.Fatalf("quote %+v", q)
+			}
+			reaches(t, "data.quote.minOutput", q.Quote.MinOutput)
+		}},
+		{"routes", func(t *testing.T) {
+			var r struct {
+				Routes []struct {
+					Tool     string
+					Estimate struct{ ToAmountMin string }
+				}
+			}
+			ts.get("/v1/routes?"+strings.TrimPrefix(path, "/v1/quote?")).decode(t, &r)
+			if len(r.Routes) != 1 {
+				t.Fatalf("routes %+v", r)
+			}
+			reaches(t, "route "+r.Routes[0].Tool, r.Routes[0].Estimate.ToAmountMin)
+		}},
+		{"stream", func(t *testing.T) {
+			s, env := ts.openStream(streamPath(path))
+			if env != nil {
+				t.Fatalf("refused: %s", env.Raw)
+			}
+			routes, best, _ := wantEventOrder(t, s.finish())
+			if best.Name != "best" || len(routes) != 1 {
+				t.Fatalf("outcome %s after %d routes", best.Name, len(routes))
+			}
+			var rt struct{ Estimate struct{ ToAmountMin string } }
+			var b struct{ Quote struct{ MinOutput string } }
+			if err := json.Unmarshal([]byte(routes[0].Data), &rt); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(best.Data), &b); err != nil {
+				t.Fatal(err)
+			}
+			reaches(t, "route event", rt.Estimate.ToAmountMin)
+			reaches(t, "best event", b.Quote.MinOutput)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, tt.run)
+	}
 }

@@ -16,6 +16,8 @@
 //     out)·9971) + 1, hop by hop from the last; an output a pool cannot give
 //     reverts with INSUFFICIENT_LIQUIDITY), and of ERC-20 balanceOf(address) (0x70a08231) on any address; a call to
 //     anything else returns no data, as a call to an address without code;
+//     after SetPoolDrift, pools that move between two reads at the latest
+//     block;
 //   - eth_feeHistory, eth_gasPrice, eth_maxPriorityFeePerGas;
 //   - eth_getBalance;
 //   - eth_getTransactionByHash and eth_getTransactionReceipt of the
@@ -156,6 +158,10 @@ type Server struct {
 	mu     sync.Mutex
 	chains map[uint64]*chainState
 	calls  map[string]int
+	// drift and moves are SetPoolDrift's: the parts per million each
+	// getAmountsOut takes from the pools' outputs, and how many reads have
+	// moved them since it was set. Held under mu.
+	drift, moves int64
 }
 
 // New builds the stand-in.
@@ -262,6 +268,28 @@ func URL(base string, chain uint64) string { return base + "/" + strconv.FormatU
 
 // SetLatency changes the delay of the answers from now on.
 func (s *Server) SetLatency(d time.Duration) { s.latency.Set(d) }
+
+// SetPoolDrift makes chain 369's PulseX pools move as a busy chain's do
+// between two reads at the latest block: from now on the k-th
+// getAmountsOut (from 0) answers each hop's output less k×ppm parts per
+// million, and getAmountsIn reads the pools as the next getAmountsOut
+// will. 0 holds them still again.
+func (s *Server) SetPoolDrift(ppm int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drift, s.moves = ppm, 0
+}
+
+// poolMove is the fraction (over 10⁶) of their outputs the pools answer
+// now, and moves them once more when read is set (a getAmountsOut). The
+// caller holds s.mu, as every call's answer does.
+func (s *Server) poolMove(read bool) *big.Int {
+	keep := 1_000_000 - s.drift*s.moves
+	if read && s.drift != 0 {
+		s.moves++
+	}
+	return big.NewInt(max(keep, 1))
+}
 
 // Calls counts the requests answered per method, batched ones included.
 func (s *Server) Calls(method string) int {
@@ -650,6 +678,7 @@ func (s *Server) amountsOut(amountIn *big.Int, path []common.Address) ([]*big.In
 	if amountIn.Sign() <= 0 {
 		return nil, errRevert{"PulseXLibrary: INSUFFICIENT_INPUT_AMOUNT"}
 	}
+	keep := s.poolMove(true)
 	out := []*big.Int{new(big.Int).Set(amountIn)}
 	for i := 0; i+1 < len(path); i++ {
 		r, ok := s.reserves[pairKey{path[i], path[i+1]}]
@@ -660,7 +689,8 @@ func (s *Server) amountsOut(amountIn *big.Int, path []common.Address) ([]*big.In
 		num := new(big.Int).Mul(in, r[1])
 		den := new(big.Int).Mul(r[0], big.NewInt(10_000))
 		den.Add(den, in)
-		out = append(out, num.Quo(num, den))
+		o := num.Quo(num, den)
+		out = append(out, o.Quo(o.Mul(o, keep), big.NewInt(1_000_000)))
 	}
 	return out, nil
 }
@@ -673,6 +703,7 @@ func (s *Server) amountsIn(amountOut *big.Int, path []common.Address) ([]*big.In
 	if amountOut.Sign() <= 0 {
 		return nil, errRevert{"PulseXLibrary: INSUFFICIENT_OUTPUT_AMOUNT"}
 	}
+	keep := s.poolMove(false)
 	amounts := make([]*big.Int, len(path))
 	amounts[len(path)-1] = new(big.Int).Set(amountOut)
 	for i := len(path) - 1; i > 0; i-- {
@@ -683,9 +714,17 @@ func (s *Server) amountsIn(amountOut *big.Int, path []common.Address) ([]*big.In
 		if amounts[i].Cmp(r[1]) >= 0 {
 			return nil, errRevert{"PulseXLibrary: INSUFFICIENT_LIQUIDITY"}
 		}
-		num := new(big.Int).Mul(r[0], amounts[i])
+		// The hop that answers out×keep/10⁶ must be asked for
+		// ⌈out×10⁶/keep⌉ before the pool moved.
+		want := new(big.Int).Mul(amounts[i], big.NewInt(1_000_000))
+		want.Add(want, new(big.Int).Sub(keep, big.NewInt(1)))
+		want.Quo(want, keep)
+		if want.Cmp(r[1]) >= 0 {
+			return nil, errRevert{"PulseXLibrary: INSUFFICIENT_LIQUIDITY"}
+		}
+		num := new(big.Int).Mul(r[0], want)
 		num.Mul(num, big.NewInt(10_000))
-		den := new(big.Int).Sub(r[1], amounts[i])
+		den := new(big.Int).Sub(r[1], want)
 		den.Mul(den, big.NewInt(10_000-pulseroute.PulseXFeeBps))
 		amounts[i-1] = num.Quo(num, den).Add(num, big.NewInt(1))
 	}

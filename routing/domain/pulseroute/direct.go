@@ -25,8 +25,10 @@ import (
 // PartnerFee is what it costs in the destination token, the PulseX output of
 // the whole input less that of the bridged amount, so ToAmount + PartnerFee
 // == PreFeeToAmount still holds. Without a PulseX leg the bridge is 1:1 and
-// ToAmountMin equals ToAmount.
-func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *tools.Tool, w WarpRoute) (*quote.Route, error) {
+// ToAmountMin equals ToAmount. sized, set on an exact-output request that
+// swaps, holds the chain reads its input was sized and verified on, which
+// price the route instead of reads made again (exactInboundInput).
+func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *tools.Tool, w WarpRoute, sized *sizedSwap) (*quote.Route, error) {
 	const provider = registry.ProviderPulseroute
 	inUSD, err := p.m.InputUSD(provider, req, t, true)
 	if err != nil {
@@ -43,7 +45,9 @@ func (p *Provider) directInbound(ctx context.Context, req *quote.Request, t *too
 	readPayment := func() (err error) { payment, err = p.gasPayment(ctx, t.Key, req.From.ID, pulseDomain); return err }
 	if swap {
 		path := p.pulsePath(usdch, p.pulseToken(req.ToToken))
-		if preFee, out, err = p.pulseXOut(ctx, t.Key, amount, bridged, path, readPayment); err != nil {
+		if sized != nil {
+			preFee, out, payment = sized.preFee, sized.out, sized.payment
+		} else if preFee, out, err = p.pulseXOut(ctx, t.Key, amount, bridged, path, readPayment); err != nil {
 			return nil, err
 		}
 		minOut = quote.MinOut(out, req.Slippage)

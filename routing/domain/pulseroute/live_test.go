@@ -116,6 +116,15 @@ type liveFixture struct {
 // inbound receiver on Arbitrum only.
 func newLive(t *testing.T, agg *fakeAggregator) liveFixture {
 	t.Helper()
+	state := &fakeState{payments: map[uint64]int64{42161: 70_000_000_000_000, 1: 90_000_000_000_000, quote.PulseChainID: 5e18}}
+	f := newLiveOn(t, agg, state)
+	f.state = state
+	return f
+}
+
+// newLiveOn is newLive reading chain state from state.
+func newLiveOn(t *testing.T, agg *fakeAggregator, state ChainState) liveFixture {
+	t.Helper()
 	reg, err := registry.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +151,6 @@ func newLive(t *testing.T, agg *fakeAggregator) liveFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := &fakeState{payments: map[uint64]int64{42161: 70_000_000_000_000, 1: 90_000_000_000_000, quote.PulseChainID: 5e18}}
 	cfg := LiveConfig{Registry: reg, Price: price, GasPrice: gas}
 	if agg != nil {
 		cfg.Aggregator = agg
@@ -151,7 +159,7 @@ func newLive(t *testing.T, agg *fakeAggregator) liveFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return liveFixture{reg: reg, state: state, agg: agg, p: p}
+	return liveFixture{reg: reg, agg: agg, p: p}
 }
 
 // req builds a request by chain and symbol ("" = native) for whole tokens.

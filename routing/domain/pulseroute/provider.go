@@ -128,39 +128,72 @@ func (p *Provider) ExactOutputUnsupported(req *quote.Request) string {
 // while short, which the UniswapV2 formulas never need: getAmountsIn
 // rounds up), and the input is the least whose net of the partner fee is
 // that bridged amount. A request for a given input is returned as it is.
-func (p *Provider) exactInboundInput(ctx context.Context, req *quote.Request, t *tools.Tool) (*quote.Request, error) {
+//
+// The reads that verified the input price the route (sizedSwap): a live
+// node answers at its latest block, and a pool read again after sizing may
+// have moved, so an output read again could fall short of what was
+// checked. The forward check reads the bridged amount's output beside the
+// interchain gas payment, and then, with a partner fee, the whole input's
+// output (the route's PreFeeToAmount): as many round trips as pricing
+// after sizing took, one fewer without a fee.
+func (p *Provider) exactInboundInput(ctx context.Context, req *quote.Request, t *tools.Tool) (*quote.Request, *sizedSwap, error) {
 	usdch := p.contracts.USDCh().Token
 	if !req.ExactOutput() || isToken(req.ToToken, usdch) {
-		return exactDirectInput(req, req.FeeBps), nil
+		return exactDirectInput(req, req.FeeBps), nil, nil
 	}
 	reader, ok := p.chain.(AmountsInReader)
 	if !ok {
-		return nil, noRoute(t.Key, quote.ReasonExactOutputUnsupported, "%s", p.ExactOutputUnsupported(req))
+		return nil, nil, noRoute(t.Key, quote.ReasonExactOutputUnsupported, "%s", p.ExactOutputUnsupported(req))
 	}
 	path := p.pulsePath(usdch, p.pulseToken(req.ToToken))
 	need := quote.GrossForMin(req.ToAmount, req.Slippage)
 	ins, err := reader.AmountsIn(ctx, need, path)
 	if err != nil {
 		if errors.Is(err, ErrNoPair) {
-			return nil, noRoute(t.Key, pricing.ReasonInsufficientLiq, "PulseX cannot deliver %s %s on chain 369 along this path", req.ToAmount, req.ToToken.Symbol)
+			return nil, nil, noRoute(t.Key, pricing.ReasonInsufficientLiq, "PulseX cannot deliver %s %s on chain 369 along this path", req.ToAmount, req.ToToken.Symbol)
 		}
 		if errors.Is(err, ErrNoNode) {
-			return nil, noRoute(t.Key, pricing.ReasonUnsupportedRoute, "no JSON-RPC node is configured for chain %d, whose PulseX prices this route", quote.PulseChainID)
+			return nil, nil, noRoute(t.Key, pricing.ReasonUnsupportedRoute, "no JSON-RPC node is configured for chain %d, whose PulseX prices this route", quote.PulseChainID)
 		}
-		return nil, chainStateError("PulseX getAmountsIn", err)
+		return nil, nil, chainStateError("PulseX getAmountsIn", err)
 	}
 	bridged := new(big.Int).Set(ins[0])
 	for range 3 {
-		out, err := p.amountsOut(ctx, t.Key, bridged, path)
+		var out, payment *big.Int
+		err := readAll(
+			func() (err error) { out, err = p.amountsOut(ctx, t.Key, bridged, path); return err },
+			func() (err error) { payment, err = p.gasPayment(ctx, t.Key, req.From.ID, pulseDomain); return err })
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if out.Cmp(need) >= 0 {
-			return req.WithFromAmount(quote.GrossForNet(bridged, req.FeeBps)), nil
+		if out.Cmp(need) < 0 {
+			bridged.Add(bridged, big.NewInt(1))
+			continue
 		}
-		bridged.Add(bridged, big.NewInt(1))
+		amount := quote.GrossForNet(bridged, req.FeeBps)
+		preFee := out
+		if amount.Cmp(bridged) != 0 {
+			if preFee, err = p.amountsOut(ctx, t.Key, amount, path); err != nil {
+				return nil, nil, err
+			}
+			// Read after out, from a pool that may have moved since: the
+			// partner fee it values (preFee − out) is never negative.
+			if preFee.Cmp(out) < 0 {
+				preFee = out
+			}
+		}
+		return req.WithFromAmount(amount), &sizedSwap{preFee: preFee, out: out, payment: payment}, nil
 	}
-	return nil, chainStateError("PulseX getAmountsIn", fmt.Errorf("the input it gives for %s does not buy it", need))
+	return nil, nil, chainStateError("PulseX getAmountsIn", fmt.Errorf("the input it gives for %s does not buy it", need))
+}
+
+// sizedSwap is what sizing a direct inbound route into a PulseX token read
+// and verified: the PulseX output of the whole input (preFee) and of the
+// bridged amount (out, whose quote.MinOut reaches toAmount), and the warp
+// route's interchain gas payment. directInbound prices the route from it
+// instead of reading the chain again.
+type sizedSwap struct {
+	preFee, out, payment *big.Int
 }
 
 // exactDirectInput answers an exact-output request on a direct route
@@ -231,11 +264,11 @@ func (p *Provider) QuoteLeg(ctx context.Context, req *quote.Request, leg string)
 				"chain %d has no USDC warp route to chain 369; inbound routes start on chains %s", from, p.senderChainList())
 		}
 		if isToken(req.FromToken, w.Token) {
-			in, err := p.exactInboundInput(ctx, req, t)
+			in, sized, err := p.exactInboundInput(ctx, req, t)
 			if err != nil {
 				return nil, err
 			}
-			return p.directInbound(ctx, in, t, w)
+			return p.directInbound(ctx, in, t, w, sized)
 		}
 		return p.multiStepInbound(ctx, req, t, w)
 	default:

@@ -25,17 +25,19 @@ type Pricer interface {
 // Complete builds a priced route; a route without a Builder is complete
 // already. A route whose build fails must not be shown; the error is a
 // *BuildError. On an exact-output request the builder sees the request
-// with the input the route was sized for (Request.ForRoute).
+// with the input the route was sized for (Request.ForRoute), and the built
+// route is then held to toAmount (CheckExactOutput): one that falls short
+// must not be shown either, and the error is that check's NoRoute. Every
+// route a client is shown passes through here, which is what makes the
+// check hold on /v1/quote, /v1/quote/stream and /v1/routes alike.
 func Complete(ctx context.Context, req *Request, r *Route) error {
-	b := r.Pending
-	if b == nil {
-		return nil
+	if b := r.Pending; b != nil {
+		if err := b.Build(ctx, req.ForRoute(r), r); err != nil {
+			return &BuildError{Provider: r.Provider, Tool: r.Tool, Err: err}
+		}
+		r.Pending = nil
 	}
-	if err := b.Build(ctx, req.ForRoute(r), r); err != nil {
-		return &BuildError{Provider: r.Provider, Tool: r.Tool, Err: err}
-	}
-	r.Pending = nil
-	return nil
+	return CheckExactOutput(req, r)
 }
 
 // BuildError is a route that was priced but could not be built: the leg

@@ -2,6 +2,7 @@ package quote
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 )
@@ -72,6 +73,38 @@ const (
 	ReasonExactOutputUnsupported = "EXACT_OUTPUT_UNSUPPORTED"
 	ReasonRefundToUnsupported    = "REFUND_TO_UNSUPPORTED"
 )
+
+// ReasonExactOutputShort is the NoRoute reason of an exact-output route
+// dropped by CheckExactOutput: its toAmountMin is below toAmount.
+const ReasonExactOutputShort = "EXACT_OUTPUT_SHORT"
+
+// CheckExactOutput holds an exact-output answer to its promise,
+// estimate.toAmountMin >= toAmount, whatever the provider that sized it
+// did: a route of an exact-output request whose ToAmountMin is below
+// req.ToAmount (or absent) is a NoRoute with ReasonExactOutputShort, which
+// data.timing shows as the leg's dropped outcome with the message, and
+// which a race left with nothing else answers as NO_ROUTE_FOUND. Providers
+// size their input so that this never fires; it is the last check, run on
+// every built route (Complete), so that no provider's slip (a price read
+// again after sizing, an upstream that answers less than asked) reaches a
+// client. A request for a given input is not judged.
+func CheckExactOutput(req *Request, r *Route) error {
+	if !req.ExactOutput() || (r.ToAmountMin != nil && r.ToAmountMin.Cmp(req.ToAmount) >= 0) {
+		return nil
+	}
+	min := "nothing"
+	if r.ToAmountMin != nil {
+		min = r.ToAmountMin.String()
+	}
+	return &NoRoute{Provider: r.Provider, Tool: r.Tool, Reason: ReasonExactOutputShort,
+		Message: fmt.Sprintf("dropped: the route guarantees %s, less than toAmount %s", min, req.ToAmount)}
+}
+
+// dropped reports an outcome whose route CheckExactOutput dropped.
+func dropped(err error) bool {
+	var nr *NoRoute
+	return errors.As(err, &nr) && nr.Reason == ReasonExactOutputShort
+}
 
 // UnsupportedOutcome is the outcome of a provider left out of a race:
 // never sent, answered at once with its reason, shown in data.timing as

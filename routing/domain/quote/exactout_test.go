@@ -1,8 +1,10 @@
 package quote
 
 import (
+	"context"
 	"errors"
 	"math/big"
+	"strings"
 	"testing"
 )
 
@@ -141,5 +143,63 @@ func TestGrossForMin(t *testing.T) {
 				t.Errorf("slippage %v min %d: %s is not the least", sl, n, a)
 			}
 		}
+	}
+}
+
+// setMin is a Builder that fills a route's amounts with min as its
+// ToAmountMin, the figure a provider's final pricing came to.
+type setMin struct{ min *big.Int }
+
+func (b setMin) Build(_ context.Context, _ *Request, r *Route) error {
+	r.ToAmount, r.ToAmountMin = new(big.Int).Add(b.min, big.NewInt(1)), b.min
+	return nil
+}
+
+// TestCompleteDropsShortExactOutput: an exact-output route whose
+// toAmountMin, once built, falls short of toAmount is never completed: it
+// is dropped as a NoRoute with EXACT_OUTPUT_SHORT, which data.timing shows
+// as a dropped leg with the reason; a route that reaches toAmount, and any
+// route of a request for a given input, is completed as it is.
+func TestCompleteDropsShortExactOutput(t *testing.T) {
+	exact := &Request{ToAmount: big.NewInt(1000)}
+	given := &Request{FromAmount: big.NewInt(5)}
+	tests := []struct {
+		name    string
+		req     *Request
+		route   *Route
+		dropped bool
+	}{
+		{"exact, priced one short", exact, &Route{Pending: setMin{big.NewInt(999)}}, true},
+		{"exact, priced exactly", exact, &Route{Pending: setMin{big.NewInt(1000)}}, false},
+		{"exact, priced above", exact, &Route{Pending: setMin{big.NewInt(1001)}}, false},
+		{"exact, built short", exact, &Route{ToAmountMin: big.NewInt(1)}, true},
+		{"exact, built without a minimum", exact, &Route{ToAmount: big.NewInt(5000)}, true},
+		{"exact, built above", exact, &Route{ToAmountMin: big.NewInt(5000)}, false},
+		{"given input, short of nothing", given, &Route{Pending: setMin{big.NewInt(1)}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.route.Provider, tt.route.Tool = "aggregator", "sbx-a"
+			err := Complete(context.Background(), tt.req, tt.route)
+			if !tt.dropped {
+				if err != nil {
+					t.Fatalf("Complete: %v", err)
+				}
+				return
+			}
+			var nr *NoRoute
+			if !errors.As(err, &nr) || nr.Reason != "EXACT_OUTPUT_SHORT" || nr.Tool != "sbx-a" || nr.Provider != "aggregator" {
+				t.Fatalf("Complete of a route short of toAmount: %v, want a NoRoute EXACT_OUTPUT_SHORT", err)
+			}
+			o := LegOutcome{Provider: "aggregator", Leg: "sbx-a", Answered: true, Err: err}
+			tm := NewTiming([]LegOutcome{o}, RaceEnd{}, nil)
+			l := tm.Legs[0]
+			if l.Status.String() != "dropped" || !strings.Contains(l.Reason, "toAmount 1000") {
+				t.Fatalf("timing leg %+v, want dropped with the reason", l)
+			}
+			if b := AppendTiming(nil, tm); !strings.Contains(string(b), `"outcome":"dropped","reason":"`) {
+				t.Fatalf("data.timing %s", b)
+			}
+		})
 	}
 }

@@ -63,9 +63,13 @@ const (
 	// output it cannot size) and was left out of the race; the leg's
 	// Reason says why.
 	LegUnsupported
+	// LegDropped: it answered with a route that broke the request's
+	// promise (an exact-output route short of toAmount, CheckExactOutput),
+	// which was not answered; the leg's Reason says why.
+	LegDropped
 )
 
-var legStatuses = [...]string{"won", "answered", "no_route", "failed", "timed_out", "skipped", "unsupported"}
+var legStatuses = [...]string{"won", "answered", "no_route", "failed", "timed_out", "skipped", "unsupported", "dropped"}
 
 // String is the status as data.timing.legs[].outcome names it.
 func (s LegStatus) String() string {
@@ -86,7 +90,8 @@ type LegTiming struct {
 	// length); 0 for a skipped leg.
 	Elapsed time.Duration
 	Status  LegStatus
-	// Reason is why an unsupported leg was left out ("" otherwise).
+	// Reason is why an unsupported leg was left out, or why a dropped
+	// leg's route was ("" otherwise).
 	Reason string
 }
 
@@ -136,7 +141,7 @@ func NewTiming(outcomes []LegOutcome, end RaceEnd, won *Route) *Timing {
 		if lt.Status == LegTimedOut {
 			lt.Elapsed = end.Total
 		}
-		if lt.Status == LegUnsupported {
+		if lt.Status == LegUnsupported || lt.Status == LegDropped {
 			var nr *NoRoute
 			if errors.As(o.Err, &nr) {
 				lt.Reason = nr.Message
@@ -159,6 +164,8 @@ func (o *LegOutcome) Status() LegStatus {
 		return LegTimedOut
 	case o.Err == nil && o.Route != nil:
 		return LegAnswered
+	case dropped(o.Err):
+		return LegDropped
 	case errors.Is(o.Err, ErrNoRoute):
 		return LegNoRoute
 	default:
@@ -168,7 +175,7 @@ func (o *LegOutcome) Status() LegStatus {
 
 // AppendTiming appends t as data.timing: {totalMs, strategy, legs:
 // [{provider, tool, ms, outcome, reason?}]}, reason only on an unsupported
-// leg, times in milliseconds with microsecond
+// or dropped leg, times in milliseconds with microsecond
 // precision. The bytes are those encoding/json makes of the struct form
 // kept in the tests.
 func AppendTiming(b []byte, t *Timing) []byte {

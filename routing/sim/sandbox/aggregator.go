@@ -15,11 +15,17 @@ import (
 func (m *Market) aggregatorPriced(req *quote.Request, t *tools.Tool) (*quote.Route, error) {
 	const provider = registry.ProviderAggregator
 	hop := t.Type != tools.TypeDEX && !sameAsset(req.FromToken, req.ToToken)
-	req, err := m.exactInput(provider, req, t, hop)
+	// One reading of the prices sizes an exact output's input and prices
+	// the route, so that the route answered is the one that was verified.
+	px, err := m.readPrices(provider, req, t)
 	if err != nil {
 		return nil, err
 	}
-	p, err := m.priceLeg(provider, req, t, hop)
+	req, err = m.exactInput(provider, req, t, hop, px)
+	if err != nil {
+		return nil, err
+	}
+	p, err := m.priceAt(provider, req, t, hop, px)
 	if err != nil {
 		return nil, err
 	}

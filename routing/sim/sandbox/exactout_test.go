@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"math/big"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/swapgate/swapgate/routing/domain/quote"
@@ -120,4 +122,72 @@ func mustFloat(t *testing.T, s string) float64 {
 	}
 	f, _ := v.Float64()
 	return f
+}
+
+// TestExactOutputPricedFromTheSnapshotThatSizedIt: the price source moves
+// between every two reads (the source token loses a hundredth of a percent
+// of its price at each), as a live price feed may while a leg is sized.
+// The route answered is priced from the one reading of the prices its
+// input was sized on, so its toAmountMin still reaches toAmount; priced
+// again from a later reading it would fall short.
+func TestExactOutputPricedFromTheSnapshotThatSizedIt(t *testing.T) {
+	f := loadFixture(t)
+	ref := fixedPrices(f.reg)
+	type provider interface {
+		quote.Provider
+		quote.ExactOutputQuoter
+	}
+	tests := []struct {
+		name    string
+		intents bool
+		from    uint64
+		fromSym string
+		to      uint64
+		toSym   string
+		toWhole string
+	}{
+		{"aggregator bridge USDC Arbitrum→Base", false, 42161, "USDC", 8453, "USDC", "1000"},
+		{"aggregator DEX swap ETH→USDC", false, 42161, "", 42161, "USDC", "2500"},
+		{"intents ETH→Solana USDC", true, 1, "", 1151111081099710, "USDC", "5000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exact := f.req(t, tt.from, tt.fromSym, tt.to, tt.toSym, "1")
+			exact.FromAmount = nil
+			exact.ToAmount = quote.ToUnits(mustFloat(t, tt.toWhole), exact.ToToken.Decimals)
+			exact.Slippage = 0.005
+			source := strings.ToLower(exact.FromToken.Address)
+			var reads atomic.Int64
+			moving := func(chainID uint64, token string) (float64, bool) {
+				p, ok := ref(chainID, token)
+				if ok && chainID == tt.from && token == source {
+					p *= 1 - 1e-4*float64(reads.Add(1))
+				}
+				return p, ok
+			}
+			m, err := New(f.reg, f.cat, moving, fixedGas, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p provider = m.Aggregator()
+			if tt.intents {
+				p = m.Intents()
+			}
+			sized := 0
+			for _, leg := range p.Legs(exact) {
+				r, err := p.QuoteLeg(context.Background(), exact, leg)
+				if err != nil {
+					t.Errorf("%s: %v", leg, err)
+					continue
+				}
+				sized++
+				if r.ToAmountMin.Cmp(exact.ToAmount) < 0 {
+					t.Errorf("%s: toAmountMin %s below toAmount %s (input %s)", leg, r.ToAmountMin, exact.ToAmount, r.FromAmount)
+				}
+			}
+			if sized == 0 || reads.Load() == 0 {
+				t.Fatalf("no leg sized (%d price reads)", reads.Load())
+			}
+		})
+	}
 }

@@ -41,11 +41,17 @@ func DepositAddress(c *registry.Chain, quoteID string) string {
 // transfer, so no APPROVE cost is listed and the approval address is empty.
 func (m *Market) intentsPriced(req *quote.Request, t *tools.Tool) (*quote.Route, error) {
 	const provider = registry.ProviderIntents
-	req, err := m.exactInput(provider, req, t, false)
+	// One reading of the prices sizes an exact output's input and prices
+	// the route, so that the route answered is the one that was verified.
+	px, err := m.readPrices(provider, req, t)
 	if err != nil {
 		return nil, err
 	}
-	p, err := m.priceLeg(provider, req, t, false)
+	req, err = m.exactInput(provider, req, t, false, px)
+	if err != nil {
+		return nil, err
+	}
+	p, err := m.priceAt(provider, req, t, false, px)
 	if err != nil {
 		return nil, err
 	}

@@ -71,18 +71,44 @@ type legPricing struct {
 // preFeeBig is the pre-fee output as a big.Int.
 func (p *legPricing) preFeeBig() *big.Int { return p.preFee.ToBig() }
 
-// priceLeg values the request's input, checks the tool's floor, runs the
-// tool's pool and converts the output into the destination token's units.
-func (m *Market) priceLeg(provider string, req *quote.Request, t *tools.Tool, hop bool) (legPricing, error) {
-	tc := m.toolConfig(t)
+// legPrices is one reading of a leg's two USD prices, its input token's and
+// its output token's. A leg reads them once and prices everything from
+// that reading: the price source may move between two reads (the sandbox's
+// wave, a live token list refreshed), and an exact-output leg's input is
+// sized on one reading, so its route must be priced on the same one or the
+// output it answers is not the output that was verified.
+type legPrices struct{ in, out float64 }
+
+// readPrices reads the request's two prices, or refuses the leg as
+// NO_POSSIBLE_ROUTE naming the token without one.
+func (m *Market) readPrices(provider string, req *quote.Request, t *tools.Tool) (legPrices, error) {
 	pin, ok := m.TokenPrice(req.FromToken)
 	if !ok {
-		return legPricing{}, pricing.NoRoute(provider, t.Key, pricing.ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.FromToken.Symbol, req.From.ID)
+		return legPrices{}, pricing.NoRoute(provider, t.Key, pricing.ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.FromToken.Symbol, req.From.ID)
 	}
 	pout, ok := m.TokenPrice(req.ToToken)
 	if !ok {
-		return legPricing{}, pricing.NoRoute(provider, t.Key, pricing.ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.ToToken.Symbol, req.To.ID)
+		return legPrices{}, pricing.NoRoute(provider, t.Key, pricing.ReasonNoPossibleRoute, "no USD price for %s on chain %d", req.ToToken.Symbol, req.To.ID)
 	}
+	return legPrices{in: pin, out: pout}, nil
+}
+
+// priceLeg prices the request on a fresh reading of its prices (priceAt).
+func (m *Market) priceLeg(provider string, req *quote.Request, t *tools.Tool, hop bool) (legPricing, error) {
+	px, err := m.readPrices(provider, req, t)
+	if err != nil {
+		return legPricing{}, err
+	}
+	return m.priceAt(provider, req, t, hop, px)
+}
+
+// priceAt values the request's input at px, checks the tool's floor, runs
+// the tool's pool and converts the output into the destination token's
+// units. It reads nothing that moves: the same request at the same px
+// prices the same.
+func (m *Market) priceAt(provider string, req *quote.Request, t *tools.Tool, hop bool, px legPrices) (legPricing, error) {
+	tc := m.toolConfig(t)
+	pin, pout := px.in, px.out
 	inUSD := pricing.USDOf(req.FromAmount, req.FromToken, pin)
 	if inUSD < tc.MinAmountUSD {
 		return legPricing{}, pricing.AmountTooLow(provider, req, t, tc.MinAmountUSD, inUSD)
@@ -181,29 +207,26 @@ func hopFeeCost(req *quote.Request, inUSD float64) quote.FeeCost {
 }
 
 // exactInput answers an exact-output request with the input it needs on
-// tool t: the least input whose route's ToAmountMin (priceLeg's output
-// after the tool's fee, the destination hop and the partner fee, less the
-// slippage) reaches req.ToAmount. priceLeg's output never decreases as the
-// input grows (the pool's curve rises, and every rounding is downward), so
-// quote.SizeInput finds that input by search, starting from the input the
-// tokens' prices alone would suggest; the input it returns was priced and
-// reached the target, so the route delivers at least toAmount, not about
-// it. An input under the tool's floor, or whose output rounds to nothing,
-// falls short. A request for a given input is returned as it is.
-func (m *Market) exactInput(provider string, req *quote.Request, t *tools.Tool, hop bool) (*quote.Request, error) {
+// tool t at the prices px: the least input whose route's ToAmountMin
+// (priceAt's output after the tool's fee, the destination hop and the
+// partner fee, less the slippage) reaches req.ToAmount. priceAt's output
+// never decreases as the input grows (the pool's curve rises, and every
+// rounding is downward), so quote.SizeInput finds that input by search,
+// starting from the input the tokens' prices alone would suggest; the
+// input it returns was priced and reached the target at px, and the caller
+// prices the route at the same px, so the route delivers at least
+// toAmount, not about it. An input under the tool's floor, or whose output
+// rounds to nothing, falls short. A request for a given input is returned
+// as it is.
+func (m *Market) exactInput(provider string, req *quote.Request, t *tools.Tool, hop bool, px legPrices) (*quote.Request, error) {
 	if !req.ExactOutput() {
 		return req, nil
 	}
-	var guess *big.Int
-	pin, inOK := m.TokenPrice(req.FromToken)
-	pout, outOK := m.TokenPrice(req.ToToken)
-	if inOK && outOK {
-		guess = quote.ToUnits(pricing.USDOf(req.ToAmount, req.ToToken, pout)/pin, req.FromToken.Decimals)
-	}
+	guess := quote.ToUnits(pricing.USDOf(req.ToAmount, req.ToToken, px.out)/px.in, req.FromToken.Decimals)
 	trial := *req
 	in, err := quote.SizeInput(req.ToAmount, guess, func(amount *big.Int) (bool, error) {
 		trial.FromAmount = amount
-		p, err := m.priceLeg(provider, &trial, t, hop)
+		p, err := m.priceAt(provider, &trial, t, hop, px)
 		if err != nil {
 			var nr *quote.NoRoute
 			if errors.As(err, &nr) && nr.Reason == pricing.ReasonAmountTooLow {
