@@ -354,9 +354,9 @@ func (n *Node) Watch() (<-chan struct{}, func()) {
 }
 
 // Owner is the member that owns key: the rendezvous hash the identity
-// lookup places grains with (FNV-1a of the key then the member's address,
-// the highest score winning), over the members now in the topology. Every
-// member that sees the same topology names the same owner.
+// lookup places grains with (see score; the highest score wins), over the
+// members now in the topology. Every member that sees the same topology
+// names the same owner.
 func (n *Node) Owner(key string) string {
 	return Owner(n.Members(), key)
 }
@@ -368,16 +368,37 @@ func (n *Node) Owns(key string) bool { return n.Owner(key) == n.self }
 // "" when there are none.
 func Owner(members []string, key string) string {
 	var best string
-	var bestScore uint32
+	var bestScore uint64
 	for _, m := range members {
-		h := fnv.New32a()
-		h.Write([]byte(key))
-		h.Write([]byte(m))
-		if s := h.Sum32(); best == "" || s > bestScore {
+		if s := score(key, m); best == "" || s > bestScore {
 			best, bestScore = m, s
 		}
 	}
 	return best
+}
+
+// score is member's rendezvous weight for key: FNV-1a (64 bits) over the key,
+// a zero byte and the member's address, then MurmurHash3's 64-bit finalizer.
+// FNV-1a alone is not mixed enough for this: members' addresses usually
+// differ only in their last character (127.0.0.1:7101, :7103, :7105), and its
+// last multiply leaves that difference in a few bits, so that comparing
+// scores favoured one member for half of all keys. The finalizer spreads
+// every input bit over the whole word. The function is fixed: every node of
+// a cluster must compute the same owner, so a change here needs the whole
+// cluster restarted together (mixed nodes only disagree, and retry on
+// "stale", until then).
+func score(key, member string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	h.Write([]byte{0})
+	h.Write([]byte(member))
+	x := h.Sum64()
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
 }
 
 // Hosted is the number of activations of each kind this node holds now.

@@ -246,3 +246,36 @@ func TestFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnerSpreadsEvenly holds rendezvous placement to an even share for
+// member addresses that differ only in their last digit (as a cluster on one
+// host has: 127.0.0.1:7101, :7103, :7105), over keys shaped as the service's
+// are: every member owns a third of the keys, within three points.
+func TestOwnerSpreadsEvenly(t *testing.T) {
+	const keys = 30000
+	for _, tc := range []struct {
+		name    string
+		members []string
+		key     func(i int) string
+	}{
+		{"README nodes, partner keys", []string{"127.0.0.1:7101", "127.0.0.1:7103", "127.0.0.1:7105"}, func(i int) string { return "partner/p_" + strconv.Itoa(i) }},
+		{"README nodes, swap keys", []string{"127.0.0.1:7101", "127.0.0.1:7103", "127.0.0.1:7105"}, func(i int) string { return fmt.Sprintf("swap/0x%064x", i*7919) }},
+		{"adjacent ports", []string{"127.0.0.1:7100", "127.0.0.1:7101", "127.0.0.1:7102"}, func(i int) string { return "counter/" + strconv.Itoa(i) }},
+		{"adjacent hosts", []string{"10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"}, func(i int) string { return "chain/" + strconv.Itoa(i) }},
+		{"last digit 7-9", []string{"10.1.2.7:7101", "10.1.2.8:7101", "10.1.2.9:7101"}, func(i int) string { return "onramp/" + strconv.Itoa(i) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			counts := map[string]int{}
+			for i := 0; i < keys; i++ {
+				counts[Owner(tc.members, tc.key(i))]++
+			}
+			t.Logf("%v", counts)
+			for _, m := range tc.members {
+				share := float64(counts[m]) / keys
+				if share < 1.0/3-0.03 || share > 1.0/3+0.03 {
+					t.Errorf("%s owns %.1f%% of %d keys, want 33.3%% ± 3: %v", m, 100*share, keys, counts)
+				}
+			}
+		})
+	}
+}

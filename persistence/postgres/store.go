@@ -155,8 +155,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	// WAL flush (see Durability in the package comment).
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "swapgate"
-	// A write sent is answered before a cancelled caller returns (definite.go).
+	// A write sent is answered before a cancelled caller returns, and a
+	// cancelled read is stopped on the server at once (definite.go).
 	cfg.ConnConfig.BuildContextWatcherHandler = answerBeforeCancel
+	cfg.ConnConfig.Tracer = readTracer{}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}

@@ -60,11 +60,12 @@ type Factory[S any] func(t *testing.T) Handle[S]
 // Interrupt runs write against h's store under contexts cancelled at the
 // write's k-th look at them (k = 0, 1, 2, … : Err, Done and Deadline
 // calls all count), until one run succeeds. After each failed run the
-// store must show the write not at all (unchanged holds) or, for a backend
-// that cannot tell whether a commit cancelled while it was answered
-// happened, whole (changed holds; the runs stop there, the write
-// unacknowledged): an interrupted write leaves nothing half-written
-// visible. After the successful run the store is crashed, when the
+// store must show the write not at all (unchanged holds): a write that
+// reported failure was not made, neither half nor whole, so that the
+// caller's retry, its client's error and every reader agree. (A backend
+// that sent a commit before the context ended must wait for its answer
+// and report it: PostgreSQL's does, persistence/postgres/definite.go.)
+// After the successful run the store is crashed, when the
 // backend can simulate one, and changed must hold: an acknowledged write
 // is durable. It returns the store to go on with (the one reopened after
 // the crash, or h.Store).
@@ -92,7 +93,7 @@ func Interrupt[S any](t *testing.T, h *Handle[S], write func(ctx context.Context
 			continue
 		}
 		if ok, _ := holds(t, changed, h.Store); ok {
-			t.Logf("the write interrupted at look %d (%v) was applied whole", k, err)
+			t.Errorf("the write interrupted at look %d reported failure (%v) but was applied: a caller told it failed retries it, or tells its client so", k, err)
 			return h.Store
 		}
 		t.Errorf("the write interrupted at look %d (%v) is half-written: neither the state before it nor the one after it", k, err)
