@@ -20,13 +20,16 @@ import (
 
 // fakeProvider answers each leg after a delay, hangs, or panics.
 type fakeProvider struct {
-	name   string
-	legs   []string
-	delay  time.Duration
-	hang   bool
-	fail   bool         // answer every leg with an error
-	panics atomic.Int32 // panic this many more times
-	calls  atomic.Int32
+	name  string
+	legs  []string
+	delay time.Duration
+	// release, when set, holds every leg until it is closed (instead of
+	// delay): a test can look at the engine while all legs are in flight.
+	release chan struct{}
+	hang    bool
+	fail    bool         // answer every leg with an error
+	panics  atomic.Int32 // panic this many more times
+	calls   atomic.Int32
 }
 
 func (f *fakeProvider) Name() string                 { return f.name }
@@ -44,8 +47,14 @@ func (f *fakeProvider) QuoteLeg(ctx context.Context, _ *quote.Request, leg strin
 	if f.fail {
 		return nil, errors.New("no route")
 	}
+	wait := f.release
+	if wait == nil {
+		wait = make(chan struct{})
+		t := time.AfterFunc(f.delay, func() { close(wait) })
+		defer t.Stop()
+	}
 	select {
-	case <-time.After(f.delay):
+	case <-wait:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -454,9 +463,9 @@ func TestBreakerJudgesTimeoutsOnlyAtTheDeadline(t *testing.T) {
 
 // A network provider's pool takes NetworkPoolSize workers unless sized by
 // name, and its workers leave the warm dispatcher alone: 200 legs that each
-// wait 100 ms on "the network" all run at once, none refused, while a
-// provider sized by PoolSize alone is capped at its workers and refuses the
-// rest; the warm goroutines stay free throughout.
+// wait on "the network" all run at once, none refused, and the warm
+// goroutines are free while they wait; a provider sized by PoolSize alone
+// is capped at its workers and refuses the rest.
 func TestNetworkProvidersPoolForLatency(t *testing.T) {
 	const legs = 200
 	cases := []struct {
@@ -472,18 +481,26 @@ func TestNetworkProvidersPoolForLatency(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			net := &fakeProvider{name: "net", legs: []string{""}, delay: 100 * time.Millisecond}
+			if !tc.wantRefusals {
+				net.release = make(chan struct{})
+			}
 			warm := actors.NewWarmDispatcher(2, 10)
 			t.Cleanup(warm.Close)
 			cfg := tc.cfg
-			cfg.Deadline, cfg.PoolSize, cfg.QueuePerWorker, cfg.Dispatcher = 2*time.Second, 4, 1, warm
+			cfg.Deadline, cfg.PoolSize, cfg.QueuePerWorker, cfg.Dispatcher = 10*time.Second, 4, 1, warm
 			e := start(t, cfg, net)
 			done := make(chan []quote.LegOutcome, legs)
-			began := time.Now()
 			for i := 0; i < legs; i++ {
 				go func() { done <- raceOf(e, context.Background(), []string{"net"}) }()
 			}
-			time.Sleep(50 * time.Millisecond)
-			busy := warm.Stats().Busy
+			if !tc.wantRefusals {
+				// Every leg is in the provider at once, and then no warm
+				// goroutine is busy: none waits on the network. (A pool
+				// holding them would keep both busy until the release.)
+				waitFor(t, "every leg in flight", func() bool { return net.calls.Load() == legs })
+				waitFor(t, "the warm goroutines free while every leg waits on the network", func() bool { return warm.Stats().Busy == 0 })
+				close(net.release)
+			}
 			var routes int
 			for i := 0; i < legs; i++ {
 				for _, o := range <-done {
@@ -500,14 +517,19 @@ func TestNetworkProvidersPoolForLatency(t *testing.T) {
 			if refused != tc.wantRefusals {
 				t.Errorf("refusals %v, want %v (%d routes)", v[`swapgate_provider_pool_saturation_refusals_total{provider="net"}`], tc.wantRefusals, routes)
 			}
-			if !tc.wantRefusals {
-				if routes != legs || time.Since(began) > time.Second {
-					t.Errorf("%d of %d legs answered in %v", routes, legs, time.Since(began))
-				}
-				if busy != 0 {
-					t.Errorf("%d warm goroutines held by legs waiting on the network", busy)
-				}
+			if !tc.wantRefusals && routes != legs {
+				t.Errorf("%d of %d legs answered", routes, legs)
 			}
 		})
+	}
+}
+
+// waitFor polls cond until it holds, failing t with what after 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("waited 5 s for %s", what)
+		}
 	}
 }
