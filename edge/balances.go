@@ -7,6 +7,7 @@ import (
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/evmtx"
+	"github.com/swapgate/swapgate/routing/domain/noderead"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
@@ -45,6 +46,10 @@ type balanceView struct {
 // not run (param chains): an error rather than an empty entry, so that a
 // client does not read "no funds" where there is no chain. The endpoint
 // exists in sandbox mode and wherever a node is configured.
+//
+// A chain whose read fails fails the request, naming chainId: 504
+// UPSTREAM_TIMEOUT when its node did not answer within --rpc-timeout, 502
+// RPC_FAILURE when it answered with an error or could not be reached.
 func (s *Server) balances(r *Request) error {
 	addr, ok := query(r, "address")
 	if !ok || addr == "" {
@@ -83,7 +88,9 @@ func (s *Server) balances(r *Request) error {
 			if e := sandboxError(err, "chains"); e != err {
 				return e
 			}
-			return apierr.New(apierr.RPCFailure, "could not read balances on chain "+c.Key).With("chainId", c.ID).Wrap(err)
+			// A node that did not answer within --rpc-timeout is
+			// UPSTREAM_TIMEOUT, any other failed read RPC_FAILURE.
+			return noderead.Failure("could not read balances on chain "+c.Key, err).With("chainId", c.ID)
 		}
 		cv := chainBalancesView{ChainID: c.ID, Address: holder.Hex(), Balances: make([]balanceView, len(bals))}
 		for i, b := range bals {

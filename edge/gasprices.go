@@ -10,7 +10,10 @@ import (
 
 // gasPrices answers GET /v1/gas-prices?chainId=…: one id gives the record
 // as data, several (comma-separated) give data.gasPrices in the order asked
-// Records are served from bytes encoded once per change.
+// Records are served from bytes encoded once per change. A chain whose
+// record grew older than --gas-max-age (its oracle stopped answering) is
+// RPC_FAILURE naming chainId: its figures are not served, and none are made
+// up in their place.
 func (s *Server) gasPrices(r *Request) error {
 	v, ok := query(r, "chainId")
 	if !ok || v == "" {
@@ -25,6 +28,12 @@ func (s *Server) gasPrices(r *Request) error {
 		rec, encErr := s.ref.gasRecord(c.ID)
 		if encErr != nil {
 			return encErr
+		}
+		if rec == nil && c.ChainType == registry.EVM && s.ref.ref.GasVersion(c.ID) != 0 {
+			// The chain had a record and its oracle has not answered
+			// within --gas-max-age: the source failed, not the request.
+			return apierr.New(apierr.RPCFailure, "gas prices of chain "+strconv.FormatUint(c.ID, 10)+
+				" are not available: its gas source has not answered within the maximum age (--gas-max-age)").With("chainId", c.ID)
 		}
 		if rec == nil && c.ChainType == registry.EVM {
 			// Live mode reads gas from the chain's node only.

@@ -20,6 +20,7 @@ type (
 	priceTick      struct{}
 	gasTick        struct{}
 	expireTick     struct{}
+	gasExpireTick  struct{}
 	refreshRequest struct {
 		chainID uint64
 		reply   actors.Reply[error]
@@ -43,8 +44,11 @@ type chainActor struct {
 	// expiry fires an expireTick when the oldest published price becomes
 	// too old to serve; rearmed after every change of the prices.
 	expiry *time.Timer
-	self   *actor.PID
-	root   *actor.RootContext
+	// gasExpiry fires a gasExpireTick when the gas record becomes too old
+	// to serve; rearmed after every answer of the oracle.
+	gasExpiry *time.Timer
+	self      *actor.PID
+	root      *actor.RootContext
 	// pricesFailing and gasFailing make an outage log once when it starts
 	// and once when it ends, not on every tick.
 	pricesFailing, gasFailing bool
@@ -67,6 +71,11 @@ func (a *chainActor) Receive(ctx actor.Context) {
 			a.logger.Warn("prices expired: no fresh observation within the maximum age", slog.Duration("maxAge", a.cfg.MaxAge))
 		}
 		a.armExpiry()
+	case gasExpireTick:
+		if a.state.expireGas(a.cfg.Now()) {
+			a.logger.Warn("gas record expired: no answer from the gas oracle within the maximum age", slog.Duration("gasMaxAge", a.cfg.GasMaxAge))
+		}
+		a.armGasExpiry()
 	case refreshRequest:
 		m.reply.Send(a.refreshAll())
 	case *actor.Stopping, *actor.Restarting:
@@ -94,9 +103,29 @@ func (a *chainActor) armExpiry() {
 	a.expiry = time.AfterFunc(wait, func() { root.Send(self, expireTick{}) })
 }
 
+// armGasExpiry schedules a gasExpireTick for when the gas record becomes
+// too old, replacing any earlier schedule.
+func (a *chainActor) armGasExpiry() {
+	if a.gasExpiry != nil {
+		a.gasExpiry.Stop()
+		a.gasExpiry = nil
+	}
+	e := a.state.gas.Load()
+	if e == nil || e.Gone || a.root == nil {
+		return
+	}
+	// A millisecond past the limit, as for prices.
+	wait := max(e.ReadAt.Add(a.cfg.GasMaxAge).Sub(a.cfg.Now())+time.Millisecond, 0)
+	root, self := a.root, a.self
+	a.gasExpiry = time.AfterFunc(wait, func() { root.Send(self, gasExpireTick{}) })
+}
+
 func (a *chainActor) stopTickers() {
 	if a.expiry != nil {
 		a.expiry.Stop()
+	}
+	if a.gasExpiry != nil {
+		a.gasExpiry.Stop()
 	}
 	if a.stopPriceTicks != nil {
 		a.stopPriceTicks()
@@ -133,8 +162,8 @@ func (a *chainActor) refreshPrices() error {
 
 // refreshGas asks the gas oracle and publishes the answer. Chains without an
 // EVM gas market, or without a source (a live chain with no node), simply
-// have no record; on any other failure the last good
-// record stays in place.
+// have no record; on any other failure the last good record stays in place
+// until it is older than the gas maximum age, and is then dropped.
 func (a *chainActor) refreshGas() error {
 	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.RefreshTimeout)
 	defer cancel()
@@ -143,12 +172,14 @@ func (a *chainActor) refreshGas() error {
 		return nil
 	}
 	if err != nil {
+		a.state.expireGas(a.cfg.Now())
 		err = fmt.Errorf("refdata: gas of chain %d: %w", a.chain.ID, err)
-		a.gasFailing = a.noteFailure(a.gasFailing, "gas refresh failing; keeping last record", err)
+		a.gasFailing = a.noteFailure(a.gasFailing, "gas refresh failing; keeping last record until it is too old", err)
 		return err
 	}
 	a.gasFailing = a.noteRecovery(a.gasFailing, "gas refresh recovered")
-	a.state.publishGas(rec)
+	a.state.publishGas(rec, a.cfg.Now())
+	a.armGasExpiry()
 	return nil
 }
 
@@ -210,4 +241,9 @@ const (
 	DefaultRefreshTimeout = 5 * time.Second
 	// DefaultPriceMaxAge is how old a price may be and still be served.
 	DefaultPriceMaxAge = 5 * time.Minute
+	// DefaultGasMaxAge is how old a gas record may be and still be served:
+	// six refreshes at the default interval, long enough to ride out a few
+	// failed reads, short enough that fees a minute old (the fee history
+	// follows a spike within about that) are not quoted as the market's.
+	DefaultGasMaxAge = time.Minute
 )

@@ -44,7 +44,14 @@ type Config struct {
 	// its chain's actor, which moves the version). Default
 	// DefaultPriceMaxAge.
 	MaxAge time.Duration
-	// Now stamps price snapshots and judges prices' age; default time.Now.
+	// GasMaxAge is how old a chain's gas record may be, from the gas
+	// oracle's last answer, and still be served: an older one is absent
+	// from Gas (and dropped by its chain's actor, which moves the
+	// version), never replaced by a figure of another source. Default
+	// DefaultGasMaxAge.
+	GasMaxAge time.Duration
+	// Now stamps price snapshots and gas reads and judges their age;
+	// default time.Now.
 	Now func() time.Time
 	// CacheSize is the entries each ristretto cache (prices, gas) holds;
 	// 0 sizes each at twice what the registry has (tokens, chains) plus
@@ -65,6 +72,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxAge <= 0 {
 		c.MaxAge = DefaultPriceMaxAge
+	}
+	if c.GasMaxAge <= 0 {
+		c.GasMaxAge = DefaultGasMaxAge
 	}
 	if c.RefreshTimeout <= 0 {
 		c.RefreshTimeout = DefaultRefreshTimeout
@@ -129,7 +139,7 @@ func Start(ctx context.Context, sys *actor.ActorSystem, reg *registry.Registry, 
 	templates := make([]*chainActor, 0, len(chains))
 	readies := make([]actors.Reply[error], 0, len(chains))
 	for _, c := range chains {
-		st := &chainState{id: c.ID, priceCache: priceCache, gasCache: gasCache, maxAge: cfg.MaxAge, now: cfg.Now}
+		st := &chainState{id: c.ID, priceCache: priceCache, gasCache: gasCache, maxAge: cfg.MaxAge, gasMaxAge: cfg.GasMaxAge, now: cfg.Now}
 		s.states[c.ID] = st
 		ready := actors.NewReply[error]()
 		readies = append(readies, ready)
@@ -210,7 +220,8 @@ func (s *Service) Prices(chainID uint64) (prices.Snapshot, bool) {
 }
 
 // Gas returns the current gas record of a chain; chains without an EVM gas
-// market have none.
+// market have none, and neither has a chain whose record is older than the
+// gas maximum age.
 func (s *Service) Gas(chainID uint64) (gas.Record, bool) {
 	st, ok := s.states[chainID]
 	if !ok {
@@ -220,16 +231,14 @@ func (s *Service) Gas(chainID uint64) (gas.Record, bool) {
 }
 
 // GasVersion returns the version of the chain's gas record, which increases
-// only when its figures change; zero means no record yet.
+// only when what Gas serves changes: its figures, or the record growing too
+// old (absent, under a version of its own); zero means no record yet.
 func (s *Service) GasVersion(chainID uint64) uint64 {
 	st, ok := s.states[chainID]
 	if !ok {
 		return 0
 	}
-	if e := st.gas.Load(); e != nil {
-		return e.Version
-	}
-	return 0
+	return st.gas.Load().version(st.now(), st.gasMaxAge)
 }
 
 // Refresh makes the chain's actor refresh prices and gas now and returns once

@@ -14,10 +14,37 @@ import (
 )
 
 // gasEntry is the published gas record of one chain and its version, under
-// the same rules as prices.Snapshot.
+// the same rules as prices.Snapshot: one version stands for one servable
+// answer, a record or its absence.
 type gasEntry struct {
 	Record  gas.Record
 	Version uint64
+	// ReadAt is when the oracle last answered with these figures (an
+	// answer with the same figures renews it without a new version); the
+	// record is served until it is older than the maximum age.
+	ReadAt time.Time
+	// Gone is a record dropped for its age: nothing is served under its
+	// version.
+	Gone bool
+}
+
+// servable reports whether e's record may be served at now.
+func (e *gasEntry) servable(now time.Time, maxAge time.Duration) bool {
+	return e != nil && !e.Gone && prices.Fresh(e.ReadAt, now, maxAge)
+}
+
+// version is the version of what e serves at now: its own, or, for a
+// record grown too old that the actor has not dropped yet, the version its
+// drop will publish, so that readers (the edge's encoded answers) never
+// take an absence for the record they encoded. Zero: no record yet.
+func (e *gasEntry) version(now time.Time, maxAge time.Duration) uint64 {
+	switch {
+	case e == nil:
+		return 0
+	case e.Gone || e.servable(now, maxAge):
+		return e.Version
+	}
+	return e.Version + 1
 }
 
 // chainState is where a chain actor publishes its results. The chain actor is
@@ -35,10 +62,12 @@ type chainState struct {
 	// the readers' expired-price copies (see Service.Prices) each draw a
 	// new one, so that one version never stands for two sets of prices.
 	versions atomic.Uint64
-	// maxAge is how old a price may be and still be served; now is the
-	// clock it is judged by.
-	maxAge time.Duration
-	now    func() time.Time
+	// maxAge is how old a price may be and still be served, gasMaxAge a
+	// gas record from the oracle's last answer; now is the clock both are
+	// judged by.
+	maxAge    time.Duration
+	gasMaxAge time.Duration
+	now       func() time.Time
 }
 
 // priceKey is the ristretto key of one token's price.
@@ -175,21 +204,39 @@ func (st *chainState) snapshot(now time.Time) (prices.Snapshot, bool) {
 	return cp, true
 }
 
-// publishGas installs a new record when its figures differ from the current
-// one (the timestamp alone does not count) and reports whether it did.
-func (st *chainState) publishGas(rec gas.Record) bool {
+// publishGas installs the oracle's answer, read at now, and reports
+// whether the record changed (and its version with it). An answer whose
+// figures equal the held record's (the timestamp alone does not count)
+// only renews its ReadAt, keeping its version, even when the record had
+// grown too old but was not yet dropped: that version stands for these
+// figures, and the absence in between for the one after it, which a
+// changed record skips.
+func (st *chainState) publishGas(rec gas.Record, now time.Time) bool {
 	old := st.gas.Load()
-	if old != nil && old.Record.ChainID == rec.ChainID && old.Record.Speed == rec.Speed {
+	if old != nil && !old.Gone && old.Record.ChainID == rec.ChainID && old.Record.Speed == rec.Speed {
+		st.storeGas(&gasEntry{Record: old.Record, Version: old.Version, ReadAt: now})
 		return false
 	}
-	next := &gasEntry{Record: rec, Version: 1}
-	if old != nil {
-		next.Version = old.Version + 1
-	}
-	st.gas.Store(next)
-	st.gasCache.Set(st.id, next, 1)
-	st.gasCache.Wait()
+	st.storeGas(&gasEntry{Record: rec, Version: old.version(now, st.gasMaxAge) + 1, ReadAt: now})
 	return true
+}
+
+// expireGas drops a record older than the maximum age at now and reports
+// whether it did.
+func (st *chainState) expireGas(now time.Time) bool {
+	old := st.gas.Load()
+	if old == nil || old.Gone || old.servable(now, st.gasMaxAge) {
+		return false
+	}
+	st.storeGas(&gasEntry{Version: old.Version + 1, Gone: true})
+	return true
+}
+
+// storeGas publishes e and mirrors it into the ristretto cache.
+func (st *chainState) storeGas(e *gasEntry) {
+	st.gas.Store(e)
+	st.gasCache.Set(st.id, e, 1)
+	st.gasCache.Wait()
 }
 
 // price reads the published snapshot first: an atomic load and a map
@@ -217,12 +264,14 @@ func (st *chainState) price(lowerAddress string) (float64, bool) {
 	return p.USD, true
 }
 
+// gasRecord is the record a reader may serve: none when it is older than
+// the maximum age, whether or not the actor has dropped it yet.
 func (st *chainState) gasRecord() (gas.Record, bool) {
-	if e, ok := st.gasCache.Get(st.id); ok {
-		return e.Record, true
+	e, ok := st.gasCache.Get(st.id)
+	if !ok {
+		e = st.gas.Load()
 	}
-	e := st.gas.Load()
-	if e == nil {
+	if !e.servable(st.now(), st.gasMaxAge) {
 		return gas.Record{}, false
 	}
 	return e.Record, true

@@ -3,9 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 )
@@ -57,4 +61,73 @@ func TestBalancesOverRPCInLiveMode(t *testing.T) {
 	}
 	ts.get("/v1/balances?address="+wallet+"&chains=1").wantError(t, 400, "INVALID_PARAMS", "chains")
 	ts.get("/v1/sandbox/tx/0x"+fmt.Sprintf("%064x", 1)).wantError(t, 404, "NOT_FOUND", "")
+}
+
+// silentNode is a JSON-RPC "node" that accepts connections and never
+// answers: the read of anything through it can only end by its deadline.
+func silentNode(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never read or answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// TestBalancesNodeThatNeverAnswers: a node that accepts the connection and
+// never answers costs GET /v1/balances --rpc-timeout, not the client's
+// patience: 504 UPSTREAM_TIMEOUT naming the chain, well before any client
+// would give up.
+func TestBalancesNodeThatNeverAnswers(t *testing.T) {
+	live := liveWithAggregator(t)
+	ts := startServer(t, func(c *app.Config) {
+		live(c)
+		c.EVMRPC = map[uint64]string{42161: silentNode(t)}
+		c.RPCTimeout = 300 * time.Millisecond
+	})
+	req, err := http.NewRequest(http.MethodGet, ts.base+"/v1/balances?address="+wallet+"&chains=42161", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET /v1/balances with a silent node: %v after %s", err, time.Since(start).Round(time.Millisecond))
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.check(req, resp.StatusCode, resp.Header, raw)
+	env := &envelope{Status: resp.StatusCode, Raw: raw}
+	if err := json.Unmarshal(raw, env); err != nil {
+		t.Fatalf("not the envelope: %v\n%s", err, raw)
+	}
+	env.wantError(t, http.StatusGatewayTimeout, "UPSTREAM_TIMEOUT", "")
+	if id, _ := env.Error.Details["chainId"].(float64); id != 42161 {
+		t.Errorf("details %v do not name chainId 42161", env.Error.Details)
+	}
 }

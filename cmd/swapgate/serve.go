@@ -44,6 +44,8 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.DurationVar(&cfg.PriceInterval, "price-interval", cfg.PriceInterval, "price refresh interval")
 	fs.DurationVar(&cfg.PriceMaxAge, "price-max-age", cfg.PriceMaxAge, "how old a price may be, from its observation, and still be served; older, priceUSD and the USD figures valued with it are absent")
 	fs.DurationVar(&cfg.GasInterval, "gas-interval", cfg.GasInterval, "gas price refresh interval")
+	fs.DurationVar(&cfg.GasMaxAge, "gas-max-age", cfg.GasMaxAge, "how old a chain's gas record may be, from the gas oracle's last answer, and still be served; older, GET /v1/gas-prices has no record for the chain and quotes no gas cost figures from it")
+	fs.DurationVar(&cfg.RPCTimeout, "rpc-timeout", cfg.RPCTimeout, "timeout of one read from a chain's JSON-RPC node (--evm-rpc, --gas-rpc, --pulse-rpc); a node that does not answer within it is UPSTREAM_TIMEOUT")
 	fs.DurationVar(&cfg.RefreshTimeout, "refdata-refresh-timeout", cfg.RefreshTimeout, "timeout of one price or gas read by the reference-data refreshers")
 	fs.IntVar(&cfg.RefdataCacheSize, "refdata-cache-size", cfg.RefdataCacheSize, "entries of each reference-data cache, prices and gas (0: twice the registry's tokens or chains, plus 16)")
 	fs.DurationVar(&cfg.IdempotencyWait, "idempotency-wait", cfg.IdempotencyWait, "how long a request waits for another with the same Idempotency-Key before it is refused as in progress")

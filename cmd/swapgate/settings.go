@@ -108,9 +108,22 @@ var serveSettings = []setting{
 		return nil
 	}},
 	durIn(func(c *app.Config) time.Duration { return c.GasInterval }, "gas-interval", 100*time.Millisecond, time.Hour),
+	{"gas-max-age", func(c *app.Config) error {
+		// Longer than the interval, or every record would vanish between
+		// two refreshes.
+		iv := c.GasInterval
+		if iv < 100*time.Millisecond || iv > time.Hour {
+			iv = 0 // --gas-interval is refused on its own row
+		}
+		if v := c.GasMaxAge; v <= iv || v > 24*time.Hour {
+			return fmt.Errorf("must be longer than --gas-interval (%v) and at most 24h0m0s, got %v", c.GasInterval, v)
+		}
+		return nil
+	}},
 	durIn(func(c *app.Config) time.Duration { return c.RefreshTimeout }, "refdata-refresh-timeout", 100*time.Millisecond, time.Minute),
 	intZeroOrIn(func(c *app.Config) int { return c.RefdataCacheSize }, "refdata-cache-size", 16, 1<<20),
 	{"gas-rpc", func(c *app.Config) error { return rpcURLs(c.GasRPC) }},
+	durIn(func(c *app.Config) time.Duration { return c.RPCTimeout }, "rpc-timeout", 100*time.Millisecond, time.Minute),
 	durIn(func(c *app.Config) time.Duration { return c.Quote.Deadline }, "quote-deadline", 10*time.Millisecond, time.Minute),
 	durUpToDeadline(func(c *app.Config) time.Duration { return c.Quote.MinWait }, "quote-min-wait"),
 	intIn(func(c *app.Config) int { return c.Quote.ExpectedResults }, "quote-expected-results", 0, quote.MaxExpectedResults),

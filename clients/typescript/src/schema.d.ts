@@ -173,7 +173,7 @@ export interface paths {
         };
         /**
          * Gas prices
-         * @description One chain ID gives its record as data; several (comma-separated) give data.gasPrices in the order asked. EVM chains only: another chain is INVALID_PARAMS naming chainId.
+         * @description One chain ID gives its record as data; several (comma-separated) give data.gasPrices in the order asked. EVM chains only: another chain is INVALID_PARAMS naming chainId. A chain whose gas source has not answered within --gas-max-age has no record: 502 RPC_FAILURE naming chainId, never the last figures.
          */
         get: operations["gasPrices"];
         put?: never;
@@ -355,7 +355,7 @@ export interface paths {
         put?: never;
         /**
          * Register a multi-step deposit
-         * @description After step 1 of a Shape C quote confirms: exactly the six fields, signed by fromAddress (EIP-712 RegisterDeposit, domain ServiceInboundReceiver, version 1, chainId the source chain, which is the chain whose domain recovers fromAddress). The step-1 transaction must be fromAddress's successful transaction delivering USDC to the inbound receiver; it is read from the chain's node where --evm-rpc names one, from the sandbox chain otherwise. A refused transaction is INVALID_PARAMS naming txHash with details.reason TX_NOT_FOUND, TX_PENDING, TX_FAILED, WRONG_SENDER, NO_DEPOSIT or WRONG_CHAIN; a node that cannot be read is RPC_FAILURE. The same body again returns the same record; another body for a registered txHash is refused. Sandbox mode only: step 2 runs on the sandbox chain. Where the mode does not serve it, the path is 404 NOT_FOUND.
+         * @description After step 1 of a Shape C quote confirms: exactly the six fields, signed by fromAddress (EIP-712 RegisterDeposit, domain ServiceInboundReceiver, version 1, chainId the source chain, which is the chain whose domain recovers fromAddress). The step-1 transaction must be fromAddress's successful transaction delivering USDC to the inbound receiver; it is read from the chain's node where --evm-rpc names one, from the sandbox chain otherwise. A refused transaction is INVALID_PARAMS naming txHash with details.reason TX_NOT_FOUND, TX_PENDING, TX_FAILED, WRONG_SENDER, NO_DEPOSIT or WRONG_CHAIN; a node that cannot be read is RPC_FAILURE (504 UPSTREAM_TIMEOUT when it does not answer within --rpc-timeout). The same body again returns the same record; another body for a registered txHash is refused. Sandbox mode only: step 2 runs on the sandbox chain. Where the mode does not serve it, the path is 404 NOT_FOUND.
          */
         post: operations["inboundRegister"];
         delete?: never;
@@ -393,7 +393,7 @@ export interface paths {
         };
         /**
          * Balances
-         * @description An address's balances per chain asked (default every sandbox chain): the native coin (the zero address) first, then every registry token, zero balances included. From the sandbox chain in sandbox mode; a chain named by --evm-rpc is read from its node (one batched JSON-RPC request), in either mode. A non-EVM chain is INVALID_PARAMS naming chains. Served in sandbox mode and wherever --evm-rpc names a node. Where the mode does not serve it, the path is 404 NOT_FOUND.
+         * @description An address's balances per chain asked (default every sandbox chain): the native coin (the zero address) first, then every registry token, zero balances included. From the sandbox chain in sandbox mode; a chain named by --evm-rpc is read from its node (one batched JSON-RPC request), in either mode. A non-EVM chain is INVALID_PARAMS naming chains. A node that does not answer within --rpc-timeout is 504 UPSTREAM_TIMEOUT naming chainId; one that fails otherwise 502 RPC_FAILURE. Served in sandbox mode and wherever --evm-rpc names a node. Where the mode does not serve it, the path is 404 NOT_FOUND.
          */
         get: operations["balances"];
         put?: never;
@@ -3191,6 +3191,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
         };
     };
     quote: {
@@ -3648,6 +3649,7 @@ export interface operations {
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             502: components["responses"]["Error502"];
+            504: components["responses"]["Error504"];
         };
     };
     inboundDeposit: {
@@ -3722,6 +3724,7 @@ export interface operations {
             500: components["responses"]["Error500"];
             502: components["responses"]["Error502"];
             503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
         };
     };
     sandboxBroadcast: {

@@ -42,6 +42,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
+	"github.com/swapgate/swapgate/routing/domain/noderead"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
@@ -86,6 +87,9 @@ type Config struct {
 	// PriceMaxAge is how old a price may be, from its observation, and
 	// still be served (see refdata.Config.MaxAge).
 	PriceMaxAge time.Duration
+	// GasMaxAge is how old a gas record may be, from the gas oracle's
+	// last answer, and still be served (see refdata.Config.GasMaxAge).
+	GasMaxAge time.Duration
 	// RefreshTimeout bounds one price or gas read of the reference data's
 	// refreshers; RefdataCacheSize is the entries of each of their caches
 	// (0: sized from the registry). See refdata.Config.
@@ -171,6 +175,11 @@ type Config struct {
 	// step-1 transaction of a multi-step deposit registered there (the
 	// sandbox chain answers for the others in sandbox mode).
 	EVMRPC map[uint64]string
+	// RPCTimeout bounds every read from a chain's JSON-RPC node (those of
+	// EVMRPC, GasRPC and Quote.PulseRPC): a node that does not answer
+	// within it is UPSTREAM_TIMEOUT to a client waiting on the read (see
+	// routing/domain/noderead). Zero takes noderead.DefaultTimeout.
+	RPCTimeout time.Duration
 	// MutexProfileFraction and BlockProfileRate turn on Go's mutex and
 	// block profiles, served with the others on the admin listener. They
 	// are process-wide runtime settings, so the binary applies them before
@@ -207,8 +216,10 @@ func DefaultConfig() Config {
 		AnonReadPerMin:     ec.AnonReadPerMin,
 		PriceInterval:      refdata.DefaultPriceInterval,
 		PriceMaxAge:        refdata.DefaultPriceMaxAge,
+		GasMaxAge:          refdata.DefaultGasMaxAge,
 		GasInterval:        refdata.DefaultGasInterval,
 		RefreshTimeout:     refdata.DefaultRefreshTimeout,
+		RPCTimeout:         noderead.DefaultTimeout,
 		IdempotencyWait:    ec.IdempotencyWait,
 		AuthCacheSize:      ec.AuthCacheSize,
 		WebhookPoolSize:    webhookpool.DefaultPoolSize, WebhookRetryBase: webhook.DefaultRetryBase, WebhookMaxAttempts: webhook.DefaultMaxAttempts,
@@ -284,6 +295,10 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err := CheckLiveUpstreams(&cfg); err != nil {
 		return nil, fmt.Errorf("app: %w", err)
 	}
+	if cfg.RPCTimeout <= 0 {
+		cfg.RPCTimeout = noderead.DefaultTimeout // no node read goes unbounded
+	}
+	cfg.Quote.rpcTimeout = cfg.RPCTimeout
 	if err := checkOnrampProvider(cfg); err != nil {
 		return nil, err
 	}
@@ -319,7 +334,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		}
 		cfg.Quote.LedgerStore = a.partners.start(a.node)
 	}
-	oracle, err := gasOracle(ctx, cfg.Mode, cfg.GasRPC)
+	oracle, err := gasOracle(ctx, cfg.Mode, cfg.GasRPC, cfg.RPCTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +343,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.ref, err = refdata.Start(ctx, a.sys, reg, refdata.Config{
-		PriceInterval: cfg.PriceInterval, MaxAge: cfg.PriceMaxAge, GasInterval: cfg.GasInterval, RefreshTimeout: cfg.RefreshTimeout,
+		PriceInterval: cfg.PriceInterval, MaxAge: cfg.PriceMaxAge, GasMaxAge: cfg.GasMaxAge, GasInterval: cfg.GasInterval, RefreshTimeout: cfg.RefreshTimeout,
 		CacheSize: cfg.RefdataCacheSize, Prices: prices, Gas: oracle, Logger: a.log,
 	})
 	if err != nil {
@@ -398,7 +413,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		ledger := sandboxchain.NewLedger(a.sandbox, a.store, reg)
 		bridging = sandbox.NewBridging(ledger, sandbox.BridgingConfig{DurationScale: cfg.SandboxBridgeScale,
 			FailureRate: cfg.SandboxBridgeFailureRate}, nil)
-		if a.evidence, err = inbound.DialEvidence(ctx, cfg.EVMRPC, ledger); err != nil {
+		if a.evidence, err = inbound.DialEvidence(ctx, cfg.EVMRPC, cfg.RPCTimeout, ledger); err != nil {
 			return nil, fmt.Errorf("app: %w", err)
 		}
 		chain := inboundChain{Ledger: ledger, evidence: a.evidence}
@@ -434,7 +449,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		if a.sandbox != nil {
 			fallback = a.sandbox
 		}
-		if balances, err = evmbalance.Dial(ctx, reg, cfg.EVMRPC, fallback); err != nil {
+		if balances, err = evmbalance.Dial(ctx, reg, cfg.EVMRPC, cfg.RPCTimeout, fallback); err != nil {
 			return nil, fmt.Errorf("app: %w", err)
 		}
 	}
@@ -592,7 +607,7 @@ func (a *App) closeAll(ctx context.Context) error {
 // gasOracle reads gas prices from the nodes --gas-rpc names and, for the
 // other chains, from the sandbox oracle in sandbox mode; in live mode a
 // chain without a node has no gas record (never a sandbox figure).
-func gasOracle(ctx context.Context, mode string, rpc map[uint64]string) (gas.Oracle, error) {
+func gasOracle(ctx context.Context, mode string, rpc map[uint64]string, timeout time.Duration) (gas.Oracle, error) {
 	var fallback gas.Oracle = gas.Unavailable{}
 	if mode == ModeSandbox {
 		fallback = simgas.NewSandbox(time.Now)
@@ -602,7 +617,7 @@ func gasOracle(ctx context.Context, mode string, rpc map[uint64]string) (gas.Ora
 	}
 	over := make(map[uint64]gas.Oracle, len(rpc))
 	for id, url := range rpc {
-		o, err := gasrpc.Dial(ctx, url)
+		o, err := gasrpc.Dial(ctx, url, timeout)
 		if err != nil {
 			return nil, fmt.Errorf("app: gas RPC for chain %d: %w", id, err)
 		}

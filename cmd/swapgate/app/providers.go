@@ -28,7 +28,7 @@ func CheckLiveUpstreams(c *Config) error {
 	if c.Mode != ModeLive {
 		return nil
 	}
-	if c.Quote.AggregatorURL == "" && c.Quote.IntentsURL == "" && c.Quote.PulseRPC[quote.PulseChainID] == "" {
+	if c.Quote.AggregatorURL == "" && c.Quote.IntentsURL == "" && pulseNodes(c.Quote)[quote.PulseChainID] == "" {
 		return ErrNoLiveUpstream
 	}
 	return nil
@@ -115,9 +115,9 @@ func buildProviders(ctx context.Context, mode string, cfg QuoteConfig, evmRPC ma
 		return nil, fmt.Errorf("app: %w", err)
 	}
 	qs.pulseState = sandboxState
-	if len(cfg.PulseRPC) > 0 {
+	if nodes := pulseNodes(cfg); len(nodes) > 0 {
 		// Chains without a node keep reading the sandbox chain.
-		if qs.pulseState, err = pulserpc.Dial(ctx, contracts, cfg.PulseRPC, sandboxState); err != nil {
+		if qs.pulseState, err = pulserpc.Dial(ctx, contracts, nodes, cfg.rpcTimeout, sandboxState); err != nil {
 			return nil, fmt.Errorf("app: %w", err)
 		}
 	}

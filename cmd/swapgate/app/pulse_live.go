@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -67,6 +68,23 @@ func (pc PulseContracts) Check() error {
 	return err
 }
 
+// pulseNodes is --pulse-rpc as the composition root reads it, the one
+// reading that the live-upstreams check, live pulseroute and the sandbox's
+// chain state share: the chains whose pulseroute state is read from a
+// node, by chain id. An entry without a URL names no node: serve's
+// settings refuse one, naming the flag, and a Config built in code that
+// carries one is read alike everywhere, never as a node at an empty URL
+// in one place and as none in another.
+func pulseNodes(cfg QuoteConfig) map[uint64]string {
+	out := make(map[uint64]string, len(cfg.PulseRPC))
+	for id, u := range cfg.PulseRPC {
+		if strings.TrimSpace(u) != "" {
+			out[id] = u
+		}
+	}
+	return out
+}
+
 // livePulseroute builds live mode's pulseroute provider from the real
 // contracts, or answers nil when --pulse-rpc names no node for chain 369
 // (the provider is then absent: nothing about a route to or from 369 can
@@ -81,7 +99,8 @@ func (pc PulseContracts) Check() error {
 func livePulseroute(ctx context.Context, cfg QuoteConfig, evmRPC map[uint64]string, reg *registry.Registry,
 	price func(chainID uint64, token string) (float64, bool), gasPrice func(chainID uint64) (*big.Int, bool),
 	agg pulseroute.Aggregator) (*pulseroute.Provider, error) {
-	if _, ok := cfg.PulseRPC[quote.PulseChainID]; !ok {
+	nodes := pulseNodes(cfg)
+	if _, ok := nodes[quote.PulseChainID]; !ok {
 		return nil, nil
 	}
 	pc, err := cfg.Pulse.config()
@@ -92,14 +111,14 @@ func livePulseroute(ctx context.Context, cfg QuoteConfig, evmRPC map[uint64]stri
 	if err != nil {
 		return nil, fmt.Errorf("app: pulseroute contracts: %w", err)
 	}
-	urls := make(map[uint64]string, len(evmRPC)+len(cfg.PulseRPC))
+	urls := make(map[uint64]string, len(evmRPC)+len(nodes))
 	for id, u := range evmRPC {
 		urls[id] = u
 	}
-	for id, u := range cfg.PulseRPC {
+	for id, u := range nodes {
 		urls[id] = u
 	}
-	chain, err := pulserpc.Dial(ctx, contracts, urls, nil)
+	chain, err := pulserpc.Dial(ctx, contracts, urls, cfg.rpcTimeout, nil)
 	if err != nil {
 		return nil, fmt.Errorf("app: %w", err)
 	}

@@ -171,3 +171,30 @@ func TestLivePulseroute(t *testing.T) {
 		t.Errorf("multi-step without an aggregator: %v", err)
 	}
 }
+
+// TestPulseRPCEntryWithoutURLIsNoNode: an entry of --pulse-rpc without a
+// URL (refused by serve's settings, but a Config built in code may carry
+// one) is read alike by the live-upstreams check and by live pulseroute:
+// no node, so no upstream and no provider, never a node at an empty URL.
+func TestPulseRPCEntryWithoutURLIsNoNode(t *testing.T) {
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	price := func(uint64, string) (float64, bool) { return 1, true }
+	gas := func(uint64) (*big.Int, bool) { return big.NewInt(1e8), true }
+	for _, rpc := range []map[uint64]string{
+		{quote.PulseChainID: ""},
+		{quote.PulseChainID: "  "},
+		{quote.PulseChainID: "", 42161: ""},
+	} {
+		c := &Config{Mode: ModeLive, Quote: QuoteConfig{PulseRPC: rpc}}
+		if err := CheckLiveUpstreams(c); !errors.Is(err, ErrNoLiveUpstream) {
+			t.Errorf("%v: CheckLiveUpstreams = %v, want ErrNoLiveUpstream", rpc, err)
+		}
+		p, err := livePulseroute(context.Background(), c.Quote, nil, reg, price, gas, nil)
+		if p != nil || err != nil {
+			t.Errorf("%v: livePulseroute = provider %v, error %v; want no provider, as CheckLiveUpstreams reads it", rpc, p, err)
+		}
+	}
+}

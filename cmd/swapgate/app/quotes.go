@@ -72,6 +72,9 @@ type QuoteConfig struct {
 	// PulseX leg is read on chain, and with a sender chain's set, its warp
 	// route's gas payment.
 	PulseRPC map[uint64]string
+	// rpcTimeout bounds each read of those nodes: Start sets it from
+	// Config.RPCTimeout (--rpc-timeout), which bounds every node read.
+	rpcTimeout time.Duration
 	// Pulse is Swapgate's own pulseroute contracts, which live mode
 	// routes through only where configured (see PulseContracts).
 	Pulse PulseContracts
@@ -174,7 +177,7 @@ func networkProviders(cfg QuoteConfig) []string {
 	if cfg.IntentsURL != "" {
 		out = append(out, registry.ProviderIntents)
 	}
-	if len(cfg.PulseRPC) > 0 {
+	if len(pulseNodes(cfg)) > 0 {
 		out = append(out, registry.ProviderPulseroute)
 	}
 	return out

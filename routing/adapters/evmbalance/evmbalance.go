@@ -7,12 +7,14 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/swapgate/swapgate/routing/domain/evmtx"
+	"github.com/swapgate/swapgate/routing/domain/noderead"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
@@ -36,16 +38,21 @@ type Reader struct {
 	reg      *registry.Registry
 	clients  map[uint64]Batcher
 	fallback Source
+	// timeout bounds each chain's batch (noderead.Bound).
+	timeout time.Duration
 }
 
 // New returns a reader over connected clients, keyed by chain id; fallback
-// (nil: none) serves the chains without a node.
+// (nil: none) serves the chains without a node. Its reads have only the
+// caller's deadline: the service's reader comes from Dial.
 func New(reg *registry.Registry, clients map[uint64]Batcher, fallback Source) *Reader {
 	return &Reader{reg: reg, clients: clients, fallback: fallback}
 }
 
-// Dial connects to the JSON-RPC URL of each chain in urls.
-func Dial(ctx context.Context, reg *registry.Registry, urls map[uint64]string, fallback Source) (*Reader, error) {
+// Dial connects to the JSON-RPC URL of each chain in urls; each chain's
+// read is bounded by timeout (--rpc-timeout), a node that does not answer
+// within it being noderead.ErrTimeout.
+func Dial(ctx context.Context, reg *registry.Registry, urls map[uint64]string, timeout time.Duration, fallback Source) (*Reader, error) {
 	clients := make(map[uint64]Batcher, len(urls))
 	for id, url := range urls {
 		c, err := rpc.DialContext(ctx, url)
@@ -54,7 +61,9 @@ func Dial(ctx context.Context, reg *registry.Registry, urls map[uint64]string, f
 		}
 		clients[id] = c
 	}
-	return New(reg, clients, fallback), nil
+	r := New(reg, clients, fallback)
+	r.timeout = timeout
+	return r, nil
 }
 
 // Serves reports whether the reader can list balances of chainID: the
@@ -105,7 +114,7 @@ func (r *Reader) Balances(ctx context.Context, chainID uint64, holder common.Add
 			Args:   []any{map[string]any{"to": t.Address, "data": hexutil.Bytes(call)}, "latest"},
 			Result: &data[len(data)-1]})
 	}
-	if err := c.BatchCallContext(ctx, calls); err != nil {
+	if err := noderead.Read(ctx, r.timeout, func(ctx context.Context) error { return c.BatchCallContext(ctx, calls) }); err != nil {
 		return nil, fmt.Errorf("evmbalance: chain %d: %w", chainID, err)
 	}
 	out := make([]evmtx.Balance, len(assets))

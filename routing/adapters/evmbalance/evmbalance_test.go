@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -75,7 +76,7 @@ func TestBalancesInOneBatch(t *testing.T) {
 	holder := common.HexToAddress("0x8ba1f109551bD432803012645Ac136ddd64DBA72")
 	var batches int
 	node := fakeNode(t, reg, 42161, holder, &batches)
-	r, err := Dial(context.Background(), reg, map[uint64]string{42161: node.URL}, nil)
+	r, err := Dial(context.Background(), reg, map[uint64]string{42161: node.URL}, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/swapgate/swapgate/routing/domain/gas"
+	"github.com/swapgate/swapgate/routing/domain/noderead"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
 
@@ -35,23 +36,29 @@ var rewardPercentiles = []float64{10, 50, 90}
 type FeeHistory struct {
 	client FeeHistoryReader
 	now    func() time.Time
+	// timeout bounds each read (noderead.Bound).
+	timeout time.Duration
 }
 
 var _ gas.Oracle = (*FeeHistory)(nil)
 
-// NewFeeHistory returns an oracle reading from client.
+// NewFeeHistory returns an oracle reading from client, under the
+// caller's deadline only: the service's oracle comes from Dial.
 func NewFeeHistory(client FeeHistoryReader) *FeeHistory {
 	return &FeeHistory{client: client, now: time.Now}
 }
 
-// Dial connects to a JSON-RPC endpoint and returns an oracle reading from it.
-// Close releases the connection.
-func Dial(ctx context.Context, url string) (*FeeHistory, error) {
+// Dial connects to a JSON-RPC endpoint and returns an oracle reading from
+// it, each read bounded by timeout (--rpc-timeout). Close releases the
+// connection.
+func Dial(ctx context.Context, url string, timeout time.Duration) (*FeeHistory, error) {
 	c, err := ethclient.DialContext(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("gas: dial %s: %w", url, err)
 	}
-	return NewFeeHistory(c), nil
+	o := NewFeeHistory(c)
+	o.timeout = timeout
+	return o, nil
 }
 
 // Close closes the underlying client when it is closable (an *ethclient.Client
@@ -69,7 +76,11 @@ func (o *FeeHistory) GasPrice(ctx context.Context, chain *registry.Chain) (gas.R
 	if chain.ChainType != registry.EVM {
 		return gas.Record{}, fmt.Errorf("gas: chain %d (%s): %w", chain.ID, chain.ChainType, gas.ErrUnsupportedChain)
 	}
-	fh, err := o.client.FeeHistory(ctx, feeHistoryBlocks, nil, rewardPercentiles)
+	var fh *ethereum.FeeHistory
+	err := noderead.Read(ctx, o.timeout, func(ctx context.Context) (err error) {
+		fh, err = o.client.FeeHistory(ctx, feeHistoryBlocks, nil, rewardPercentiles)
+		return err
+	})
 	if err != nil {
 		return gas.Record{}, fmt.Errorf("gas: chain %d: eth_feeHistory: %w", chain.ID, err)
 	}

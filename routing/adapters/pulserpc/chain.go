@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/swapgate/swapgate/routing/domain/noderead"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 )
@@ -23,6 +25,8 @@ type Chain struct {
 	callers   map[uint64]Caller
 	contracts *pulseroute.Contracts
 	fallback  pulseroute.ChainState
+	// timeout bounds each node read (noderead.Bound).
+	timeout time.Duration
 }
 
 var (
@@ -31,9 +35,10 @@ var (
 )
 
 // Dial connects to the JSON-RPC URL of each chain in urls (keyed by chain
-// id) and returns the reader; fallback, which may be nil, answers for the
-// chains without a URL.
-func Dial(ctx context.Context, contracts *pulseroute.Contracts, urls map[uint64]string, fallback pulseroute.ChainState) (*Chain, error) {
+// id) and returns the reader, each node read bounded by timeout
+// (--rpc-timeout); fallback, which may be nil, answers for the chains
+// without a URL.
+func Dial(ctx context.Context, contracts *pulseroute.Contracts, urls map[uint64]string, timeout time.Duration, fallback pulseroute.ChainState) (*Chain, error) {
 	callers := make(map[uint64]Caller, len(urls))
 	for id, url := range urls {
 		c, err := dialNode(ctx, url)
@@ -42,10 +47,13 @@ func Dial(ctx context.Context, contracts *pulseroute.Contracts, urls map[uint64]
 		}
 		callers[id] = c
 	}
-	return New(callers, contracts, fallback), nil
+	r := New(callers, contracts, fallback)
+	r.timeout = timeout
+	return r, nil
 }
 
-// New builds the reader from connected callers.
+// New builds the reader from connected callers, its reads under the
+// caller's deadline only: the service's reader comes from Dial.
 func New(callers map[uint64]Caller, contracts *pulseroute.Contracts, fallback pulseroute.ChainState) *Chain {
 	return &Chain{callers: callers, contracts: contracts, fallback: fallback}
 }
@@ -61,6 +69,8 @@ func (r *Chain) QuoteGasPayment(ctx context.Context, chainID uint64, destination
 		}
 		return r.fallback.QuoteGasPayment(ctx, chainID, destination)
 	}
+	ctx, cancel := noderead.Bound(ctx, r.timeout)
+	defer cancel()
 	return QuoteGasPayment(ctx, c, w.Router, destination)
 }
 
@@ -73,6 +83,8 @@ func (r *Chain) AmountsOut(ctx context.Context, amountIn *big.Int, path []common
 		}
 		return r.fallback.AmountsOut(ctx, amountIn, path)
 	}
+	ctx, cancel := noderead.Bound(ctx, r.timeout)
+	defer cancel()
 	return GetAmountsOut(ctx, c, r.contracts.PulseX().Router, amountIn, path)
 }
 
@@ -86,5 +98,7 @@ func (r *Chain) AmountsIn(ctx context.Context, amountOut *big.Int, path []common
 		}
 		return nil, fmt.Errorf("getAmountsIn on chain %d: %w", quote.PulseChainID, pulseroute.ErrNoNode)
 	}
+	ctx, cancel := noderead.Bound(ctx, r.timeout)
+	defer cancel()
 	return GetAmountsIn(ctx, c, r.contracts.PulseX().Router, amountOut, path)
 }

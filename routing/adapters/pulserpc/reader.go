@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/noderead"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 )
 
@@ -25,10 +26,12 @@ type Caller interface {
 // An *ethclient.Client is the production Caller.
 var _ Caller = (*ethclient.Client)(nil)
 
-// rpcFailure wraps a failed chain read as the RPC_FAILURE a client sees,
-// keeping the cause (a context deadline, say) for errors.Is and logs.
+// rpcFailure wraps a failed chain read as the error a client sees:
+// UPSTREAM_TIMEOUT when the node did not answer within --rpc-timeout
+// (noderead.ErrTimeout), RPC_FAILURE otherwise, keeping the cause for
+// errors.Is and logs.
 func rpcFailure(what string, cause error) *apierr.Error {
-	return apierr.New(apierr.RPCFailure, what+" failed").Wrap(fmt.Errorf("%s: %w", what, cause))
+	return noderead.Failure(what+" failed", fmt.Errorf("%s: %w", what, cause))
 }
 
 // call runs one eth_call at the latest block and unpacks its result.
@@ -36,7 +39,7 @@ func call(ctx context.Context, c Caller, to common.Address, method string, data 
 	what := fmt.Sprintf("%s on %s", method, to.Hex())
 	ret, err := c.CallContract(ctx, ethereum.CallMsg{To: &to, Data: data}, nil)
 	if err != nil {
-		return nil, rpcFailure(what, err)
+		return nil, rpcFailure(what, noderead.Err(ctx, err))
 	}
 	if len(ret) == 0 {
 		// An eth_call to an address without code succeeds with no data.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
@@ -118,7 +119,7 @@ func TestReaderAgainstRecordedAnswers(t *testing.T) {
 	urls, nodes := serveRecordings(t)
 	contracts := pulseroute.DefaultContracts()
 	ctx := context.Background()
-	chain, err := Dial(ctx, contracts, urls, nil)
+	chain, err := Dial(ctx, contracts, urls, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,8 @@
 //     fromAddress is where txHash is looked up. VerifySignature checks one
 //     chain, when the caller knows it.
 //  4. Read the transaction on that chain into an Evidence (Mined for a
-//     mined one; ReadFailed for a read that failed: RPC_FAILURE), and let
+//     mined one; ReadFailed for a read that failed: RPC_FAILURE, or
+//     UPSTREAM_TIMEOUT when the node did not answer within --rpc-timeout), and let
 //     CheckDeposit accept it, or refuse it with INVALID_PARAMS naming
 //     txHash and a details.reason.
 //  5. NewDeposit makes the deposit in RECEIVED and its deposit.received

@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
+	"github.com/swapgate/swapgate/routing/domain/noderead"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 )
 
@@ -136,7 +137,8 @@ const (
 //
 // Evidence read from another chain than sourceChainID is the caller's
 // mistake, INTERNAL_ERROR; a failure to read the chain at all is not
-// CheckDeposit's to see: ReadFailed makes it RPC_FAILURE.
+// CheckDeposit's to see: ReadFailed makes it RPC_FAILURE (UPSTREAM_TIMEOUT
+// for a node that did not answer in time).
 func CheckDeposit(c *pulseroute.Contracts, sourceChainID uint64, reg Registration, ev Evidence) (*big.Int, *apierr.Error) {
 	if ev.ChainID != sourceChainID {
 		return nil, apierr.New(apierr.Internal, "deposit evidence read from the wrong chain").
@@ -186,8 +188,10 @@ func CheckDeposit(c *pulseroute.Contracts, sourceChainID uint64, reg Registratio
 	return net, nil
 }
 
-// ReadFailed is the error of a source chain that could not be read:
-// RPC_FAILURE naming the chain, the cause kept for the logs.
+// ReadFailed is the error of a source chain that could not be read, naming
+// the chain, the cause kept for the logs: UPSTREAM_TIMEOUT when its node
+// did not answer within --rpc-timeout, RPC_FAILURE otherwise
+// (noderead.Failure).
 func ReadFailed(chainID uint64, err error) *apierr.Error {
-	return apierr.New(apierr.RPCFailure, "could not read chain "+strconv.FormatUint(chainID, 10)+"; try again").With("chainId", chainID).Wrap(err)
+	return noderead.Failure("could not read chain "+strconv.FormatUint(chainID, 10)+"; try again", err).With("chainId", chainID)
 }

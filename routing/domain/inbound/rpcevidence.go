@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/swapgate/swapgate/routing/domain/noderead"
 )
 
 // TxReader reads a transaction and its receipt from one chain's node;
@@ -75,19 +78,25 @@ type EvidenceReader struct {
 	nodes    map[uint64]TxReader
 	fallback EvidenceSource
 	closers  []func()
+	// timeout bounds each read from a node (noderead.Bound).
+	timeout time.Duration
 }
 
 // NewEvidenceReader returns a reader over connected nodes, keyed by chain
-// id; fallback (nil: none) serves the chains without a node.
+// id; fallback (nil: none) serves the chains without a node. Its reads
+// have only the caller's deadline: the service's reader comes from
+// DialEvidence.
 func NewEvidenceReader(nodes map[uint64]TxReader, fallback EvidenceSource) *EvidenceReader {
 	return &EvidenceReader{nodes: nodes, fallback: fallback}
 }
 
 // DialEvidence connects go-ethereum's client to the JSON-RPC URL of each
-// chain in urls (keyed by chain id); fallback serves the other chains.
-// Close releases the connections.
-func DialEvidence(ctx context.Context, urls map[uint64]string, fallback EvidenceSource) (*EvidenceReader, error) {
+// chain in urls (keyed by chain id), each read of a registration's
+// evidence bounded by timeout (--rpc-timeout); fallback serves the other
+// chains. Close releases the connections.
+func DialEvidence(ctx context.Context, urls map[uint64]string, timeout time.Duration, fallback EvidenceSource) (*EvidenceReader, error) {
 	r := NewEvidenceReader(make(map[uint64]TxReader, len(urls)), fallback)
+	r.timeout = timeout
 	for id, url := range urls {
 		c, err := ethclient.DialContext(ctx, url)
 		if err != nil {
@@ -107,12 +116,19 @@ func (r *EvidenceReader) HasNode(chainID uint64) bool {
 }
 
 // Evidence is what chainID shows of txHash: its node's answer when it has
-// one, the fallback's otherwise. A chain that neither serves cannot be
-// read, an error (RPC_FAILURE once the caller makes it ReadFailed), not a
-// transaction "not found" that would tell the client its hash is wrong.
+// one, read under the reader's timeout, the fallback's otherwise. A chain
+// that neither serves cannot be read, an error (RPC_FAILURE once the
+// caller makes it ReadFailed), not a transaction "not found" that would
+// tell the client its hash is wrong; a node that does not answer in time
+// is noderead.ErrTimeout (UPSTREAM_TIMEOUT once made ReadFailed).
 func (r *EvidenceReader) Evidence(ctx context.Context, chainID uint64, txHash common.Hash) (Evidence, error) {
 	if node, ok := r.nodes[chainID]; ok {
-		return ReadEvidence(ctx, node, chainID, txHash)
+		var ev Evidence
+		err := noderead.Read(ctx, r.timeout, func(ctx context.Context) (err error) {
+			ev, err = ReadEvidence(ctx, node, chainID, txHash)
+			return err
+		})
+		return ev, err
 	}
 	if r.fallback == nil {
 		return Evidence{}, fmt.Errorf("inbound: no node for chain %d", chainID)

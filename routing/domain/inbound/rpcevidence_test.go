@@ -80,7 +80,7 @@ func TestEvidenceOverRPC(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			r, err := DialEvidence(ctx, map[uint64]string{chain: node.srv.URL}, nil)
+			r, err := DialEvidence(ctx, map[uint64]string{chain: node.srv.URL}, time.Minute, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +181,7 @@ func TestEvidenceReaderChoosesTheSource(t *testing.T) {
 			if tc.fallback {
 				fb = src
 			}
-			r, err := DialEvidence(ctx, map[uint64]string{rpcChain: node.srv.URL}, fb)
+			r, err := DialEvidence(ctx, map[uint64]string{rpcChain: node.srv.URL}, time.Minute, fb)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func TestEvidenceReaderChoosesTheSource(t *testing.T) {
 }
 
 func TestDialEvidenceRefusesABadURL(t *testing.T) {
-	_, err := DialEvidence(context.Background(), map[uint64]string{rpcChain: "ftp://node.invalid"}, nil)
+	_, err := DialEvidence(context.Background(), map[uint64]string{rpcChain: "ftp://node.invalid"}, time.Minute, nil)
 	if err == nil || !strings.Contains(err.Error(), "chain 42161") {
 		t.Fatalf("error %v, want one naming the chain", err)
 	}
