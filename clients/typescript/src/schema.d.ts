@@ -823,7 +823,7 @@ export interface paths {
         put?: never;
         /**
          * Resend a failed delivery
-         * @description Owes a failed delivery (state retrying or dead) again with its original body and delivery id, so the attempt carries the same X-Service-Signature and the X-Service-Delivery header receivers deduplicate by: a dead delivery gets one more attempt, a retrying one its next attempt now. Idempotent by its effect: a delivery that is pending (already owed again) or delivered is left as it is and the answer says resent false, so repeating the call sends once. A retrying delivery whose next attempt is due within 5 seconds is left to it (resent false). The attempt shows in the delivery log like any other. Unknown webhook or delivery, or another partner's: 404 NOT_FOUND naming id or deliveryId. A dead delivery recorded before payloads were kept with the history: 400 INVALID_PARAMS naming deliveryId, details.reason payload_not_kept.
+         * @description Owes a failed delivery (state retrying or dead) again with its original body and delivery id, so the attempt carries the same X-Service-Signature and the X-Service-Delivery header receivers deduplicate by: a dead delivery gets one more attempt, a retrying one its next attempt now. Idempotent by its effect: a delivery that is pending (already owed again) or delivered is left as it is and the answer says resent false, so repeating the call sends once; with an Idempotency-Key, a repeat gets the first answer byte for byte (resent true again if the first call owed the attempt). A retrying delivery whose next attempt is due within 5 seconds is left to it (resent false). The attempt shows in the delivery log like any other. Unknown webhook or delivery, or another partner's: 404 NOT_FOUND naming id or deliveryId. A dead delivery recorded before payloads were kept with the history: 400 INVALID_PARAMS naming deliveryId, details.reason payload_not_kept.
          */
         post: operations["resendWebhookDelivery"];
         delete?: never;
@@ -4541,7 +4541,10 @@ export interface operations {
     resendWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and request within 24 hours get the first answer again instead of acting twice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The webhook id. */
                 id: string;
