@@ -524,6 +524,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/onramp/webhooks/moonpay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MoonPay's webhooks (provider-facing)
+         * @description Provider-facing, not for integrators: where MoonPay posts its transaction webhooks in live mode with `--onramp-provider moonpay` (give MoonPay `<public URL>/onramp/webhooks/moonpay` as the webhook URL); no other server serves it (404). Outside `/v1` because its caller is the provider: it authenticates with the `Moonpay-Signature-V2` header, `t=<unix seconds>,s=<hex HMAC-SHA256 of t, a dot and the raw body, keyed with the MoonPay webhook key>`, not an API key, and counts against no rate-limit bucket. A signature that does not verify is 400 `INVALID_PARAMS` naming the header (`details.reason` `signature`) and changes nothing; a body that cannot be read is 400 `INVALID_BODY`. Accepted (a replay included), the order follows what it reports, with the partner's webhooks; any other error is the service's, and MoonPay retries.
+         */
+        post: operations["moonpayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/onramp/status": {
         parameters: {
             query?: never;
@@ -3965,6 +3985,44 @@ export interface operations {
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
+        };
+    };
+    moonpayWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description MoonPay's signature of the raw body. */
+                "Moonpay-Signature-V2": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description MoonPay's webhook body as MoonPay sends it (a transaction event with its data). */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            received: true;
+                        };
+                        error: null;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            500: components["responses"]["Error500"];
         };
     };
     onrampStatus: {
