@@ -52,7 +52,11 @@ import (
 //     not even its timing tells. Every refused code gets the same message.
 //   - Code requests are limited per address (3 per 10 minutes) and per
 //     client IP (20 per 10 minutes), code checks per client IP (30 per 10
-//     minutes), besides the 5 tries of each code (portalLimits).
+//     minutes), besides the 5 tries of each code (portal_limits.go): counted
+//     in the store, so that a cluster's nodes together allow what one does.
+//   - A code is stored as its HMAC under the code key (PortalService.CodeKey,
+//     derived from secrets.key, the same on every node), so that reading
+//     the store does not give a live code away.
 //   - A session is a random 256-bit id in the cookie sg_portal: HttpOnly,
 //     SameSite=Strict, Path=/portal, Secure whenever the service is reached
 //     over TLS (a request over TLS, or an https public URL). The store
@@ -97,6 +101,10 @@ type PortalService struct {
 	Store  PortalStore
 	Mailer Mailer
 	Keys   KeyRotator
+	// CodeKey keys the login codes' stored digests (portal.CodeDigest):
+	// portal.CodeKeyLen bytes or more, the same on every node sharing the
+	// store. Without it there is no portal.
+	CodeKey []byte
 	// Rand is the source of codes, session ids and tokens; nil means
 	// crypto/rand.
 	Rand io.Reader
@@ -128,11 +136,10 @@ func loadPortalPages() (*portalPages, error) {
 	return p, nil
 }
 
-// portalState is the portal's part of the server: pages, limits, usage.
+// portalState is the portal's part of the server: pages, usage.
 type portalState struct {
-	pages  *portalPages
-	limits *portalLimits
-	rand   io.Reader
+	pages *portalPages
+	rand  io.Reader
 	// issuing counts the codes being issued after their answer, which
 	// Shutdown waits for, so that none touches a closed store.
 	issuing sync.WaitGroup
@@ -140,9 +147,10 @@ type portalState struct {
 
 func (s *Server) portalRoutes() {
 	svc := s.deps.Portal
-	if s.deps.Accounts == nil || s.deps.Webhooks == nil || svc.Store == nil || svc.Mailer == nil || svc.Keys == nil {
+	if s.deps.Accounts == nil || s.deps.Webhooks == nil || svc.Store == nil || svc.Mailer == nil || svc.Keys == nil ||
+		len(svc.CodeKey) < portal.CodeKeyLen {
 		if s.routeErr == nil {
-			s.routeErr = errors.New("edge: the portal needs its store, a mailer, a key rotator, the account store and the webhook service")
+			s.routeErr = errors.New("edge: the portal needs its store, a mailer, a key rotator, a code key, the account store and the webhook service")
 		}
 		return
 	}
@@ -153,7 +161,7 @@ func (s *Server) portalRoutes() {
 		}
 		return
 	}
-	s.portal = &portalState{pages: pages, limits: newPortalLimits(), rand: svc.Rand}
+	s.portal = &portalState{pages: pages, rand: svc.Rand}
 	if s.portal.rand == nil {
 		s.portal.rand = rand.Reader
 	}
@@ -501,7 +509,11 @@ func (s *Server) portalRequestCode(r *Request) error {
 		return s.writeSignIn(r, fasthttp.StatusBadRequest, "", "Enter the email address of your partner account.")
 	}
 	ip := s.clientIP(r.Ctx).String()
-	if !s.portal.limits.allowCode(email, ip, r.Now) {
+	ok, err := s.takeSignIn(r, portal.CodeRequestLimits(email, ip))
+	if err != nil {
+		return err
+	}
+	if !ok {
 		return &pageRefusal{status: fasthttp.StatusTooManyRequests, title: "Too many codes asked for",
 			message: "Too many sign-in codes were asked for this address or from your network. Wait ten minutes, then ask again.", back: PortalPath}
 	}
@@ -538,7 +550,7 @@ func (s *Server) issueCode(email string, reqID [36]byte) {
 		log.Info("portal code asked for a disabled partner", slog.String("partner", p.ID))
 		return
 	}
-	code, c, err := portal.NewCode(s.portal.rand, email, p.ID, s.now())
+	code, c, err := portal.NewCode(s.portal.rand, s.deps.Portal.CodeKey, email, p.ID, s.now())
 	if err != nil {
 		log.Error("portal code: draw", slog.Any("err", err))
 		return
@@ -568,7 +580,11 @@ func (s *Server) portalSignIn(r *Request) error {
 	args := r.Ctx.PostArgs()
 	email := portal.NormalizeEmail(string(args.Peek("email")))
 	code := strings.TrimSpace(string(args.Peek("code")))
-	if !s.portal.limits.allowCheck(s.clientIP(r.Ctx).String(), r.Now) {
+	ok, err := s.takeSignIn(r, portal.CodeCheckLimits(s.clientIP(r.Ctx).String()))
+	if err != nil {
+		return err
+	}
+	if !ok {
 		return &pageRefusal{status: fasthttp.StatusTooManyRequests, title: "Too many tries",
 			message: "Too many codes were tried from your network. Wait ten minutes, then try again.", back: PortalPath}
 	}
@@ -577,9 +593,9 @@ func (s *Server) portalSignIn(r *Request) error {
 	}
 	st := s.deps.Portal.Store
 	var partnerID string
-	err := st.UpdateLoginCode(r.Context(), email, func(c *portal.LoginCode) error {
+	err = st.UpdateLoginCode(r.Context(), email, func(c *portal.LoginCode) error {
 		partnerID = c.PartnerID
-		return c.Check(code, r.Now)
+		return c.Check(s.deps.Portal.CodeKey, code, r.Now)
 	})
 	switch {
 	case errors.Is(err, account.ErrNotFound), errors.Is(err, portal.ErrWrongCode), errors.Is(err, portal.ErrCodeExpired),

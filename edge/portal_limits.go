@@ -1,81 +1,37 @@
 package edge
 
 import (
-	"sync"
-	"time"
+	"errors"
+	"fmt"
+
+	"github.com/swapgate/swapgate/routing/domain/portal"
 )
 
-// The portal's sign-in limits, per window of portalLimitWindow: codes asked
-// for one address, codes asked from one client IP, codes checked from one
-// client IP. With the 5 tries of each code, an address can be tried at
-// most 15 times in 10 minutes, and guessing a 6-digit code stays hopeless.
-const (
-	portalLimitWindow  = 10 * time.Minute
-	portalCodesPerMail = 3
-	portalCodesPerIP   = 20
-	portalChecksPerIP  = 30
-	// portalLimitKeys bounds the counters kept; past it, expired windows
-	// are swept, and if none are, the oldest goes.
-	portalLimitKeys = 100_000
-)
+// errSignInLimited makes UpdateSignInCounts store nothing for a refused
+// request.
+var errSignInLimited = errors.New("edge: sign-in limit reached")
 
-// portalLimits counts sign-in requests in fixed windows, in memory: a
-// restart forgets them, which the codes' own 5 tries make harmless.
-type portalLimits struct {
-	mu   sync.Mutex
-	wins map[string]*portalWindow
-}
-
-type portalWindow struct {
-	start time.Time
-	n     int
-}
-
-func newPortalLimits() *portalLimits { return &portalLimits{wins: map[string]*portalWindow{}} }
-
-// take counts one request under each key and reports whether every key is
-// within its limit; a refused request counts under none.
-func (l *portalLimits) take(now time.Time, keys []string, limits []int) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.wins) >= portalLimitKeys {
-		l.sweep(now)
+// takeSignIn counts one sign-in request under limits (package portal has
+// the rules) in the store, which every node of a cluster shares, and
+// reports whether each was within its limit; a refused request counts
+// under none. A restarted Pebble node forgets its counts, which the
+// codes' own tries make harmless.
+func (s *Server) takeSignIn(r *Request, limits []portal.Limit) (bool, error) {
+	keys := make([]string, len(limits))
+	for i, l := range limits {
+		keys[i] = l.Key
 	}
-	for i, k := range keys {
-		if w := l.wins[k]; w != nil && now.Sub(w.start) < portalLimitWindow && w.n >= limits[i] {
-			return false
+	err := s.deps.Portal.Store.UpdateSignInCounts(r.Context(), r.Now, keys, func(cs []portal.Counter) error {
+		if !portal.Take(cs, limits, r.Now) {
+			return errSignInLimited
 		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errSignInLimited):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("edge: count sign-in request: %w", err)
 	}
-	for _, k := range keys {
-		w := l.wins[k]
-		if w == nil || now.Sub(w.start) >= portalLimitWindow {
-			w = &portalWindow{start: now}
-			l.wins[k] = w
-		}
-		w.n++
-	}
-	return true
-}
-
-func (l *portalLimits) sweep(now time.Time) {
-	var oldest string
-	var oldestAt time.Time
-	for k, w := range l.wins {
-		if now.Sub(w.start) >= portalLimitWindow {
-			delete(l.wins, k)
-		} else if oldest == "" || w.start.Before(oldestAt) {
-			oldest, oldestAt = k, w.start
-		}
-	}
-	if len(l.wins) >= portalLimitKeys {
-		delete(l.wins, oldest)
-	}
-}
-
-func (l *portalLimits) allowCode(email, ip string, now time.Time) bool {
-	return l.take(now, []string{"mail:" + email, "codeip:" + ip}, []int{portalCodesPerMail, portalCodesPerIP})
-}
-
-func (l *portalLimits) allowCheck(ip string, now time.Time) bool {
-	return l.take(now, []string{"checkip:" + ip}, []int{portalChecksPerIP})
+	return true, nil
 }

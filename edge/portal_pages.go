@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -82,21 +83,21 @@ func (s *Server) portalOverview(r *Request, ps *portalSession) error {
 		vol, fee = append(vol, float64(f.VolumeMicroUSD)/1e6), append(fee, float64(f.FeeMicroUSD)/1e6)
 		swapsTotal += swaps[day]
 		p.Days = append(p.Days, overviewDay{Day: day, Quotes: f.Quotes, Swaps: swaps[day],
-			VolumeUSD: formatMicroUSD(f.VolumeMicroUSD), FeesUSD: formatMicroUSD(f.FeeMicroUSD)})
+			VolumeUSD: portalUSD(f.VolumeMicroUSD), FeesUSD: portalUSD(f.FeeMicroUSD)})
 	}
 	count := func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
-	usd := func(v float64) string { return "$" + strconv.FormatFloat(v, 'f', 2, 64) }
+	usd := func(v float64) string { return portalUSD(int64(math.Round(v * 1e6))) }
 	p.QuotesSVG = barChart("Quotes per day", labels, q, count)
 	p.SwapsSVG = barChart("Swaps per day", labels, sw, count)
 	p.VolumeSVG = barChart("Volume per day (USD)", labels, vol, usd)
 	p.FeesSVG = barChart("Fees earned per day (USD)", labels, fee, usd)
 	p.Quotes, p.Swaps = strconv.FormatInt(st.Totals.Quotes, 10), strconv.FormatInt(swapsTotal, 10)
-	p.Volume, p.Fees = formatMicroUSD(st.Totals.VolumeMicroUSD), formatMicroUSD(st.Totals.FeeMicroUSD)
+	p.Volume, p.Fees = portalUSD(st.Totals.VolumeMicroUSD), portalUSD(st.Totals.FeeMicroUSD)
 	e, err := s.deps.Accounts.Earnings(ctx, pid)
 	if err != nil {
 		return fmt.Errorf("edge: overview earnings: %w", err)
 	}
-	p.Pending, p.Settled = earningsItems(e.Pending), earningsItems(e.Settled)
+	p.Pending, p.Settled = portalEarnings(e.Pending), portalEarnings(e.Settled)
 	if p.Usage, err = s.last24(ctx, pid, r.Now); err != nil {
 		return err
 	}
@@ -181,11 +182,15 @@ func portalQuery(args *fasthttp.Args) (account.ActivityQuery, url.Values, string
 	return q, keep, ""
 }
 
-// txRow is one transaction as the portal lists it.
+// txRow is one transaction as the portal lists it: the API's view (which
+// the CSV export writes as it is) and the same amounts written for people
+// (portal_money.go).
 type txRow struct {
 	transactionView
 	FromChainName, ToChainName string
 	EarningState, Ecosystem    string
+	FromShown, ToShown         string
+	VolumeShown, FeeShown      string
 }
 
 func (s *Server) txRow(a *account.Activity) txRow {
@@ -195,6 +200,10 @@ func (s *Server) txRow(a *account.Activity) txRow {
 		FeeUSD: knownMicroUSD(a.FeeMicroUSD, a.FeeUSDUnknown), VolumeUSD: knownMicroUSD(a.VolumeMicroUSD, a.VolumeUSDUnknown),
 		CreatedAt: isoTime(a.CreatedAt)}}
 	row.FromChainName, row.ToChainName = s.chainName(a.FromChain), s.chainName(a.ToChain)
+	row.FromShown = portalTokenAmount(s.deps.Registry, a.FromChain, a.FromToken, a.FromAmount)
+	row.ToShown = portalTokenAmount(s.deps.Registry, a.ToChain, a.ToToken, a.ToAmount)
+	row.VolumeShown = portalKnownUSD(a.VolumeMicroUSD, a.VolumeUSDUnknown)
+	row.FeeShown = portalKnownUSD(a.FeeMicroUSD, a.FeeUSDUnknown)
 	if e := a.Earning; e != nil {
 		row.EarningState, row.Ecosystem = e.State, e.Ecosystem
 	}

@@ -32,6 +32,12 @@ type PortalStore interface {
 	DeleteSession(ctx context.Context, digest string) error
 	// EndPartnerSessions removes every session of the partner but except's.
 	EndPartnerSessions(ctx context.Context, partnerID, except string) (int, error)
+	// UpdateSignInCounts applies fn to the sign-in limits' counters of
+	// keys (in their order; a zero portal.Counter for a key not counted)
+	// under a lock that every node sharing the store respects, and keeps
+	// them as fn left them when fn returns nil; it returns fn's error. So
+	// the limits are the cluster's, not each node's.
+	UpdateSignInCounts(ctx context.Context, now time.Time, keys []string, fn func([]portal.Counter) error) error
 	RecordKeyRotation(ctx context.Context, partnerID string, at time.Time) error
 	// KeyRotatedAt is the zero time when the key was never rotated.
 	KeyRotatedAt(ctx context.Context, partnerID string) (time.Time, error)

@@ -17,7 +17,7 @@ func TestBarChart(t *testing.T) {
 		values  []float64
 		heights []string
 	}{
-		{"scaled to the tallest", []float64{0, 64, 128}, []string{`height="0.0"`, `height="64.0"`, `height="128.0"`}},
+		{"scaled to the tallest", []float64{0, 69, 138}, []string{`height="0.0"`, `height="69.0"`, `height="138.0"`}},
 		{"all zero draws flat bars", []float64{0, 0}, []string{`height="0.0"`, `height="0.0"`}},
 	}
 	for _, tc := range cases {
@@ -52,5 +52,48 @@ func TestTxHistory(t *testing.T) {
 	want := "[{2026-03-01T12:00:00Z quoted} {2026-03-01T12:01:00Z swap.pending published} {2026-03-01T12:02:00Z swap.completed published}]"
 	if got != want {
 		t.Fatalf("history %s, want %s", got, want)
+	}
+}
+
+// Every chart writes its words in one type size, the wide as the narrow:
+// none is SVG text (which grows with the drawing's width), each is an HTML
+// label the stylesheet sizes once, in rem.
+func TestBarChartLabelsOneSize(t *testing.T) {
+	count := func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+	hours := make([]string, 24)
+	days := make([]string, 30)
+	for i := range hours {
+		hours[i] = fmt.Sprintf("%02d:00", i)
+	}
+	for i := range days {
+		days[i] = fmt.Sprintf("03-%02d", i+1)
+	}
+	charts := map[string]string{
+		"wide":   string(barChart("Requests per hour, last 24 hours", hours, make([]float64, 24), count)),
+		"narrow": string(barChart("Quotes per day", days, make([]float64, 30), count)),
+	}
+	for name, svg := range charts {
+		if strings.Contains(svg, "<text") {
+			t.Errorf("the %s chart writes SVG text, which scales with its width: %s", name, svg)
+		}
+		if got := strings.Count(svg, `<span class="chart-label`); got != 3 {
+			t.Errorf("the %s chart has %d labels, want 3 (its maximum, first and last): %s", name, got, svg)
+		}
+		if strings.Contains(svg, "font-size") || strings.Contains(svg, "style=") {
+			t.Errorf("the %s chart sizes its own type: %s", name, svg)
+		}
+	}
+	css, err := portalFiles.ReadFile("portal/portal.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []string
+	for _, line := range strings.Split(string(css), "\n") {
+		if strings.Contains(line, "chart") && strings.Contains(line, "font-size") {
+			sizes = append(sizes, strings.TrimSpace(line))
+		}
+	}
+	if len(sizes) != 1 || !strings.HasPrefix(sizes[0], ".chart-label {") || !strings.Contains(sizes[0], "rem") {
+		t.Fatalf("the stylesheet sizes chart type in %d rules, want one .chart-label rule in rem: %q", len(sizes), sizes)
 	}
 }

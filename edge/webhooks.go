@@ -63,9 +63,10 @@ const urlCheckTimeout = 5 * time.Second
 //     account limit, which is about parameters, not the body's schema.
 //   - The test event is swap.completed with data.test = true (see
 //     routing/domain/webhook.TestEvent), sent through the same outbox and pool.
-//   - Both POSTs create something (a registration; a test delivery) and
-//     honour Idempotency-Key: a repeated test with the same key sends no
-//     second delivery.
+//   - The three POSTs create or send something (a registration; a test
+//     delivery; a resend) and honour Idempotency-Key: a repeated test with
+//     the same key sends no second delivery, and a repeated resend gets the
+//     first answer (resent true) again, not the later state.
 func (s *Server) webhookRoutes() {
 	rt := func(name string) route { return route{bucket: BucketRead, auth: authRequired, name: name} }
 	creates := func(name string) route { r := rt(name); r.idempotent = true; return r }
@@ -74,7 +75,7 @@ func (s *Server) webhookRoutes() {
 	s.Handle("DELETE", "/v1/partner/webhooks/{id}", rt("webhooks-delete"), s.deleteWebhook)
 	s.Handle("GET", "/v1/partner/webhooks/{id}/deliveries", rt("webhooks-deliveries"), s.webhookDeliveries)
 	s.Handle("POST", "/v1/partner/webhooks/{id}/test", creates("webhooks-test"), s.testWebhook)
-	s.Handle("POST", "/v1/partner/webhooks/{id}/deliveries/{deliveryId}/resend", rt("webhooks-resend"), s.resendDelivery)
+	s.Handle("POST", "/v1/partner/webhooks/{id}/deliveries/{deliveryId}/resend", creates("webhooks-resend"), s.resendDelivery)
 }
 
 type webhookBody struct {
@@ -309,7 +310,8 @@ func viewDelivery(d *webhook.DeliveryRecord) deliveryView {
 // X-Service-Signature and receivers deduplicate it as any retry; a dead
 // one gets one more attempt, a retrying one its next attempt now. The
 // route is idempotent by its effect: a delivery already pending again (or
-// delivered) is not sent twice, and the answer says resent false. It
+// delivered) is not sent twice, and the answer says resent false; with an
+// Idempotency-Key a repeat replays the first answer instead. It
 // answers 202 with {deliveryId, state, resent}. An unknown webhook or
 // delivery, or another partner's, is 404 NOT_FOUND naming the parameter; a
 // malformed deliveryId is the same 404 before anything is read; a dead

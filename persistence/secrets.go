@@ -68,12 +68,15 @@ const secretKeyLen = 32
 const (
 	hkdfWebhookSecret = "swapgate/v1/webhook-secret"
 	hkdfKeyCheck      = "swapgate/v1/key-check"
+	hkdfPortalCode    = "swapgate/v1/portal-code"
 )
 
-// sealer seals and opens webhook secrets.
+// sealer seals and opens webhook secrets, and holds the portal's code key.
 type sealer struct {
 	aead  cipher.AEAD
 	check []byte
+	// codeKey keys the portal's login code digests (PortalCodeKey).
+	codeKey []byte
 }
 
 // openSealer loads the data directory's sealing key, creating it if the
@@ -150,6 +153,12 @@ func LoadSecretSealer(dir string, stored []byte) (*SecretSealer, error) {
 	return &SecretSealer{sl: sl}, nil
 }
 
+// PortalCodeKey is the key the partner portal's login code digests are
+// keyed with (portal.CodeDigest), derived from secrets.key for that alone:
+// the same on every node that shares the key file, as a cluster's nodes
+// must (the store's check value refuses a node with another one).
+func (s *SecretSealer) PortalCodeKey() []byte { return slices.Clone(s.sl.codeKey) }
+
 // Check is the key's check value (16 bytes revealing nothing of the key).
 func (s *SecretSealer) Check() []byte { return slices.Clone(s.sl.check) }
 
@@ -173,6 +182,10 @@ func newSealer(key []byte) (*sealer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("persistence: derive the key check: %w", err)
 	}
+	codeKey, err := hkdf.Key(sha256.New, key, nil, hkdfPortalCode, secretKeyLen)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: derive the portal code key: %w", err)
+	}
 	block, err := aes.NewCipher(sealKey)
 	if err != nil {
 		return nil, fmt.Errorf("persistence: sealing cipher: %w", err)
@@ -183,7 +196,7 @@ func newSealer(key []byte) (*sealer, error) {
 	}
 	m := hmac.New(sha256.New, checkKey)
 	m.Write([]byte("swapgate secret key check"))
-	return &sealer{aead: aead, check: m.Sum(nil)[:16]}, nil
+	return &sealer{aead: aead, check: m.Sum(nil)[:16], codeKey: codeKey}, nil
 }
 
 // readSecretKey reads the key file, refusing one that group or others may

@@ -99,6 +99,9 @@ type Store struct {
 	// (secrets.go).
 	seal *sealer
 
+	// signIn holds the portal's sign-in counters (portal_limits.go).
+	signIn signInCounters
+
 	// ledger numbers ledger rows (see AppendLedger).
 	ledger ledgerSeq
 

@@ -363,14 +363,13 @@ func (d *Desk) Act(ctx context.Context, uid string, a onramp.Action) (*onramp.Or
 	if d.reporter != nil {
 		return nil, fmt.Errorf("%w: the provider's own checkout takes the payment", onramp.ErrTransition)
 	}
-	to, ok := a.Target()
-	if !ok {
+	if _, ok := a.Target(); !ok {
 		return nil, fmt.Errorf("%w: unknown action %q", onramp.ErrTransition, a)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for try := 1; ; try++ {
-		o, err := d.actLocked(ctx, uid, a, to)
+		o, err := d.actLocked(ctx, uid, a)
 		// Another node moved the order between the read and the write
 		// (its owner's step, in a cluster): the action is judged again
 		// against what is stored now.
@@ -381,9 +380,10 @@ func (d *Desk) Act(ctx context.Context, uid string, a onramp.Action) (*onramp.Or
 	}
 }
 
-// actLocked reads the order and applies the action once. The caller holds
-// d.mu.
-func (d *Desk) actLocked(ctx context.Context, uid string, a onramp.Action, to onramp.State) (*onramp.Order, error) {
+// actLocked reads the order and applies the action once, as the order's
+// sandbox scenario lets it (onramp.Order.ActionMove: a scripted outcome
+// holds whatever the checkout page is used for). The caller holds d.mu.
+func (d *Desk) actLocked(ctx context.Context, uid string, a onramp.Action) (*onramp.Order, error) {
 	o, err := d.store.OnrampOrder(ctx, uid)
 	if err != nil {
 		return nil, err
@@ -395,7 +395,11 @@ func (d *Desk) actLocked(ctx context.Context, uid string, a onramp.Action, to on
 		}
 		return o, fmt.Errorf("%w: the order expired", onramp.ErrTransition)
 	}
-	if err := d.moveLocked(ctx, o, to, now, "", a.Reason()); err != nil {
+	to, reason, err := o.ActionMove(a)
+	if err != nil {
+		return o, err
+	}
+	if err := d.moveLocked(ctx, o, to, now, "", reason); err != nil {
 		return nil, err
 	}
 	return o, nil

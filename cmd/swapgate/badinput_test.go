@@ -213,7 +213,7 @@ func badEndpoints(f badFixture) []badEndpoint {
 		{method: "DELETE", path: "/v1/partner/webhooks/{id}", key: true, params: []badParam{{"id", "", badID, true}}},
 		{method: "GET", path: "/v1/partner/webhooks/{id}/deliveries", key: true, params: []badParam{{"id", "", badID, true}}},
 		{method: "POST", path: "/v1/partner/webhooks/{id}/test", key: true, idem: true, params: []badParam{{"id", "", badID, true}}},
-		{method: "POST", path: "/v1/partner/webhooks/{id}/deliveries/{deliveryId}/resend", key: true,
+		{method: "POST", path: "/v1/partner/webhooks/{id}/deliveries/{deliveryId}/resend", key: true, idem: true,
 			params: []badParam{{"id", "", badID, true}, {"deliveryId", "dlv_000000000000000000000000", badID, true}}},
 		{method: "GET", path: "/v1/sandbox/mailbox", query: []badParam{{"email", "ops@acme.example", badID, true}}},
 		// The partner portal's pages and forms, signed out: every form is

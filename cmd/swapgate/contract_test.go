@@ -8,8 +8,11 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/internal/apitest"
+	standin "github.com/swapgate/swapgate/internal/standin/moonpay"
+	"github.com/swapgate/swapgate/routing/adapters/moonpay"
 )
 
 // TestDocumentDescribesEveryRoute holds the API document to the edge's
@@ -49,7 +52,10 @@ func TestDocumentDescribesEveryRoute(t *testing.T) {
 			t.Errorf("%s: the document says %s, the route table %s", key, got, want)
 		}
 	}
-	for key := range ops {
+	for key, o := range ops {
+		if o.Mode == "live" {
+			continue // TestDocumentDescribesMoonPayWebhook
+		}
 		if !served[key] {
 			t.Errorf("%s is in the API document but no route serves it", key)
 		}
@@ -61,9 +67,60 @@ func TestDocumentDescribesEveryRoute(t *testing.T) {
 		inLive[r.Method+" "+r.Path] = true
 	}
 	for key, o := range ops {
+		if o.Mode == "live" {
+			continue
+		}
 		if absent := !inLive[key]; absent != (o.Mode != "") {
 			t.Errorf("%s: x-mode %q in the document, registered by a live-mode server: %v", key, o.Mode, !absent)
 		}
+	}
+}
+
+// TestDocumentDescribesMoonPayWebhook: the MoonPay webhook route a live
+// server with MoonPay as its on-ramp serves is in the API document as the
+// provider-facing operation it is (x-mode live, no API key, no rate-limit
+// bucket, its signature header required), and the only x-mode live one; a
+// server without MoonPay does not serve it.
+func TestDocumentDescribesMoonPayWebhook(t *testing.T) {
+	c, err := contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []apitest.Operation
+	for _, o := range c.Operations() {
+		if o.Mode == "live" {
+			live = append(live, o)
+		}
+	}
+	want := apitest.Operation{Method: "POST", Path: app.MoonPayWebhookPath, Bucket: "none", Mode: "live"}
+	if len(live) != 1 || live[0] != want {
+		t.Fatalf("x-mode live operations %+v, want only %+v", live, want)
+	}
+	op := c.Doc().Paths.Value(app.MoonPayWebhookPath).Post
+	if p := op.Parameters.GetByInAndName("header", moonpay.SignatureHeader); p == nil || !p.Required {
+		t.Fatalf("the document does not require the %s header", moonpay.SignatureHeader)
+	}
+	const apiKey, secretKey, webhookKey = "pk_test_doc", "sk_test_doc", "wk_test_doc"
+	mp := standin.Start(standin.Config{APIKey: apiKey, SecretKey: secretKey, WebhookKey: webhookKey})
+	t.Cleanup(mp.Close)
+	withMoonPay := startServer(t, func(c *app.Config) {
+		liveWithAggregator(t)(c)
+		c.OnrampProvider = app.OnrampMoonPay
+		c.MoonPay = moonpay.Config{APIURL: mp.URL(), WidgetURL: mp.WidgetURL(), APIKey: apiKey, SecretKey: secretKey, WebhookKey: webhookKey}
+	})
+	served := func(ts *testServer) bool {
+		for _, r := range ts.app.Routes() {
+			if r.Method == want.Method && r.Path == want.Path {
+				return true
+			}
+		}
+		return false
+	}
+	if !served(withMoonPay) {
+		t.Fatalf("a live server with MoonPay does not serve %s %s", want.Method, want.Path)
+	}
+	if served(startServer(t, nil)) {
+		t.Fatalf("a sandbox server serves %s %s", want.Method, want.Path)
 	}
 }
 

@@ -385,3 +385,55 @@ func TestSandboxScenarioFlows(t *testing.T) {
 		})
 	}
 }
+
+// TestOnrampScenarioHoldsAgainstCheckoutPage: a scripted on-ramp order's
+// outcome holds whatever its checkout page is used for before the script
+// moves it. Pay on a payment-failed order is the declined payment (FAILED
+// with onramp.failed at once, never onramp.completed); Pay on a refunded
+// order is received and then refunded; a button that would leave the
+// script (Fail on a refunded order, Pay on an expired one) is refused
+// with 409 and the order stays on its script.
+func TestOnrampScenarioHoldsAgainstCheckoutPage(t *testing.T) {
+	// A step long enough that every button is pressed before the script's
+	// first move, as a buyer would within two seconds.
+	e := newScenarioEnv(t, func(c *app.Config) { c.SandboxOnrampStep = 1500 * time.Millisecond })
+	rows := []struct {
+		scenario scenario.Name
+		action   onramp.Action
+		pressed  int
+		states   []onramp.State
+		events   []string
+	}{
+		{scenario.PaymentFailed, onramp.Pay, http.StatusSeeOther, []onramp.State{onramp.Created, onramp.Failed}, []string{webhook.OnrampFailed}},
+		{scenario.Refunded, onramp.Pay, http.StatusSeeOther, []onramp.State{onramp.Created, onramp.PaymentReceived, onramp.Refunded},
+			[]string{webhook.OnrampPaymentReceived, webhook.OnrampRefunded}},
+		{scenario.Refunded, onramp.Fail, http.StatusConflict, []onramp.State{onramp.Created, onramp.PaymentReceived, onramp.Refunded},
+			[]string{webhook.OnrampPaymentReceived, webhook.OnrampRefunded}},
+		{scenario.Expired, onramp.Pay, http.StatusConflict, []onramp.State{onramp.Created, onramp.Expired}, nil},
+	}
+	for _, row := range rows {
+		t.Run(string(row.scenario)+"/"+string(row.action), func(t *testing.T) {
+			t.Parallel()
+			var co onrampCheckoutAnswer
+			e.ts.post("/v1/onramp/checkout", onrampCheckoutBody("press-"+string(row.scenario)+"-"+string(row.action), nil), withKey(e.key),
+				withHeader(scenario.Header, string(row.scenario))).decode(t, &co)
+			csrf := e.ts.onrampCSRF(t, co.OrderUID)
+			if p := e.ts.onrampAct(t, co.OrderUID, csrf, row.action); p.status != row.pressed {
+				t.Fatalf("%s pressed: %d, want %d\n%s", row.action, p.status, row.pressed, truncate([]byte(p.body), 2000))
+			}
+			var st onrampOrderStatus
+			waitUntil(t, "the order ends", func() bool {
+				st = e.ts.onrampStatus(t, co.OrderUID)
+				return st.Status.Terminal()
+			})
+			if got := onrampStates(st); !slices.Equal(got, row.states) {
+				t.Fatalf("history %v, want %v", got, row.states)
+			}
+			want := slices.Clone(row.events)
+			slices.Sort(want)
+			if got := e.eventsOf(t, co.OrderUID, len(want)); !slices.Equal(got, want) {
+				t.Fatalf("webhooks %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -81,7 +81,7 @@ var outside = []struct{ prefix, why string }{
 	{"/checkout/", "the hosted checkout's pages, for the buyer's browser (their own tests hold them)"},
 	{"/portal/", "the partner portal's pages, for a partner's browser (their own tests hold them)"},
 	{"/docs", "the rendered reference of this document, for a person's browser"},
-	{"/onramp/webhooks/", "a live on-ramp provider's signed webhooks, called by the provider, not an integrator (their own tests hold them)"},
+	{"/onramp/webhooks/", "a live on-ramp provider's signed webhooks, called by the provider, not an integrator: the document describes MoonPay's as provider-facing (x-mode live), and their own tests hold the answers"},
 	{"/logos/", "the SVG logos of tokens, chains and tools that logoURI fields name, for a client's img elements"},
 }
 
@@ -178,7 +178,9 @@ type Operation struct {
 	Idempotent bool
 	// AnonymousFree is x-anonymous-free.
 	AnonymousFree bool
-	// Mode is x-mode: empty when the operation is served in every mode.
+	// Mode is x-mode: empty when the operation is served in every mode;
+	// "sandbox" for sandbox mode only; "live" for a provider-facing
+	// operation of live mode with its provider configured.
 	Mode string
 }
 

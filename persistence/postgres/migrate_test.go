@@ -78,6 +78,12 @@ var steps = []struct {
 		seed: `INSERT INTO partner_epochs VALUES ('ptn_seed', 3);
 		       INSERT INTO partner_grants VALUES ('ptn_seed', 'req_seed', 'heavy', 'node', 1, 50)`,
 		check: `SELECT count(*) FROM partner_epochs JOIN partner_grants USING (partner_id) WHERE partner_id = 'ptn_seed' AND epoch = 3`},
+	14: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners", "portal_codes",
+		"portal_key_rotations", "portal_limits", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version", "settlements", "swaps",
+		"tickets", "webhooks"},
+		seed:  `INSERT INTO portal_limits VALUES (repeat('c', 64), 5, 2)`,
+		check: `SELECT count(*) FROM portal_limits WHERE start_ns = 5 AND n = 2`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

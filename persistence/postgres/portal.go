@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -212,3 +213,81 @@ func (s *Store) KeyRotatedAt(ctx context.Context, partnerID string) (time.Time, 
 	}
 	return fromNanos(ns), nil
 }
+
+// UpdateSignInCounts applies fn to the portal's sign-in counters of keys
+// (in their order; a zero portal.Counter for a key not counted) with their
+// rows locked, so that every node sharing the database counts in the same
+// rows, and stores them as fn left them when it returns nil; it returns
+// fn's error, and then stores nothing. Rows are created (and locked) in
+// key order, so that two requests sharing keys wait for one another
+// rather than deadlock; a few rows whose window started more than
+// portal.LimitRetention before now are swept in the same transaction,
+// skipping any another transaction holds.
+func (s *Store) UpdateSignInCounts(ctx context.Context, now time.Time, keys []string, fn func([]portal.Counter) error) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	sorted := slices.Clone(keys)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	var fnErr error
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO portal_limits (key, start_ns, n)
+			SELECT k, 0, 0 FROM unnest($1::text[]) AS k ORDER BY k ON CONFLICT (key) DO NOTHING`, sorted); err != nil {
+			return fmt.Errorf("postgres: create sign-in counters: %w", err)
+		}
+		rows, err := tx.Query(ctx, `SELECT key, start_ns, n FROM portal_limits WHERE key = ANY($1) ORDER BY key FOR UPDATE`, sorted)
+		if err != nil {
+			return fmt.Errorf("postgres: read sign-in counters: %w", err)
+		}
+		got := map[string]portal.Counter{}
+		for rows.Next() {
+			var (
+				k     string
+				start int64
+				n     int
+			)
+			if err := rows.Scan(&k, &start, &n); err != nil {
+				rows.Close()
+				return fmt.Errorf("postgres: read sign-in counters: %w", err)
+			}
+			if n > 0 {
+				got[k] = portal.Counter{Start: fromNanos(start), N: n}
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("postgres: read sign-in counters: %w", err)
+		}
+		cs := make([]portal.Counter, len(keys))
+		for i, k := range keys {
+			cs[i] = got[k]
+		}
+		if fnErr = fn(cs); fnErr != nil {
+			return fnErr
+		}
+		starts, ns := make([]int64, len(keys)), make([]int32, len(keys))
+		for i, c := range cs {
+			starts[i], ns[i] = nanos(c.Start), int32(c.N)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE portal_limits SET start_ns = u.s, n = u.n
+			FROM unnest($1::text[], $2::bigint[], $3::integer[]) AS u(k, s, n) WHERE key = u.k`, keys, starts, ns); err != nil {
+			return fmt.Errorf("postgres: store sign-in counters: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM portal_limits WHERE key IN (
+			SELECT key FROM portal_limits WHERE start_ns < $1 AND key <> ALL($2) LIMIT 100 FOR UPDATE SKIP LOCKED)`,
+			nanos(now.Add(-portal.LimitRetention)), sorted); err != nil {
+			return fmt.Errorf("postgres: sweep sign-in counters: %w", err)
+		}
+		return nil
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	return err
+}
+
+// PortalCodeKey is the key login code digests are keyed with
+// (persistence.SecretSealer.PortalCodeKey says which): every node opened
+// with the database's secrets.key derives the same.
+func (s *Store) PortalCodeKey() []byte { return s.seal.PortalCodeKey() }

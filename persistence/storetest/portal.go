@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"sync"
 	"testing"
@@ -19,6 +20,9 @@ import (
 type Portal interface {
 	edge.PortalStore
 	admin.PartnerStore
+	// PortalCodeKey keys the login codes' digests: portal.CodeKeyLen
+	// bytes, the same after a reopen.
+	PortalCodeKey() []byte
 }
 
 // portalRand is a deterministic random source: bytes counting up from
@@ -65,14 +69,16 @@ func RunPortal(t *testing.T, open Factory[Portal]) {
 			if err := h.Store.UpdateLoginCode(ctx, "a@b.co", func(*portal.LoginCode) error { t.Fatal("fn called"); return nil }); !errors.Is(err, account.ErrNotFound) {
 				t.Fatalf("update of no code: %v", err)
 			}
-			_, first, err := portal.NewCode(portalRand(1), "A@b.co", "ptn_a", t0)
+			_, first, err := portal.NewCode(portalRand(1), h.Store.PortalCodeKey(), "A@b.co", "ptn_a", t0)
 			mustNil(t, "draw", err)
 			mustNil(t, "put first", h.Store.PutLoginCode(ctx, first))
-			code, c, err := portal.NewCode(portalRand(2), "a@b.co", "ptn_a", t0.Add(time.Minute))
+			code, c, err := portal.NewCode(portalRand(2), h.Store.PortalCodeKey(), "a@b.co", "ptn_a", t0.Add(time.Minute))
 			mustNil(t, "draw", err)
 			mustNil(t, "put second", h.Store.PutLoginCode(ctx, c))
 			// A wrong try is kept although the check failed.
-			err = h.Store.UpdateLoginCode(ctx, "a@B.co", func(c *portal.LoginCode) error { return c.Check("xxxxxx", t0.Add(time.Minute)) })
+			err = h.Store.UpdateLoginCode(ctx, "a@B.co", func(c *portal.LoginCode) error {
+				return c.Check(h.Store.PortalCodeKey(), "xxxxxx", t0.Add(time.Minute))
+			})
 			if !errors.Is(err, portal.ErrWrongCode) {
 				t.Fatalf("wrong code: %v", err)
 			}
@@ -88,7 +94,7 @@ func RunPortal(t *testing.T, open Factory[Portal]) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if s.UpdateLoginCode(ctx, "a@b.co", func(c *portal.LoginCode) error { return c.Check(code, t0.Add(2*time.Minute)) }) == nil {
+					if s.UpdateLoginCode(ctx, "a@b.co", func(c *portal.LoginCode) error { return c.Check(s.PortalCodeKey(), code, t0.Add(2*time.Minute)) }) == nil {
 						mu.Lock()
 						ok++
 						mu.Unlock()
@@ -103,6 +109,87 @@ func RunPortal(t *testing.T, open Factory[Portal]) {
 			mustNil(t, "read", s.UpdateLoginCode(ctx, "a@b.co", func(c *portal.LoginCode) error { got = *c; return nil }))
 			if !got.Used || got.Tries != 1 || got.PartnerID != "ptn_a" || got.Email != "a@b.co" || !got.ExpiresAt.Equal(c.ExpiresAt) || got.Digest != c.Digest {
 				t.Fatalf("stored code %+v, want used with 1 try, as issued", got)
+			}
+		}},
+		{"a stored code's digest is keyed with the store's code key, which a reopen keeps", func(t *testing.T, h *Handle[Portal]) {
+			key := h.Store.PortalCodeKey()
+			if len(key) < portal.CodeKeyLen || bytes.Equal(key, make([]byte, len(key))) {
+				t.Fatalf("code key of %d bytes: %x", len(key), key)
+			}
+			code, c, err := portal.NewCode(portalRand(3), key, "k@b.co", "ptn_a", t0)
+			mustNil(t, "draw", err)
+			mustNil(t, "put", h.Store.PutLoginCode(ctx, c))
+			s := h.Store
+			if h.Crash != nil {
+				s = h.Crash(t)
+			}
+			if !bytes.Equal(s.PortalCodeKey(), key) {
+				t.Fatal("the code key changed across a reopen: every code issued before it fails")
+			}
+			var got portal.LoginCode
+			mustNil(t, "read", s.UpdateLoginCode(ctx, "k@b.co", func(c *portal.LoginCode) error { got = *c; return nil }))
+			for name, plain := range map[string][32]byte{"SHA-256 of the code": sha256.Sum256([]byte(code)),
+				"SHA-256 of address and code": sha256.Sum256([]byte("k@b.co\x00" + code))} {
+				if got.Digest == plain {
+					t.Fatalf("the stored digest is the %s: reading the store gives the code away", name)
+				}
+			}
+			if got.Digest != portal.CodeDigest(key, "k@b.co", code) {
+				t.Fatal("the stored digest is not the code's under the store's key")
+			}
+		}},
+		{"sign-in counters: zero when new, kept as fn left them, untouched when fn fails, one count at a time", func(t *testing.T, h *Handle[Portal]) {
+			keys := []string{"k1", "k2"}
+			mustNil(t, "first", h.Store.UpdateSignInCounts(ctx, t0, keys, func(cs []portal.Counter) error {
+				if len(cs) != 2 || cs[0] != (portal.Counter{}) || cs[1] != (portal.Counter{}) {
+					t.Fatalf("new counters %+v", cs)
+				}
+				cs[0], cs[1] = portal.Counter{Start: t0, N: 1}, portal.Counter{Start: t0, N: 7}
+				return nil
+			}))
+			refused := errors.New("refused")
+			if err := h.Store.UpdateSignInCounts(ctx, t0, []string{"k2", "k3"}, func(cs []portal.Counter) error {
+				if !cs[0].Start.Equal(t0) || cs[0].N != 7 || cs[1] != (portal.Counter{}) {
+					t.Fatalf("counters %+v", cs)
+				}
+				cs[0].N, cs[1].N = 100, 100
+				return refused
+			}); !errors.Is(err, refused) {
+				t.Fatalf("fn's error: %v", err)
+			}
+			mustNil(t, "read", h.Store.UpdateSignInCounts(ctx, t0, []string{"k3", "k2", "k1"}, func(cs []portal.Counter) error {
+				if cs[0] != (portal.Counter{}) || cs[1].N != 7 || cs[2].N != 1 || !cs[2].Start.Equal(t0) {
+					t.Fatalf("after a refused update %+v", cs)
+				}
+				return nil
+			}))
+			// Many requests at once under a limit of 5: five pass.
+			limits := []portal.Limit{{Key: "busy", Max: 5}, {Key: "k1", Max: 1000}}
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			passed := 0
+			for range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					err := h.Store.UpdateSignInCounts(ctx, t0, []string{"busy", "k1"}, func(cs []portal.Counter) error {
+						if !portal.Take(cs, limits, t0) {
+							return refused
+						}
+						return nil
+					})
+					if err == nil {
+						mu.Lock()
+						passed++
+						mu.Unlock()
+					} else if !errors.Is(err, refused) {
+						t.Errorf("take: %v", err)
+					}
+				}()
+			}
+			wg.Wait()
+			if passed != 5 {
+				t.Fatalf("%d of 16 concurrent requests passed a limit of 5", passed)
 			}
 		}},
 		{"sessions: create, read, update, end all but one, delete, crash", func(t *testing.T, h *Handle[Portal]) {

@@ -524,6 +524,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/onramp/webhooks/moonpay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MoonPay's webhooks (provider-facing)
+         * @description Provider-facing, not for integrators: where MoonPay posts its transaction webhooks in live mode with `--onramp-provider moonpay` (give MoonPay `<public URL>/onramp/webhooks/moonpay` as the webhook URL); no other server serves it (404). Outside `/v1` because its caller is the provider: it authenticates with the `Moonpay-Signature-V2` header, `t=<unix seconds>,s=<hex HMAC-SHA256 of t, a dot and the raw body, keyed with the MoonPay webhook key>`, not an API key, and counts against no rate-limit bucket. A signature that does not verify is 400 `INVALID_PARAMS` naming the header (`details.reason` `signature`) and changes nothing; a body that cannot be read is 400 `INVALID_BODY`. Accepted (a replay included), the order follows what it reports, with the partner's webhooks; any other error is the service's, and MoonPay retries.
+         */
+        post: operations["moonpayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/onramp/status": {
         parameters: {
             query?: never;
@@ -823,7 +843,7 @@ export interface paths {
         put?: never;
         /**
          * Resend a failed delivery
-         * @description Owes a failed delivery (state retrying or dead) again with its original body and delivery id, so the attempt carries the same X-Service-Signature and the X-Service-Delivery header receivers deduplicate by: a dead delivery gets one more attempt, a retrying one its next attempt now. Idempotent by its effect: a delivery that is pending (already owed again) or delivered is left as it is and the answer says resent false, so repeating the call sends once. A retrying delivery whose next attempt is due within 5 seconds is left to it (resent false). The attempt shows in the delivery log like any other. Unknown webhook or delivery, or another partner's: 404 NOT_FOUND naming id or deliveryId. A dead delivery recorded before payloads were kept with the history: 400 INVALID_PARAMS naming deliveryId, details.reason payload_not_kept.
+         * @description Owes a failed delivery (state retrying or dead) again with its original body and delivery id, so the attempt carries the same X-Service-Signature and the X-Service-Delivery header receivers deduplicate by: a dead delivery gets one more attempt, a retrying one its next attempt now. Idempotent by its effect: a delivery that is pending (already owed again) or delivered is left as it is and the answer says resent false, so repeating the call sends once; with an Idempotency-Key, a repeat gets the first answer byte for byte (resent true again if the first call owed the attempt). A retrying delivery whose next attempt is due within 5 seconds is left to it (resent false). The attempt shows in the delivery log like any other. Unknown webhook or delivery, or another partner's: 404 NOT_FOUND naming id or deliveryId. A dead delivery recorded before payloads were kept with the history: 400 INVALID_PARAMS naming deliveryId, details.reason payload_not_kept.
          */
         post: operations["resendWebhookDelivery"];
         delete?: never;
@@ -3970,6 +3990,44 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    moonpayWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description MoonPay's signature of the raw body. */
+                "Moonpay-Signature-V2": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description MoonPay's webhook body as MoonPay sends it (a transaction event with its data). */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            received: true;
+                        };
+                        error: null;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            500: components["responses"]["Error500"];
+        };
+    };
     onrampStatus: {
         parameters: {
             query: {
@@ -4544,7 +4602,10 @@ export interface operations {
     resendWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and request within 24 hours get the first answer again instead of acting twice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The webhook id. */
                 id: string;

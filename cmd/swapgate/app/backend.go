@@ -48,6 +48,9 @@ type Store interface {
 	edge.IdempotencyStore
 	edge.UsageStore
 	edge.PortalStore
+	// PortalCodeKey keys the portal's login code digests: derived from
+	// secrets.key, so the same on every node of a cluster.
+	PortalCodeKey() []byte
 	quoteRefIndex
 	sandboxchain.Store
 	sandboxchain.DeliveryStore

@@ -41,7 +41,7 @@ func (a *App) portalService(cfg Config) (*edge.PortalService, edge.SandboxMailbo
 		}
 	})}
 	a.log.Info("partner portal on", slog.Bool("smtp", cfg.SMTPURL != ""))
-	return &edge.PortalService{Store: a.store, Mailer: mailer, Keys: keys}, box, nil
+	return &edge.PortalService{Store: a.store, Mailer: mailer, Keys: keys, CodeKey: a.store.PortalCodeKey()}, box, nil
 }
 
 // portalKeys rotates a partner's key through the operator's operations.

@@ -1,6 +1,7 @@
 package onramp
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/scenario"
@@ -19,7 +20,10 @@ import (
 //     ordinary expiry takes it there.
 //
 // The scenario is kept in the order's record, so that the desk plays it
-// after a restart too.
+// after a restart too. The checkout page's buttons cannot change a scripted
+// outcome (ActionMove): a button that plays the script's next move makes it
+// at once (Pay on payment-failed is the declined payment), and any other is
+// refused.
 
 // Script applies the order's scenario to its expiry at creation: an
 // expired scenario's checkout expires step after it opened (whole seconds,
@@ -43,4 +47,27 @@ func (o *Order) ScriptedMove() (to State, reason string, ok bool) {
 		return Refunded, "the payment was refunded (sandbox scenario refunded)", true
 	}
 	return "", "", false
+}
+
+// ActionMove is the move the checkout page's action a makes on the order:
+// its target for an order without a scenario; for a scripted order, the
+// script's next move when a plays it (Pay on a payment-failed order is the
+// payment declined, FAILED; Pay on a refunded order is the payment
+// received, which the script then refunds; Fail or Refund where the script
+// goes there next), and ErrTransition for every other action, so that the
+// scripted outcome holds whatever the page is used for (an expired
+// scenario's checkout takes no payment).
+func (o *Order) ActionMove(a Action) (to State, reason string, err error) {
+	target, ok := a.Target()
+	if !ok {
+		return "", "", fmt.Errorf("%w: unknown action %q", ErrTransition, a)
+	}
+	if o.Scenario == "" {
+		return target, a.Reason(), nil
+	}
+	next, why, scripted := o.ScriptedMove()
+	if scripted && (next == target || o.Scenario == scenario.PaymentFailed && a == Pay) {
+		return next, why, nil
+	}
+	return "", "", fmt.Errorf("%w: the order plays the sandbox scenario %s, which decides its outcome", ErrTransition, o.Scenario)
 }

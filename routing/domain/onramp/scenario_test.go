@@ -1,6 +1,7 @@
 package onramp
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -43,5 +44,42 @@ func TestScriptedOrders(t *testing.T) {
 	o.Script(time.Second)
 	if !o.ExpiresAt.Equal(created.Add(CheckoutTTL)) {
 		t.Fatalf("refunded scenario moved the expiry to %s", o.ExpiresAt)
+	}
+}
+
+// The checkout page's buttons on a scripted order play the script or are
+// refused; an order without a scenario takes them as they are.
+func TestScriptedOrdersHoldAgainstActions(t *testing.T) {
+	tests := []struct {
+		scenario scenario.Name
+		from     State
+		action   Action
+		to       State // "" when refused
+	}{
+		{"", Created, Pay, PaymentReceived},
+		{"", Created, Fail, Failed},
+		{scenario.PaymentFailed, Created, Pay, Failed},
+		{scenario.PaymentFailed, Created, Fail, Failed},
+		{scenario.PaymentFailed, Created, Refund, ""},
+		{scenario.Refunded, Created, Pay, PaymentReceived},
+		{scenario.Refunded, Created, Fail, ""},
+		{scenario.Refunded, PaymentReceived, Refund, Refunded},
+		{scenario.Refunded, PaymentReceived, Fail, ""},
+		{scenario.Expired, Created, Pay, ""},
+		{scenario.Expired, Created, Fail, ""},
+		{scenario.PaymentFailed, Failed, Pay, ""},
+	}
+	for _, tt := range tests {
+		o := &Order{State: tt.from, Scenario: tt.scenario}
+		to, _, err := o.ActionMove(tt.action)
+		if tt.to == "" {
+			if !errors.Is(err, ErrTransition) {
+				t.Errorf("%q %s from %s: %s, %v; want ErrTransition", tt.scenario, tt.action, tt.from, to, err)
+			}
+			continue
+		}
+		if err != nil || to != tt.to || !o.Allowed(to) {
+			t.Errorf("%q %s from %s: %s, %v; want %s", tt.scenario, tt.action, tt.from, to, err, tt.to)
+		}
 	}
 }

@@ -5,7 +5,13 @@
 // A login code is 6 decimal digits, valid for 10 minutes, good for one
 // successful sign-in, and refused for good after 5 wrong tries (the partner
 // then asks for a new code, which replaces the old one). Only the code's
-// SHA-256 digest, bound to the address it was sent to, is kept.
+// HMAC-SHA256 under the server's code key (CodeKeyLen bytes, the same on
+// every node of a cluster), bound to the address it was sent to, is kept:
+// a million codes are hashed in a moment, so an unkeyed digest would give
+// whoever reads the store the live code at once, and without the key the
+// digest tells nothing. (Codes stored by a build that kept an unkeyed
+// digest no longer match after an upgrade: they were valid for 10 minutes
+// anyway, and the partner asks for a new one.)
 //
 // A session is a random 256-bit id that lives in the browser's cookie; the
 // store keeps only its SHA-256 digest, so that a copy of the store opens no
@@ -18,6 +24,7 @@
 package portal
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -65,7 +72,8 @@ func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSp
 type LoginCode struct {
 	Email     string
 	PartnerID string
-	// Digest is CodeDigest(Email, code): the code itself is never kept.
+	// Digest is CodeDigest(key, Email, code): the code itself is never
+	// kept.
 	Digest    [32]byte
 	IssuedAt  time.Time
 	ExpiresAt time.Time
@@ -74,21 +82,37 @@ type LoginCode struct {
 	Used  bool
 }
 
-// CodeDigest binds a code to the address it was sent to.
-func CodeDigest(email, code string) [32]byte {
-	return sha256.Sum256([]byte(NormalizeEmail(email) + "\x00" + code))
+// CodeKeyLen is the length of the key that code digests are keyed with.
+const CodeKeyLen = 32
+
+// ErrNoCodeKey is a code drawn or checked without a key of CodeKeyLen
+// bytes.
+var ErrNoCodeKey = errors.New("portal: the login code key is missing or short")
+
+// CodeDigest binds a code to the address it was sent to, keyed with the
+// server's code key (HMAC-SHA256).
+func CodeDigest(key []byte, email, code string) [32]byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(NormalizeEmail(email) + "\x00" + code))
+	var d [32]byte
+	m.Sum(d[:0])
+	return d
 }
 
 // NewCode draws a code from rnd (crypto/rand.Reader in production) for the
-// partner at email and returns it with the state to store.
-func NewCode(rnd io.Reader, email, partnerID string, now time.Time) (string, *LoginCode, error) {
+// partner at email and returns it with the state to store, its digest
+// keyed with key.
+func NewCode(rnd io.Reader, key []byte, email, partnerID string, now time.Time) (string, *LoginCode, error) {
+	if len(key) < CodeKeyLen {
+		return "", nil, ErrNoCodeKey
+	}
 	n, err := rand.Int(rnd, big.NewInt(1_000_000))
 	if err != nil {
 		return "", nil, fmt.Errorf("portal: draw login code: %w", err)
 	}
 	code := fmt.Sprintf("%06d", n.Int64())
 	email = NormalizeEmail(email)
-	return code, &LoginCode{Email: email, PartnerID: partnerID, Digest: CodeDigest(email, code),
+	return code, &LoginCode{Email: email, PartnerID: partnerID, Digest: CodeDigest(key, email, code),
 		IssuedAt: now.UTC(), ExpiresAt: now.UTC().Add(CodeTTL)}, nil
 }
 
@@ -106,11 +130,13 @@ func WellFormedCode(s string) bool {
 }
 
 // Check applies a code given at now to c, changing c: a wrong code counts a
-// try, the right one marks c used. A code already used, expired or out of
+// try, the right one marks c used. key is the code key NewCode was given. A code already used, expired or out of
 // tries is refused without looking at what was given, so nothing can be
 // learnt from it. The caller stores c again whatever the answer.
-func (c *LoginCode) Check(given string, now time.Time) error {
+func (c *LoginCode) Check(key []byte, given string, now time.Time) error {
 	switch {
+	case len(key) < CodeKeyLen:
+		return ErrNoCodeKey
 	case c.Used:
 		return ErrCodeUsed
 	case c.Tries >= CodeMaxTries:
@@ -118,7 +144,7 @@ func (c *LoginCode) Check(given string, now time.Time) error {
 	case !now.Before(c.ExpiresAt):
 		return ErrCodeExpired
 	}
-	d := CodeDigest(c.Email, strings.TrimSpace(given))
+	d := CodeDigest(key, c.Email, strings.TrimSpace(given))
 	if subtle.ConstantTimeCompare(d[:], c.Digest[:]) != 1 {
 		c.Tries++
 		if c.Tries >= CodeMaxTries {

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"strings"
 	"testing"
@@ -9,6 +10,9 @@ import (
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// testKey is a code key of the right length.
+var testKey = bytes.Repeat([]byte{0x5a}, CodeKeyLen)
 
 // fixedRand is a deterministic reader: bytes counting up from b, so that
 // codes and ids are known in advance and two draws differ.
@@ -22,7 +26,7 @@ func fixedRand(b byte) *bytes.Reader {
 
 func TestNewCodeShape(t *testing.T) {
 	for _, b := range []byte{0, 1, 0x7f, 0xff} {
-		code, c, err := NewCode(fixedRand(b), " Ops@Example.COM ", "ptn_1", t0)
+		code, c, err := NewCode(fixedRand(b), testKey, " Ops@Example.COM ", "ptn_1", t0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +36,7 @@ func TestNewCodeShape(t *testing.T) {
 		if c.Email != "ops@example.com" || c.PartnerID != "ptn_1" || !c.ExpiresAt.Equal(t0.Add(10*time.Minute)) {
 			t.Errorf("state %+v", c)
 		}
-		if c.Digest != CodeDigest("ops@example.com", code) {
+		if c.Digest != CodeDigest(testKey, "ops@example.com", code) {
 			t.Error("digest is not the code's")
 		}
 		if strings.Contains(string(c.Digest[:]), code) {
@@ -75,7 +79,7 @@ func TestCodeCheck(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			code, c, err := NewCode(fixedRand(7), "a@b.co", "ptn_1", t0)
+			code, c, err := NewCode(fixedRand(7), testKey, "a@b.co", "ptn_1", t0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +88,7 @@ func TestCodeCheck(t *testing.T) {
 				if given == code && s.given != "RIGHT" && strings.TrimSpace(s.given) != "RIGHT" {
 					t.Fatalf("step %d: the wrong code drawn is the right one", i)
 				}
-				if err := c.Check(given, t0.Add(s.at)); !errors.Is(err, s.want) {
+				if err := c.Check(testKey, given, t0.Add(s.at)); !errors.Is(err, s.want) {
 					t.Fatalf("step %d: Check(%q) = %v, want %v", i, given, err, s.want)
 				}
 			}
@@ -96,9 +100,9 @@ func TestCodeCheck(t *testing.T) {
 }
 
 func TestCodeBoundToEmail(t *testing.T) {
-	code, c, _ := NewCode(fixedRand(3), "a@b.co", "ptn_1", t0)
+	code, c, _ := NewCode(fixedRand(3), testKey, "a@b.co", "ptn_1", t0)
 	c.Email = "other@b.co"
-	if err := c.Check(code, t0); !errors.Is(err, ErrWrongCode) {
+	if err := c.Check(testKey, code, t0); !errors.Is(err, ErrWrongCode) {
 		t.Fatalf("a code sent to another address passed: %v", err)
 	}
 }
@@ -156,5 +160,36 @@ func TestNormalizeEmail(t *testing.T) {
 		if got := NormalizeEmail(in); got != want {
 			t.Errorf("NormalizeEmail(%q) = %q", in, got)
 		}
+	}
+}
+
+// A code's digest is keyed: it is neither the SHA-256 of the code nor of
+// the address and code, it differs under another key, and neither a short
+// key nor another key checks the code.
+func TestCodeDigestKeyed(t *testing.T) {
+	code, c, err := NewCode(fixedRand(9), testKey, "a@b.co", "ptn_1", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, plain := range [][32]byte{sha256.Sum256([]byte(code)), sha256.Sum256([]byte("a@b.co\x00" + code))} {
+		if c.Digest == plain {
+			t.Fatal("the stored digest is an unkeyed SHA-256 of the code")
+		}
+	}
+	other := bytes.Repeat([]byte{0xa5}, CodeKeyLen)
+	if CodeDigest(other, "a@b.co", code) == c.Digest {
+		t.Fatal("the digest does not depend on the key")
+	}
+	if err := c.Check(other, code, t0); !errors.Is(err, ErrWrongCode) {
+		t.Fatalf("another key's check: %v", err)
+	}
+	if _, _, err := NewCode(fixedRand(9), testKey[:16], "a@b.co", "ptn_1", t0); !errors.Is(err, ErrNoCodeKey) {
+		t.Fatalf("a short key: %v", err)
+	}
+	if err := c.Check(nil, code, t0); !errors.Is(err, ErrNoCodeKey) {
+		t.Fatalf("no key: %v", err)
+	}
+	if err := c.Check(testKey, code, t0); err != nil {
+		t.Fatalf("the right key: %v", err)
 	}
 }
