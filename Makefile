@@ -9,10 +9,32 @@ BENCHFLAGS ?=
 # service on a temporary PostgreSQL (SWAPGATE_TEST_STORE=postgres): those
 # that cover an aggregate of the store through the real server.
 PG_E2E  := E2E|EndToEnd|Flows|Quote|Webhook|Onramp|Execute|Deposit|Idempotency|Accounts|Partner|Terminal|Settle|Earnings|Transactions|Stats|Portal
+# PG_E2E_PEBBLE are the tests PG_E2E matches that the PostgreSQL pass
+# leaves out: they write the Pebble store directly (seedStore; their
+# PostgreSQL counterparts are persistence/postgres's tests) or run on each
+# backend themselves (TestStoreBackendsEndToEnd). internal/testrun's
+# TestPebbleOnlyTestsLeftOut holds this list to the tests.
+PG_E2E_PEBBLE := ^(TestEarningsAndSettleE2E|TestStatsAndTransactionsE2E|TestPartnerQuoteFeesAndLedger|TestStoreBackendsEndToEnd)$$
+# NORACE_PKGS and NORACE_TESTS are the allocation tests (testing.AllocsPerRun),
+# which skip under the race detector, whose instrumentation allocates:
+# make test runs them again without it. internal/testrun's
+# TestAllocationTestsRunWithoutRace holds these lists to the tests.
+NORACE_PKGS  := ./bench/bare
+NORACE_TESTS := ^(TestHandlerAllocatesNothing)$$
+# TESTRUN runs go test -json through internal/testrun: go test's usual
+# output, then the skipped tests with their reasons. make test's passes
+# run with CI=true unless CI is set (CI=false make test): a test that
+# misses a tool scripts/test-deps installs then fails instead of skipping
+# (internal/testdeps).
+TESTRUN = CI=$${CI:-true} GO=$(GO) $(GO) run ./internal/testrun
+# IMAGE is the image make image builds, IMAGE_ARCHIVE the OCI archive it
+# writes it to (docker load, kind load image-archive, ctr images import).
+IMAGE   ?= swapgate:latest
+IMAGE_ARCHIVE ?= bin/swapgate-image.tar
 # FUZZTIME is how long make fuzz runs each fuzz target.
 FUZZTIME ?= 30s
 
-.PHONY: build run test test-deps fuzz lint bench bench-quick bench-go clean
+.PHONY: build run test test-deps fuzz lint bench bench-quick bench-go image clean
 
 ## build: compile the service to bin/swapgate
 build:
@@ -22,17 +44,18 @@ build:
 run: build
 	./$(BIN) serve
 
-## test: every test, with the race detector (installs Chromium, Node, npm and PostgreSQL first where they are missing), then the end-to-end tests of every aggregate again with the service on PostgreSQL, then every fuzz target for 2 s
+## test: every test, with the race detector (installs Chromium, Node, npm, PostgreSQL and taskset first where they are missing), the allocation tests again without it, the end-to-end tests of every aggregate again with the service on PostgreSQL, then every fuzz target for 2 s; each pass ends with its skipped tests and why
 test: test-deps
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
-	SWAPGATE_TEST_STORE=postgres $(GO) test -race -count=1 -timeout 30m -run '$(PG_E2E)' ./cmd/swapgate
+	$(TESTRUN) -race -count=1 -timeout 30m $(PKGS)
+	$(TESTRUN) -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
+	SWAPGATE_TEST_STORE=postgres $(TESTRUN) -race -count=1 -timeout 30m -run '$(PG_E2E)' -skip '$(PG_E2E_PEBBLE)' ./cmd/swapgate
 	@GO=$(GO) scripts/fuzz-smoke
 
 ## fuzz: every fuzz target of scripts/fuzz-targets for FUZZTIME each (default 30s)
 fuzz:
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz
 
-## test-deps: what the tests need beyond Go (Chromium for the browser tests, Node and npm for the walkthroughs and the TypeScript client, PostgreSQL for the PostgreSQL store)
+## test-deps: what the tests need beyond Go (Chromium for the browser tests, Node and npm for the walkthroughs and the TypeScript client, PostgreSQL for the PostgreSQL store, taskset for the cluster bench)
 test-deps:
 	@scripts/test-deps
 
@@ -52,6 +75,11 @@ bench-quick: build
 ## bench-go: the Go benchmarks, with allocations
 bench-go:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+## image: the container image of the Dockerfile (a static bin/swapgate, CA certificates, user 65532, no shell) as an OCI archive, IMAGE_ARCHIVE, built without Docker
+image:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/image/swapgate ./cmd/swapgate
+	$(GO) run ./internal/ociimage --binary bin/image/swapgate --name $(IMAGE) --out $(IMAGE_ARCHIVE)
 
 clean:
 	rm -rf bin

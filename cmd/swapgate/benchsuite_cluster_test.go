@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/swapgate/swapgate/internal/testdeps"
 )
 
 // TestBenchSuiteSmokeCluster runs the smoke suite with --cluster 2 on a
@@ -22,9 +24,7 @@ func TestBenchSuiteSmokeCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a bench suite with three cluster nodes")
 	}
-	if _, err := exec.LookPath("taskset"); err != nil {
-		t.Skipf("taskset is not installed: %v", err)
-	}
+	testdeps.LookPath(t, "taskset") // util-linux; scripts/test-deps installs it
 	dsn := benchPostgres(t)
 	dir := t.TempDir()
 	linkSwapgate(t, dir)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/internal/pgtest"
+	"github.com/swapgate/swapgate/internal/testdeps"
 )
 
 // TestBenchSuiteSmoke runs make bench-quick's machinery end to end at toy
@@ -259,12 +260,13 @@ func TestBenchSuiteSmokePostgres(t *testing.T) {
 }
 
 // benchPostgres is a database on a PostgreSQL server of the test's own
-// (pgtest), stopped at its end; the test is skipped where none starts.
+// (pgtest), stopped at its end; where none starts the test is skipped,
+// or fails under CI=true (testdeps.Unmet).
 func benchPostgres(t *testing.T) string {
 	t.Helper()
 	srv, err := pgtest.Start(context.Background())
 	if err != nil {
-		t.Skipf("no PostgreSQL server: %v", err)
+		testdeps.Unmet(t, "no PostgreSQL server: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := srv.Close(); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
@@ -602,19 +600,14 @@ func TestOnrampCompletedOrderInPartnerLedger(t *testing.T) {
 	}
 	dir := ts.dir
 	ts.stop()
-	seedStore(t, dir, func(s *persistence.Store) {
-		acts, _, err := s.Activities(context.Background(), id, account.ActivityQuery{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(acts) != 1 || acts[0].ID != co.OrderUID || acts[0].FeeMicroUSD != 1_200_000 {
-			t.Fatalf("ledger %+v", acts)
-		}
-		if e := acts[0].Earning; e == nil || *e != (account.Earning{Ecosystem: "evm", FeeToken: usdc.Address, FeeAmount: feeUnits.String(),
-			State: account.EarningPending}) {
-			t.Fatalf("earning %+v, want %s base units of %s pending on evm", e, feeUnits, usdc.Address)
-		}
-	})
+	acts := storeActivities(t, dir, id)
+	if len(acts) != 1 || acts[0].ID != co.OrderUID || acts[0].FeeMicroUSD != 1_200_000 {
+		t.Fatalf("ledger %+v", acts)
+	}
+	if e := acts[0].Earning; e == nil || *e != (account.Earning{Ecosystem: "evm", FeeToken: usdc.Address, FeeAmount: feeUnits.String(),
+		State: account.EarningPending}) {
+		t.Fatalf("earning %+v, want %s base units of %s pending on evm", e, feeUnits, usdc.Address)
+	}
 }
 
 // An order still waiting for its payment when the service stops, restarted

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
+	"github.com/swapgate/swapgate/internal/testdeps"
 )
 
 // readmeBlock returns the first sh block after a README heading.
@@ -274,14 +275,13 @@ func TestReadmeIntentsWalkthrough(t *testing.T) {
 	}
 }
 
-// needTools skips the test when a tool a README script runs is missing:
-// bash and curl always, and tools.
+// needTools ends the test when a tool a README script runs is missing
+// (bash and curl always, and tools): a skip on a developer's machine, a
+// failure under CI=true, where scripts/test-deps has installed them.
 func needTools(t *testing.T, tools ...string) {
 	t.Helper()
 	for _, tool := range append([]string{"bash", "curl"}, tools...) {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed: %v", tool, err)
-		}
+		testdeps.LookPath(t, tool)
 	}
 }
 
