@@ -127,9 +127,17 @@ func (u Upstream) StatusError(f *Failure, k Kind) *apierr.Error {
 }
 
 // BadAnswer is the error for an answer that does not follow the upstream's
-// documented shape: the upstream failed, not the client.
+// documented shape, or carries a value the service will not pass on (see
+// answer.go): the upstream failed, not the client. The message says what
+// was wrong, so that the leg's reason in data.timing and the failure
+// answer's details.reasons tell a client why the leg was refused; it is
+// bounded, the values it quotes being cut (Shown).
 func (u Upstream) BadAnswer(format string, args ...any) *apierr.Error {
-	err := fmt.Errorf(u.Prefix+": "+format, args...)
-	return apierr.New(apierr.UpstreamError, u.Noun+" sent an unreadable answer").
-		With("provider", u.Provider).Wrap(err)
+	reason := fmt.Sprintf(format, args...)
+	reason = clip(reason, maxReason)
+	return apierr.New(apierr.UpstreamError, u.Noun+" sent an invalid answer: "+reason).
+		With("provider", u.Provider).Wrap(fmt.Errorf(u.Prefix+": "+format, args...))
 }
+
+// maxReason bounds the reason a BadAnswer's message carries.
+const maxReason = 300
