@@ -61,7 +61,7 @@ func (u Upstream) Address(field, format, s string) *apierr.Error {
 		return u.BadAnswer("%s: missing", field)
 	}
 	if err := address.Validate(format, s); err != nil {
-		return u.BadAnswer("%s: %s is not a %s address", field, Shown(s), format)
+		return u.BadAnswer("%s: %s is not a valid %s address", field, Shown(s), format)
 	}
 	if strings.EqualFold(format, "evm") && strings.TrimLeft(strings.ToLower(s[2:]), "0") == "" {
 		return u.BadAnswer("%s: %s is the zero address", field, Shown(s))

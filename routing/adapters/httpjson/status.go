@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
@@ -133,10 +134,10 @@ func (u Upstream) StatusError(f *Failure, k Kind) *apierr.Error {
 // answer's details.reasons tell a client why the leg was refused; it is
 // bounded, the values it quotes being cut (Shown).
 func (u Upstream) BadAnswer(format string, args ...any) *apierr.Error {
-	reason := fmt.Sprintf(format, args...)
-	reason = clip(reason, maxReason)
+	cause := fmt.Errorf(u.Prefix+": "+format, args...)
+	reason := clip(strings.TrimPrefix(cause.Error(), u.Prefix+": "), maxReason)
 	return apierr.New(apierr.UpstreamError, u.Noun+" sent an invalid answer: "+reason).
-		With("provider", u.Provider).Wrap(fmt.Errorf(u.Prefix+": "+format, args...))
+		With("provider", u.Provider).Wrap(cause)
 }
 
 // maxReason bounds the reason a BadAnswer's message carries.

@@ -44,7 +44,7 @@ func TestTimingEncodingMatchesEncodingJSON(t *testing.T) {
 			{Provider: "aggregator", Tool: "sbx-<arc>&\u2028", Elapsed: 1500 * time.Millisecond, Status: LegTimedOut},
 			{Provider: "intents", Tool: "", Elapsed: 0, Status: LegSkipped},
 			{Provider: "intents", Tool: "x", Elapsed: 3*time.Hour + 7*time.Nanosecond, Status: LegFailed},
-			{Provider: "aggregator", Status: LegFailed, Code: "UPSTREAM_ERROR", Reason: "the aggregator upstream sent an invalid answer: transactionRequest.to: \"javascript:alert(1)\" is not an evm address"},
+			{Provider: "aggregator", Status: LegFailed, Code: "UPSTREAM_ERROR", Reason: "the aggregator upstream sent an invalid answer: transactionRequest.to: \"javascript:alert(1)\" is not a valid evm address"},
 			{Provider: "intents", Tool: "y", Elapsed: -time.Second, Status: LegNoRoute},
 			{Provider: "pulseroute", Status: LegUnsupported, Reason: "multi-step \"routes\" <cannot> size"},
 		}},
