@@ -77,3 +77,25 @@ func (u Upstream) Uint256(field string, v *big.Int) *apierr.Error {
 	}
 	return nil
 }
+
+// maxTxHash bounds a transaction id: a Solana signature, the longest
+// common form, is under 90 base58 characters.
+const maxTxHash = 128
+
+// TxHash refuses a transaction id that is not one on any chain: ids are
+// hex (0x-prefixed on EVM chains) or base58, so letters and digits after
+// an optional 0x, at most maxTxHash of them. An absent id is the caller's
+// to require.
+func (u Upstream) TxHash(field, s string) *apierr.Error {
+	h := strings.TrimPrefix(s, "0x")
+	if h == "" || len(h) > maxTxHash {
+		return u.BadAnswer("%s: %s is not a transaction id", field, Shown(s))
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') {
+			return u.BadAnswer("%s: %s is not a transaction id", field, Shown(s))
+		}
+	}
+	return nil
+}
