@@ -83,9 +83,9 @@ func (u Upstream) Uint256(field string, v *big.Int) *apierr.Error {
 const maxTxHash = 128
 
 // TxHash refuses a transaction id that is not one on any chain: ids are
-// hex (0x-prefixed on EVM chains) or base58, so letters and digits after
-// an optional 0x, at most maxTxHash of them. An absent id is the caller's
-// to require.
+// hex (0x-prefixed on EVM chains), base58 (Solana) or base64 (TON), so
+// letters, digits and base64's +/=-_ after an optional 0x, at most
+// maxTxHash of them. An absent id is the caller's to require.
 func (u Upstream) TxHash(field, s string) *apierr.Error {
 	h := strings.TrimPrefix(s, "0x")
 	if h == "" || len(h) > maxTxHash {
@@ -93,7 +93,7 @@ func (u Upstream) TxHash(field, s string) *apierr.Error {
 	}
 	for i := 0; i < len(h); i++ {
 		c := h[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && !strings.ContainsRune("+/=-_", rune(c)) {
 			return u.BadAnswer("%s: %s is not a transaction id", field, Shown(s))
 		}
 	}

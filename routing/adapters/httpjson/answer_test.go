@@ -73,12 +73,14 @@ func TestTxHash(t *testing.T) {
 		"0x5e1c2b8f0b3f5b6f8a3c0d9e2f1a4b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a",
 		"5e1c2b8f0b3f5b6f8a3c0d9e2f1a4b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a",
 		"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW",
+		"te6cckEBAQEAIAAAOwAAAAAAAAA",
+		"Rk9PL2Jhcitx_-Y=",
 	} {
 		if err := testUpstream.TxHash("txHash", ok); err != nil {
 			t.Errorf("%s refused: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "0x", "javascript:alert(1)", "0x12 34", "<script>", strings.Repeat("a", 129)} {
+	for _, bad := range []string{"", "0x", "javascript:alert(1)", "0x12 34", "<script>", "a\"b", strings.Repeat("a", 129)} {
 		checkBadAnswer(t, testUpstream.TxHash("txHash", bad), "txHash")
 	}
 }
