@@ -368,9 +368,10 @@ func partnerFee(req *quote.Request, est *wireEstimate, route *quote.Route) *big.
 
 // mapTx converts LI.FI's transaction request; numbers are hex. It is
 // checked as the transaction a wallet will be asked to sign: to an address
-// of the source chain (never the zero address), from the request's
-// fromAddress when LI.FI names a sender, on the source chain when it names
-// one, with 0x-hex calldata and 256-bit value and gas price.
+// of the source chain (never the zero address), from one when LI.FI names a
+// sender (the wallet signs from its own account whatever it says), on the
+// source chain when it names one, with 0x-hex calldata and 256-bit value
+// and gas price.
 func mapTx(req *quote.Request, t *wireTx) (*quote.TxRequest, error) {
 	format := req.From.AddressFormat
 	if err := upstream.Address("transactionRequest.to", format, t.To); err != nil {
@@ -379,9 +380,6 @@ func mapTx(req *quote.Request, t *wireTx) (*quote.TxRequest, error) {
 	if t.From != "" {
 		if err := upstream.Address("transactionRequest.from", format, t.From); err != nil {
 			return nil, err
-		}
-		if !strings.EqualFold(t.From, req.FromAddress) {
-			return nil, upstream.BadAnswer("transactionRequest.from: %s is not the request's fromAddress", httpjson.Shown(t.From))
 		}
 	}
 	data, err := upstream.HexBytes("transactionRequest.data", t.Data)
