@@ -1662,11 +1662,13 @@ export interface components {
             /** @description Milliseconds from the race's start to the leg's answer, to the microsecond; for a timed_out leg the time it was waited for (the race's length); 0 for a skipped one. */
             ms: number;
             /**
-             * @description won: its route is the answer (GET /v1/routes: the route ranked first under the request's order); answered: a route that did not win; no_route: the tool has no route; failed: an error, or a route that could not be built; timed_out: no answer when the race ended, and the leg was cancelled; skipped: not sent, the tool's breaker being open (see GET /v1/tools status). unsupported: not sent, its provider cannot quote the request as asked (an exact output it cannot size, a refund address it cannot pay refunds to); reason says why. dropped: it answered with a route that was not answered, an exact-output route whose toAmountMin is below toAmount (details.reasons of a NO_ROUTE_FOUND give EXACT_OUTPUT_SHORT); reason says why.
+             * @description won: its route is the answer (GET /v1/routes: the route ranked first under the request's order); answered: a route that did not win; no_route: the tool has no route; failed: an error, or a route that could not be built (an upstream answer that failed the service's checks of its addresses, amounts, calldata and required fields is refused whole), code and reason say which; timed_out: no answer when the race ended, and the leg was cancelled; skipped: not sent, the tool's breaker being open (see GET /v1/tools status). unsupported: not sent, its provider cannot quote the request as asked (an exact output it cannot size, a refund address it cannot pay refunds to); reason says why. dropped: it answered with a route that was not answered, an exact-output route whose toAmountMin is below toAmount (details.reasons of a NO_ROUTE_FOUND give EXACT_OUTPUT_SHORT); reason says why.
              * @enum {string}
              */
             outcome: "won" | "answered" | "no_route" | "failed" | "timed_out" | "skipped" | "unsupported" | "dropped";
-            /** @description Why an unsupported leg was left out of the race, or why a dropped leg's route was not answered; only on outcomes unsupported and dropped. */
+            /** @description A failed leg's error code, one of the contract's (UPSTREAM_ERROR for an upstream answer refused by the service's checks); only on outcome failed. */
+            code?: string;
+            /** @description Why an unsupported leg was left out of the race, why a dropped leg's route was not answered, or why a failed leg failed (for a refused upstream answer, the field and what was wrong with it); only on outcomes unsupported, dropped and failed. */
             reason?: string;
         };
         /** @description The registration of a confirmed step 1 of a multi-step quote: exactly these six fields. In a quote's afterStep1.body the unknown txHash and signature are placeholders. */

@@ -41,6 +41,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swapgate/swapgate/internal/standin/kit"
@@ -101,6 +102,13 @@ type Config struct {
 	// answers LI.FI's "no available quotes" (404, code 1002) as for a pair
 	// it cannot route, so a test can take the aggregator's route away.
 	NoRoute func(query url.Values) bool
+	// Tamper, when set, edits every /v1/quote Step (its JSON object, as
+	// decoded into maps and slices) just before it is answered, so that a
+	// test can make the stand-in misbehave as a broken or hostile upstream
+	// would: a transactionRequest.to that is no address, no
+	// transactionRequest, a toAmount above 2^256 − 1. SetTamper changes it
+	// while the stand-in serves.
+	Tamper func(step map[string]any)
 }
 
 // Sent is a source transaction a test marks as sent, and what its
@@ -126,6 +134,8 @@ type Server struct {
 	prices  *kit.Table
 	mux     *http.ServeMux
 
+	tamper atomic.Pointer[func(map[string]any)]
+
 	mu     sync.Mutex
 	sent   map[string]*sentTx
 	quotes []url.Values
@@ -148,6 +158,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, latency: kit.NewLatency(cfg.Latency), prices: prices, sent: map[string]*sentTx{}, now: time.Now}
+	s.SetTamper(cfg.Tamper)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/quote", s.quote)
 	s.mux.HandleFunc("GET /v1/quote/toAmount", s.quoteToAmount)
@@ -175,6 +186,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // SetLatency changes the delay of the answers from now on.
 func (s *Server) SetLatency(d time.Duration) { s.latency.Set(d) }
+
+// SetTamper changes how the /v1/quote Steps answered from now on are
+// edited (see Config.Tamper); nil answers them as they are.
+func (s *Server) SetTamper(f func(step map[string]any)) {
+	if f == nil {
+		s.tamper.Store(nil)
+		return
+	}
+	s.tamper.Store(&f)
+}
 
 // MarkSent tells the stand-in that a source transaction was sent: its
 // /v1/status goes PENDING, then DONE as Config says.
@@ -579,6 +600,22 @@ func (s *Server) answerQuote(w http.ResponseWriter, r *http.Request, q url.Value
 		"integrator": q.Get("integrator"),
 		"transactionRequest": map[string]any{"to": s.cfg.Router, "from": fromAddress, "data": data,
 			"value": hexBig(value), "gasLimit": hexBig(big.NewInt(gasLimit)), "gasPrice": hexBig(gasPrice), "chainId": fromChain},
+	}
+	if f := s.tamper.Load(); f != nil {
+		// Through JSON and back, so that the hook edits the Step as a
+		// client would decode it (objects as maps, lists as slices).
+		b, err := json.Marshal(step)
+		if err == nil {
+			var m map[string]any
+			if err = json.Unmarshal(b, &m); err == nil {
+				(*f)(m)
+				step = m
+			}
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 	}
 	writeJSON(w, http.StatusOK, step)
 }

@@ -319,3 +319,21 @@ func TestQuoteToAmount(t *testing.T) {
 		}
 	}
 }
+
+// TestTamper: a tampered Step reaches the client as the hook left it, and
+// the adapter refuses it; without the hook the same query is a route again.
+func TestTamper(t *testing.T) {
+	s, url := start(t, Config{})
+	c, reg := client(t, url)
+	req := request(t, reg, 42161, 8453, usdcArb, usdcBase, 100_000_000, 0)
+	s.SetTamper(func(step map[string]any) {
+		step["transactionRequest"].(map[string]any)["to"] = "javascript:alert(1)"
+	})
+	if r, err := c.QuoteLeg(context.Background(), req, ""); err == nil || !strings.Contains(err.Error(), `transactionRequest.to: "javascript:alert(1)"`) {
+		t.Fatalf("tampered step: route %+v, err %v", r, err)
+	}
+	s.SetTamper(nil)
+	if r, err := c.QuoteLeg(context.Background(), req, ""); err != nil || r.Tx == nil || r.Tx.To != DefaultRouter {
+		t.Fatalf("untampered step: route %+v, err %v", r, err)
+	}
+}

@@ -69,16 +69,20 @@ func (f FlexString) Uint64() uint64 {
 	return v
 }
 
-// Decimal parses a non-negative base-10 integer amount. Amounts that are not
-// plain digits are refused as a bad answer rather than guessed at.
+// Decimal parses a non-negative base-10 integer amount that fits 256 bits.
+// Amounts that are not plain digits are refused as a bad answer rather
+// than guessed at, and so are amounts no token or value field can hold.
 func (u Upstream) Decimal(field string, s FlexString) (*big.Int, error) {
 	str := string(s)
 	if str == "" || strings.TrimLeft(str, "0123456789") != "" {
-		return nil, u.BadAnswer("%s: %q is not a decimal amount", field, str)
+		return nil, u.BadAnswer("%s: %s is not a decimal amount", field, Shown(str))
 	}
 	v, ok := new(big.Int).SetString(str, 10)
 	if !ok {
-		return nil, u.BadAnswer("%s: %q is not a decimal amount", field, str)
+		return nil, u.BadAnswer("%s: %s is not a decimal amount", field, Shown(str))
+	}
+	if err := u.Uint256(field, v); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
@@ -93,6 +97,7 @@ func (u Upstream) OptDecimal(field string, s FlexString) (*big.Int, error) {
 
 // HexBig parses a transaction number: 0x-prefixed hex, or plain decimal,
 // which some upstream tools send instead. Empty, and a bare "0x", are zero.
+// A number above 2^256 − 1 is refused, as Decimal refuses it.
 func (u Upstream) HexBig(field string, s FlexString) (*big.Int, error) {
 	str := string(s)
 	if str == "" {
@@ -103,8 +108,11 @@ func (u Upstream) HexBig(field string, s FlexString) (*big.Int, error) {
 			return new(big.Int), nil
 		}
 		v, ok := new(big.Int).SetString(h, 16)
-		if !ok {
-			return nil, u.BadAnswer("%s: %q is not hex", field, str)
+		if !ok || v.Sign() < 0 {
+			return nil, u.BadAnswer("%s: %s is not hex", field, Shown(str))
+		}
+		if err := u.Uint256(field, v); err != nil {
+			return nil, err
 		}
 		return v, nil
 	}
@@ -119,21 +127,32 @@ func (u Upstream) HexUint64(field string, s FlexString) (uint64, error) {
 		return 0, err
 	}
 	if !v.IsUint64() {
-		return 0, u.BadAnswer("%s: %q overflows 64 bits", field, s)
+		return 0, u.BadAnswer("%s: %s overflows 64 bits", field, Shown(string(s)))
 	}
 	return v.Uint64(), nil
 }
 
-// HexBytes decodes calldata, with or without its 0x prefix; an odd number
-// of digits is read as if led by a zero.
+// HexBytes decodes calldata: 0x (or 0X) and an even number of hex digits,
+// "0x" alone being empty calldata. Anything else (no prefix, an odd digit
+// count, another character, nothing at all) is refused: a wallet would be
+// asked to sign bytes nobody can tell were meant.
 func (u Upstream) HexBytes(field, s string) ([]byte, error) {
-	h := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	if s == "" {
+		return nil, u.BadAnswer("%s: missing", field)
+	}
+	h, ok := strings.CutPrefix(s, "0x")
+	if !ok {
+		h, ok = strings.CutPrefix(s, "0X")
+	}
+	if !ok {
+		return nil, u.BadAnswer("%s: %s is not 0x-prefixed hex", field, Shown(s))
+	}
 	if len(h)%2 == 1 {
-		h = "0" + h
+		return nil, u.BadAnswer("%s: %s has an odd number of hex digits", field, Shown(s))
 	}
 	b, err := hex.DecodeString(h)
 	if err != nil {
-		return nil, u.BadAnswer("%s: %w", field, err)
+		return nil, u.BadAnswer("%s: %s is not hex", field, Shown(s))
 	}
 	return b, nil
 }

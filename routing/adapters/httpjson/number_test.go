@@ -20,8 +20,8 @@ var testUpstream = Upstream{
 	RateHeaders: []RateHeader{{Header: "Retry-After", Detail: "retryAfter"}},
 }
 
-// checkBadAnswer fails unless err is the upstream's unreadable-answer error
-// naming the field in its cause.
+// checkBadAnswer fails unless err is the upstream's invalid-answer error
+// naming the field in its message, which clients see, and in its cause.
 func checkBadAnswer(t *testing.T, err error, field string) {
 	t.Helper()
 	var ae *apierr.Error
@@ -29,7 +29,7 @@ func checkBadAnswer(t *testing.T, err error, field string) {
 		t.Fatalf("err = %T %v, want *apierr.Error", err, err)
 	}
 	if ae.Code != apierr.UpstreamError || ae.Details["provider"] != "aggregator" ||
-		ae.Message != "the test upstream sent an unreadable answer" {
+		!strings.HasPrefix(ae.Message, "the test upstream sent an invalid answer: "+field+": ") {
 		t.Errorf("err = %+v", ae)
 	}
 	if ae.Cause == nil || !strings.HasPrefix(ae.Cause.Error(), "test: "+field+": ") {
@@ -126,6 +126,9 @@ func TestDecimalAndHex(t *testing.T) {
 		{"decimal fraction", u.Decimal, "1.5", ""},
 		{"decimal exponent", u.Decimal, "1e18", ""},
 		{"decimal hex", u.Decimal, "0x10", ""},
+		{"decimal 2^256-1", u.Decimal, FlexString(MaxUint256.String()), MaxUint256.String()},
+		{"decimal 2^256", u.Decimal, "115792089237316195423570985008687907853269984665640564039457584007913129639936", ""},
+		{"decimal 10^80", u.Decimal, FlexString("1" + strings.Repeat("0", 80)), ""},
 		{"optional absent", u.OptDecimal, "", "0"},
 		{"optional present", u.OptDecimal, "21000", "21000"},
 		{"optional bad", u.OptDecimal, "abc", ""},
@@ -136,6 +139,9 @@ func TestDecimalAndHex(t *testing.T) {
 		{"hex as decimal", u.HexBig, "12345", "12345"},
 		{"hex bad digits", u.HexBig, "0xzz", ""},
 		{"hex bad decimal", u.HexBig, "12a", ""},
+		{"hex 2^256-1", u.HexBig, FlexString("0x" + strings.Repeat("f", 64)), MaxUint256.String()},
+		{"hex 2^256", u.HexBig, FlexString("0x1" + strings.Repeat("0", 64)), ""},
+		{"hex negative", u.HexBig, "0x-1", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,11 +190,13 @@ func TestHexBytes(t *testing.T) {
 	}{
 		{in: "0xa9059cbb", want: []byte{0xa9, 0x05, 0x9c, 0xbb}},
 		{in: "0XA905", want: []byte{0xa9, 0x05}},
-		{in: "a905", want: []byte{0xa9, 0x05}},
-		{in: "0xabc", want: []byte{0x0a, 0xbc}},
 		{in: "0x", want: []byte{}},
-		{in: "", want: []byte{}},
+		{in: "a905", bad: true},
+		{in: "0xabc", bad: true},
+		{in: "", bad: true},
 		{in: "0xzz", bad: true},
+		{in: "0x12 34", bad: true},
+		{in: "javascript:alert(1)", bad: true},
 	}
 	for _, tc := range cases {
 		b, err := testUpstream.HexBytes("data", tc.in)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
@@ -127,9 +128,17 @@ func (u Upstream) StatusError(f *Failure, k Kind) *apierr.Error {
 }
 
 // BadAnswer is the error for an answer that does not follow the upstream's
-// documented shape: the upstream failed, not the client.
+// documented shape, or carries a value the service will not pass on (see
+// answer.go): the upstream failed, not the client. The message says what
+// was wrong, so that the leg's reason in data.timing and the failure
+// answer's details.reasons tell a client why the leg was refused; it is
+// bounded, the values it quotes being cut (Shown).
 func (u Upstream) BadAnswer(format string, args ...any) *apierr.Error {
-	err := fmt.Errorf(u.Prefix+": "+format, args...)
-	return apierr.New(apierr.UpstreamError, u.Noun+" sent an unreadable answer").
-		With("provider", u.Provider).Wrap(err)
+	cause := fmt.Errorf(u.Prefix+": "+format, args...)
+	reason := clip(strings.TrimPrefix(cause.Error(), u.Prefix+": "), maxReason)
+	return apierr.New(apierr.UpstreamError, u.Noun+" sent an invalid answer: "+reason).
+		With("provider", u.Provider).Wrap(cause)
 }
+
+// maxReason bounds the reason a BadAnswer's message carries.
+const maxReason = 300

@@ -2,6 +2,7 @@ package lifi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/big"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -409,4 +411,127 @@ func checkInt(t *testing.T, name string, got *big.Int, want string) {
 	if got == nil || got.String() != want {
 		t.Errorf("%s = %v, want %s", name, got, want)
 	}
+}
+
+// serveStep serves the recorded quote with one change made to it.
+func serveStep(t *testing.T, change func(step map[string]any)) *httptest.Server {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "quote_usdc_arb_base.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var step map[string]any
+	if err := json.Unmarshal(raw, &step); err != nil {
+		t.Fatal(err)
+	}
+	change(step)
+	body, err := json.Marshal(step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestQuoteLegRefusesInvalidAnswer: an answer with one bad field is
+// refused whole, as UPSTREAM_ERROR whose message names the field; no route
+// (and so no transaction for a wallet) comes out of it.
+func TestQuoteLegRefusesInvalidAnswer(t *testing.T) {
+	set := func(obj string, key string, v any) func(map[string]any) {
+		return func(step map[string]any) {
+			if obj == "" {
+				step[key] = v
+				return
+			}
+			step[obj].(map[string]any)[key] = v
+		}
+	}
+	del := func(obj, key string) func(map[string]any) {
+		return func(step map[string]any) {
+			if obj == "" {
+				delete(step, key)
+				return
+			}
+			delete(step[obj].(map[string]any), key)
+		}
+	}
+	tooBig := "1" + strings.Repeat("0", 80) // 10^80 > 2^256 − 1
+	cases := []struct {
+		name   string
+		change func(map[string]any)
+		field  string
+	}{
+		{"to is a script", set("transactionRequest", "to", "javascript:alert(1)"), "transactionRequest.to"},
+		{"to is short", set("transactionRequest", "to", "0x1234"), "transactionRequest.to"},
+		{"to is not an address", set("transactionRequest", "to", "not-an-address"), "transactionRequest.to"},
+		{"to is empty", set("transactionRequest", "to", ""), "transactionRequest.to"},
+		{"to is absent", del("transactionRequest", "to"), "transactionRequest.to"},
+		{"to fails its checksum", set("transactionRequest", "to", "0x1231DEB6f5749EF6cE6943a275A1D3E7486F4Eae"), "transactionRequest.to"},
+		{"to is the zero address", set("transactionRequest", "to", "0x0000000000000000000000000000000000000000"), "transactionRequest.to"},
+		{"no transactionRequest", del("", "transactionRequest"), "transactionRequest"},
+		{"null transactionRequest", set("", "transactionRequest", nil), "transactionRequest"},
+		{"from is not an address", set("transactionRequest", "from", "0xnothex"), "transactionRequest.from"},
+		{"transaction for another chain", set("transactionRequest", "chainId", 8453), "transactionRequest.chainId"},
+		{"data is not hex", set("transactionRequest", "data", "0xnothex"), "transactionRequest.data"},
+		{"data without 0x", set("transactionRequest", "data", "a9059cbb"), "transactionRequest.data"},
+		{"data of an odd length", set("transactionRequest", "data", "0xa9059cb"), "transactionRequest.data"},
+		{"data absent", del("transactionRequest", "data"), "transactionRequest.data"},
+		{"value above 2^256-1", set("transactionRequest", "value", "0x1"+strings.Repeat("0", 64)), "transactionRequest.value"},
+		{"gas price above 2^256-1", set("transactionRequest", "gasPrice", "0x1"+strings.Repeat("0", 64)), "transactionRequest.gasPrice"},
+		{"toAmount 10^80", set("estimate", "toAmount", tooBig), "estimate.toAmount"},
+		{"toAmountMin 10^80", set("estimate", "toAmountMin", tooBig), "estimate.toAmountMin"},
+		{"fromAmount 10^80", set("estimate", "fromAmount", tooBig), "estimate.fromAmount"},
+		{"toAmount negative", set("estimate", "toAmount", "-99389123"), "estimate.toAmount"},
+		{"toAmount a fraction", set("estimate", "toAmount", "99389123.5"), "estimate.toAmount"},
+		{"toAmount in words", set("estimate", "toAmount", "lots"), "estimate.toAmount"},
+		{"toAmount absent", del("estimate", "toAmount"), "estimate.toAmount"},
+		{"toAmountMin above toAmount", set("estimate", "toAmountMin", "99389124"), "estimate.toAmountMin"},
+		{"approvalAddress is not an address", set("estimate", "approvalAddress", "javascript:alert(1)"), "estimate.approvalAddress"},
+		{"approvalAddress is empty for a token", set("estimate", "approvalAddress", ""), "estimate.approvalAddress"},
+		{"approvalAddress is the zero address", set("estimate", "approvalAddress", "0x0000000000000000000000000000000000000000"), "estimate.approvalAddress"},
+		{"no tool", set("", "tool", ""), "tool"},
+		{"fee cost 10^80", func(step map[string]any) {
+			step["estimate"].(map[string]any)["feeCosts"].([]any)[0].(map[string]any)["amount"] = tooBig
+		}, "feeCosts.amount"},
+		{"gas cost negative", func(step map[string]any) {
+			step["estimate"].(map[string]any)["gasCosts"].([]any)[0].(map[string]any)["amount"] = "-1"
+		}, "gasCosts.amount"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serveStep(t, tc.change)
+			c, reg := newClient(t, srv.URL, 5*time.Second)
+			r, err := c.QuoteLeg(context.Background(), usdcArbToBase(t, reg), "")
+			if err == nil {
+				t.Fatalf("accepted: route to %+v", r.Tx)
+			}
+			var ae *apierr.Error
+			if !errors.As(err, &ae) || ae.Code != apierr.UpstreamError {
+				t.Fatalf("err = %v, want UPSTREAM_ERROR", err)
+			}
+			if want := "the aggregator upstream sent an invalid answer: " + tc.field; !strings.HasPrefix(ae.Message, want) {
+				t.Fatalf("message %q, want it to start %q", ae.Message, want)
+			}
+		})
+	}
+	t.Run("the recorded answer itself is valid", func(t *testing.T) {
+		srv := serveStep(t, func(map[string]any) {})
+		c, reg := newClient(t, srv.URL, 5*time.Second)
+		if _, err := c.QuoteLeg(context.Background(), usdcArbToBase(t, reg), ""); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("an indicative quote needs no transactionRequest", func(t *testing.T) {
+		srv := serveStep(t, del("", "transactionRequest"))
+		c, reg := newClient(t, srv.URL, 5*time.Second)
+		req := usdcArbToBase(t, reg)
+		req.Indicative = true
+		if r, err := c.QuoteLeg(context.Background(), req, ""); err != nil || r.Tx != nil {
+			t.Fatalf("route %+v, %v", r, err)
+		}
+	})
 }

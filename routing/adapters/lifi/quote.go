@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/swapgate/swapgate/routing/adapters/httpjson"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
@@ -168,9 +169,16 @@ func disallowedTool(req *quote.Request, step *wireStep) string {
 	return ""
 }
 
-// mapStep turns LI.FI's step into a route.
+// mapStep turns LI.FI's step into a route, once every field the route
+// passes on has been checked (httpjson's answer checks): the tool, the
+// amounts (decimal, 256 bits, toAmountMin at most toAmount), the approval
+// address of a token source, and the transaction a wallet is to sign. A
+// step that fails one is refused whole; nothing of it reaches a client.
 func (c *Client) mapStep(req *quote.Request, s *wireStep) (*quote.Route, error) {
 	est := &s.Estimate
+	if err := upstream.Required("tool", s.Tool); err != nil {
+		return nil, err
+	}
 	fromAmount, err := upstream.Decimal("estimate.fromAmount", est.FromAmount)
 	if err != nil {
 		return nil, err
@@ -182,6 +190,9 @@ func (c *Client) mapStep(req *quote.Request, s *wireStep) (*quote.Route, error) 
 	toAmountMin, err := upstream.Decimal("estimate.toAmountMin", est.ToAmountMin)
 	if err != nil {
 		return nil, err
+	}
+	if toAmountMin.Cmp(toAmount) > 0 {
+		return nil, upstream.BadAnswer("estimate.toAmountMin: %s is more than toAmount %s", toAmountMin, toAmount)
 	}
 	route := &quote.Route{
 		Provider:          Name,
@@ -201,6 +212,11 @@ func (c *Client) mapStep(req *quote.Request, s *wireStep) (*quote.Route, error) 
 		route.ToolName = s.Tool
 	}
 	if !req.FromToken.IsNative() {
+		// A token source is approved to this address before the
+		// transaction runs: an allowance to anything else is lost funds.
+		if err := upstream.Address("estimate.approvalAddress", req.From.AddressFormat, est.ApprovalAddress); err != nil {
+			return nil, err
+		}
 		route.ApprovalAddress = est.ApprovalAddress
 	}
 	if route.GasCosts, err = c.gasCosts(req, est.GasCosts); err != nil {
@@ -211,8 +227,13 @@ func (c *Client) mapStep(req *quote.Request, s *wireStep) (*quote.Route, error) 
 	}
 	route.PartnerFee = partnerFee(req, est, route)
 	route.PreFeeToAmount = new(big.Int).Add(route.ToAmount, route.PartnerFee)
-	if s.TransactionRequest != nil && !req.Indicative {
-		if route.Tx, err = mapTx(s.TransactionRequest, req.From.ID); err != nil {
+	if !req.Indicative {
+		// Every quote but an indicative one hands a wallet LI.FI's
+		// transaction: a step without one is not a quote.
+		if s.TransactionRequest == nil {
+			return nil, upstream.BadAnswer("transactionRequest: missing")
+		}
+		if route.Tx, err = mapTx(req, s.TransactionRequest); err != nil {
 			return nil, err
 		}
 	}
@@ -345,8 +366,22 @@ func partnerFee(req *quote.Request, est *wireEstimate, route *quote.Route) *big.
 	return fee.Quo(fee, rest)
 }
 
-// mapTx converts LI.FI's transaction request; numbers are hex.
-func mapTx(t *wireTx, fallbackChain uint64) (*quote.TxRequest, error) {
+// mapTx converts LI.FI's transaction request; numbers are hex. It is
+// checked as the transaction a wallet will be asked to sign: to an address
+// of the source chain (never the zero address), from one when LI.FI names a
+// sender (the wallet signs from its own account whatever it says), on the
+// source chain when it names one, with 0x-hex calldata and 256-bit value
+// and gas price.
+func mapTx(req *quote.Request, t *wireTx) (*quote.TxRequest, error) {
+	format := req.From.AddressFormat
+	if err := upstream.Address("transactionRequest.to", format, t.To); err != nil {
+		return nil, err
+	}
+	if t.From != "" {
+		if err := upstream.Address("transactionRequest.from", format, t.From); err != nil {
+			return nil, err
+		}
+	}
 	data, err := upstream.HexBytes("transactionRequest.data", t.Data)
 	if err != nil {
 		return nil, err
@@ -365,9 +400,11 @@ func mapTx(t *wireTx, fallbackChain uint64) (*quote.TxRequest, error) {
 			return nil, err
 		}
 	}
-	id := t.ChainID.Uint64()
-	if id == 0 {
-		id = fallbackChain
+	id := req.From.ID
+	if t.ChainID != "" {
+		if got := t.ChainID.Uint64(); got != id {
+			return nil, upstream.BadAnswer("transactionRequest.chainId: %s is not the source chain %d", httpjson.Shown(string(t.ChainID)), id)
+		}
 	}
 	return &quote.TxRequest{To: t.To, From: t.From, Data: data, Value: value,
 		ChainID: id, GasLimit: gasLimit, GasPrice: gasPrice}, nil

@@ -57,6 +57,16 @@ func (c *Client) SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observation
 	o := swap.Observation{Status: w.Status, Substatus: w.Substatus, SubstatusMessage: w.SubstatusMessage,
 		SendingTimestamp: int64(w.Sending.Timestamp.Uint64())}
 	if w.Receiving.TxHash != "" {
+		// The receiving leg reaches the client's status answer: its
+		// transaction id and amount are checked as a quote's fields are.
+		if err := upstream.TxHash("receiving.txHash", w.Receiving.TxHash); err != nil {
+			return swap.Observation{}, err
+		}
+		if w.Receiving.Amount != "" {
+			if _, err := upstream.Decimal("receiving.amount", w.Receiving.Amount); err != nil {
+				return swap.Observation{}, err
+			}
+		}
 		o.Receiving = swap.Leg{TxHash: w.Receiving.TxHash, ChainID: w.Receiving.ChainID.Uint64(),
 			Amount: string(w.Receiving.Amount), Token: w.Receiving.Token.Address, Timestamp: int64(w.Receiving.Timestamp.Uint64())}
 	}

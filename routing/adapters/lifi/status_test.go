@@ -2,6 +2,13 @@ package lifi
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +54,43 @@ func TestSwapStatus(t *testing.T) {
 			path, q, _ := rec.get()
 			if path != "/v1/status" || q.Get("txHash") != src || q.Get("fromChain") != "42161" || q.Get("toChain") != "8453" || q.Get("bridge") != "across" {
 				t.Fatalf("request %s %v", path, q)
+			}
+		})
+	}
+}
+
+// TestSwapStatusRefusesInvalidReceivingLeg: a DONE answer whose receiving
+// leg carries something that is not a transaction id, an amount or an
+// address of the destination chain is refused, UPSTREAM_ERROR naming it.
+func TestSwapStatusRefusesInvalidReceivingLeg(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "status_done.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		field string
+		value any
+	}{
+		{"txHash", "javascript:alert(1)"},
+		{"amount", "1" + strings.Repeat("0", 80)},
+		{"amount", "-5"},
+		{"amount", "lots"},
+	} {
+		t.Run(tc.field+" "+fmt.Sprint(tc.value), func(t *testing.T) {
+			var body map[string]any
+			if err := json.Unmarshal(raw, &body); err != nil {
+				t.Fatal(err)
+			}
+			body["receiving"].(map[string]any)[tc.field] = tc.value
+			b, _ := json.Marshal(body)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(b) }))
+			t.Cleanup(srv.Close)
+			c, _ := newClient(t, srv.URL, 2*time.Second)
+			got, err := c.SwapStatus(context.Background(), &swap.Swap{FromChain: 42161, ToChain: 8453, Tool: "across",
+				Sending: swap.Leg{TxHash: "0x9a2f1e4c7b3d5a6e8f0c1b2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f"}})
+			ae, ok := err.(*apierr.Error)
+			if !ok || ae.Code != apierr.UpstreamError || !strings.Contains(ae.Message, "receiving."+tc.field) {
+				t.Fatalf("observation %+v, err %v; want UPSTREAM_ERROR naming receiving.%s", got, err, tc.field)
 			}
 		})
 	}

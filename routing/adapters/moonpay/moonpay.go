@@ -147,6 +147,12 @@ func (p *Provider) Quote(ctx context.Context, r *onramp.Request, partnerFeeBps i
 	if err != nil {
 		return nil, upstream.BadAnswer("buy quote of %s %s in %s: %v", r.Amount, r.Currency.Code, code, err)
 	}
+	// The crypto bought is a token amount on a chain: in base units it
+	// fits 256 bits, or the answer is not a real one.
+	units := new(big.Rat).Mul(f.Crypto, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(r.Asset.Decimals)), nil)))
+	if err := upstream.Uint256("quoteCurrencyAmount", new(big.Int).Quo(units.Num(), units.Denom())); err != nil {
+		return nil, err
+	}
 	return onramp.Quoted(r, f, partnerFeeBps, now, ttl), nil
 }
 
@@ -297,6 +303,21 @@ const (
 	StatusCompleted            = "completed"
 )
 
+// check refuses a transaction the adapter cannot trust: one without its
+// id, or whose delivery transaction id (shown to the buyer) is no
+// transaction id on any chain (httpjson's TxHash).
+func (t *Transaction) check() *apierr.Error {
+	if err := upstream.Required("id", t.ID); err != nil {
+		return err
+	}
+	if t.CryptoTransactionID != "" {
+		if err := upstream.TxHash("cryptoTransactionId", t.CryptoTransactionID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // update maps a transaction onto an order update; nil for a status the
 // adapter does not know (ignored rather than guessed at).
 func (t *Transaction) update() *onramp.Update {
@@ -365,6 +386,9 @@ func (p *Provider) Lookup(ctx context.Context, o *onramp.Order) (*onramp.Update,
 		t := &txs[i]
 		if t.ExternalTransactionID != o.UID {
 			return nil, upstream.BadAnswer("transactions of %s: one is %q's", o.UID, t.ExternalTransactionID)
+		}
+		if err := t.check(); err != nil {
+			return nil, err
 		}
 		if best == nil || progress(t.Status) > progress(best.Status) ||
 			(progress(t.Status) == progress(best.Status) && t.Status == StatusPending && t.CryptoTransactionID != "") {

@@ -342,6 +342,17 @@ func TestWebhook(t *testing.T) {
 	if _, err := p.Webhook(independentSignature(testWebhookKey, at, junk), junk, now); !errors.Is(err, onramp.ErrMalformedWebhook) || errors.Is(err, onramp.ErrBadSignature) {
 		t.Fatalf("unreadable body: %v", err)
 	}
+	// So is a signed transaction without its id, or whose delivery
+	// transaction id is none.
+	for _, body := range []string{
+		`{"type":"transaction_updated","data":{"status":"pending","externalTransactionId":"ord_aaaaaaaaaaaaaaaaaaaaaaaaaa"}}`,
+		`{"type":"transaction_updated","data":{"id":"a6c8","status":"pending","cryptoTransactionId":"javascript:alert(1)","externalTransactionId":"ord_aaaaaaaaaaaaaaaaaaaaaaaaaa"}}`,
+	} {
+		b := []byte(body)
+		if u, err := p.Webhook(independentSignature(testWebhookKey, at, b), b, now); !errors.Is(err, onramp.ErrMalformedWebhook) || u != nil {
+			t.Fatalf("%s: update %+v, err %v", body, u, err)
+		}
+	}
 }
 
 func TestCurrencyCodesAndCatalogue(t *testing.T) {

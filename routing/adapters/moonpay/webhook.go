@@ -100,5 +100,8 @@ func (p *Provider) Webhook(signature string, body []byte, now time.Time) (*onram
 	if ev.Data.ExternalTransactionID == "" {
 		return nil, nil
 	}
+	if err := ev.Data.check(); err != nil {
+		return nil, fmt.Errorf("moonpay: %w: %w", onramp.ErrMalformedWebhook, err)
+	}
 	return ev.Data.update(), nil
 }

@@ -66,7 +66,7 @@ func TestQuoteLegExactOutputAndRefundTo(t *testing.T) {
 		if r.FromAmount.String() != "100852306" || r.ToAmount.String() != "100000000" || r.ToAmountMin.String() != "100000000" {
 			t.Errorf("%s: from %s to %s min %s", tt.name, r.FromAmount, r.ToAmount, r.ToAmountMin)
 		}
-		if r.DepositAddress != "0x3C2b8D9e4F1a7B6c5D0e9F8a7B6C5d4E3f2A1b0C" || r.Tx == nil {
+		if r.DepositAddress != "0x3C2B8d9E4F1a7B6C5d0E9F8a7B6C5d4e3f2a1B0c" || r.Tx == nil {
 			t.Fatalf("%s: deposit %q tx %v", tt.name, r.DepositAddress, r.Tx)
 		}
 		// The ERC-20 transfer to the deposit address moves amountIn.

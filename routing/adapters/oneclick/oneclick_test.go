@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -434,5 +435,88 @@ func checkInt(t *testing.T, name string, got *big.Int, want string) {
 	t.Helper()
 	if got == nil || got.String() != want {
 		t.Errorf("%s = %v, want %s", name, got, want)
+	}
+}
+
+// serveQuote serves a recorded quote with one change made to its quote
+// object.
+func serveQuote(t *testing.T, fixture string, change func(q map[string]any)) *httptest.Server {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp map[string]any
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		t.Fatal(err)
+	}
+	change(resp["quote"].(map[string]any))
+	body, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestQuoteLegRefusesInvalidAnswer: a 1Click quote with one bad field is
+// refused whole, UPSTREAM_ERROR naming the field: the deposit address is
+// checked with the source chain's codec, the amounts as 256-bit decimals.
+func TestQuoteLegRefusesInvalidAnswer(t *testing.T) {
+	set := func(k string, v any) func(map[string]any) { return func(q map[string]any) { q[k] = v } }
+	tooBig := "1" + strings.Repeat("0", 80)
+	evm := func(t *testing.T, reg *registry.Registry) *quote.Request {
+		return request(t, reg, 42161, "USDC", 8453, "USDC", 100_000_000)
+	}
+	sol := func(t *testing.T, reg *registry.Registry) *quote.Request {
+		req := request(t, reg, 1151111081099710, "SOL", 42161, "USDC", 2_000_000_000)
+		req.FromAddress = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"
+		return req
+	}
+	cases := []struct {
+		name, fixture string
+		req           func(*testing.T, *registry.Registry) *quote.Request
+		change        func(map[string]any)
+		field         string
+	}{
+		{"deposit address is a script", "quote_firm_usdc.json", evm, set("depositAddress", "javascript:alert(1)"), "quote.depositAddress"},
+		{"deposit address is short", "quote_firm_usdc.json", evm, set("depositAddress", "0x1234"), "quote.depositAddress"},
+		{"deposit address fails its checksum", "quote_firm_usdc.json", evm, set("depositAddress", "0x1231DEB6f5749EF6cE6943a275A1D3E7486F4Eae"), "quote.depositAddress"},
+		{"deposit address is the zero address", "quote_firm_usdc.json", evm, set("depositAddress", "0x0000000000000000000000000000000000000000"), "quote.depositAddress"},
+		{"deposit address of another chain", "quote_firm_usdc.json", evm, set("depositAddress", "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"), "quote.depositAddress"},
+		{"firm quote without deposit address", "quote_firm_usdc.json", evm, func(q map[string]any) { delete(q, "depositAddress") }, "quote.depositAddress"},
+		{"Solana deposit address is an EVM one", "quote_firm_sol.json", sol, set("depositAddress", "0x1231DEB6f5749EF6cE6943a275A1D3E7486F4EaE"), "quote.depositAddress"},
+		{"Solana deposit address is not base58", "quote_firm_sol.json", sol, set("depositAddress", "0OIl0OIl0OIl0OIl0OIl0OIl0OIl0OIl"), "quote.depositAddress"},
+		{"amountOut 10^80", "quote_firm_usdc.json", evm, set("amountOut", tooBig), "quote.amountOut"},
+		{"amountIn negative", "quote_firm_usdc.json", evm, set("amountIn", "-100000000"), "quote.amountIn"},
+		{"minAmountOut a fraction", "quote_firm_usdc.json", evm, set("minAmountOut", "99151750.5"), "quote.minAmountOut"},
+		{"minAmountOut in words", "quote_firm_usdc.json", evm, set("minAmountOut", "some"), "quote.minAmountOut"},
+		{"minAmountOut above amountOut", "quote_firm_usdc.json", evm, set("minAmountOut", "99650001"), "quote.minAmountOut"},
+		{"dry quote amountOut 10^80", "quote_dry_usdc.json", func(t *testing.T, reg *registry.Registry) *quote.Request {
+			req := evm(t, reg)
+			req.Dry = true
+			return req
+		}, set("amountOut", tooBig), "quote.amountOut"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serveQuote(t, tc.fixture, tc.change)
+			c, reg := newClient(t, srv.URL, 5*time.Second)
+			r, err := c.QuoteLeg(context.Background(), tc.req(t, reg), "")
+			if err == nil {
+				t.Fatalf("accepted: deposit %q, tx %+v", r.DepositAddress, r.Tx)
+			}
+			var ae *apierr.Error
+			if !errors.As(err, &ae) || ae.Code != apierr.UpstreamError {
+				t.Fatalf("err = %v, want UPSTREAM_ERROR", err)
+			}
+			if want := "the intents upstream sent an invalid answer: " + tc.field; !strings.HasPrefix(ae.Message, want) {
+				t.Fatalf("message %q, want it to start %q", ae.Message, want)
+			}
+		})
 	}
 }

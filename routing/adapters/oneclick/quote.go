@@ -141,7 +141,11 @@ func noAsset(err error) error {
 }
 
 // mapQuote turns 1Click's quote into a route, and on a firm quote builds the
-// deposit transaction for EVM sources.
+// deposit transaction for EVM sources. Every field the route passes on is
+// checked first (httpjson's answer checks): the amounts as 256-bit
+// decimals, minAmountOut at most amountOut, and the deposit address, which
+// a firm quote must carry, with the source chain's codec, since the client
+// pays into it on that chain. A quote that fails one is refused whole.
 func (c *Client) mapQuote(req *quote.Request, sent *wireQuoteRequest, q *wireQuote) (*quote.Route, error) {
 	amountIn, err := upstream.Decimal("quote.amountIn", q.AmountIn)
 	if err != nil {
@@ -154,6 +158,14 @@ func (c *Client) mapQuote(req *quote.Request, sent *wireQuoteRequest, q *wireQuo
 	minOut, err := upstream.Decimal("quote.minAmountOut", q.MinAmountOut)
 	if err != nil {
 		return nil, err
+	}
+	if minOut.Cmp(amountOut) > 0 {
+		return nil, upstream.BadAnswer("quote.minAmountOut: %s is more than amountOut %s", minOut, amountOut)
+	}
+	if !sent.Dry || q.DepositAddress != "" {
+		if err := upstream.Address("quote.depositAddress", req.From.AddressFormat, q.DepositAddress); err != nil {
+			return nil, err
+		}
 	}
 	if req.ExactOutput() && minOut.Cmp(req.ToAmount) < 0 {
 		return nil, &quote.NoRoute{Provider: Name, Tool: Tool, Reason: "NO_POSSIBLE_ROUTE",
@@ -189,9 +201,6 @@ func (c *Client) mapQuote(req *quote.Request, sent *wireQuoteRequest, q *wireQuo
 	}
 	route.PreFeeToAmount = new(big.Int).Add(route.ToAmount, route.PartnerFee)
 	if !sent.Dry {
-		if q.DepositAddress == "" {
-			return nil, upstream.BadAnswer("firm quote without a deposit address")
-		}
 		if route.Tx, err = depositTx(req, q.DepositAddress, amountIn); err != nil {
 			return nil, err
 		}

@@ -68,6 +68,16 @@ func (c *Client) SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observation
 		return swap.Observation{}, upstream.BadAnswer("unknown status %q", w.Status)
 	}
 	if hs := w.SwapDetails.DestinationChainTxHashes; len(hs) > 0 && hs[0].Hash != "" {
+		// The delivery reaches the client's status answer: its
+		// transaction id and amount are checked as a quote's fields are.
+		if err := upstream.TxHash("swapDetails.destinationChainTxHashes.hash", hs[0].Hash); err != nil {
+			return swap.Observation{}, err
+		}
+		if w.SwapDetails.AmountOut != "" {
+			if _, err := upstream.Decimal("swapDetails.amountOut", w.SwapDetails.AmountOut); err != nil {
+				return swap.Observation{}, err
+			}
+		}
 		o.Receiving = swap.Leg{TxHash: hs[0].Hash, ChainID: s.ToChain, Amount: string(w.SwapDetails.AmountOut), Token: s.ToToken}
 	}
 	return o, nil

@@ -2,6 +2,12 @@ package oneclick
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +72,42 @@ func TestSubmitDeposit(t *testing.T) {
 	c, _ = newClient(t, srv.URL, 2*time.Second)
 	if err := c.SubmitDeposit(context.Background(), "0xabc", "0xdep", ""); err == nil {
 		t.Fatal("a failed submit reported success")
+	}
+}
+
+// TestSwapStatusRefusesInvalidDelivery: a SUCCESS answer whose delivery
+// transaction id or amount is not one is refused, UPSTREAM_ERROR naming it.
+func TestSwapStatusRefusesInvalidDelivery(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "status_success.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, field string
+		change      func(details map[string]any)
+	}{
+		{"a script for the hash", "destinationChainTxHashes.hash", func(d map[string]any) {
+			d["destinationChainTxHashes"] = []any{map[string]any{"hash": "javascript:alert(1)"}}
+		}},
+		{"amountOut 10^80", "swapDetails.amountOut", func(d map[string]any) { d["amountOut"] = "1" + strings.Repeat("0", 80) }},
+		{"amountOut negative", "swapDetails.amountOut", func(d map[string]any) { d["amountOut"] = "-1" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body map[string]any
+			if err := json.Unmarshal(raw, &body); err != nil {
+				t.Fatal(err)
+			}
+			tc.change(body["swapDetails"].(map[string]any))
+			b, _ := json.Marshal(body)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(b) }))
+			t.Cleanup(srv.Close)
+			c, _ := newClient(t, srv.URL, 2*time.Second)
+			got, err := c.SwapStatus(context.Background(), &swap.Swap{ToChain: 900000002, ToToken: "native",
+				DepositAddress: "0x76b4c56085ED136a8744D52bE956396624a730E8"})
+			ae, ok := err.(*apierr.Error)
+			if !ok || ae.Code != apierr.UpstreamError || !strings.Contains(ae.Message, tc.field) {
+				t.Fatalf("observation %+v, err %v; want UPSTREAM_ERROR naming %s", got, err, tc.field)
+			}
+		})
 	}
 }

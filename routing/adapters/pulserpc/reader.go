@@ -108,6 +108,11 @@ func GetAmountsOut(ctx context.Context, c Caller, pulsexRouter common.Address, a
 	if len(amounts) != len(path) {
 		return nil, rpcFailure(pulseroute.MethodGetAmountsOut, fmt.Errorf("%d amounts for a path of %d tokens", len(amounts), len(path)))
 	}
+	if amounts[0].Cmp(amountIn) != 0 {
+		// The router echoes amountIn first: an answer that does not is
+		// not an answer to this call.
+		return nil, rpcFailure(pulseroute.MethodGetAmountsOut, fmt.Errorf("first amount %s is not amountIn %s", amounts[0], amountIn))
+	}
 	return amounts, nil
 }
 
@@ -135,6 +140,11 @@ func GetAmountsIn(ctx context.Context, c Caller, pulsexRouter common.Address, am
 	}
 	if len(amounts) != len(path) {
 		return nil, rpcFailure(pulseroute.MethodGetAmountsIn, fmt.Errorf("%d amounts for a path of %d tokens", len(amounts), len(path)))
+	}
+	if last := amounts[len(amounts)-1]; last.Cmp(amountOut) != 0 {
+		// The router echoes amountOut last: an answer that does not is
+		// not an answer to this call.
+		return nil, rpcFailure(pulseroute.MethodGetAmountsIn, fmt.Errorf("last amount %s is not amountOut %s", last, amountOut))
 	}
 	return amounts, nil
 }

@@ -199,6 +199,27 @@ func TestChainReadErrors(t *testing.T) {
 		t.Errorf("short array: %v", err)
 	}
 
+	// A well-formed array that is not an answer to the call: the amount
+	// asked about is not where the router puts it (getAmountsOut's first,
+	// getAmountsIn's last).
+	twoAmounts := hexutil.MustDecode("0x" +
+		"0000000000000000000000000000000000000000000000000000000000000020" +
+		"0000000000000000000000000000000000000000000000000000000000000002" +
+		"0000000000000000000000000000000000000000000000000000000000000007" +
+		"0000000000000000000000000000000000000000000000000000000000000009")
+	if _, err = GetAmountsOut(ctx, &fakeCaller{ret: twoAmounts}, router, big.NewInt(5), path); !errors.As(err, &ae) || ae.Code != apierr.RPCFailure {
+		t.Errorf("getAmountsOut whose first amount is not amountIn: %v", err)
+	}
+	if _, err = GetAmountsIn(ctx, &fakeCaller{ret: twoAmounts}, router, big.NewInt(5), path); !errors.As(err, &ae) || ae.Code != apierr.RPCFailure {
+		t.Errorf("getAmountsIn whose last amount is not amountOut: %v", err)
+	}
+	if got, err := GetAmountsOut(ctx, &fakeCaller{ret: twoAmounts}, router, big.NewInt(7), path); err != nil || got[1].Int64() != 9 {
+		t.Errorf("getAmountsOut of 7: %v, %v", got, err)
+	}
+	if got, err := GetAmountsIn(ctx, &fakeCaller{ret: twoAmounts}, router, big.NewInt(9), path); err != nil || got[0].Int64() != 7 {
+		t.Errorf("getAmountsIn of 9: %v, %v", got, err)
+	}
+
 	// Invalid input is the caller's bug, not an RPC failure, and sends nothing.
 	f = &fakeCaller{}
 	_, err = GetAmountsOut(ctx, f, router, big.NewInt(5), path[:1])

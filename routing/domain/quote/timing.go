@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/routing/codec/jsonenc"
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 // A quote's race, as its answer shows it in data.timing: how long the race
@@ -90,9 +91,14 @@ type LegTiming struct {
 	// length); 0 for a skipped leg.
 	Elapsed time.Duration
 	Status  LegStatus
-	// Reason is why an unsupported leg was left out, or why a dropped
-	// leg's route was ("" otherwise).
+	// Reason is why an unsupported leg was left out, why a dropped leg's
+	// route was, or why a failed leg failed (its error's message: for an
+	// upstream answer refused at the adapter, what was wrong with it); ""
+	// otherwise.
 	Reason string
+	// Code is a failed leg's error code (UPSTREAM_ERROR for an upstream
+	// answer refused at the adapter); "" otherwise.
+	Code string
 }
 
 // Timing is a race as its answer shows it.
@@ -141,10 +147,16 @@ func NewTiming(outcomes []LegOutcome, end RaceEnd, won *Route) *Timing {
 		if lt.Status == LegTimedOut {
 			lt.Elapsed = end.Total
 		}
-		if lt.Status == LegUnsupported || lt.Status == LegDropped {
+		switch lt.Status {
+		case LegUnsupported, LegDropped:
 			var nr *NoRoute
 			if errors.As(o.Err, &nr) {
 				lt.Reason = nr.Message
+			}
+		case LegFailed:
+			if o.Err != nil {
+				ae := apierr.From(o.Err)
+				lt.Code, lt.Reason = ae.Code, ae.Message
 			}
 		}
 		t.Legs[i] = lt
@@ -174,8 +186,9 @@ func (o *LegOutcome) Status() LegStatus {
 }
 
 // AppendTiming appends t as data.timing: {totalMs, strategy, legs:
-// [{provider, tool, ms, outcome, reason?}]}, reason only on an unsupported
-// or dropped leg, times in milliseconds with microsecond
+// [{provider, tool, ms, outcome, code?, reason?}]}, reason only on an
+// unsupported, dropped or failed leg, code only on a failed one, times in
+// milliseconds with microsecond
 // precision. The bytes are those encoding/json makes of the struct form
 // kept in the tests.
 func AppendTiming(b []byte, t *Timing) []byte {
@@ -197,6 +210,10 @@ func AppendTiming(b []byte, t *Timing) []byte {
 		b = appendMillis(b, l.Elapsed)
 		b = append(b, `,"outcome":`...)
 		b = jsonenc.AppendString(b, l.Status.String())
+		if l.Code != "" {
+			b = append(b, `,"code":`...)
+			b = jsonenc.AppendString(b, l.Code)
+		}
 		if l.Reason != "" {
 			b = append(b, `,"reason":`...)
 			b = jsonenc.AppendString(b, l.Reason)

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"testing"
 	"time"
+
+	"github.com/swapgate/swapgate/routing/domain/apierr"
 )
 
 // timingJSON is data.timing as encoding/json makes it, the form
@@ -21,13 +23,14 @@ type legTimingJSON struct {
 	Tool     string  `json:"tool"`
 	Ms       float64 `json:"ms"`
 	Outcome  string  `json:"outcome"`
+	Code     string  `json:"code,omitempty"`
 	Reason   string  `json:"reason,omitempty"`
 }
 
 func timingForm(t *Timing) *timingJSON {
 	j := &timingJSON{TotalMs: Millis(t.Total), Strategy: t.Reason.String(), Legs: []legTimingJSON{}}
 	for _, l := range t.Legs {
-		j.Legs = append(j.Legs, legTimingJSON{Provider: l.Provider, Tool: l.Tool, Ms: Millis(l.Elapsed), Outcome: l.Status.String(), Reason: l.Reason})
+		j.Legs = append(j.Legs, legTimingJSON{Provider: l.Provider, Tool: l.Tool, Ms: Millis(l.Elapsed), Outcome: l.Status.String(), Code: l.Code, Reason: l.Reason})
 	}
 	return j
 }
@@ -41,6 +44,7 @@ func TestTimingEncodingMatchesEncodingJSON(t *testing.T) {
 			{Provider: "aggregator", Tool: "sbx-<arc>&\u2028", Elapsed: 1500 * time.Millisecond, Status: LegTimedOut},
 			{Provider: "intents", Tool: "", Elapsed: 0, Status: LegSkipped},
 			{Provider: "intents", Tool: "x", Elapsed: 3*time.Hour + 7*time.Nanosecond, Status: LegFailed},
+			{Provider: "aggregator", Status: LegFailed, Code: "UPSTREAM_ERROR", Reason: "the aggregator upstream sent an invalid answer: transactionRequest.to: \"javascript:alert(1)\" is not a valid evm address"},
 			{Provider: "intents", Tool: "y", Elapsed: -time.Second, Status: LegNoRoute},
 			{Provider: "pulseroute", Status: LegUnsupported, Reason: "multi-step \"routes\" <cannot> size"},
 		}},
@@ -60,7 +64,9 @@ func TestTimingEncodingMatchesEncodingJSON(t *testing.T) {
 
 // TestNewTimingNamesEachLegsOutcome checks the status each kind of outcome
 // is shown with, the winner marked, a live upstream's leg named by its
-// route's tool, and a timed-out leg's time being the race's.
+// route's tool, a timed-out leg's time being the race's, and a failed
+// leg's error code and message (an upstream answer refused at the adapter
+// says why there).
 func TestNewTimingNamesEachLegsOutcome(t *testing.T) {
 	win := &Route{Provider: "aggregator", Tool: "sbx-canal", ToAmount: big.NewInt(1)}
 	other := &Route{Provider: "aggregator", Tool: "sbx-wormway", ToAmount: big.NewInt(1)}
@@ -71,6 +77,8 @@ func TestNewTimingNamesEachLegsOutcome(t *testing.T) {
 		{Provider: "aggregator", Leg: "sbx-arcbridge", Answered: true, Elapsed: time.Millisecond,
 			Err: &NoRoute{Provider: "aggregator", Tool: "sbx-arcbridge", Reason: "AMOUNT_TOO_LOW"}},
 		{Provider: "aggregator", Leg: "sbx-fail", Answered: true, Err: fmt.Errorf("boom"), Elapsed: 4 * time.Millisecond},
+		{Provider: "aggregator", Answered: true, Elapsed: 5 * time.Millisecond,
+			Err: apierr.New(apierr.UpstreamError, "the aggregator upstream sent an invalid answer: transactionRequest: missing")},
 		{Provider: "aggregator", Leg: "sbx-hang"},
 		{Provider: "aggregator", Leg: "sbx-dead", Skipped: true, Answered: true, Err: fmt.Errorf("open")},
 		{Provider: "intents", Leg: "", Route: live, Answered: true, Elapsed: 9 * time.Millisecond},
@@ -78,14 +86,16 @@ func TestNewTimingNamesEachLegsOutcome(t *testing.T) {
 	}
 	tm := NewTiming(outcomes, RaceEnd{Total: 300 * time.Millisecond, Reason: StopDeadline}, win)
 	want := []LegTiming{
-		{"aggregator", "sbx-canal", 2 * time.Millisecond, LegWon, ""},
-		{"aggregator", "sbx-wormway", 3 * time.Millisecond, LegAnswered, ""},
-		{"aggregator", "sbx-arcbridge", time.Millisecond, LegNoRoute, ""},
-		{"aggregator", "sbx-fail", 4 * time.Millisecond, LegFailed, ""},
-		{"aggregator", "sbx-hang", 300 * time.Millisecond, LegTimedOut, ""},
-		{"aggregator", "sbx-dead", 0, LegSkipped, ""},
-		{"intents", "oneclick", 9 * time.Millisecond, LegAnswered, ""},
-		{"pulseroute", "", 0, LegUnsupported, "no exact output here"},
+		{Provider: "aggregator", Tool: "sbx-canal", Elapsed: 2 * time.Millisecond, Status: LegWon},
+		{Provider: "aggregator", Tool: "sbx-wormway", Elapsed: 3 * time.Millisecond, Status: LegAnswered},
+		{Provider: "aggregator", Tool: "sbx-arcbridge", Elapsed: time.Millisecond, Status: LegNoRoute},
+		{Provider: "aggregator", Tool: "sbx-fail", Elapsed: 4 * time.Millisecond, Status: LegFailed, Code: apierr.Internal, Reason: "internal error"},
+		{Provider: "aggregator", Elapsed: 5 * time.Millisecond, Status: LegFailed, Code: apierr.UpstreamError,
+			Reason: "the aggregator upstream sent an invalid answer: transactionRequest: missing"},
+		{Provider: "aggregator", Tool: "sbx-hang", Elapsed: 300 * time.Millisecond, Status: LegTimedOut},
+		{Provider: "aggregator", Tool: "sbx-dead", Status: LegSkipped},
+		{Provider: "intents", Tool: "oneclick", Elapsed: 9 * time.Millisecond, Status: LegAnswered},
+		{Provider: "pulseroute", Status: LegUnsupported, Reason: "no exact output here"},
 	}
 	if tm.Total != 300*time.Millisecond || tm.Reason != StopDeadline || len(tm.Legs) != len(want) {
 		t.Fatalf("timing %+v", tm)
@@ -103,7 +113,7 @@ func TestNewTimingOfFewLegs(t *testing.T) {
 	r := &Route{Provider: "intents", Tool: "sbx-intents"}
 	tm := NewTiming([]LegOutcome{{Provider: "intents", Leg: "sbx-intents", Route: r, Answered: true, Elapsed: time.Millisecond}},
 		RaceEnd{Total: 2 * time.Millisecond, Reason: StopAllAnswered}, r)
-	if len(tm.Legs) != 1 || tm.Legs[0] != (LegTiming{"intents", "sbx-intents", time.Millisecond, LegWon, ""}) || tm.Total != 2*time.Millisecond {
+	if len(tm.Legs) != 1 || tm.Legs[0] != (LegTiming{Provider: "intents", Tool: "sbx-intents", Elapsed: time.Millisecond, Status: LegWon}) || tm.Total != 2*time.Millisecond {
 		t.Fatalf("%+v", tm)
 	}
 	if tm := NewTiming(nil, RaceEnd{Reason: StopAllAnswered}, nil); len(tm.Legs) != 0 || string(AppendTiming(nil, tm)) != `{"totalMs":0,"strategy":"all_answered","legs":[]}` {
