@@ -24,13 +24,16 @@
 // in its own window (which may have ended: the node then spends none of
 // it), never a second one: calls are retried, and the store answers a
 // grant already stored under its request id with that first grant. An
-// acquire wanting nothing writes nothing: it is how a node learns the
-// epoch (its lease) and gives a block's rest back, and the activation
-// checks its epoch is still current first, so that a stale activation
-// does not hand its epoch out. What is given back is granted again in the
-// window; it is not persisted, so an activation that replaces this one
-// counts it granted (never more than the limit; at worst a block's rest
-// unused until the reset).
+// acquire wanting nothing is how a node learns the epoch (its lease) and
+// gives a block's rest back; the activation checks its epoch is still
+// current first (reading it, or writing the give-back under it), so that a
+// stale activation neither hands its epoch out nor takes anything back.
+// What is given back is written with the grants (a row's Returned) before
+// it is granted again in the window, so that an activation that replaces
+// this one counts the window's grants less what came back: before, a node
+// whose blocks' leases kept ending (traffic in bursts) left the next
+// activation a window spent on paper, refusing the partner until the
+// reset.
 //
 // The node. Limiter keeps per (partner, bucket) the current block and
 // admits locally while its lease lasts (2 s), with one acquire in flight
@@ -243,10 +246,8 @@ func activate(ctx context.Context, cfg GrainConfig, partner string) (*grain, err
 }
 
 // load rebuilds each bucket's window from the persisted grants: the latest
-// window of each bucket, what it granted and who asked; and every request
-// id's first answer. A block given back to an earlier activation is not
-// in the store: the window counts it granted (never more admitted than
-// the limit; at worst a block's rest unused).
+// window of each bucket, what it granted less what came back, and who
+// asked; and every request id's first answer.
 func (g *grain) load(grants []partnerquota.Grant) {
 	for _, gr := range grants {
 		g.answers[gr.RequestID] = firstAnswer{bucket: gr.Bucket, start: gr.WindowStart, granted: gr.Granted}
@@ -258,7 +259,7 @@ func (g *grain) load(grants []partnerquota.Grant) {
 		case gr.WindowStart.Before(b.state.Start):
 			continue
 		}
-		b.state.Granted += gr.Granted
+		b.state.Granted += gr.Granted - gr.Returned
 		b.requesters[gr.Requester] = true
 	}
 }
@@ -303,17 +304,29 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 	}
 	if req.Want == 0 {
 		// A lease refresh or a block given back: the epoch handed out must
-		// be current, and a stale activation takes nothing back.
-		epoch, err := g.cfg.Store.PartnerEpoch(ctx, g.partner)
-		if err != nil {
-			return AcquireAnswer{}, fmt.Errorf("partnergrain: %s: read epoch: %w", g.partner, err)
+		// be current, and a stale activation takes nothing back. What comes
+		// back is written (under the epoch, which checks it) before it is
+		// counted free, so that a later activation counts it free too.
+		if back > 0 {
+			first, err := g.record(ctx, partnerquota.Grant{Bucket: req.Bucket, RequestID: req.RequestID, Requester: req.Requester,
+				WindowStart: b.state.Start, Returned: back})
+			if err != nil {
+				return AcquireAnswer{}, err
+			}
+			if first {
+				b.state.Granted -= back
+			}
+		} else {
+			epoch, err := g.cfg.Store.PartnerEpoch(ctx, g.partner)
+			if err != nil {
+				return AcquireAnswer{}, fmt.Errorf("partnergrain: %s: read epoch: %w", g.partner, err)
+			}
+			if epoch != g.epoch {
+				g.cfg.Metrics.stale.Add(1)
+				return AcquireAnswer{}, cluster.ErrStale
+			}
 		}
-		if epoch != g.epoch {
-			g.cfg.Metrics.stale.Add(1)
-			return AcquireAnswer{}, cluster.ErrStale
-		}
-		if back > 0 || req.Return > 0 {
-			b.state.Granted -= back
+		if req.Return > 0 {
 			delete(b.held, req.Requester)
 			g.answers[req.RequestID] = firstAnswer{bucket: req.Bucket, start: b.state.Start}
 		}
@@ -333,9 +346,9 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 	if !next.Start.Equal(b.state.Start) {
 		nb = newBucket(next)
 	}
-	if granted > 0 {
+	if granted > 0 || back > 0 {
 		stored, err := g.cfg.Store.RecordPartnerGrant(ctx, g.partner, g.epoch, partnerquota.Grant{Bucket: req.Bucket,
-			RequestID: req.RequestID, Requester: req.Requester, WindowStart: next.Start, Granted: granted})
+			RequestID: req.RequestID, Requester: req.Requester, WindowStart: next.Start, Granted: granted, Returned: back})
 		switch {
 		case errors.Is(err, partnerquota.ErrStaleEpoch):
 			g.cfg.Metrics.stale.Add(1)
@@ -343,7 +356,7 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 		case err != nil:
 			return AcquireAnswer{}, fmt.Errorf("partnergrain: %s: record grant: %w", g.partner, err)
 		}
-		if !stored.WindowStart.Equal(next.Start) || stored.Granted != granted {
+		if !stored.WindowStart.Equal(next.Start) || stored.Granted != granted || stored.Returned != back {
 			// The request was answered before, by this activation or an
 			// earlier one: its first answer stands, and nothing changes.
 			fa := firstAnswer{bucket: stored.Bucket, start: stored.WindowStart, granted: stored.Granted}
@@ -371,6 +384,21 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 	g.answers[req.RequestID] = firstAnswer{bucket: req.Bucket, start: next.Start, granted: granted}
 	g.buckets[req.Bucket] = nb
 	return g.answer(nb, now, req.Limit, granted), nil
+}
+
+// record writes a row that only gives admissions back (gr.Granted 0) under
+// the activation's epoch; first is false when the request id was already
+// written (a retry: what it gave back is counted already).
+func (g *grain) record(ctx context.Context, gr partnerquota.Grant) (first bool, err error) {
+	stored, err := g.cfg.Store.RecordPartnerGrant(ctx, g.partner, g.epoch, gr)
+	switch {
+	case errors.Is(err, partnerquota.ErrStaleEpoch):
+		g.cfg.Metrics.stale.Add(1)
+		return false, cluster.ErrStale
+	case err != nil:
+		return false, fmt.Errorf("partnergrain: %s: record give-back: %w", g.partner, err)
+	}
+	return stored.WindowStart.Equal(gr.WindowStart) && stored.Granted == gr.Granted && stored.Returned == gr.Returned, nil
 }
 
 // forget drops the first answers of windows older than those kept.

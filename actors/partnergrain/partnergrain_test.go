@@ -81,7 +81,7 @@ func (m *memStore) granted(p string) int {
 	defer m.mu.Unlock()
 	n := 0
 	for _, g := range m.grants[p] {
-		n += g.Granted
+		n += g.Granted - g.Returned
 	}
 	return n
 }

@@ -84,6 +84,14 @@ var steps = []struct {
 		"tickets", "webhooks"},
 		seed:  `INSERT INTO portal_limits VALUES (repeat('c', 64), 5, 2)`,
 		check: `SELECT count(*) FROM portal_limits WHERE start_ns = 5 AND n = 2`},
+	15: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners", "portal_codes",
+		"portal_key_rotations", "portal_limits", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version", "settlements", "swaps",
+		"tickets", "webhooks"},
+		// The grant seeded at version 13 reads as a grant that gave nothing back.
+		seed: `INSERT INTO partner_grants VALUES ('ptn_back', 'req_back', 'heavy', 'node', 1, 0, 20)`,
+		check: `SELECT count(*) FROM partner_grants a JOIN partner_grants b ON a.partner_id = 'ptn_seed' AND a.returned = 0
+		        AND b.partner_id = 'ptn_back' AND b.granted = 0 AND b.returned = 20`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

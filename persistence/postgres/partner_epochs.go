@@ -60,7 +60,7 @@ func (s *Store) PartnerGrants(ctx context.Context, partnerID string, since time.
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT bucket, request_id, requester, window_start_ns, granted
+	rows, err := s.pool.Query(ctx, `SELECT bucket, request_id, requester, window_start_ns, granted, returned
 		FROM partner_grants WHERE partner_id = $1 AND window_start_ns > $2`, partnerID, nanos(since))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read partner grants: %w", err)
@@ -70,7 +70,7 @@ func (s *Store) PartnerGrants(ctx context.Context, partnerID string, since time.
 	for rows.Next() {
 		var g partnerquota.Grant
 		var start int64
-		if err := rows.Scan(&g.Bucket, &g.RequestID, &g.Requester, &start, &g.Granted); err != nil {
+		if err := rows.Scan(&g.Bucket, &g.RequestID, &g.Requester, &start, &g.Granted, &g.Returned); err != nil {
 			return nil, fmt.Errorf("postgres: read partner grants: %w", err)
 		}
 		g.WindowStart = fromNanos(start)
@@ -104,8 +104,8 @@ func (s *Store) SweepPartnerGrants(ctx context.Context, partnerID string, before
 // kept as it is. It answers the partner's epoch (NULL when it has none)
 // and whether the grant was inserted.
 const recordGrantSQL = `WITH e AS (SELECT epoch FROM partner_epochs WHERE partner_id = $1 FOR SHARE),
-	ins AS (INSERT INTO partner_grants (partner_id, request_id, bucket, requester, window_start_ns, granted)
-		SELECT $1, $3, $4, $5, $6, $7 FROM e WHERE e.epoch = $2
+	ins AS (INSERT INTO partner_grants (partner_id, request_id, bucket, requester, window_start_ns, granted, returned)
+		SELECT $1, $3, $4, $5, $6, $7, $8 FROM e WHERE e.epoch = $2
 		ON CONFLICT (partner_id, request_id) DO NOTHING RETURNING 1)
 	SELECT (SELECT epoch FROM e), (SELECT count(*) FROM ins)`
 
@@ -120,13 +120,13 @@ func (s *Store) RecordPartnerGrant(ctx context.Context, partnerID string, epoch 
 	if err := s.checkOpen(ctx); err != nil {
 		return partnerquota.Grant{}, err
 	}
-	if g.Granted <= 0 || g.RequestID == "" || g.Bucket == "" {
-		return partnerquota.Grant{}, fmt.Errorf("postgres: record partner grant: want a positive grant, a request id and a bucket, got %+v", g)
+	if g.Granted < 0 || g.Returned < 0 || g.Granted+g.Returned == 0 || g.RequestID == "" || g.Bucket == "" {
+		return partnerquota.Grant{}, fmt.Errorf("postgres: record partner grant: want a grant or a give-back, neither negative, a request id and a bucket, got %+v", g)
 	}
 	var current *int64
 	var inserted int64
 	if err := s.pool.QueryRow(ctx, recordGrantSQL, partnerID, epoch, g.RequestID, g.Bucket, g.Requester,
-		nanos(g.WindowStart), g.Granted).Scan(&current, &inserted); err != nil {
+		nanos(g.WindowStart), g.Granted, g.Returned).Scan(&current, &inserted); err != nil {
 		return partnerquota.Grant{}, fmt.Errorf("postgres: record partner grant: %w", err)
 	}
 	if current == nil || *current != epoch {
@@ -139,8 +139,8 @@ func (s *Store) RecordPartnerGrant(ctx context.Context, partnerID string, epoch 
 	// statement, so that one committed concurrently is seen too).
 	first := partnerquota.Grant{RequestID: g.RequestID}
 	var start int64
-	if err := s.pool.QueryRow(ctx, `SELECT bucket, requester, window_start_ns, granted FROM partner_grants
-		WHERE partner_id = $1 AND request_id = $2`, partnerID, g.RequestID).Scan(&first.Bucket, &first.Requester, &start, &first.Granted); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT bucket, requester, window_start_ns, granted, returned FROM partner_grants
+		WHERE partner_id = $1 AND request_id = $2`, partnerID, g.RequestID).Scan(&first.Bucket, &first.Requester, &start, &first.Granted, &first.Returned); err != nil {
 		return partnerquota.Grant{}, fmt.Errorf("postgres: record partner grant: read the grant of request %s back: %w", g.RequestID, err)
 	}
 	first.WindowStart = fromNanos(start)

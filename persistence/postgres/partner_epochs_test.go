@@ -324,3 +324,44 @@ func TestPartnerGrantRetriedAnswersTheFirst(t *testing.T) {
 		t.Fatalf("a retry under a stale epoch: %v, want ErrStaleEpoch", err)
 	}
 }
+
+// What a node gives back of a block is stored with the grants, so that a
+// later activation counts the window's grants less its give-backs; a row
+// grants, gives back, or both, never a negative amount nor nothing.
+func TestPartnerGrantsKeepGiveBacks(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, Options{})
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	epoch, err := s.BumpPartnerEpoch(ctx, "ptn_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(id string, granted, returned int) partnerquota.Grant {
+		return partnerquota.Grant{Bucket: "heavy", RequestID: id, Requester: "node-a", WindowStart: t0, Granted: granted, Returned: returned}
+	}
+	for _, g := range []partnerquota.Grant{row("take", 50, 0), row("back", 0, 30), row("again", 20, 10)} {
+		if got, err := s.RecordPartnerGrant(ctx, "ptn_a", epoch, g); err != nil || got != g {
+			t.Fatalf("record %+v: %+v, %v", g, got, err)
+		}
+	}
+	for _, g := range []partnerquota.Grant{row("nothing", 0, 0), row("negative", -1, 2), row("negative-back", 2, -1)} {
+		if _, err := s.RecordPartnerGrant(ctx, "ptn_a", epoch, g); err == nil {
+			t.Errorf("record %+v: accepted", g)
+		}
+	}
+	grants, err := s.PartnerGrants(ctx, "ptn_a", t0.Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := 0
+	for _, g := range grants {
+		net += g.Granted - g.Returned
+	}
+	if len(grants) != 3 || net != 30 {
+		t.Fatalf("read back %+v: %d rows, %d granted net; want 3 rows and 30 (50 + 20 granted, 30 + 10 given back)", grants, len(grants), net)
+	}
+	// A retried give-back answers the first row.
+	if got, err := s.RecordPartnerGrant(ctx, "ptn_a", epoch, row("back", 0, 7)); err != nil || got.Returned != 30 {
+		t.Fatalf("retried give-back: %+v, %v; want the first (30 given back)", got, err)
+	}
+}

@@ -29,13 +29,17 @@ var ErrStaleEpoch = errors.New("partnerquota: stale epoch")
 
 // Grant is one acquire's grant as the store keeps it: a block of
 // admissions of one bucket's window, asked for by requester (a node) under
-// requestID (the same for every retry of one acquire).
+// requestID (the same for every retry of one acquire), and what the
+// requester gave back of its previous block of that window with it.
+// The window has granted the sum of Granted less the sum of Returned of its
+// rows: a later activation counts a block given back as free again.
 type Grant struct {
 	Bucket      string
 	RequestID   string
 	Requester   string
 	WindowStart time.Time
 	Granted     int
+	Returned    int
 }
 
 // Block is how many admissions one acquire gets: want, capped at half the
