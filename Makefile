@@ -16,8 +16,9 @@ PG_E2E  := E2E|EndToEnd|Flows|Quote|Webhook|Onramp|Execute|Deposit|Idempotency|A
 # TestPebbleOnlyTestsLeftOut holds this list to the tests.
 PG_E2E_PEBBLE := ^(TestEarningsAndSettleE2E|TestStatsAndTransactionsE2E|TestPartnerQuoteFeesAndLedger|TestStoreBackendsEndToEnd)$$
 # NORACE_PKGS and NORACE_TESTS are the allocation tests (testing.AllocsPerRun),
-# which skip under the race detector, whose instrumentation allocates:
-# make test runs them again without it. internal/testrun's
+# built only without the race detector (//go:build !race), whose
+# instrumentation allocates: make test runs them in a pass without it, and
+# the race pass has nothing to skip. internal/testrun's
 # TestAllocationTestsRunWithoutRace holds these lists to the tests.
 NORACE_PKGS  := ./bench/bare
 NORACE_TESTS := ^(TestHandlerAllocatesNothing)$$

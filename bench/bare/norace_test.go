@@ -1,5 +1,0 @@
-//go:build !race
-
-package bare
-
-const raceEnabled = false
