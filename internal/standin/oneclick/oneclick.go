@@ -463,17 +463,10 @@ func leastInput(out func(*big.Int) *big.Int, want *big.Int) (*big.Int, bool) {
 }
 
 // depositAddress derives the deposit address of a firm quote from the
-// request, in the origin chain's format: a checksum-free 0x address on EVM
-// chains, base58 on Solana, hex elsewhere.
+// request, as a valid address of the origin chain (addresses.go).
 func depositAddress(origin Asset, req QuoteRequest) string {
 	sum := digest("deposit", req.OriginAsset, req.DestinationAsset, req.Amount, req.Recipient, req.RefundTo, req.Deadline)
-	switch origin.Blockchain {
-	case "sol":
-		return base58.Encode(sum)
-	case "near", "btc", "ton", "tron", "sui", "xrp", "doge", "stellar", "zec", "ltc", "cardano", "bch":
-		return hex.EncodeToString(sum)
-	}
-	return "0x" + hex.EncodeToString(sum[:20])
+	return chainAddress(origin.Blockchain, sum)
 }
 
 func uuidOf(sum []byte) string {
