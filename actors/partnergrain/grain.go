@@ -308,7 +308,7 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 		// back is written (under the epoch, which checks it) before it is
 		// counted free, so that a later activation counts it free too.
 		if back > 0 {
-			first, err := g.record(ctx, partnerquota.Grant{Bucket: req.Bucket, RequestID: req.RequestID, Requester: req.Requester,
+			_, first, err := g.record(ctx, partnerquota.Grant{Bucket: req.Bucket, RequestID: req.RequestID, Requester: req.Requester,
 				WindowStart: b.state.Start, Returned: back})
 			if err != nil {
 				return AcquireAnswer{}, err
@@ -347,16 +347,12 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 		nb = newBucket(next)
 	}
 	if granted > 0 || back > 0 {
-		stored, err := g.cfg.Store.RecordPartnerGrant(ctx, g.partner, g.epoch, partnerquota.Grant{Bucket: req.Bucket,
+		stored, first, err := g.record(ctx, partnerquota.Grant{Bucket: req.Bucket,
 			RequestID: req.RequestID, Requester: req.Requester, WindowStart: next.Start, Granted: granted, Returned: back})
-		switch {
-		case errors.Is(err, partnerquota.ErrStaleEpoch):
-			g.cfg.Metrics.stale.Add(1)
-			return AcquireAnswer{}, cluster.ErrStale
-		case err != nil:
-			return AcquireAnswer{}, fmt.Errorf("partnergrain: %s: record grant: %w", g.partner, err)
+		if err != nil {
+			return AcquireAnswer{}, err
 		}
-		if !stored.WindowStart.Equal(next.Start) || stored.Granted != granted || stored.Returned != back {
+		if !first {
 			// The request was answered before, by this activation or an
 			// earlier one: its first answer stands, and nothing changes.
 			fa := firstAnswer{bucket: stored.Bucket, start: stored.WindowStart, granted: stored.Granted}
@@ -386,19 +382,21 @@ func (g *grain) acquire(ctx context.Context, req AcquireRequest) (AcquireAnswer,
 	return g.answer(nb, now, req.Limit, granted), nil
 }
 
-// record writes a row that only gives admissions back (gr.Granted 0) under
-// the activation's epoch; first is false when the request id was already
-// written (a retry: what it gave back is counted already).
-func (g *grain) record(ctx context.Context, gr partnerquota.Grant) (first bool, err error) {
-	stored, err := g.cfg.Store.RecordPartnerGrant(ctx, g.partner, g.epoch, gr)
+// record writes gr (a grant, a give-back or both) under the activation's
+// epoch. It returns the row the store keeps under gr's request id, and
+// whether that row is gr: false for a retried request, whose first row
+// stands (what it granted and took back is counted already).
+func (g *grain) record(ctx context.Context, gr partnerquota.Grant) (stored partnerquota.Grant, first bool, err error) {
+	stored, err = g.cfg.Store.RecordPartnerGrant(ctx, g.partner, g.epoch, gr)
 	switch {
 	case errors.Is(err, partnerquota.ErrStaleEpoch):
 		g.cfg.Metrics.stale.Add(1)
-		return false, cluster.ErrStale
+		return stored, false, cluster.ErrStale
 	case err != nil:
-		return false, fmt.Errorf("partnergrain: %s: record give-back: %w", g.partner, err)
+		return stored, false, fmt.Errorf("partnergrain: %s: record grant: %w", g.partner, err)
 	}
-	return stored.WindowStart.Equal(gr.WindowStart) && stored.Granted == gr.Granted && stored.Returned == gr.Returned, nil
+	first = stored.WindowStart.Equal(gr.WindowStart) && stored.Granted == gr.Granted && stored.Returned == gr.Returned
+	return stored, first, nil
 }
 
 // forget drops the first answers of windows older than those kept.

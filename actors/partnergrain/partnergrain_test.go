@@ -166,18 +166,6 @@ func TestGrainGrantsAndRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func(r AcquireRequest) AcquireAnswer {
-		t.Helper()
-		out, err := g.Receive(ctx, MethodAcquire, acquireBody(t, r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var a AcquireAnswer
-		if err := json.Unmarshal(out, &a); err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
 	tests := []struct {
 		name    string
 		req     AcquireRequest
@@ -202,7 +190,7 @@ func TestGrainGrantsAndRepeats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		clk.Advance(tt.advance)
-		got := call(tt.req)
+		got := receive(t, g, tt.req)
 		got.WindowStart = 0
 		if got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
