@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/routing/adapters/httpjson"
+	"github.com/swapgate/swapgate/routing/domain/address"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
@@ -84,8 +85,10 @@ func New(cfg Config, reg *registry.Registry) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
-	if cfg.FeeRecipient != "" && !isEVMAddress(cfg.FeeRecipient) {
-		return nil, fmt.Errorf("relay: fee recipient %q: want an EVM address", cfg.FeeRecipient)
+	if cfg.FeeRecipient != "" {
+		if err := address.Validate("evm", cfg.FeeRecipient); err != nil || cfg.FeeRecipient == registry.NativeAddressEVM {
+			return nil, fmt.Errorf("relay: fee recipient %q: want an EVM address other than the zero address", cfg.FeeRecipient)
+		}
 	}
 	return &Client{cfg: cfg, base: hc.BaseURL(), reg: reg, hc: hc}, nil
 }

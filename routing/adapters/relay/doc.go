@@ -33,8 +33,16 @@
 //     waiting, depositing, pending, submitted, success, delayed, refund and
 //     failure, with inTxHashes (origin), txHashes (destination) and
 //     updatedAt.
-//   - Chains: GET /chains answers chains[] with id, name, disabled, ….
-//     Currencies: POST /currencies/v2.
+//   - Chains: GET /chains answers chains[] with id, name, disabled,
+//     vmType, …. Currencies: POST /currencies/v2.
+//   - Errors: a refused quote answers {message, errorCode}; the codes that
+//     mean no route for the request include AMOUNT_TOO_LOW,
+//     INSUFFICIENT_LIQUIDITY, NO_QUOTES, NO_SWAP_ROUTES_FOUND,
+//     CHAIN_DISABLED and UNSUPPORTED_CURRENCY (see errors.go for the list
+//     read as such).
+//   - An ERC-20 approve step's item is the token's approve(spender,
+//     amount) transaction; the step after it (deposit or swap) is the one
+//     that moves the funds, its check.endpoint naming the request id.
 //
 // How the adapter maps them is stated where it does (QuoteLeg,
 // SwapStatus, Chains).
