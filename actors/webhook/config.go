@@ -84,9 +84,10 @@ type Config struct {
 	// system roots (which honour SSL_CERT_FILE). Tests set RootCAs to their
 	// receiver's certificate.
 	TLSConfig *tls.Config
-	// Resolver resolves names when a URL is checked at registration; nil
-	// means the system resolver. Delivery-time checks see the dialled
-	// address itself.
+	// Resolver resolves names when a URL is checked at registration (the
+	// composition root passes routing/adapters/netresolve's, the system's);
+	// nil refuses every host name as unresolvable, judging only address
+	// literals. Delivery-time checks see the dialled address itself.
 	Resolver hook.Resolver
 	Logger   *slog.Logger
 	// Now is the clock; nil means time.Now.

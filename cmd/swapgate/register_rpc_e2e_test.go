@@ -19,7 +19,7 @@ import (
 )
 
 // recordedArbitrumNode replays the answers of an Arbitrum node recorded in
-// routing/domain/inbound/testdata/rpc (see its README): the transactions of the
+// routing/adapters/evidencerpc/testdata/rpc (see its README): the transactions of the
 // named cases, found by hash, and null for any other hash. It counts the
 // calls it answers, and returns each case's transaction hash.
 func recordedArbitrumNode(t *testing.T, calls *atomic.Int32, cases ...string) (*httptest.Server, map[string]string) {
@@ -29,7 +29,7 @@ func recordedArbitrumNode(t *testing.T, calls *atomic.Int32, cases ...string) (*
 	for _, name := range cases {
 		var hash common.Hash
 		for _, method := range []string{"eth_getTransactionByHash", "eth_getTransactionReceipt"} {
-			b, err := os.ReadFile(filepath.Join("..", "..", "routing", "domain", "inbound", "testdata", "rpc", name, method+".json"))
+			b, err := os.ReadFile(filepath.Join("..", "..", "routing", "adapters", "evidencerpc", "testdata", "rpc", name, method+".json"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,5 +3,8 @@
 // market, chains and their actor) is reached only from the composition
 // root, so that live mode cannot run sandbox code by accident. It has no
 // code of its own; `go test ./internal/archtest` checks the rules against
-// `go list` of the module.
+// `go list` of the module. Two rules have files of their own: the domain
+// dials nothing (dial_test.go, kept file by file on routing/domain's
+// imports of the standard library and go-ethereum), and only the binary
+// imports the composition root (root_test.go, tests' imports included).
 package archtest

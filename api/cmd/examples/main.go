@@ -1,12 +1,14 @@
 // Command examples rewrites the examples of the API document
-// (api/openapi.json) with real sandbox answers: it starts Swapgate
-// in-process in sandbox mode on a temporary data directory, with a local
-// HTTPS webhook receiver, plays a partner's day through the public HTTP
-// interface (reference data, quotes in each of the three shapes, a swap
-// executed to DONE, an intents deposit, a multi-step deposit signed with
-// EIP-712, the on-ramp paid on its checkout page, the partner's account and
-// webhooks, and a few refusals), and writes what it received into the
-// document's examples: answers, request bodies and webhook deliveries.
+// (api/openapi.json) with real sandbox answers: it builds this checkout's
+// swapgate binary and runs `swapgate serve` as a child process in sandbox
+// mode on a temporary data directory, with a local HTTPS webhook receiver
+// (server.go says with which options), plays a partner's day through the
+// public HTTP interface (reference data, quotes in each of the three
+// shapes, a swap executed to DONE, an intents deposit, a multi-step
+// deposit signed with EIP-712, the on-ramp paid on its checkout page, the
+// partner's account and webhooks, and a few refusals), and writes what it
+// received into the document's examples: answers, request bodies and
+// webhook deliveries.
 //
 // Every answer is held to the document before it is written (as the
 // end-to-end tests hold theirs), so an example can never contradict its
@@ -18,7 +20,10 @@
 //
 // The service runs with PublicURL as its public address, so that the
 // addresses its answers name (logoURI, checkoutUrl) are the same on every
-// run, whatever port it happened to listen on.
+// run, whatever port it happened to listen on. The command reaches the
+// service only as its clients do, over HTTP and the admin listener; it
+// does not import the composition root (cmd/swapgate/app), which
+// internal/archtest holds it to.
 package main
 
 import (
@@ -36,7 +41,7 @@ const PublicURL = "https://swapgate.example"
 
 func main() {
 	doc := flag.String("doc", "api/openapi.json", "the document to rewrite (run from the repository root)")
-	timeout := flag.Duration("timeout", 3*time.Minute, "give up after this long")
+	timeout := flag.Duration("timeout", 6*time.Minute, "give up after this long (building the binary included)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()

@@ -3,17 +3,16 @@ package main
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/tls"
-	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -22,11 +21,9 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/internal/apitest"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
-	"github.com/swapgate/swapgate/routing/domain/swap"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
 )
@@ -63,40 +60,45 @@ func run(ctx context.Context, docPath string) error {
 	}
 	defer os.RemoveAll(dir)
 
+	bin, err := buildSwapgate(ctx, dir)
+	if err != nil {
+		return err
+	}
+
+	// The webhook receiver, an HTTPS server on loopback whose certificate
+	// the server trusts through SSL_CERT_FILE.
 	rc := &receiver{secret: []byte(secret), contract: contract, seen: map[string]bool{}}
 	hooks := httptest.NewTLSServer(rc)
 	defer hooks.Close()
-	roots := x509.NewCertPool()
-	roots.AddCert(hooks.Certificate())
-
-	cfg := app.DefaultConfig()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.PublicURL = PublicURL
-	cfg.DataDir = dir
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.AllowLoopbackWebhooks = true
-	cfg.WebhookTLS = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
-	cfg.SwapSchedule = swap.Schedule{First: 20 * time.Millisecond, Max: 50 * time.Millisecond, Horizon: time.Hour}
-	cfg.SandboxBridgeScale = 0
-	cfg.SandboxOnrampStep = 100 * time.Millisecond
-	a, err := app.Start(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("start the service: %w", err)
+	certFile := filepath.Join(dir, "receiver.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hooks.Certificate().Raw}), 0o600); err != nil {
+		return err
 	}
+
+	dataDir := filepath.Join(dir, "data")
+	srv, err := startServe(ctx, bin, dataDir, certFile)
+	if err != nil {
+		return err
+	}
+	stopped := false
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		_ = a.Close(cctx)
+		if !stopped {
+			_ = srv.stop()
+		}
 	}()
-	s := &session{ctx: ctx, base: "http://" + a.Addr(), contract: contract,
+	s := &session{ctx: ctx, base: srv.base, contract: contract,
 		client: &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	ops, err := admin.Dial(dir)
+	ops, err := admin.Dial(dataDir)
 	if err != nil {
 		return fmt.Errorf("the admin listener: %w", err)
 	}
 	defer ops.Close()
 
 	if err := s.play(ops, hooks.URL+"/hook", rc); err != nil {
+		return err
+	}
+	stopped = true
+	if err := srv.stop(); err != nil {
 		return err
 	}
 	rc.mu.Lock()

@@ -25,7 +25,7 @@ func TestRunRewritesTheExamples(t *testing.T) {
 	if err := os.WriteFile(path, doc, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	if err := run(ctx, path); err != nil {
 		t.Fatal(err)

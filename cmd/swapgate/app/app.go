@@ -36,9 +36,11 @@ import (
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
+	"github.com/swapgate/swapgate/routing/adapters/evidencerpc"
 	"github.com/swapgate/swapgate/routing/adapters/evmbalance"
 	"github.com/swapgate/swapgate/routing/adapters/gasrpc"
 	"github.com/swapgate/swapgate/routing/adapters/moonpay"
+	"github.com/swapgate/swapgate/routing/adapters/netresolve"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
@@ -375,7 +377,8 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if a.hooks, err = webhookpool.Start(a.sys, a.store, webhookpool.Config{PoolSize: cfg.WebhookPoolSize, RetryBase: cfg.WebhookRetryBase,
 		MaxAttempts: cfg.WebhookMaxAttempts, Timeout: cfg.WebhookTimeout, ScanInterval: cfg.WebhookScanInterval, ScanBatch: cfg.WebhookScanBatch,
 		QueuePerWebhook: cfg.WebhookQueuePerWebhook, CommitBatch: cfg.WebhookCommitBatch, PerWebhook: cfg.WebhookInflightPerWebhook,
-		PerPartner: cfg.WebhookInflightPerPartner, AllowLoopback: cfg.AllowLoopbackWebhooks, TLSConfig: cfg.WebhookTLS, Logger: a.log}); err != nil {
+		PerPartner: cfg.WebhookInflightPerPartner, AllowLoopback: cfg.AllowLoopbackWebhooks, TLSConfig: cfg.WebhookTLS, Logger: a.log,
+		Resolver: netresolve.System()}); err != nil {
 		return nil, fmt.Errorf("app: start webhook pool: %w", err)
 	}
 	if err = metrics.Register(a.hooks.Collector()); err != nil {
@@ -413,7 +416,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		ledger := sandboxchain.NewLedger(a.sandbox, a.store, reg)
 		bridging = sandbox.NewBridging(ledger, sandbox.BridgingConfig{DurationScale: cfg.SandboxBridgeScale,
 			FailureRate: cfg.SandboxBridgeFailureRate}, nil)
-		if a.evidence, err = inbound.DialEvidence(ctx, cfg.EVMRPC, cfg.RPCTimeout, ledger); err != nil {
+		if a.evidence, err = evidencerpc.Dial(ctx, cfg.EVMRPC, cfg.RPCTimeout, ledger); err != nil {
 			return nil, fmt.Errorf("app: %w", err)
 		}
 		chain := inboundChain{Ledger: ledger, evidence: a.evidence}

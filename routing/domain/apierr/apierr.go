@@ -7,7 +7,6 @@ package apierr
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 )
 
@@ -40,28 +39,44 @@ const (
 	PriceChanged = "PRICE_CHANGED"
 )
 
+// The HTTP statuses the codes map to, as RFC 9110 numbers them. They are
+// written here rather than taken from net/http so that the domain imports
+// nothing that dials (the import rules hold it to that).
+const (
+	statusBadRequest          = 400
+	statusUnauthorized        = 401
+	statusNotFound            = 404
+	statusMethodNotAllowed    = 405
+	statusConflict            = 409
+	statusTooManyRequests     = 429
+	statusInternalServerError = 500
+	statusBadGateway          = 502
+	statusServiceUnavailable  = 503
+	statusGatewayTimeout      = 504
+)
+
 var statusByCode = map[string]int{
-	InvalidParams:              http.StatusBadRequest,
-	ValidationError:            http.StatusBadRequest,
-	InvalidBody:                http.StatusBadRequest,
-	SlippageError:              http.StatusBadRequest,
-	PartnerFeeExceedsMax:       http.StatusBadRequest,
-	PartnerWalletNotRegistered: http.StatusBadRequest,
-	EcosystemNotConfigured:     http.StatusBadRequest,
-	Unauthorized:               http.StatusUnauthorized,
-	NoRouteFound:               http.StatusNotFound,
-	RateLimit:                  http.StatusTooManyRequests,
-	TransactionBuildFailed:     http.StatusInternalServerError,
-	Internal:                   http.StatusInternalServerError,
-	UpstreamError:              http.StatusBadGateway,
-	RPCFailure:                 http.StatusBadGateway,
-	UpstreamMaintenance:        http.StatusServiceUnavailable,
-	ServiceUnavailable:         http.StatusServiceUnavailable,
-	Timeout:                    http.StatusGatewayTimeout,
-	UpstreamTimeout:            http.StatusGatewayTimeout,
-	NotFound:                   http.StatusNotFound,
-	MethodNotAllowed:           http.StatusMethodNotAllowed,
-	PriceChanged:               http.StatusConflict,
+	InvalidParams:              statusBadRequest,
+	ValidationError:            statusBadRequest,
+	InvalidBody:                statusBadRequest,
+	SlippageError:              statusBadRequest,
+	PartnerFeeExceedsMax:       statusBadRequest,
+	PartnerWalletNotRegistered: statusBadRequest,
+	EcosystemNotConfigured:     statusBadRequest,
+	Unauthorized:               statusUnauthorized,
+	NoRouteFound:               statusNotFound,
+	RateLimit:                  statusTooManyRequests,
+	TransactionBuildFailed:     statusInternalServerError,
+	Internal:                   statusInternalServerError,
+	UpstreamError:              statusBadGateway,
+	RPCFailure:                 statusBadGateway,
+	UpstreamMaintenance:        statusServiceUnavailable,
+	ServiceUnavailable:         statusServiceUnavailable,
+	Timeout:                    statusGatewayTimeout,
+	UpstreamTimeout:            statusGatewayTimeout,
+	NotFound:                   statusNotFound,
+	MethodNotAllowed:           statusMethodNotAllowed,
+	PriceChanged:               statusConflict,
 }
 
 // Error is an error a client may see. The zero Status means the status of
@@ -94,7 +109,7 @@ func (e *Error) HTTPStatus() int {
 	if s, ok := statusByCode[e.Code]; ok {
 		return s
 	}
-	return http.StatusInternalServerError
+	return statusInternalServerError
 }
 
 // New builds an error with a code and a message.

@@ -7,9 +7,11 @@
 // USDCh, the synthetic side of the warp route) and swapped on the DEX into
 // outputToken for toAddress; should that DEX leg fail, the bridged USDCh
 // goes to toAddress on 369 (the fallback), so the user ends with spendable
-// funds. It is plain Go: no HTTP serving, no actors, no storage; a
-// chain is read only through go-ethereum's client (rpcevidence.go) or
-// what the caller passes in.
+// funds. It is plain Go: no HTTP, no actors, no storage, and it dials
+// nothing: a chain is read only through the interfaces it declares
+// (TxReader, whose answers ReadEvidence in rpcevidence.go maps, connected
+// to a node by routing/adapters/evidencerpc; EvidenceSource) or what the
+// caller passes in.
 //
 // # Registering, step by step
 //

@@ -47,8 +47,8 @@ type Transfer struct {
 // ethereum.NotFound gives Evidence{ChainID: chainID}; isPending gives
 // Evidence{ChainID: chainID, State: TxPending}; otherwise
 // TransactionReceipt's Status, BlockNumber and Logs, with the sender from
-// types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx), go to
-// Mined. Any other error of either call is ReadFailed, and so is an answer
+// types.Sender(types.LatestSignerForChainID(chainID), tx) (which recovers
+// an unprotected legacy transaction's by Homestead's rules), go to Mined. Any other error of either call is ReadFailed, and so is an answer
 // about another transaction or one signed for another chain. ReadEvidence
 // (rpcevidence.go) is this mapping.
 type Evidence struct {

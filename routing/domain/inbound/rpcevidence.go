@@ -10,14 +10,15 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/swapgate/swapgate/routing/domain/noderead"
 )
 
-// TxReader reads a transaction and its receipt from one chain's node;
-// go-ethereum's *ethclient.Client is one. It is declared here, narrow, so
-// that the reading can be tested against a recorded node.
+// TxReader reads a transaction and its receipt from one chain's node, with
+// go-ethereum's client's meaning of each answer (ethereum.NotFound for a
+// hash the node does not know); *ethclient.Client is one. The domain dials
+// nothing: the service's readers are connected by the adapter
+// routing/adapters/evidencerpc, and the domain's tests read fakes.
 type TxReader interface {
 	TransactionByHash(ctx context.Context, hash common.Hash) (tx *types.Transaction, isPending bool, err error)
 	TransactionReceipt(ctx context.Context, txHash common.Hash) (*types.Receipt, error)
@@ -47,7 +48,15 @@ func ReadEvidence(ctx context.Context, node TxReader, chainID uint64, txHash com
 	case pending:
 		return Evidence{ChainID: chainID, State: TxPending}, nil
 	}
-	from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
+	// The signer of the chain read: a protected transaction is signed for
+	// it (checked above), and an unprotected legacy one (pre-EIP-155, which
+	// carries no chain id) has its sender recovered by Homestead's rules
+	// by the same signer. The transaction's own chain id, 0 for the latter,
+	// would make go-ethereum panic.
+	if chainID == 0 {
+		return Evidence{}, fmt.Errorf("inbound: transaction %s: no chain id to recover its sender with", txHash.Hex())
+	}
+	from, err := types.Sender(types.LatestSignerForChainID(new(big.Int).SetUint64(chainID)), tx)
 	if err != nil {
 		return Evidence{}, fmt.Errorf("inbound: chain %d: sender of transaction %s: %w", chainID, txHash.Hex(), err)
 	}
@@ -77,36 +86,19 @@ type EvidenceSource interface {
 type EvidenceReader struct {
 	nodes    map[uint64]TxReader
 	fallback EvidenceSource
-	closers  []func()
+	release  func()
 	// timeout bounds each read from a node (noderead.Bound).
 	timeout time.Duration
 }
 
 // NewEvidenceReader returns a reader over connected nodes, keyed by chain
-// id; fallback (nil: none) serves the chains without a node. Its reads
-// have only the caller's deadline: the service's reader comes from
-// DialEvidence.
-func NewEvidenceReader(nodes map[uint64]TxReader, fallback EvidenceSource) *EvidenceReader {
-	return &EvidenceReader{nodes: nodes, fallback: fallback}
-}
-
-// DialEvidence connects go-ethereum's client to the JSON-RPC URL of each
-// chain in urls (keyed by chain id), each read of a registration's
-// evidence bounded by timeout (--rpc-timeout); fallback serves the other
-// chains. Close releases the connections.
-func DialEvidence(ctx context.Context, urls map[uint64]string, timeout time.Duration, fallback EvidenceSource) (*EvidenceReader, error) {
-	r := NewEvidenceReader(make(map[uint64]TxReader, len(urls)), fallback)
-	r.timeout = timeout
-	for id, url := range urls {
-		c, err := ethclient.DialContext(ctx, url)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("inbound: RPC for chain %d: %w", id, err)
-		}
-		r.nodes[id] = c
-		r.closers = append(r.closers, c.Close)
-	}
-	return r, nil
+// id, each read from a node bounded by timeout (--rpc-timeout; zero: the
+// caller's deadline only); fallback (nil: none) serves the chains without
+// a node. release (nil: nothing) is what Close calls: the adapter that
+// connected the nodes (evidencerpc.Dial) passes the closing of its
+// connections.
+func NewEvidenceReader(nodes map[uint64]TxReader, fallback EvidenceSource, timeout time.Duration, release func()) *EvidenceReader {
+	return &EvidenceReader{nodes: nodes, fallback: fallback, timeout: timeout, release: release}
 }
 
 // HasNode reports whether chainID's evidence is read from a node.
@@ -136,9 +128,10 @@ func (r *EvidenceReader) Evidence(ctx context.Context, chainID uint64, txHash co
 	return r.fallback.Evidence(ctx, chainID, txHash)
 }
 
-// Close closes the connections DialEvidence opened.
+// Close releases the nodes' connections (the release NewEvidenceReader
+// was given).
 func (r *EvidenceReader) Close() {
-	for _, c := range r.closers {
-		c()
+	if r.release != nil {
+		r.release()
 	}
 }

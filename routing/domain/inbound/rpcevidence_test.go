@@ -5,127 +5,146 @@ import (
 	"errors"
 	"math/big"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/swapgate/swapgate/routing/domain/apierr"
-	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+	"github.com/swapgate/swapgate/routing/domain/noderead"
 )
 
-// TestEvidenceOverRPC reads each recorded answer of an Arbitrum node
-// through go-ethereum's client and checks the Evidence it makes and what
-// CheckDeposit decides of it, as the runner does: an error of the read is
-// ReadFailed, RPC_FAILURE.
-func TestEvidenceOverRPC(t *testing.T) {
-	c := pulseroute.DefaultContracts()
-	receiver, _ := c.InboundReceiver(rpcChain)
-	usdc := arbUSDC(t)
-	_, depositor := testKey(t, rpcDepositSeed)
-	_, stranger := testKey(t, "mallory")
-	unknown := common.HexToHash("0x7a1f0c6e5b4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a1908f7e6d5c4b3a")
-	both := func(name string) map[string]string {
-		return map[string]string{"eth_getTransactionByHash": name, "eth_getTransactionReceipt": name}
-	}
+// fakeNode is a TxReader answering from fields, as go-ethereum's client
+// would map a node's answers; it counts the calls. The recorded node's
+// answers over JSON-RPC are routing/adapters/evidencerpc's tests.
+type fakeNode struct {
+	tx         *types.Transaction
+	pending    bool
+	txErr      error
+	receipt    *types.Receipt
+	receiptErr error
+	// block, when set, makes every call wait for its context's end.
+	block bool
 
+	mu       sync.Mutex
+	txs      int
+	receipts int
+}
+
+func (n *fakeNode) TransactionByHash(ctx context.Context, _ common.Hash) (*types.Transaction, bool, error) {
+	n.mu.Lock()
+	n.txs++
+	n.mu.Unlock()
+	if n.block {
+		<-ctx.Done()
+		return nil, false, ctx.Err()
+	}
+	return n.tx, n.pending, n.txErr
+}
+
+func (n *fakeNode) TransactionReceipt(context.Context, common.Hash) (*types.Receipt, error) {
+	n.mu.Lock()
+	n.receipts++
+	n.mu.Unlock()
+	return n.receipt, n.receiptErr
+}
+
+func (n *fakeNode) calls() (txs, receipts int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.txs, n.receipts
+}
+
+// signedTx is a transaction of the key of seed, signed for chainID (0:
+// a legacy transaction without replay protection).
+func signedTx(t *testing.T, seed string, chainID uint64, nonce uint64) *types.Transaction {
+	t.Helper()
+	key, _ := testKey(t, seed)
+	to := testTo
+	if chainID == 0 {
+		tx, err := types.SignTx(types.NewTx(&types.LegacyTx{Nonce: nonce, GasPrice: big.NewInt(1), Gas: 21_000, To: &to}), types.HomesteadSigner{}, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	id := new(big.Int).SetUint64(chainID)
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(id), &types.DynamicFeeTx{ChainID: id, Nonce: nonce,
+		GasTipCap: big.NewInt(0), GasFeeCap: big.NewInt(1), Gas: 21_000, To: &to})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// TestReadEvidence maps each answer a node can give, through the TxReader
+// interface, to the Evidence or the error the Evidence doc comment names:
+// not found, pending and mined with the sender recovered from the
+// signature; a failed read, and an answer about another transaction or
+// from another chain, an error.
+func TestReadEvidence(t *testing.T) {
+	const chain = 42161
+	_, depositor := testKey(t, "depositor")
+	tx := signedTx(t, "depositor", chain, 7)
+	legacy := signedTx(t, "depositor", 0, 8)
+	other := signedTx(t, "depositor", chain, 9)
+	onBase := signedTx(t, "depositor", 8453, 7)
+	receipt := func(of *types.Transaction, status uint64) *types.Receipt {
+		return &types.Receipt{TxHash: of.Hash(), Status: status, BlockNumber: big.NewInt(312_457_108), Logs: []*types.Log{transferLog(testOutput, depositor, testTo, 5)}}
+	}
+	refused := errors.New("daily request count exceeded")
 	cases := []struct {
 		name     string
-		node     map[string]string // method → recorded case replayed
-		tx       common.Hash       // zero: the hash the transaction answer carries
-		from     common.Address    // the registration's fromAddress (zero: the depositor)
-		chain    uint64            // the chain the evidence is read as (zero: 42161)
-		want     Evidence          // ChainID and Transfers filled in below when zero
-		receipts int               // eth_getTransactionReceipt calls expected
-		amount   *big.Int          // accepted: the amount
-		code     string            // refused: the code
-		reason   string            // refused as INVALID_PARAMS: details.reason
+		node     *fakeNode
+		hash     common.Hash // zero: the node's transaction's
+		want     Evidence    // ChainID filled in below
+		err      string      // a substring of the error, "" none
+		receipts int
 	}{
-		{name: "USDC delivered to the receiver", node: both(caseDeposit), receipts: 1, amount: rpcDeposited,
-			want: Evidence{State: TxMined, From: depositor, Status: types.ReceiptStatusSuccessful, BlockNumber: 312_457_108}},
-		{name: "sent by another account than fromAddress", node: both(caseDeposit), from: stranger, receipts: 1,
-			want: Evidence{State: TxMined, From: depositor, Status: types.ReceiptStatusSuccessful, BlockNumber: 312_457_108},
-			code: apierr.InvalidParams, reason: ReasonSender},
-		{name: "reverted", node: both(caseReverted), receipts: 1,
-			want: Evidence{State: TxMined, From: depositor, Status: types.ReceiptStatusFailed, BlockNumber: 312_457_311},
-			code: apierr.InvalidParams, reason: ReasonFailed},
-		{name: "pending", node: both(casePending), want: Evidence{State: TxPending},
-			code: apierr.InvalidParams, reason: ReasonPending},
-		{name: "not found", node: both(caseNotFound), tx: unknown, want: Evidence{State: TxNotFound},
-			code: apierr.InvalidParams, reason: ReasonNotFound},
-		{name: "the node refuses the call", node: both(caseRPCError), tx: unknown, code: apierr.RPCFailure},
-		{name: "the node refuses the receipt", node: map[string]string{"eth_getTransactionByHash": caseDeposit, "eth_getTransactionReceipt": caseRPCError},
-			receipts: 1, code: apierr.RPCFailure},
-		{name: "mined, the receipt not yet served", node: map[string]string{"eth_getTransactionByHash": caseDeposit, "eth_getTransactionReceipt": caseNotFound},
-			receipts: 1, code: apierr.RPCFailure},
-		{name: "the node answers another transaction", node: both(caseDeposit), tx: unknown, code: apierr.RPCFailure},
-		{name: "the node answers another transaction's receipt", node: map[string]string{"eth_getTransactionByHash": caseDeposit, "eth_getTransactionReceipt": caseReverted},
-			receipts: 1, code: apierr.RPCFailure},
-		{name: "the node serves another chain", node: both(caseDeposit), chain: 8453, code: apierr.RPCFailure},
+		{name: "unknown to the node", node: &fakeNode{txErr: ethereum.NotFound}, hash: testTx, want: Evidence{State: TxNotFound}},
+		{name: "the read fails", node: &fakeNode{txErr: refused}, hash: testTx, err: "daily request count"},
+		{name: "neither a transaction nor an error", node: &fakeNode{}, hash: testTx, err: "no transaction and no error"},
+		{name: "another transaction", node: &fakeNode{tx: other}, hash: tx.Hash(), err: "the node answered " + other.Hash().Hex()},
+		{name: "signed for another chain", node: &fakeNode{tx: onBase}, err: "signed for chain 8453"},
+		{name: "pending", node: &fakeNode{tx: tx, pending: true}, want: Evidence{State: TxPending}},
+		{name: "mined, successful", node: &fakeNode{tx: tx, receipt: receipt(tx, types.ReceiptStatusSuccessful)}, receipts: 1,
+			want: Evidence{State: TxMined, From: depositor, Status: types.ReceiptStatusSuccessful, BlockNumber: 312_457_108,
+				Transfers: []Transfer{{Token: testOutput, From: depositor, To: testTo, Amount: big.NewInt(5)}}}},
+		{name: "mined, reverted", node: &fakeNode{tx: tx, receipt: receipt(tx, types.ReceiptStatusFailed)}, receipts: 1,
+			want: Evidence{State: TxMined, From: depositor, Status: types.ReceiptStatusFailed, BlockNumber: 312_457_108,
+				Transfers: []Transfer{{Token: testOutput, From: depositor, To: testTo, Amount: big.NewInt(5)}}}},
+		{name: "legacy, without replay protection", node: &fakeNode{tx: legacy, receipt: receipt(legacy, types.ReceiptStatusSuccessful)}, receipts: 1,
+			want: Evidence{State: TxMined, From: depositor, Status: types.ReceiptStatusSuccessful, BlockNumber: 312_457_108,
+				Transfers: []Transfer{{Token: testOutput, From: depositor, To: testTo, Amount: big.NewInt(5)}}}},
+		{name: "mined, the receipt not yet served", node: &fakeNode{tx: tx, receiptErr: ethereum.NotFound}, receipts: 1, err: "receipt of"},
+		{name: "mined, the receipt refused", node: &fakeNode{tx: tx, receiptErr: refused}, receipts: 1, err: "daily request count"},
+		{name: "another transaction's receipt", node: &fakeNode{tx: tx, receipt: receipt(other, types.ReceiptStatusSuccessful)}, receipts: 1, err: "another transaction's receipt"},
+		{name: "a receipt without its block", node: &fakeNode{tx: tx, receipt: &types.Receipt{TxHash: tx.Hash(), Status: 1}}, receipts: 1, err: "incomplete"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			node := startRecordedNode(t, tc.node)
-			chain := tc.chain
-			if chain == 0 {
-				chain = rpcChain
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hash := c.hash
+			if hash == (common.Hash{}) {
+				hash = c.node.tx.Hash()
 			}
-			reg := Registration{TxHash: tc.tx, FromAddress: tc.from}
-			if reg.TxHash == (common.Hash{}) {
-				reg.TxHash = recordedHash(t, tc.node["eth_getTransactionByHash"])
+			ev, err := ReadEvidence(context.Background(), c.node, chain, hash)
+			if _, n := c.node.calls(); n != c.receipts {
+				t.Errorf("%d receipt reads, want %d", n, c.receipts)
 			}
-			if reg.FromAddress == (common.Address{}) {
-				reg.FromAddress = depositor
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "chain 42161") {
+					t.Fatalf("evidence %+v, error %v; want an error naming chain 42161 and %q", ev, err, c.err)
+				}
+				return
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			r, err := DialEvidence(ctx, map[uint64]string{chain: node.srv.URL}, time.Minute, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer r.Close()
-
-			ev, err := r.Evidence(ctx, chain, reg.TxHash)
-			if n := node.count("eth_getTransactionReceipt"); n != tc.receipts {
-				t.Errorf("%d receipt reads, want %d", n, tc.receipts)
-			}
-			var amount *big.Int
-			var refusal *apierr.Error
-			if err != nil {
-				refusal = ReadFailed(chain, err) // as the runner does
-			} else {
-				want := tc.want
-				want.ChainID = chain
-				if want.State == TxMined && want.Status == types.ReceiptStatusSuccessful {
-					want.Transfers = []Transfer{
-						{Token: usdc, From: arbPool, To: receiver, Amount: rpcDeposited},
-						{Token: arbWETH, From: depositor, To: arbPool, Amount: rpcWETHIn},
-					}
-				}
-				sameEvidence(t, ev, want)
-				amount, refusal = CheckDeposit(c, chain, reg, ev)
-			}
-
-			if tc.code == "" {
-				if refusal != nil || amount.Cmp(tc.amount) != 0 {
-					t.Fatalf("amount %v, refusal %v; want %s accepted", amount, refusal, tc.amount)
-				}
-				return
-			}
-			if tc.code == apierr.RPCFailure {
-				if refusal == nil || refusal.Code != apierr.RPCFailure || refusal.Details["chainId"] != chain || errors.Unwrap(refusal) == nil {
-					t.Fatalf("refusal %#v, want RPC_FAILURE naming chain %d with its cause", refusal, chain)
-				}
-				return
-			}
-			wantAPIError(t, refusal, tc.code, FieldTxHash)
-			if refusal.Details["reason"] != tc.reason {
-				t.Fatalf("reason %v, want %s (%s)", refusal.Details["reason"], tc.reason, refusal.Message)
-			}
-			if tc.reason == ReasonSender && refusal.Details["sender"] != depositor.Hex() {
-				t.Fatalf("details %v, want the recovered sender %s", refusal.Details, depositor.Hex())
-			}
+			want := c.want
+			want.ChainID = chain
+			sameEvidence(t, ev, want)
 		})
 	}
 }
@@ -155,11 +174,11 @@ func (s *stubSource) Evidence(_ context.Context, chainID uint64, _ common.Hash) 
 
 // An EvidenceReader asks a chain's node when it has one and its fallback
 // otherwise; with neither the chain cannot be read, which is an error (so
-// RPC_FAILURE), never a "not found" that blames the client's hash.
+// RPC_FAILURE), never a "not found" that blames the client's hash. A node
+// that does not answer within the reader's timeout is noderead.ErrTimeout,
+// and Close releases what the nodes hold.
 func TestEvidenceReaderChoosesTheSource(t *testing.T) {
-	node := startRecordedNode(t, map[string]string{"eth_getTransactionByHash": caseDeposit, "eth_getTransactionReceipt": caseDeposit})
-	deposit := recordedHash(t, caseDeposit)
-	ctx := context.Background()
+	tx := signedTx(t, "depositor", 42161, 7)
 	cases := []struct {
 		name      string
 		fallback  bool
@@ -169,27 +188,28 @@ func TestEvidenceReaderChoosesTheSource(t *testing.T) {
 		nodeCalls int
 		fbAsked   int
 	}{
-		{"a chain with a node", true, rpcChain, TxMined, "", 1, 0},
+		{"a chain with a node", true, 42161, TxPending, "", 1, 0},
 		{"a chain without one, the sandbox chain", true, 8453, TxPending, "", 0, 1},
 		{"a chain without one, no fallback", false, 8453, 0, "no node for chain 8453", 0, 0},
+		{"a chain whose node does not answer in time", true, 10, 0, noderead.ErrTimeout.Error(), 1, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := node.count("eth_getTransactionByHash")
+			arbitrum := &fakeNode{tx: tx, pending: true}
+			optimism := &fakeNode{block: true}
 			src := &stubSource{}
 			var fb EvidenceSource
 			if tc.fallback {
 				fb = src
 			}
-			r, err := DialEvidence(ctx, map[uint64]string{rpcChain: node.srv.URL}, time.Minute, fb)
-			if err != nil {
-				t.Fatal(err)
+			released := 0
+			r := NewEvidenceReader(map[uint64]TxReader{42161: arbitrum, 10: optimism}, fb, 50*time.Millisecond, func() { released++ })
+			if !r.HasNode(42161) || !r.HasNode(10) || r.HasNode(8453) {
+				t.Fatal("HasNode disagrees with the nodes")
 			}
-			defer r.Close()
-			if !r.HasNode(rpcChain) || r.HasNode(8453) {
-				t.Fatal("HasNode disagrees with the configured URLs")
-			}
-			ev, err := r.Evidence(ctx, tc.chain, deposit)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			ev, err := r.Evidence(ctx, tc.chain, tx.Hash())
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -197,16 +217,17 @@ func TestEvidenceReaderChoosesTheSource(t *testing.T) {
 			} else if err != nil || ev.State != tc.state || ev.ChainID != tc.chain {
 				t.Fatalf("evidence %+v, error %v", ev, err)
 			}
-			if n := node.count("eth_getTransactionByHash") - before; n != tc.nodeCalls || len(src.asked) != tc.fbAsked {
-				t.Fatalf("node asked %d times, fallback %v", n, src.asked)
+			a, _ := arbitrum.calls()
+			o, _ := optimism.calls()
+			if a+o != tc.nodeCalls || len(src.asked) != tc.fbAsked {
+				t.Fatalf("nodes asked %d times, fallback %v", a+o, src.asked)
+			}
+			r.Close()
+			if released != 1 {
+				t.Fatalf("Close released %d times, want once", released)
 			}
 		})
 	}
-}
-
-func TestDialEvidenceRefusesABadURL(t *testing.T) {
-	_, err := DialEvidence(context.Background(), map[uint64]string{rpcChain: "ftp://node.invalid"}, time.Minute, nil)
-	if err == nil || !strings.Contains(err.Error(), "chain 42161") {
-		t.Fatalf("error %v, want one naming the chain", err)
-	}
+	// A reader given nothing to release closes quietly.
+	NewEvidenceReader(nil, nil, 0, nil).Close()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -21,13 +20,18 @@ var (
 	ErrUnresolvable     = errors.New("webhook: URL host does not resolve")
 )
 
-// Resolver looks a host name up. *net.Resolver satisfies it; tests inject a
+// Resolver looks a host name up: network is "ip" (both families), and the
+// answer is every address the name has. The domain dials nothing, so the
+// service's resolver is an adapter's (routing/adapters/netresolve, over the
+// system's *net.Resolver, which satisfies it as it is); tests inject a
 // table so that no unit test depends on real DNS.
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-var _ Resolver = (*net.Resolver)(nil)
+// errNoResolver is why a name is unresolvable under a Policy without a
+// Resolver.
+var errNoResolver = errors.New("no resolver configured")
 
 // Cloud metadata endpoints. Both already fall in forbidden ranges
 // (link-local, unique-local); they are listed on their own so that no future
@@ -96,12 +100,15 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
 }
 
 // Policy decides which webhook URLs and addresses deliveries may reach.
-// The zero value forbids loopback and resolves with net.DefaultResolver.
+// The zero value forbids loopback and resolves nothing: it judges address
+// literals and refuses host names as unresolvable (failing closed), so the
+// service gives it the system's resolver.
 type Policy struct {
 	// AllowLoopback admits loopback addresses (127.0.0.0/8, ::1) and nothing
 	// else, for local testing (--allow-loopback-webhooks).
 	AllowLoopback bool
-	// Resolver resolves host names; nil means net.DefaultResolver.
+	// Resolver resolves host names; nil refuses every name as
+	// ErrUnresolvable.
 	Resolver Resolver
 }
 
@@ -180,8 +187,10 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 	if host == "" {
 		return fmt.Errorf("%w: no host", ErrBadURL)
 	}
+	// url.Parse leaves only decimal digits in a port; a port is one that
+	// fits 16 bits (leading zeros allowed), as net.LookupPort reads it.
 	if port := u.Port(); port != "" {
-		if _, err := net.LookupPort("tcp", port); err != nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 			return fmt.Errorf("%w: port %q", ErrBadURL, port)
 		}
 	}
@@ -194,11 +203,10 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 	if a, isNumber, err := legacyIPv4(literal); isNumber {
 		return refuseLegacyIPv4(host, a, err)
 	}
-	res := p.Resolver
-	if res == nil {
-		res = net.DefaultResolver
+	if p.Resolver == nil {
+		return fmt.Errorf("%w: %s: %v", ErrUnresolvable, host, errNoResolver)
 	}
-	addrs, err := res.LookupNetIP(ctx, "ip", host)
+	addrs, err := p.Resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrUnresolvable, host, err)
 	}

@@ -87,12 +87,34 @@ func TestPolicyCheckURL(t *testing.T) {
 		{"https://example.com/" + strings.Repeat("a", MaxURLLen-len("https://example.com/")), false, nil},
 		{"https://example.com/" + strings.Repeat("a", MaxURLLen), false, ErrBadURL},
 		{"https://example.com/\x00", false, ErrBadURL},
+		{"https://example.com:65535/", false, nil},
+		{"https://example.com:00443/", false, nil},
+		{"https://example.com:65536/", false, ErrBadURL},
+		{"https://example.com:99999999999999999999/", false, ErrBadURL},
 	}
 	for _, c := range cases {
 		p := Policy{AllowLoopback: c.loopback, Resolver: res}
 		err := p.CheckURL(context.Background(), c.url)
 		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
 			t.Errorf("CheckURL(%q, loopback=%v) = %v, want %v", c.url, c.loopback, err, c.want)
+		}
+	}
+}
+
+// A policy without a resolver judges literals and refuses every name,
+// rather than resolving it some other way: the domain dials nothing.
+func TestPolicyWithoutResolverRefusesNames(t *testing.T) {
+	for _, c := range []struct {
+		url  string
+		want error
+	}{
+		{"https://example.com/hook", ErrUnresolvable},
+		{"https://localhost/", ErrUnresolvable},
+		{"https://8.8.8.8/", nil},
+		{"https://10.0.0.1/", ErrForbiddenAddress},
+	} {
+		if err := (Policy{}).CheckURL(context.Background(), c.url); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+			t.Errorf("CheckURL(%q) without a resolver = %v, want %v", c.url, err, c.want)
 		}
 	}
 }
