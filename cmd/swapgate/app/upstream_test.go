@@ -1,0 +1,207 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/swapgate/swapgate/actors/tracker"
+	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/swap"
+)
+
+// TestUpstreamsEligibilityIsTheSpecificationsTable: the eligibility loop
+// over the declared upstreams names, for every pair of the registry's
+// chains, the providers the specification's table names (quote.Providers),
+// in its order.
+func TestUpstreamsEligibilityIsTheSpecificationsTable(t *testing.T) {
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := eligibility(Upstreams())
+	for _, from := range reg.Chains() {
+		for _, to := range reg.Chains() {
+			req := &quote.Request{From: from, To: to}
+			if got, want := e.providers(req), quote.Providers(req); !slices.Equal(got, want) {
+				t.Errorf("%d → %d: eligible %v, the table says %v", from.ID, to.ID, got, want)
+			}
+		}
+	}
+}
+
+// TestOpenUpstreams: which upstreams a configuration turns on, in list
+// order: in sandbox mode the sandbox market's providers stand in for every
+// provider no configured upstream answers as; in live mode only what is
+// configured runs.
+func TestOpenUpstreams(t *testing.T) {
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pulse := map[uint64]string{369: "http://127.0.0.1:1"}
+	tests := []struct {
+		name string
+		mode string
+		cfg  QuoteConfig
+		want []string
+	}{
+		{"sandbox", ModeSandbox, QuoteConfig{}, []string{"sandbox-aggregator", "sandbox-intents", "sandbox-pulseroute"}},
+		{"sandbox with LI.FI", ModeSandbox, QuoteConfig{AggregatorURL: "http://127.0.0.1:1"},
+			[]string{"lifi", "sandbox-intents", "sandbox-pulseroute"}},
+		{"sandbox with 1Click and nodes", ModeSandbox, QuoteConfig{IntentsURL: "http://127.0.0.1:1", PulseRPC: pulse},
+			[]string{"oneclick", "sandbox-aggregator", "sandbox-pulseroute"}},
+		{"live with LI.FI", ModeLive, QuoteConfig{AggregatorURL: "http://127.0.0.1:1"}, []string{"lifi"}},
+		{"live with everything", ModeLive, QuoteConfig{AggregatorURL: "http://127.0.0.1:1", IntentsURL: "http://127.0.0.1:2", PulseRPC: pulse},
+			[]string{"lifi", "oneclick", "pulseroute"}},
+		{"live with a node of another chain", ModeLive, QuoteConfig{PulseRPC: map[uint64]string{42161: "http://127.0.0.1:1"}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ups, err := openUpstreams(tt.mode, tt.cfg, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, u := range ups {
+				got = append(got, u.Name)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("opened %v, want %v", got, tt.want)
+			}
+			live := CheckLiveUpstreams(&Config{Mode: ModeLive, Quote: tt.cfg})
+			if tt.mode == ModeLive && (live == nil) != (len(tt.want) > 0) {
+				t.Fatalf("CheckLiveUpstreams = %v with %v opened", live, got)
+			}
+		})
+	}
+	if err := CheckLiveUpstreams(&Config{Mode: ModeLive}); !errors.Is(err, ErrNoLiveUpstream) ||
+		!strings.Contains(err.Error(), "--aggregator-url") || !strings.Contains(err.Error(), "--pulse-rpc 369=URL") {
+		t.Fatalf("CheckLiveUpstreams without upstreams = %v", err)
+	}
+}
+
+// fakeProvider answers one route per leg, its tool the leg's name or its
+// own, and records the legs it was asked.
+type fakeProvider struct {
+	name, tool string
+	legs       []string
+	exactOut   string
+	asked      []string
+}
+
+func (f *fakeProvider) Name() string                                 { return f.name }
+func (f *fakeProvider) Legs(*quote.Request) []string                 { return f.legs }
+func (f *fakeProvider) ExactOutputUnsupported(*quote.Request) string { return f.exactOut }
+func (f *fakeProvider) QuoteLeg(_ context.Context, _ *quote.Request, leg string) (*quote.Route, error) {
+	f.asked = append(f.asked, leg)
+	tool := leg
+	if tool == "" {
+		tool = f.tool
+	}
+	return &quote.Route{Provider: f.name, Tool: tool}, nil
+}
+
+// TestRacedProviderLegs: upstreams answering as one provider race as legs
+// of it, one per upstream serving the pair and able to quote it as asked,
+// each leg quoted by its own upstream.
+func TestRacedProviderLegs(t *testing.T) {
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	arb, _ := reg.Chain(42161)
+	base, _ := reg.Chain(8453)
+	sol, ok := reg.Chain(1151111081099710)
+	if !ok {
+		t.Fatal("no Solana in the registry")
+	}
+	evmOnly := func(from, to *registry.Chain) bool { return bothEVM(from, to) }
+	tests := []struct {
+		name     string
+		req      *quote.Request
+		relayOut string
+		wantLegs []string
+		wantWhy  string
+	}{
+		{"both serve", &quote.Request{From: arb, To: base}, "", []string{"lifi", "relay"}, ""},
+		{"only LI.FI serves", &quote.Request{From: arb, To: sol}, "", []string{"lifi"}, ""},
+		{"exact output only Relay sizes", &quote.Request{From: arb, To: base, ToAmount: big.NewInt(1)}, "", []string{"relay"}, ""},
+		{"exact output neither sizes", &quote.Request{From: arb, To: base, ToAmount: big.NewInt(1)}, "relay cannot", nil, "lifi cannot"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			li := &fakeProvider{name: "aggregator", tool: "across", legs: []string{""}, exactOut: "lifi cannot"}
+			re := &fakeProvider{name: "aggregator", tool: "relay", legs: []string{""}, exactOut: tt.relayOut}
+			r := &raced{name: "aggregator", members: []member{
+				{up: opened{Upstream: Upstream{Name: "lifi", Serves: aggregatorPair}}, p: li},
+				{up: opened{Upstream: Upstream{Name: "relay", Serves: evmOnly}}, p: re},
+			}}
+			legs := r.Legs(tt.req)
+			if !slices.Equal(legs, tt.wantLegs) {
+				t.Fatalf("legs %v, want %v", legs, tt.wantLegs)
+			}
+			if why := r.ExactOutputUnsupported(tt.req); why != tt.wantWhy {
+				t.Fatalf("ExactOutputUnsupported %q, want %q", why, tt.wantWhy)
+			}
+			for _, leg := range legs {
+				route, err := r.QuoteLeg(context.Background(), tt.req, leg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := map[string]string{"lifi": "across", "relay": "relay"}[leg]
+				if route.Tool != want || route.Provider != "aggregator" {
+					t.Fatalf("leg %s answered %s/%s", leg, route.Provider, route.Tool)
+				}
+			}
+			if _, err := r.QuoteLeg(context.Background(), tt.req, "nope"); err == nil {
+				t.Fatal("an unknown leg was quoted")
+			}
+		})
+	}
+}
+
+// fakeStatus is an upstream client observing swaps, claiming those of its
+// tool when claim is set.
+type fakeStatus struct {
+	name, claim string
+}
+
+func (f *fakeStatus) statusSource() tracker.Source { return f }
+func (f *fakeStatus) SwapStatus(context.Context, *swap.Swap) (swap.Observation, error) {
+	return swap.Observation{Status: f.name}, nil
+}
+
+type claimingStatus struct{ fakeStatus }
+
+func (c *claimingStatus) claims(s *swap.Swap) bool { return s.Tool == c.claim }
+
+// TestStatusOfSharedProvider: a provider's swaps are observed at the
+// upstream that claims them (Relay's by its tool), the rest at the one that
+// claims none (LI.FI); a provider with one upstream observes at it.
+func TestStatusOfSharedProvider(t *testing.T) {
+	lifiSrc := &fakeStatus{name: "lifi"}
+	relaySrc := &claimingStatus{fakeStatus{name: "relay", claim: "relay"}}
+	routed := statusOf([]opened{{client: lifiSrc}, {client: relaySrc}})
+	alone := statusOf([]opened{{client: lifiSrc}})
+	tests := []struct {
+		src  tracker.Source
+		tool string
+		want string
+	}{
+		{routed, "relay", "relay"},
+		{routed, "across", "lifi"},
+		{routed, "", "lifi"},
+		{alone, "relay", "lifi"},
+	}
+	for _, tt := range tests {
+		obs, err := tt.src.SwapStatus(context.Background(), &swap.Swap{Provider: "aggregator", Tool: tt.tool})
+		if err != nil || obs.Status != tt.want {
+			t.Errorf("tool %q: observed at %q (%v), want %q", tt.tool, obs.Status, err, tt.want)
+		}
+	}
+}
