@@ -118,6 +118,7 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 		o.String("slippage", strconv.FormatFloat(req.Slippage, 'g', -1, 64))
 	}
 	o.StringOmitEmpty("scenario", string(req.Scenario))
+	o.StringOmitEmpty("upstreamRef", r.UpstreamRef)
 	b, err := o.End()
 	if err != nil {
 		return EncodedTicket{}, fmt.Errorf("persistence: encode ticket %s: %w", is.ID, err)

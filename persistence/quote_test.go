@@ -9,6 +9,7 @@ import (
 
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/domain/swap"
 )
 
 // issued is an issued quote of route r at now.
@@ -51,6 +52,8 @@ func TestEncodeTicket(t *testing.T) {
 		{"exact output with a refund address", &quote.Route{Tool: "sbx-intents", FromAmount: big.NewInt(1234), ToAmount: big.NewInt(1001),
 			ToAmountMin: big.NewInt(1000), DepositAddress: "0xdep"}, nil, true, "0x1111111111111111111111111111111111111111"},
 		{"refund address with escapes", &quote.Route{Tool: "x"}, nil, false, "r\"<&>\u2028"},
+		{"an upstream's reference", &quote.Route{Tool: "relay", UpstreamRef: "0x7e13a4a944b62ee6e378a15cfb29659351f69fedf7780406279a47cdf895499e"}, nil, false, ""},
+		{"an upstream's reference with escapes", &quote.Route{Tool: "relay", UpstreamRef: "req\"<&>\u2028"}, nil, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +83,7 @@ func TestEncodeTicket(t *testing.T) {
 				FromAddress: is.Request.FromAddress, ToAddress: is.Request.ToAddress, RefundTo: tt.refundTo, ExactToAmount: exact,
 				FeeBps: 25, Dry: true,
 				ExecutionDuration: r.ExecutionDuration, ApprovalAddress: r.ApprovalAddress, Txs: tt.txs,
-				DepositAddress: r.DepositAddress, DepositMemo: r.DepositMemo}
+				DepositAddress: r.DepositAddress, DepositMemo: r.DepositMemo, UpstreamRef: r.UpstreamRef}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("decoded %+v\nwant    %+v", got, want)
 			}
@@ -96,4 +99,29 @@ func amount(v *big.Int) string {
 		return "0"
 	}
 	return v.String()
+}
+
+// A route's upstream reference (Relay's request id, which its status
+// endpoint is asked with) survives the ticket's encoding into the swap an
+// execute makes of it; a ticket written before the field existed reads
+// back without one.
+func TestUpstreamRefRouteToTicketToSwap(t *testing.T) {
+	const ref = "0x7e13a4a944b62ee6e378a15cfb29659351f69fedf7780406279a47cdf895499e"
+	now := time.Unix(1_767_225_600, 0).UTC()
+	enc, err := EncodeTicket(issued(now, &quote.Route{Tool: "relay", UpstreamRef: ref}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := DecodeTicketRecord(enc.ID, enc.Record())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := swap.FromTicket(tk, "0xABC"); s.UpstreamRef != ref || s.Tool != "relay" {
+		t.Fatalf("swap %+v", s)
+	}
+	old := []byte(`{"v":1,"id":"` + enc.ID + `","provider":"aggregator","tool":"across","fromChain":42161}`)
+	tk, err = DecodeTicketRecord(enc.ID, old)
+	if err != nil || tk.UpstreamRef != "" || swap.FromTicket(tk, "0xabc").UpstreamRef != "" {
+		t.Fatalf("old record: %+v %v", tk, err)
+	}
 }

@@ -114,6 +114,9 @@ type Ticket struct {
 	// DepositAddress and DepositMemo are an intents route's deposit target.
 	DepositAddress string `json:"depositAddress,omitempty"`
 	DepositMemo    string `json:"depositMemo,omitempty"`
+	// UpstreamRef is the route's upstream reference (Route.UpstreamRef),
+	// "" for routes without one and in tickets written before it was kept.
+	UpstreamRef string `json:"upstreamRef,omitempty"`
 	// Slippage is the quote's slippage as a fraction, so that an execute
 	// prices the route again under the same tolerance (0 in tickets
 	// written before it was kept: the default applies).

@@ -172,6 +172,11 @@ type Route struct {
 	// DepositAddress and DepositMemo are set on intents routes.
 	DepositAddress string
 	DepositMemo    string
+	// UpstreamRef is the upstream's own name for the quoted route when
+	// following its swap needs it ("" otherwise): Relay's request id, which
+	// its status endpoint is asked with. It travels in the ticket to the
+	// tracked swap.
+	UpstreamRef string
 	// Shape says how the route is rendered. Shapes B and C carry their
 	// data.quote, built by the provider: Direct for ShapeDirect, MultiStep
 	// for ShapeMultiStep; Shape A is rendered from the fields above.

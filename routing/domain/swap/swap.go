@@ -109,6 +109,12 @@ type Swap struct {
 	// scenario): kept in the record so that the simulated provider plays
 	// it on every poll, after a restart or on another node alike.
 	Scenario scenario.Name `json:"scenario,omitempty"`
+
+	// UpstreamRef is the quote's upstream reference (quote.Ticket's), what
+	// the provider's status source asks about when the source hash is not
+	// enough (Relay's request id); "" when the route had none and in
+	// records written before it was kept.
+	UpstreamRef string `json:"upstreamRef,omitempty"`
 }
 
 // NormalizeHash is the canonical form of a transaction hash: lower case.
@@ -280,7 +286,7 @@ func FromTicket(t *quote.Ticket, txHash string) *Swap {
 		ID: h, QuoteID: t.ID, QuoteIssuedAt: t.IssuedAt, PartnerID: t.PartnerID, Provider: t.Provider, Tool: t.Tool,
 		FromChain: t.FromChain, ToChain: t.ToChain, FromToken: t.FromToken, ToToken: t.ToToken,
 		FromAmount: t.FromAmount, ToAmount: t.ToAmount, FromAddress: t.FromAddress, ToAddress: t.ToAddress, RefundTo: t.RefundTo,
-		ExpectedDuration: t.ExecutionDuration, DepositAddress: t.DepositAddress, DepositMemo: t.DepositMemo,
+		ExpectedDuration: t.ExecutionDuration, DepositAddress: t.DepositAddress, DepositMemo: t.DepositMemo, UpstreamRef: t.UpstreamRef,
 		Sending:   Leg{TxHash: h, ChainID: t.FromChain, Amount: t.FromAmount, Token: t.FromToken},
 		Receiving: Leg{ChainID: t.ToChain, Token: t.ToToken},
 		Scenario:  t.Scenario,

@@ -1,10 +1,12 @@
 package swap
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
@@ -120,5 +122,41 @@ func TestDepositStatusesAndEvents(t *testing.T) {
 		if !ok || d.DepositAddress != "0xaddr" || d.DepositTxHash != "0xdep" || d.Status != tt.wantStatus || d.TransactionID != "qt_x" {
 			t.Fatalf("payload %+v", d)
 		}
+	}
+}
+
+// TestUpstreamRefFromTicketAndRecord: the upstream's reference of the
+// quote's route (Relay's request id, which its status endpoint is asked
+// with) passes from the ticket to the tracked swap, survives the swap's
+// JSON record, and a record written before the field existed reads back
+// without one.
+func TestUpstreamRefFromTicketAndRecord(t *testing.T) {
+	const ref = "0x7e13a4a944b62ee6e378a15cfb29659351f69fedf7780406279a47cdf895499e"
+	for _, tt := range []struct {
+		name string
+		ref  string
+	}{{"with a reference", ref}, {"without one", ""}} {
+		t.Run(tt.name, func(t *testing.T) {
+			tk := &quote.Ticket{ID: "qt_1", Provider: "aggregator", Tool: "relay", FromChain: 42161, ToChain: 8453, UpstreamRef: tt.ref}
+			s := FromTicket(tk, "0xABC")
+			if s.UpstreamRef != tt.ref {
+				t.Fatalf("swap UpstreamRef %q, want %q", s.UpstreamRef, tt.ref)
+			}
+			b, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if has := strings.Contains(string(b), `"upstreamRef"`); has != (tt.ref != "") {
+				t.Errorf("record %s", b)
+			}
+			var back Swap
+			if err := json.Unmarshal(b, &back); err != nil || back.UpstreamRef != tt.ref {
+				t.Fatalf("read back %q, %v", back.UpstreamRef, err)
+			}
+		})
+	}
+	var old Swap
+	if err := json.Unmarshal([]byte(`{"id":"0xabc","provider":"aggregator","tool":"across","status":"PENDING"}`), &old); err != nil || old.UpstreamRef != "" || old.Tool != "across" {
+		t.Fatalf("old record: %+v %v", old, err)
 	}
 }
