@@ -246,14 +246,17 @@ func withUpstreamCredentials(m map[string]string) map[string]string {
 	return m
 }
 
-// evmAddress checks an optional EVM address: empty, or 0x and 40
-// hexadecimal digits.
+// evmAddress checks an optional EVM address that receives funds: empty,
+// or 0x and 40 hexadecimal digits, not all zero.
 func evmAddress(s string) error {
 	if s == "" {
 		return nil
 	}
 	if len(s) != 42 || !strings.HasPrefix(s, "0x") || strings.Trim(s[2:], "0123456789abcdefABCDEF") != "" {
 		return fmt.Errorf("must be an EVM address (0x and 40 hexadecimal digits), got %q", s)
+	}
+	if strings.Trim(s[2:], "0") == "" {
+		return errors.New("must not be the zero address, which no one can spend from")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/actors/tracker"
@@ -57,7 +58,15 @@ func buildProviders(ctx context.Context, mode string, cfg QuoteConfig, evmRPC ma
 		}
 		members[u.Provider] = append(members[u.Provider], member{up: u, p: p})
 		if t, ok := u.client.(toolOffer); ok {
-			live = append(live, t.tools()...)
+			for _, tool := range t.tools() {
+				// Two upstreams may name a tool alike (LI.FI lists a
+				// bridge keyed relay): the first in the list keeps it.
+				if slices.ContainsFunc(live, func(x tools.Tool) bool { return x.Key == tool.Key }) {
+					cfg.Logger.Warn("tool listed by two upstreams; the first keeps it", "tool", tool.Key, "upstream", u.Name)
+					continue
+				}
+				live = append(live, tool)
+			}
 		}
 		if s, ok := u.client.(stepOneOffer); ok && b.stepOne == nil {
 			b.stepOne = s.stepOne()

@@ -76,7 +76,8 @@ const (
 	SettingURL SettingKind = iota
 	// SettingCredential is an opaque credential: any value.
 	SettingCredential
-	// SettingEVMAddress is empty or a 0x-prefixed EVM address.
+	// SettingEVMAddress is empty or a 0x-prefixed EVM address other than
+	// the zero address (a recipient).
 	SettingEVMAddress
 )
 
@@ -146,6 +147,9 @@ type (
 	stepOneOffer interface {
 		stepOne() pulseroute.Aggregator
 	}
+	// pairOffer narrows the pairs it serves to what the upstream itself
+	// says at start (the chains it lists), within Serves.
+	pairOffer interface{ servesPair(from, to uint64) bool }
 	// networkOffer says whether its legs wait on the network (the engine
 	// sizes the provider's pool for the network's latency).
 	networkOffer interface{ network() bool }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/swapgate/swapgate/actors/tracker"
 	"github.com/swapgate/swapgate/routing/domain/quote"
@@ -13,6 +14,18 @@ import (
 type member struct {
 	up opened
 	p  quote.Provider
+}
+
+// serves reports whether the member quotes req's pair: its declaration's
+// pairs, narrowed to what the upstream lists where it says (pairOffer).
+func (m member) serves(req *quote.Request) bool {
+	if !m.up.Serves(req.From, req.To) {
+		return false
+	}
+	if po, ok := m.up.client.(pairOffer); ok {
+		return po.servesPair(req.From.ID, req.To.ID)
+	}
+	return true
 }
 
 // raced is one provider answered by several upstreams (LI.FI and Relay as
@@ -38,31 +51,47 @@ func (r *raced) Name() string { return r.name }
 // upstream: its provider quotes one leg with no name.
 func unnamed(legs []string) bool { return len(legs) == 1 && legs[0] == "" }
 
-// usable are the members that serve req's pair and can quote it as asked
-// (an exact output, a refund address).
-func (r *raced) usable(req *quote.Request) []member {
+// serving are the members that serve req's pair.
+func (r *raced) serving(req *quote.Request) []member {
 	out := make([]member, 0, len(r.members))
 	for _, m := range r.members {
-		if !m.up.Serves(req.From, req.To) {
-			continue
+		if m.serves(req) {
+			out = append(out, m)
 		}
-		if (req.ExactOutput() || req.RefundTo != "") && !supports(m.p, req) {
-			continue
-		}
-		out = append(out, m)
 	}
 	return out
 }
 
-func supports(p quote.Provider, req *quote.Request) bool {
-	reason, _ := quote.Unsupported(p, req)
-	return reason == ""
+// usable are the members that serve req's pair and can quote it as asked
+// (an exact output, a refund address).
+func (r *raced) usable(req *quote.Request) []member {
+	out := r.serving(req)
+	if req.ExactOutput() || req.RefundTo != "" {
+		out = slices.DeleteFunc(out, func(m member) bool { return unsupported(m.p, req) != nil })
+	}
+	return out
 }
 
-// Legs are the legs of every usable member.
+// unsupported is why p cannot quote req as asked, nil when it can.
+func unsupported(p quote.Provider, req *quote.Request) *quote.NoRoute {
+	if !req.ExactOutput() && req.RefundTo == "" {
+		return nil
+	}
+	if reason, why := quote.Unsupported(p, req); reason != "" {
+		return &quote.NoRoute{Provider: p.Name(), Reason: reason, Message: why}
+	}
+	return nil
+}
+
+// Legs are the legs of every member that serves the pair. A member that
+// cannot quote the request as asked (a refund address LI.FI cannot pay)
+// keeps its leg, answered at once with its reason, so that the race's
+// timing says why it has no route; the engine leaves the whole provider
+// out only when no member can (ExactOutputUnsupported,
+// RefundToUnsupported).
 func (r *raced) Legs(req *quote.Request) []string {
 	var out []string
-	for _, m := range r.usable(req) {
+	for _, m := range r.serving(req) {
 		legs := m.p.Legs(req)
 		if unnamed(legs) {
 			out = append(out, m.up.Name)
@@ -73,17 +102,24 @@ func (r *raced) Legs(req *quote.Request) []string {
 	return out
 }
 
-// QuoteLeg asks the member the leg belongs to.
+// QuoteLeg asks the member the leg belongs to, or answers its reason when
+// it cannot quote the request as asked.
 func (r *raced) QuoteLeg(ctx context.Context, req *quote.Request, leg string) (*quote.Route, error) {
 	for _, m := range r.members {
-		if m.up.Name == leg && unnamed(m.p.Legs(req)) {
-			return m.p.QuoteLeg(ctx, req, "")
+		own := m.p.Legs(req)
+		switch {
+		case m.up.Name == leg && unnamed(own):
+			own = []string{""}
+		case contains(own, leg):
+			own = []string{leg}
+		default:
+			continue
 		}
-	}
-	for _, m := range r.members {
-		if contains(m.p.Legs(req), leg) {
-			return m.p.QuoteLeg(ctx, req, leg)
+		if nr := unsupported(m.p, req); nr != nil {
+			nr.Tool = leg
+			return nil, nr
 		}
+		return m.p.QuoteLeg(ctx, req, own[0])
 	}
 	return nil, fmt.Errorf("app: %s: no upstream quotes leg %q", r.name, leg)
 }
@@ -105,11 +141,11 @@ func (r *raced) reason(req *quote.Request, want string) string {
 		return ""
 	}
 	for _, m := range r.members {
-		if !m.up.Serves(req.From, req.To) {
+		if !m.serves(req) {
 			continue
 		}
-		if reason, why := quote.Unsupported(m.p, req); reason == want {
-			return why
+		if nr := unsupported(m.p, req); nr != nil && nr.Reason == want {
+			return nr.Message
 		}
 	}
 	return ""

@@ -130,8 +130,8 @@ func TestRacedProviderLegs(t *testing.T) {
 	}{
 		{"both serve", &quote.Request{From: arb, To: base}, "", []string{"lifi", "relay"}, ""},
 		{"only LI.FI serves", &quote.Request{From: arb, To: sol}, "", []string{"lifi"}, ""},
-		{"exact output only Relay sizes", &quote.Request{From: arb, To: base, ToAmount: big.NewInt(1)}, "", []string{"relay"}, ""},
-		{"exact output neither sizes", &quote.Request{From: arb, To: base, ToAmount: big.NewInt(1)}, "relay cannot", nil, "lifi cannot"},
+		{"exact output only Relay sizes", &quote.Request{From: arb, To: base, ToAmount: big.NewInt(1)}, "", []string{"lifi", "relay"}, ""},
+		{"exact output neither sizes", &quote.Request{From: arb, To: base, ToAmount: big.NewInt(1)}, "relay cannot", []string{"lifi", "relay"}, "lifi cannot"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +150,15 @@ func TestRacedProviderLegs(t *testing.T) {
 			}
 			for _, leg := range legs {
 				route, err := r.QuoteLeg(context.Background(), tt.req, leg)
+				var nr *quote.NoRoute
+				if errors.As(err, &nr) {
+					// A member that cannot quote the request as asked
+					// answers its reason at once, unasked.
+					if nr.Reason != quote.ReasonExactOutputUnsupported || nr.Tool != leg || !strings.Contains(nr.Message, leg+" cannot") {
+						t.Fatalf("leg %s: %+v", leg, nr)
+					}
+					continue
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -160,6 +169,9 @@ func TestRacedProviderLegs(t *testing.T) {
 			}
 			if _, err := r.QuoteLeg(context.Background(), tt.req, "nope"); err == nil {
 				t.Fatal("an unknown leg was quoted")
+			}
+			if tt.req.ExactOutput() && tt.relayOut == "" && (len(li.asked) != 0 || len(re.asked) != 1) {
+				t.Fatalf("LI.FI asked %v, Relay %v: only Relay sizes the output", li.asked, re.asked)
 			}
 		})
 	}
