@@ -99,6 +99,7 @@ func field(flag, usage string, kind SettingKind) Setting {
 func Upstreams() []Upstream {
 	return []Upstream{
 		lifiUpstream(),
+		relayUpstream(),
 		oneClickUpstream(),
 		pulserouteUpstream(),
 		sandboxUpstream(registry.ProviderAggregator),

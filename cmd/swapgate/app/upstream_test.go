@@ -58,6 +58,11 @@ func TestOpenUpstreams(t *testing.T) {
 		{"live with LI.FI", ModeLive, QuoteConfig{AggregatorURL: "http://127.0.0.1:1"}, []string{"lifi"}},
 		{"live with everything", ModeLive, QuoteConfig{AggregatorURL: "http://127.0.0.1:1", IntentsURL: "http://127.0.0.1:2", PulseRPC: pulse},
 			[]string{"lifi", "oneclick", "pulseroute"}},
+		{"sandbox with Relay", ModeSandbox, QuoteConfig{Upstream: map[string]string{"relay-url": "http://127.0.0.1:3"}},
+			[]string{"relay", "sandbox-intents", "sandbox-pulseroute"}},
+		{"live with LI.FI and Relay", ModeLive, QuoteConfig{AggregatorURL: "http://127.0.0.1:1", Upstream: map[string]string{"relay-url": "http://127.0.0.1:3"}},
+			[]string{"lifi", "relay"}},
+		{"live with Relay alone", ModeLive, QuoteConfig{Upstream: map[string]string{"relay-url": "http://127.0.0.1:3"}}, []string{"relay"}},
 		{"live with a node of another chain", ModeLive, QuoteConfig{PulseRPC: map[uint64]string{42161: "http://127.0.0.1:1"}}, nil},
 	}
 	for _, tt := range tests {
