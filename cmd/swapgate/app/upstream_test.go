@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"math/big"
 	"slices"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/swap"
+	"github.com/swapgate/swapgate/routing/domain/tools"
 )
 
 // TestUpstreamsEligibilityIsTheSpecificationsTable: the eligibility loop
@@ -220,5 +223,103 @@ func TestStatusOfSharedProvider(t *testing.T) {
 		if err != nil || obs.Status != tt.want {
 			t.Errorf("tool %q: observed at %q (%v), want %q", tt.tool, obs.Status, err, tt.want)
 		}
+	}
+}
+
+// fakeUpstream is an opened upstream's client offering what its fields
+// say: a provider, tools, status, the network.
+type fakeUpstream struct {
+	p       quote.Provider
+	toolKey string
+	status  bool
+	net     bool
+}
+
+func (f *fakeUpstream) provider(context.Context, *buildEnv) (quote.Provider, error) { return f.p, nil }
+func (f *fakeUpstream) tools() []tools.Tool {
+	return []tools.Tool{{Key: f.toolKey, Name: f.toolKey, Type: tools.TypeBridge, Provider: registry.ProviderAggregator}}
+}
+func (f *fakeUpstream) network() bool { return f.net }
+
+type fakeStatusUpstream struct {
+	fakeUpstream
+	fakeStatus
+}
+
+// TestBuildProvidersLoop: the build loop makes one provider per provider
+// name, in the declared providers' order: an upstream alone as itself,
+// several racing as legs of one (their legs counted apart); a nil provider
+// is none; the catalog is what they list, a key listed twice kept by the
+// first; the network providers and status sources are those their
+// upstreams offer.
+func TestBuildProvidersLoop(t *testing.T) {
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg := func(name, tool string, status, net bool) opened {
+		u := Upstream{Name: name, Provider: registry.ProviderAggregator, Serves: aggregatorPair}
+		f := fakeUpstream{p: &fakeProvider{name: registry.ProviderAggregator, tool: tool, legs: []string{""}}, toolKey: tool, net: net}
+		if status {
+			return opened{Upstream: u, client: &fakeStatusUpstream{fakeUpstream: f, fakeStatus: fakeStatus{name: name}}}
+		}
+		return opened{Upstream: u, client: &f}
+	}
+	intents := opened{Upstream: Upstream{Name: "intents", Provider: registry.ProviderIntents, Serves: intentsPair},
+		client: &fakeUpstream{p: &fakeProvider{name: registry.ProviderIntents, legs: []string{""}}, toolKey: "near"}}
+	none := opened{Upstream: Upstream{Name: "none", Provider: registry.ProviderPulseroute, Serves: pulseroutePair},
+		client: &fakeUpstream{toolKey: "nothing"}}
+	tests := []struct {
+		name        string
+		ups         []opened
+		wantNames   []string
+		wantRaced   []string
+		wantTools   []string
+		wantNetwork []string
+		wantStatus  []string
+	}{
+		{"one upstream", []opened{agg("lifi", "across", true, true)},
+			[]string{"aggregator"}, nil, []string{"across"}, []string{"aggregator"}, []string{"aggregator"}},
+		{"two racing, intents before them", []opened{intents, agg("lifi", "across", true, true), agg("relay", "relay", true, false)},
+			[]string{"aggregator", "intents"}, []string{"lifi", "relay"}, []string{"near", "across", "relay"}, []string{"aggregator"}, []string{"aggregator"}},
+		{"a key listed twice, a provider that is none", []opened{agg("lifi", "relay", false, false), agg("relay", "relay", false, false), none},
+			[]string{"aggregator"}, []string{"lifi", "relay"}, []string{"relay"}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			qs := &quoteStack{statusSources: map[string]tracker.Source{}}
+			cfg := QuoteConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			ps, err := buildProviders(context.Background(), ModeLive, cfg, nil, reg, nil, nil, qs, tt.ups)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, p := range ps {
+				names = append(names, p.Name())
+			}
+			if !slices.Equal(names, tt.wantNames) {
+				t.Fatalf("providers %v, want %v", names, tt.wantNames)
+			}
+			if got := legNames(ps)[registry.ProviderAggregator]; !slices.Equal(got, tt.wantRaced) {
+				t.Fatalf("raced legs %v, want %v", got, tt.wantRaced)
+			}
+			var keys []string
+			for _, tl := range qs.catalog.All() {
+				keys = append(keys, tl.Key)
+			}
+			if !slices.Equal(keys, tt.wantTools) {
+				t.Fatalf("catalog %v, want %v", keys, tt.wantTools)
+			}
+			if !slices.Equal(qs.network, tt.wantNetwork) {
+				t.Fatalf("network %v, want %v", qs.network, tt.wantNetwork)
+			}
+			var status []string
+			for name := range qs.statusSources {
+				status = append(status, name)
+			}
+			if !slices.Equal(status, tt.wantStatus) {
+				t.Fatalf("status sources %v, want %v", status, tt.wantStatus)
+			}
+		})
 	}
 }
