@@ -20,14 +20,16 @@ import (
 	"github.com/swapgate/swapgate/internal/standin/evmrpc"
 	"github.com/swapgate/swapgate/internal/standin/lifi"
 	"github.com/swapgate/swapgate/internal/standin/oneclick"
+	"github.com/swapgate/swapgate/internal/standin/relay"
 )
 
 const standinsUsage = `usage: swapgate standins [--addr 127.0.0.1:PORT] [--latency 200ms]
 
 Serves local stand-ins of Swapgate's live upstreams on one loopback
 listener, for the bench suite's quote-live scenario and for trying live
-mode without the internet: LI.FI under /lifi, 1Click under /oneclick, and
-JSON-RPC nodes under /rpc/<chainId> (chains 369, 1, 42161 and 8453). Their
+mode without the internet: LI.FI under /lifi, Relay under /relay, 1Click
+under /oneclick, and JSON-RPC nodes under /rpc/<chainId> (chains 369, 1,
+42161 and 8453). Relay's swaps succeed on their third status poll. Their
 answers are deterministic, priced from the registry's reference prices
 scaled by 1.01. It logs one JSON line with the address and the flags to
 give swapgate serve --mode live when it is ready; SIGINT or SIGTERM stops
@@ -74,6 +76,10 @@ func runStandins(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failure(stderr, fmt.Errorf("standins: %w", err))
 	}
+	relayer, err := relay.New(relay.Config{Latency: *latency, StatusPolls: 2})
+	if err != nil {
+		return failure(stderr, fmt.Errorf("standins: %w", err))
+	}
 	intents, err := oneclick.New(oneclick.Config{Latency: *latency, AutoAdvance: 1})
 	if err != nil {
 		return failure(stderr, fmt.Errorf("standins: %w", err))
@@ -84,6 +90,7 @@ func runStandins(args []string, stdout, stderr io.Writer) int {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/lifi/", http.StripPrefix("/lifi", agg))
+	mux.Handle("/relay/", http.StripPrefix("/relay", relayer))
 	mux.Handle("/oneclick/", http.StripPrefix("/oneclick", intents))
 	mux.Handle("/rpc/", http.StripPrefix("/rpc", nodes))
 	ln, err := net.Listen("tcp", *addr)
@@ -99,7 +106,7 @@ func runStandins(args []string, stdout, stderr io.Writer) int {
 		rpcs[i] = strconv.FormatUint(id, 10) + "=" + evmrpc.URL(base+"/rpc", id)
 	}
 	slog.New(slog.NewJSONHandler(stderr, nil)).Info("standins serving", slog.String("addr", ln.Addr().String()),
-		slog.String("aggregatorURL", base+"/lifi"), slog.String("intentsURL", base+"/oneclick"),
+		slog.String("aggregatorURL", base+"/lifi"), slog.String("relayURL", base+"/relay"), slog.String("intentsURL", base+"/oneclick"),
 		slog.String("rpc", strings.Join(rpcs, ",")), slog.Duration("latency", *latency), slog.Duration("rpcLatency", *rpcLatency))
 	select {
 	case <-ctx.Done():

@@ -33,7 +33,8 @@ func TestStandinsRefusesBadFlags(t *testing.T) {
 		})
 	}
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"standins", "-h"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "/rpc/<chainId>") {
+	if code := run([]string{"standins", "-h"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "/rpc/<chainId>") ||
+		!strings.Contains(stdout.String(), "Relay under /relay") {
 		t.Errorf("help: exit %d, %q", code, stdout.String())
 	}
 }
