@@ -39,7 +39,7 @@ func TestLiveRelayRacesLIFIQuoteE2E(t *testing.T) {
 	ts := onrampServer(t, rc, func(c *app.Config) {
 		c.Mode = app.ModeLive
 		c.Quote.AggregatorURL = aggSrv.URL
-		c.Quote.Upstream = map[string]string{"relay-url": relaySrv.URL, "relay-key": "relay-e2e"}
+		c.Quote.Upstream = map[string]string{"relay-url": relaySrv.URL, "relay-key": "relay-e2e", "relay-fee-recipient": relayFeeRecipient}
 		c.SwapSchedule = swap.Schedule{First: 20 * time.Millisecond, Max: 50 * time.Millisecond, Horizon: time.Hour}
 	})
 	_, key := ts.createPartner("RelayCo", "--swap-fee-bps", "0")
@@ -118,6 +118,24 @@ func TestLiveRelayRacesLIFIQuoteE2E(t *testing.T) {
 		}
 	})
 
+	t.Run("a partner fee reaches Relay as its appFees", func(t *testing.T) {
+		rl.SetEdgeBps(100)
+		_, feeKey := ts.createPartner("RelayFeeCo", "--swap-fee-bps", "30")
+		if env := ts.putWallet(feeKey, "evm", realWallets[0].addr); env.Status != http.StatusOK && env.Status != http.StatusCreated {
+			t.Fatalf("fee wallet: %d %s", env.Status, env.Raw)
+		}
+		var q raceAnswer
+		ts.get(arbToBase(), withKey(feeKey)).decode(t, &q)
+		fees, _ := rl.LastQuote()["appFees"].([]any)
+		if len(fees) != 1 {
+			t.Fatalf("Relay was asked appFees %v", rl.LastQuote()["appFees"])
+		}
+		fee, _ := fees[0].(map[string]any)
+		if !strings.EqualFold(asString(fee["recipient"]), relayFeeRecipient) || asString(fee["fee"]) != "30" {
+			t.Fatalf("Relay was asked appFees %v", fees)
+		}
+	})
+
 	t.Run("tools list Relay", func(t *testing.T) {
 		var tl struct {
 			Tools []struct{ Key, Type string }
@@ -160,6 +178,38 @@ func TestLiveRelayRacesLIFIQuoteE2E(t *testing.T) {
 			return false
 		})
 	})
+}
+
+// relayFeeRecipient is the operator's --relay-fee-recipient in the tests.
+const relayFeeRecipient = "0x1f9840a85d5af5bf1d1762f925bdaddc4201f984"
+
+// TestSandboxRelayReplacesTheSandboxAggregatorQuoteE2E: in sandbox mode,
+// --relay-url replaces the sandbox market's aggregator as --aggregator-url
+// does: an EVM pair is quoted by Relay's stand-in, tool relay, the other
+// providers staying the sandbox's.
+func TestSandboxRelayReplacesTheSandboxAggregatorQuoteE2E(t *testing.T) {
+	rl, relaySrv, err := relaystandin.Start(relaystandin.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(relaySrv.Close)
+	ts := startServer(t, func(c *app.Config) {
+		c.Quote.Upstream = map[string]string{"relay-url": relaySrv.URL, "relay-fee-recipient": relayFeeRecipient}
+	})
+	var q shapeA
+	ts.get(arbToBase()).decode(t, &q)
+	if q.Provider != "aggregator" || q.Quote.Tool != "relay" || rl.QuoteCount() != 1 {
+		t.Fatalf("quote %s/%s, Relay asked %d times", q.Provider, q.Quote.Tool, rl.QuoteCount())
+	}
+	var in struct {
+		Provider string
+		Quote    struct{ Tool string }
+	}
+	ts.get(quotePath("fromChain", "1", "toChain", "900000002", "fromToken", usdcEth, "toToken", "native",
+		"fromAmount", "250000000", "fromAddress", wallet, "toAddress", tonAddress)).decode(t, &in)
+	if in.Provider != "intents" || !strings.HasPrefix(in.Quote.Tool, "sbx-") {
+		t.Fatalf("intents quote %+v", in)
+	}
 }
 
 func asString(v any) string {
