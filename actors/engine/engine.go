@@ -63,6 +63,10 @@ type Config struct {
 	Breaker breaker.Config
 	// Now is the breakers' clock (nil: time.Now).
 	Now func() time.Time
+	// Eligible names a request's eligible providers, a new slice each call
+	// (nil: quote.Providers, the specification's table). The composition
+	// root hands its upstreams' pairs here.
+	Eligible func(req *quote.Request) []string
 }
 
 // Defaults of Config.
@@ -171,6 +175,14 @@ func Start(sys *actor.ActorSystem, providers []quote.Provider, cfg Config) (*Eng
 		}
 	}
 	return e, nil
+}
+
+// eligible names req's eligible providers (see Config.Eligible).
+func (e *Engine) eligible(req *quote.Request) []string {
+	if e.cfg.Eligible != nil {
+		return e.cfg.Eligible(req)
+	}
+	return quote.Providers(req)
 }
 
 // Deadline is the configured race deadline.

@@ -304,7 +304,7 @@ func (q *Quoter) raceOn(ctx context.Context, req *quote.Request, p *account.Part
 	if err := q.applyFees(ctx, req, p); err != nil {
 		return nil, nil, quote.RaceEnd{}, err
 	}
-	eligible := quote.Providers(req)
+	eligible := q.engine.eligible(req)
 	if only != nil {
 		eligible = slices.DeleteFunc(eligible, func(name string) bool { return !slices.Contains(only, name) })
 	}

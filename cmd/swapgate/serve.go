@@ -96,10 +96,12 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.StringVar(&cfg.SMTPFrom, "smtp-from", cfg.SMTPFrom, "sender address of the portal's mail, e.g. \"Swapgate <portal@example.com>\" (required with --smtp-url)")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the service's address as browsers reach it, the base of on-ramp checkout URLs and of the logoURI of tokens, chains and tools (default: http:// and --addr)")
 	fs.Float64Var(&cfg.SandboxBridgeFailureRate, "sandbox-bridge-failure-rate", cfg.SandboxBridgeFailureRate, "share of sandbox bridges that fail: a swap's is refunded on the source chain, a multi-step deposit's ends FAILED")
-	fs.StringVar(&cfg.Quote.AggregatorURL, "aggregator-url", "", "LI.FI API base URL for the aggregator provider (empty: sandbox)")
-	fs.StringVar(&cfg.Quote.AggregatorKey, "aggregator-key", "", "LI.FI API key")
-	fs.StringVar(&cfg.Quote.IntentsURL, "intents-url", "", "1Click API base URL for the intents provider (empty: sandbox)")
-	fs.StringVar(&cfg.Quote.IntentsKey, "intents-key", "", "1Click API JWT")
+	// Each upstream declares its own settings (app.Upstreams).
+	for _, u := range app.Upstreams() {
+		for _, s := range u.Settings {
+			fs.Var(upstreamValue{q: &cfg.Quote, s: s}, s.Flag, s.Usage)
+		}
+	}
 	fs.StringVar(&cfg.OnrampProvider, "onramp-provider", cfg.OnrampProvider, "live mode's on-ramp provider: moonpay, or empty for no on-ramp in live mode (sandbox mode always serves the hosted sandbox checkout)")
 	fs.StringVar(&cfg.MoonPay.APIURL, "moonpay-api-url", cfg.MoonPay.APIURL, "MoonPay API base URL (default https://api.moonpay.com)")
 	fs.StringVar(&cfg.MoonPay.WidgetURL, "moonpay-widget-url", cfg.MoonPay.WidgetURL, "MoonPay widget URL the checkout sends users to (default https://buy.moonpay.com)")
@@ -127,6 +129,24 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 		return chainURLs(v, &cfg.GasRPC)
 	})
 	return fs
+}
+
+// upstreamValue is an upstream's setting as a flag.
+type upstreamValue struct {
+	q *app.QuoteConfig
+	s app.Setting
+}
+
+func (v upstreamValue) String() string {
+	if v.q == nil {
+		return ""
+	}
+	return v.s.Get(v.q)
+}
+
+func (v upstreamValue) Set(s string) error {
+	v.s.Set(v.q, s)
+	return nil
 }
 
 // chainURLs parses CHAINID=URL pairs, comma-separated, into m.

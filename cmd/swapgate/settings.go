@@ -31,14 +31,12 @@ type setting struct {
 
 // uncheckedFlags are the serve flags that have no row, each with why: any
 // value is acceptable.
-var uncheckedFlags = map[string]string{
+var uncheckedFlags = withUpstreamCredentials(map[string]string{
 	"config":                  "read before the others; a missing or malformed file is refused as it is read",
 	"log-level":               "checked where it is parsed, with slog's own message",
-	"aggregator-key":          "an opaque credential",
-	"intents-key":             "an opaque credential",
 	"allow-loopback-webhooks": "a boolean",
 	"no-breakers":             "a boolean",
-}
+})
 
 // Size bounds shared by several rows.
 const (
@@ -48,8 +46,9 @@ const (
 )
 
 // serveSettings is the validation table of `swapgate serve`: one row per
-// flag but those of uncheckedFlags.
-var serveSettings = []setting{
+// flag but those of uncheckedFlags, the upstreams' settings last, as each
+// upstream declares them (upstreamSettings).
+var serveSettings = append([]setting{
 	{"mode", func(c *app.Config) error {
 		if err := oneOf(func(c *app.Config) string { return c.Mode }, app.ModeSandbox, app.ModeLive)(c); err != nil {
 			return err
@@ -161,8 +160,6 @@ var serveSettings = []setting{
 	durIn(func(c *app.Config) time.Duration { return c.IdempotencyWait }, "idempotency-wait", 100*time.Millisecond, 5*time.Minute),
 	intIn(func(c *app.Config) int { return c.AuthCacheSize }, "auth-cache-size", 1, 1<<24),
 	{"sandbox-tools", sandboxTools},
-	{"aggregator-url", func(c *app.Config) error { return httpURL(c.Quote.AggregatorURL) }},
-	{"intents-url", func(c *app.Config) error { return httpURL(c.Quote.IntentsURL) }},
 	{"onramp-provider", onrampProvider},
 	moonPaySetting("moonpay-api-url", func(c *app.Config) string { return c.MoonPay.APIURL }, false, httpURL),
 	moonPaySetting("moonpay-widget-url", func(c *app.Config) string { return c.MoonPay.WidgetURL }, false, widgetURL),
@@ -214,6 +211,54 @@ var serveSettings = []setting{
 	}},
 	intIn(func(c *app.Config) int { return c.TrackerWorkers }, "tracker-workers", 1, 4096),
 	durIn(func(c *app.Config) time.Duration { return c.TrackerPollTimeout }, "tracker-poll-timeout", 100*time.Millisecond, 5*time.Minute),
+}, upstreamSettings()...)
+
+// upstreamSettings are the rows of the upstreams' settings, one loop over
+// their declarations: a URL is empty or an absolute http(s) URL, an EVM
+// address empty or an address; a credential has no row (see
+// withUpstreamCredentials).
+func upstreamSettings() []setting {
+	var rows []setting
+	for _, u := range app.Upstreams() {
+		for _, s := range u.Settings {
+			get := s.Get
+			switch s.Kind {
+			case app.SettingURL:
+				rows = append(rows, setting{s.Flag, func(c *app.Config) error { return httpURL(get(&c.Quote)) }})
+			case app.SettingEVMAddress:
+				rows = append(rows, setting{s.Flag, func(c *app.Config) error { return evmAddress(get(&c.Quote)) }})
+			}
+		}
+	}
+	return rows
+}
+
+// withUpstreamCredentials adds the upstreams' credentials to the
+// unchecked flags: any value is acceptable.
+func withUpstreamCredentials(m map[string]string) map[string]string {
+	for _, u := range app.Upstreams() {
+		for _, s := range u.Settings {
+			if s.Kind == app.SettingCredential {
+				m[s.Flag] = "an opaque credential"
+			}
+		}
+	}
+	return m
+}
+
+// evmAddress checks an optional EVM address that receives funds: empty,
+// or 0x and 40 hexadecimal digits, not all zero.
+func evmAddress(s string) error {
+	if s == "" {
+		return nil
+	}
+	if len(s) != 42 || !strings.HasPrefix(s, "0x") || strings.Trim(s[2:], "0123456789abcdefABCDEF") != "" {
+		return fmt.Errorf("must be an EVM address (0x and 40 hexadecimal digits), got %q", s)
+	}
+	if strings.Trim(s[2:], "0") == "" {
+		return errors.New("must not be the zero address, which no one can spend from")
+	}
+	return nil
 }
 
 // validateServeConfig checks every setting of c against its row of
@@ -336,7 +381,7 @@ func rpcURLs(m map[uint64]string) error {
 // poolSizes checks --provider-pool-sizes: known providers, each with a
 // size provider-pool-size would accept.
 func poolSizes(m map[string]int) error {
-	known := []string{registry.ProviderAggregator, registry.ProviderIntents, registry.ProviderPulseroute}
+	known := app.ProviderNames()
 	names := make([]string, 0, len(m))
 	for name := range m {
 		names = append(names, name)

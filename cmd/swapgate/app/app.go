@@ -340,7 +340,13 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	prices, err := priceSource(reg, cfg)
+	// Each configured upstream's client is made once: its prices here, its
+	// quotes, tools and status in the quote stack.
+	ups, err := openUpstreams(cfg.Mode, cfg.Quote, reg)
+	if err != nil {
+		return nil, err
+	}
+	prices, err := priceSource(reg, cfg, ups)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +363,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// One set of contract facts: the quotes send users to these contracts,
 	// and the sandbox chain deploys them there.
 	contracts := pulseroute.DefaultContracts()
-	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.store, cfg.DataDir, a.node != nil, metrics, contracts); err != nil {
+	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.store, cfg.DataDir, a.node != nil, metrics, contracts, ups); err != nil {
 		return nil, err
 	}
 	var sandboxChain edge.SandboxChain

@@ -30,7 +30,8 @@ import (
 
 // QuoteConfig configures the quote engine and its upstreams. In sandbox
 // mode every provider is the sandbox's unless a base URL is set for it; in
-// live mode only the providers with an upstream run (see buildProviders).
+// live mode only the providers with an upstream run (see buildProviders and
+// Upstreams).
 type QuoteConfig struct {
 	Deadline time.Duration
 	// MinWait, ExpectedResults and ReduceEvery are the default timing
@@ -67,7 +68,10 @@ type QuoteConfig struct {
 	// providers at the real LI.FI and 1Click APIs.
 	AggregatorURL, AggregatorKey string
 	IntentsURL, IntentsKey       string
-	UpstreamTimeout              time.Duration
+	// Upstream holds the settings of the upstreams declared since (see
+	// Upstream.Settings), by flag name: "relay-url", for example.
+	Upstream        map[string]string
+	UpstreamTimeout time.Duration
 	// PulseRPC maps chain ids to JSON-RPC URLs; with chain 369's set, the
 	// PulseX leg is read on chain, and with a sender chain's set, its warp
 	// route's gas payment.
@@ -134,6 +138,10 @@ type quoteStack struct {
 	quoter    *engine.Quoter
 	// statusSources observe tracked swaps, by provider.
 	statusSources map[string]tracker.Source
+	// network names the providers whose legs wait on a network upstream
+	// in this configuration (an upstream's API, pulseroute's nodes): the
+	// engine sizes their pools for the network's latency.
+	network []string
 	// depositNotifier is the live intents adapter, told of deposits.
 	depositNotifier edge.DepositNotifier
 	// pulseState reads chain 369 and the warp routes (the sandbox chain
@@ -165,24 +173,6 @@ func (q *quoteStack) stop() error {
 	return err
 }
 
-// networkProviders names the providers whose legs wait on a network
-// upstream in this configuration: the aggregator and intents providers
-// when their URLs are set, pulseroute when it reads a chain over JSON-RPC.
-// The engine sizes their pools for the network's latency.
-func networkProviders(cfg QuoteConfig) []string {
-	var out []string
-	if cfg.AggregatorURL != "" {
-		out = append(out, registry.ProviderAggregator)
-	}
-	if cfg.IntentsURL != "" {
-		out = append(out, registry.ProviderIntents)
-	}
-	if len(pulseNodes(cfg)) > 0 {
-		out = append(out, registry.ProviderPulseroute)
-	}
-	return out
-}
-
 // ticketHome is where the keeper commits tickets: the ticket log (in a
 // cluster, the shared store's tickets table, so that a quote issued on one
 // node is found on every other), and the store's quote-reference index for
@@ -211,14 +201,15 @@ func (h ticketHome) PutTickets(ctx context.Context, ts []persistence.EncodedTick
 }
 
 func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[uint64]string, sys *actor.ActorSystem, reg *registry.Registry,
-	ref *refdata.Service, store Store, dataDir string, shared bool, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
+	ref *refdata.Service, store Store, dataDir string, shared bool, metrics *prometheus.Registry, contracts *pulseroute.Contracts,
+	ups []opened) (qs *quoteStack, err error) {
 	qs = &quoteStack{statusSources: map[string]tracker.Source{}}
 	defer func() {
 		if err != nil {
 			_ = qs.stop()
 		}
 	}()
-	providers, err := buildProviders(ctx, mode, cfg, evmRPC, reg, ref, contracts, qs)
+	providers, err := buildProviders(ctx, mode, cfg, evmRPC, reg, ref, contracts, qs, ups)
 	if err != nil {
 		return nil, err
 	}
@@ -232,17 +223,26 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 	}
 	qs.dispatcher = actors.NewWarmDispatcher(warm, throughput)
 	// The catalog's tools are the leg metrics' tool labels; anything else
-	// (a live upstream's tools) is counted as engine.OtherTool.
+	// (a live upstream's tools) is counted as engine.OtherTool, but for the
+	// legs of upstreams racing as one provider, each counted apart.
 	catalog := map[string][]string{}
 	for _, t := range qs.catalog.All() {
 		catalog[t.Provider] = append(catalog[t.Provider], t.Key)
+	}
+	for name, legs := range legNames(providers) {
+		for _, leg := range legs {
+			if !contains(catalog[name], leg) {
+				catalog[name] = append(catalog[name], leg)
+			}
+		}
 	}
 	qs.engine, err = engine.Start(sys, providers, engine.Config{Dispatcher: qs.dispatcher,
 		Deadline: cfg.Deadline, PoolSize: cfg.PoolSize, PoolSizes: cfg.PoolSizes, QueuePerWorker: cfg.QueuePerWorker, Tools: catalog,
 		Strategy: quote.Strategy{MinWait: cfg.MinWait, ExpectedResults: cfg.ExpectedResults, ReduceEvery: cfg.ReduceEvery},
 		Breaker: breaker.Config{Window: cfg.BreakerWindow, FailureRatio: cfg.BreakerFailureRatio, MinCalls: cfg.BreakerMinCalls,
 			CoolDown: cfg.BreakerCoolDown, Off: cfg.NoBreakers},
-		NetworkProviders: networkProviders(cfg),
+		NetworkProviders: qs.network,
+		Eligible:         eligibility(Upstreams()).providers,
 	})
 	if err != nil {
 		return nil, err
