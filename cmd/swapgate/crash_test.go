@@ -34,12 +34,12 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/internal/pgtest"
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/persistence/postgres"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
+	"github.com/swapgate/swapgate/store/postgres"
 )
 
 // TestCrashRecovery kills the real binary with SIGKILL at random moments
@@ -1431,7 +1431,7 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 	}
 	// pb is the Pebble store, nil on PostgreSQL: its raw indexes are
 	// checked as well.
-	pb, _ := opened.(*persistence.Store)
+	pb, _ := opened.(*pebblestore.Store)
 	defer func() {
 		if err := store.Close(); err != nil {
 			t.Errorf("close the store: %v", err)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // settleTimeout bounds one settlement run, which touches every pending row
@@ -84,7 +84,7 @@ func settle(ctx context.Context, dir, storeURL, eco string, dryRun bool) (*accou
 		}
 		return b, serr
 	}
-	if !errors.Is(err, persistence.ErrLocked) {
+	if !errors.Is(err, pebblestore.ErrLocked) {
 		return nil, err
 	}
 	c, derr := admin.Dial(dir)

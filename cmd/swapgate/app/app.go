@@ -191,7 +191,7 @@ type Config struct {
 	// empty keeps it in Pebble under DataDir (OpenStore, backend.go).
 	Store string
 	// StoreMemTableSize and StoreCacheSize size the Pebble store's
-	// memtable and block cache in bytes (0: persistence's defaults).
+	// memtable and block cache in bytes (0: the Pebble store's defaults).
 	StoreMemTableSize int
 	StoreCacheSize    int
 	// Cluster makes the node a member of a cluster sharing Store (see

@@ -21,15 +21,15 @@ import (
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/persistence/postgres"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
+	"github.com/swapgate/swapgate/store/postgres"
 )
 
 // Store is the durable state the service and its CLI run on: the union of
 // the per-aggregate interfaces listed in stores.go, with what the process
 // itself needs of its store (a readiness check, its cache's statistics, a
 // close). Both backends satisfy it: Pebble in the data directory
-// (*persistence.Store) and PostgreSQL (*postgres.Store). OpenStore picks
+// (*pebblestore.Store) and PostgreSQL (*postgres.Store). OpenStore picks
 // one.
 type Store interface {
 	admin.PartnerStore
@@ -64,7 +64,7 @@ type Store interface {
 }
 
 var (
-	_ Store = (*persistence.Store)(nil)
+	_ Store = (*pebblestore.Store)(nil)
 	_ Store = (*postgres.Store)(nil)
 )
 
@@ -116,7 +116,7 @@ func CheckStoreURL(raw string) error {
 // OpenStore opens the store cfg names: the same function for `serve` and
 // for every CLI subcommand that reads or writes the store, so that
 // --store (or SWAPGATE_STORE) means one thing everywhere. Pebble in a data
-// directory another process holds fails with persistence.ErrLocked (the
+// directory another process holds fails with pebblestore.ErrLocked (the
 // CLI then goes through that process's admin listener); a PostgreSQL
 // database opens however many other processes have it open.
 func OpenStore(ctx context.Context, cfg StoreConfig) (Store, error) {
@@ -124,7 +124,7 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (Store, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	if cfg.URL == "" {
-		s, err := persistence.Open(cfg.DataDir, persistence.Options{Logger: cfg.Logger,
+		s, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Logger: cfg.Logger,
 			MemTableSize: cfg.MemTableSize, CacheSize: cfg.CacheSize})
 		if err != nil {
 			return nil, err

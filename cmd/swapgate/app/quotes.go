@@ -19,13 +19,14 @@ import (
 	"github.com/swapgate/swapgate/actors/tickets"
 	"github.com/swapgate/swapgate/actors/tracker"
 	"github.com/swapgate/swapgate/edge"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
+	"github.com/swapgate/swapgate/store"
+	"github.com/swapgate/swapgate/store/local"
 )
 
 // QuoteConfig configures the quote engine and its upstreams. In sandbox
@@ -130,7 +131,7 @@ type quoteStack struct {
 	ledger     *ledger.Ledger
 	tickets    *tickets.Keeper
 	// ticketLog is where the keeper commits tickets.
-	ticketLog *persistence.TicketLog
+	ticketLog *local.TicketLog
 	quoter    *engine.Quoter
 	// statusSources observe tracked swaps, by provider.
 	statusSources map[string]tracker.Source
@@ -197,13 +198,13 @@ type ticketHome struct {
 // quoteRefIndex indexes multi-step quotes by their reference; the store
 // that keeps it serves QuoteByRef to the inbound runner (inbound.Store).
 type quoteRefIndex interface {
-	PutQuoteRefs(ctx context.Context, ts []persistence.EncodedTicket) error
+	PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) error
 }
 
 // PutTickets indexes the references first: a failure then leaves no
 // ticket whose step 1 could not be traced, and the keeper's retry writes
 // them again, which is harmless.
-func (h ticketHome) PutTickets(ctx context.Context, ts []persistence.EncodedTicket) error {
+func (h ticketHome) PutTickets(ctx context.Context, ts []store.EncodedTicket) error {
 	if err := h.refs.PutQuoteRefs(ctx, ts); err != nil {
 		return err
 	}
@@ -280,7 +281,7 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 		}
 		home.Store = ts
 	} else {
-		if qs.ticketLog, err = persistence.OpenTicketLog(dataDir, persistence.TicketLogOptions{Horizon: quote.TTL + grace}); err != nil {
+		if qs.ticketLog, err = local.OpenTicketLog(dataDir, local.TicketLogOptions{Horizon: quote.TTL + grace}); err != nil {
 			return nil, fmt.Errorf("app: open ticket log: %w", err)
 		}
 		home.Store = qs.ticketLog

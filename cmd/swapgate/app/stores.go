@@ -11,57 +11,57 @@ import (
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/persistence/postgres"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
+	"github.com/swapgate/swapgate/store/postgres"
 )
 
 // The store's state is reached only through small interfaces, each
 // declared by the package that uses it; this composition root is the one
 // place that knows the concrete store. A second backend is a type that
 // satisfies the same list (and passes the contract suites of
-// persistence/storetest). By kind of state:
+// internal/storecontract). By kind of state:
 var (
 	// Accounts and API keys: the operator's partner edits, and the
 	// edge's authentication by key digest.
-	_ admin.PartnerStore = (*persistence.Store)(nil)
-	_ edge.PartnerFinder = (*persistence.Store)(nil)
+	_ admin.PartnerStore = (*pebblestore.Store)(nil)
+	_ edge.PartnerFinder = (*pebblestore.Store)(nil)
 	// Fee wallets: the account endpoints, and the quote path's lookup.
-	_ edge.FeeWalletStore    = (*persistence.Store)(nil)
-	_ engine.FeeWalletFinder = (*persistence.Store)(nil)
+	_ edge.FeeWalletStore    = (*pebblestore.Store)(nil)
+	_ engine.FeeWalletFinder = (*pebblestore.Store)(nil)
 	// Ledger and earnings: the group commit's appends and the account
 	// endpoints' reads.
-	_ ledger.Appender   = (*persistence.Store)(nil)
-	_ edge.LedgerReader = (*persistence.Store)(nil)
+	_ ledger.Appender   = (*pebblestore.Store)(nil)
+	_ edge.LedgerReader = (*pebblestore.Store)(nil)
 	// Settlement: read and applied by admin.Settle.
-	_ admin.SettlementStore = (*persistence.Store)(nil)
+	_ admin.SettlementStore = (*pebblestore.Store)(nil)
 	// Webhooks, the outbox and delivery records.
-	_ edge.WebhookRegistrations = (*persistence.Store)(nil)
-	_ webhookpool.Store         = (*persistence.Store)(nil)
+	_ edge.WebhookRegistrations = (*pebblestore.Store)(nil)
+	_ webhookpool.Store         = (*pebblestore.Store)(nil)
 	// Trackers: swaps and intents deposits, multi-step inbound deposits.
-	_ tracker.Store     = (*persistence.Store)(nil)
-	_ edge.DepositSwaps = (*persistence.Store)(nil)
-	_ inboundrun.Store  = (*persistence.Store)(nil)
+	_ tracker.Store     = (*pebblestore.Store)(nil)
+	_ edge.DepositSwaps = (*pebblestore.Store)(nil)
+	_ inboundrun.Store  = (*pebblestore.Store)(nil)
 	// On-ramp orders.
-	_ onrampdesk.Store = (*persistence.Store)(nil)
+	_ onrampdesk.Store = (*pebblestore.Store)(nil)
 	// Idempotency records.
-	_ edge.IdempotencyStore = (*persistence.Store)(nil)
+	_ edge.IdempotencyStore = (*pebblestore.Store)(nil)
 	// Partners' hourly usage, flushed by the edge's rate limiter.
-	_ edge.UsageStore = (*persistence.Store)(nil)
+	_ edge.UsageStore = (*pebblestore.Store)(nil)
 	// The partner portal's login codes and sessions, and the operator's
 	// hook that ends them.
-	_ edge.PortalStore     = (*persistence.Store)(nil)
-	_ admin.PortalSessions = (*persistence.Store)(nil)
+	_ edge.PortalStore     = (*pebblestore.Store)(nil)
+	_ admin.PortalSessions = (*pebblestore.Store)(nil)
 	// Issued-quote tickets: the ticket log, with the store's reference
 	// index of multi-step quotes.
 	_ tickets.Store = ticketHome{}
-	_ quoteRefIndex = (*persistence.Store)(nil)
+	_ quoteRefIndex = (*pebblestore.Store)(nil)
 	// The sandbox chains' operation log, and the deliveries they made.
-	_ sandboxchain.Store         = (*persistence.Store)(nil)
-	_ sandboxchain.DeliveryStore = (*persistence.Store)(nil)
+	_ sandboxchain.Store         = (*pebblestore.Store)(nil)
+	_ sandboxchain.DeliveryStore = (*pebblestore.Store)(nil)
 )
 
 // The same list for the PostgreSQL backend, whose contract suites run in
-// persistence/postgres. Tickets have no row here: they stay in the data
+// store/postgres. Tickets have no row here: they stay in the data
 // directory's ticket log whichever backend keeps the rest.
 var (
 	_ edge.PortalStore           = (*postgres.Store)(nil)
