@@ -40,7 +40,7 @@ import (
 	"github.com/swapgate/swapgate/store"
 )
 
-// Store keeps registered deposits; *pebblestore.Store is one.
+// Store keeps registered deposits; store.Inbound promises it (both backends).
 type Store interface {
 	InboundDepositByHash(ctx context.Context, txHash string) (*inbound.Record, error)
 	CreateInboundDeposit(ctx context.Context, d *inbound.Record, events []webhook.Event) (*inbound.Record, bool, error)

@@ -49,7 +49,7 @@ import (
 	"github.com/swapgate/swapgate/store"
 )
 
-// Store keeps orders; *pebblestore.Store is one.
+// Store keeps orders; store.Onramp promises it (both backends).
 type Store interface {
 	OnrampOrder(ctx context.Context, uid string) (*onramp.Order, error)
 	SaveOnrampOrder(ctx context.Context, o *onramp.Order, events []webhook.Event) error

@@ -20,7 +20,7 @@ import (
 )
 
 // DeliveryStore remembers the deliveries made for a reference;
-// *pebblestore.Store is one.
+// store.ChainLog promises it (both backends).
 type DeliveryStore interface {
 	SandboxDelivery(ctx context.Context, ref string) (string, error)
 	PutSandboxDelivery(ctx context.Context, ref, txHash string) error

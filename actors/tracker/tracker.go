@@ -37,7 +37,7 @@ import (
 	"github.com/swapgate/swapgate/store"
 )
 
-// Store keeps tracked swaps; *pebblestore.Store is one.
+// Store keeps tracked swaps; store.Swaps promises it (both backends).
 type Store interface {
 	CreateSwap(ctx context.Context, t *swap.Swap) (*swap.Swap, bool, error)
 	SaveSwap(ctx context.Context, t *swap.Swap, events []webhook.Event) error

@@ -174,7 +174,7 @@ func openPartnerAdmin(ctx context.Context, dir, storeURL string) (pa admin.Partn
 	}
 	store, err := openCLIStore(ctx, dir, storeURL)
 	if err == nil {
-		return admin.NewLocal(store, nil), store.Close, nil
+		return admin.NewLocal(store.Partners, nil), store.Close, nil
 	}
 	if !errors.Is(err, pebblestore.ErrLocked) {
 		return nil, nil, err

@@ -78,7 +78,7 @@ func runSettle(args []string, stdout, stderr io.Writer) int {
 func settle(ctx context.Context, dir, storeURL, eco string, dryRun bool) (*account.SettlementBatch, error) {
 	store, err := openCLIStore(ctx, dir, storeURL)
 	if err == nil {
-		b, serr := admin.Settle(ctx, store, eco, dryRun, time.Now())
+		b, serr := admin.Settle(ctx, store.Settlement, eco, dryRun, time.Now())
 		if cerr := store.Close(); serr == nil && cerr != nil {
 			serr = cerr
 		}

@@ -21,7 +21,7 @@ func storeFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 // database at storeURL, or the Pebble store in dir. The Pebble store held
 // by a running server fails with pebblestore.ErrLocked, which the caller
 // answers by going through that server's admin listener.
-func openCLIStore(ctx context.Context, dir, storeURL string) (app.Store, error) {
+func openCLIStore(ctx context.Context, dir, storeURL string) (*app.Stores, error) {
 	if err := app.CheckStoreURL(storeURL); err != nil {
 		return nil, fmt.Errorf("--store %w", err)
 	}

@@ -243,10 +243,10 @@ func DefaultConfig() Config {
 
 // App is one running Swapgate.
 type App struct {
-	cfg   Config
-	log   *slog.Logger
-	store Store
-	sys   *actor.ActorSystem
+	cfg    Config
+	log    *slog.Logger
+	stores *Stores
+	sys    *actor.ActorSystem
 	// node is this process's cluster membership; nil for a single node.
 	node    *cluster.Node
 	ref     *refdata.Service
@@ -315,7 +315,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	// Pebble's error reports (a failed flush or compaction, corruption
 	// found in the background) go to the service's log with the rest.
-	if a.store, err = OpenStore(ctx, StoreConfig{URL: cfg.Store, DataDir: cfg.DataDir, Logger: a.log,
+	if a.stores, err = OpenStore(ctx, StoreConfig{URL: cfg.Store, DataDir: cfg.DataDir, Logger: a.log,
 		MemTableSize: cfg.StoreMemTableSize, CacheSize: cfg.StoreCacheSize, OutboxLease: clusterOutboxLease(cfg), LeaseOnEnqueue: cfg.Cluster.On()}); err != nil {
 		return nil, fmt.Errorf("app: open store: %w", err)
 	}
@@ -355,7 +355,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// One set of contract facts: the quotes send users to these contracts,
 	// and the sandbox chain deploys them there.
 	contracts := pulseroute.DefaultContracts()
-	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.store, cfg.DataDir, a.node != nil, metrics, contracts); err != nil {
+	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.stores, cfg.DataDir, a.node != nil, metrics, contracts); err != nil {
 		return nil, err
 	}
 	var sandboxChain edge.SandboxChain
@@ -365,14 +365,14 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	} else if cfg.Mode == ModeSandbox {
 		started := time.Now()
 		var stats sandboxchain.ReplayStats
-		if a.chains, stats, err = sandboxchain.Start(ctx, reg, a.store, sandboxchain.Options{Contracts: contracts, Logger: a.log}); err != nil {
+		if a.chains, stats, err = sandboxchain.Start(ctx, reg, a.stores.ChainLog, sandboxchain.Options{Contracts: contracts, Logger: a.log}); err != nil {
 			return nil, fmt.Errorf("app: start the sandbox chain: %w", err)
 		}
 		a.sandbox, sandboxChain = a.chains, a.chains
 		a.log.Info("sandbox chain ready", slog.Int("chains", len(a.chains.ChainIDs())), slog.Int("replayed", stats.Ops),
 			slog.Int("diverged", stats.Diverged), slog.Duration("took", time.Since(started)))
 	}
-	if a.hooks, err = webhookpool.Start(a.sys, a.store, webhookpool.Config{PoolSize: cfg.WebhookPoolSize, RetryBase: cfg.WebhookRetryBase,
+	if a.hooks, err = webhookpool.Start(a.sys, a.stores.Webhooks, webhookpool.Config{PoolSize: cfg.WebhookPoolSize, RetryBase: cfg.WebhookRetryBase,
 		MaxAttempts: cfg.WebhookMaxAttempts, Timeout: cfg.WebhookTimeout, ScanInterval: cfg.WebhookScanInterval, ScanBatch: cfg.WebhookScanBatch,
 		QueuePerWebhook: cfg.WebhookQueuePerWebhook, CommitBatch: cfg.WebhookCommitBatch, PerWebhook: cfg.WebhookInflightPerWebhook,
 		PerPartner: cfg.WebhookInflightPerPartner, AllowLoopback: cfg.AllowLoopbackWebhooks, TLSConfig: cfg.WebhookTLS, Logger: a.log}); err != nil {
@@ -400,7 +400,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	ec.StatusStream.Horizon = cfg.SwapSchedule.Horizon
 	// The store keeps registrations and their history; the pool owns the URL
 	// policy it enforces when it dials, and sends test deliveries.
-	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
+	webhooks := &edge.WebhookService{Registrations: a.stores.Webhooks, Delivery: a.hooks}
 	// In sandbox mode the sandbox chains serve what upstreams would:
 	// swaps are followed by simulated bridging, and multi-step deposits
 	// are carried on them, their step 1 checked on the source chain's node
@@ -410,7 +410,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	var bridging tracker.Source
 	var inboundDeposits edge.InboundDeposits
 	if a.sandbox != nil {
-		ledger := sandboxchain.NewLedger(a.sandbox, a.store, reg)
+		ledger := sandboxchain.NewLedger(a.sandbox, a.stores.ChainLog, reg)
 		bridging = sandbox.NewBridging(ledger, sandbox.BridgingConfig{DurationScale: cfg.SandboxBridgeScale,
 			FailureRate: cfg.SandboxBridgeFailureRate}, nil)
 		if a.evidence, err = inbound.DialEvidence(ctx, cfg.EVMRPC, cfg.RPCTimeout, ledger); err != nil {
@@ -420,14 +420,14 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		// A multi-step deposit's bridge to 369 fails at the rate the
 		// sandbox's other bridges do, by the same rule.
 		bridgeFails := func(txHash string) bool { return sandbox.BridgeFails(cfg.SandboxBridgeFailureRate, txHash) }
-		if a.inbound, err = inboundrun.Start(ctx, a.store, chain, a.quotes.quoter, inboundrun.Options{Contracts: contracts, PendingRef: a.quotes.tickets.PendingQuoteByRef,
+		if a.inbound, err = inboundrun.Start(ctx, a.stores.Inbound, chain, a.quotes.quoter, inboundrun.Options{Contracts: contracts, PendingRef: a.quotes.tickets.PendingQuoteByRef,
 			DEX: a.quotes.pulseState, BridgeDelay: time.Duration(cfg.SandboxBridgeScale * float64(time.Minute)),
 			BridgeFails: bridgeFails, Published: a.hooks.Wake, Owner: a.inboundOwner(), Logger: a.log}); err != nil {
 			return nil, fmt.Errorf("app: start the inbound runner: %w", err)
 		}
 		inboundDeposits = a.inbound
 		provider := &onramp.Sandbox{Market: a.ref, BaseURL: a.publicURL}
-		if a.onramp, err = onrampdesk.Start(ctx, a.store, onrampdesk.Options{Catalogue: onramp.NewCatalogue(reg), Provider: provider,
+		if a.onramp, err = onrampdesk.Start(ctx, a.stores.Onramp, onrampdesk.Options{Catalogue: onramp.NewCatalogue(reg), Provider: provider,
 			Delivery: ledger, StepDelay: cfg.SandboxOnrampStep, Published: a.hooks.Wake, Owner: a.onrampOwner(), Logger: a.log, Now: cfg.Now}); err != nil {
 			return nil, fmt.Errorf("app: start the on-ramp desk: %w", err)
 		}
@@ -438,7 +438,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	if a.tracker, err = tracker.Start(ctx, a.store, tracker.Options{Sources: a.quotes.statusSources, Fallback: bridging,
+	if a.tracker, err = tracker.Start(ctx, a.stores.Swaps, tracker.Options{Sources: a.quotes.statusSources, Fallback: bridging,
 		Schedule: cfg.SwapSchedule, Workers: cfg.TrackerWorkers, PollTimeout: cfg.TrackerPollTimeout,
 		Published: a.hooks.Wake, Owner: a.trackerOwner(), Logger: a.log}); err != nil {
 		return nil, fmt.Errorf("app: start swap tracker: %w", err)
@@ -458,11 +458,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	deps := edge.Deps{
-		Registry: reg, Tools: a.quotes.catalog, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
+		Registry: reg, Tools: a.quotes.catalog, RefData: a.ref, Partners: a.stores.Partners, Accounts: accountStore{a.stores.FeeWallets, a.stores.Ledger}, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
-		Tickets: a.quotes.quoter, Repricer: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
+		Tickets: a.quotes.quoter, Repricer: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.stores.Swaps,
 		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
-		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Usage: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
+		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.stores.Idempotency, Usage: a.stores.Usage, Ready: a.ready, Logger: a.log, Metrics: metrics,
 		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	}
 	if err = a.partners.edgeDeps(&deps); err != nil {
@@ -471,11 +471,11 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	if a.edge, err = edge.New(ec, deps); err != nil {
 		return nil, err
 	}
-	if err = metrics.Register(cacheCollector{sources: []cacheStats{a.edge.CacheStats, a.store.CacheStats, a.ref.CacheStats}}); err != nil {
+	if err = metrics.Register(cacheCollector{sources: []cacheStats{a.edge.CacheStats, a.stores.CacheStats, a.ref.CacheStats}}); err != nil {
 		return nil, fmt.Errorf("app: register cache metrics: %w", err)
 	}
 	// Pebble's WAL syncs; a store without a WAL of its own has no such figure.
-	if w, ok := any(a.store).(walSyncer); ok {
+	if w, ok := a.stores.Backend().(walSyncer); ok {
 		if err = metrics.Register(walSyncCollector{syncs: w.WALSyncs}); err != nil {
 			return nil, fmt.Errorf("app: register WAL sync metrics: %w", err)
 		}
@@ -484,13 +484,13 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// node, the operator's CLI on the database) changed a partner: the
 	// edge drops its cached copy, so that new limits, a rotated key or a
 	// disabled account apply on every node at once.
-	if w, ok := a.store.(partnerWatcher); ok {
+	if w, ok := a.stores.Backend().(partnerWatcher); ok {
 		w.OnPartnerChange(a.edge.InvalidatePartner)
 	}
-	if a.admin, err = admin.New(cfg.DataDir, a.store, a.edge.InvalidatePartner); err != nil {
+	if a.admin, err = admin.New(cfg.DataDir, a.stores.Partners, a.edge.InvalidatePartner); err != nil {
 		return nil, fmt.Errorf("app: admin listener: %w", err)
 	}
-	if err = admin.RegisterSettle(a.admin, a.store, nil); err != nil {
+	if err = admin.RegisterSettle(a.admin, a.stores.Settlement, nil); err != nil {
 		return nil, fmt.Errorf("app: admin listener: %w", err)
 	}
 	if err = admin.RegisterPprof(a.admin); err != nil {
@@ -547,7 +547,7 @@ func (a *App) ready() error {
 		// operator restart it.
 		return fmt.Errorf("not a member of cluster %q: this node is out of its own view of the topology; restart it", a.node.Name())
 	}
-	return a.store.Ping(context.Background())
+	return a.stores.Ping(context.Background())
 }
 
 // Close drains in-flight requests, then stops the actors and closes the
@@ -598,8 +598,8 @@ func (a *App) closeAll(ctx context.Context) error {
 	} else if a.sys != nil {
 		a.sys.Shutdown()
 	}
-	if a.store != nil {
-		errs = append(errs, a.store.Close())
+	if a.stores != nil {
+		errs = append(errs, a.stores.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -212,7 +212,7 @@ func (h ticketHome) PutTickets(ctx context.Context, ts []store.EncodedTicket) er
 }
 
 func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[uint64]string, sys *actor.ActorSystem, reg *registry.Registry,
-	ref *refdata.Service, store Store, dataDir string, shared bool, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
+	ref *refdata.Service, stores *Stores, dataDir string, shared bool, metrics *prometheus.Registry, contracts *pulseroute.Contracts) (qs *quoteStack, err error) {
 	qs = &quoteStack{statusSources: map[string]tracker.Source{}}
 	defer func() {
 		if err != nil {
@@ -253,7 +253,7 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 			return nil, fmt.Errorf("app: register quote metrics: %w", err)
 		}
 	}
-	var ledgerStore ledger.Appender = store
+	var ledgerStore ledger.Appender = stores.Ledger
 	if cfg.LedgerStore != nil {
 		ledgerStore = cfg.LedgerStore
 	}
@@ -271,13 +271,13 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 	if grace <= 0 {
 		grace = tickets.DefaultGrace
 	}
-	home := ticketHome{refs: store}
+	home := ticketHome{refs: stores.QuoteRefs}
 	if shared {
 		// A cluster's nodes share the store's tickets (see
 		// tickets.Options.Shared); CheckCluster made it PostgreSQL.
-		ts, ok := store.(tickets.Store)
+		ts, ok := stores.Backend().(tickets.Store)
 		if !ok {
-			return nil, fmt.Errorf("app: a cluster's tickets need a shared store: %T keeps none", store)
+			return nil, fmt.Errorf("app: a cluster's tickets need a shared store: %T keeps none", stores.Backend())
 		}
 		home.Store = ts
 	} else {
@@ -288,7 +288,7 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 	}
 	qs.tickets = tickets.Start(home, tickets.Options{MaxPendingBytes: cfg.TicketBufferBytes,
 		Grace: grace, SweepEvery: cfg.TicketSweepInterval, CommitEvery: cfg.TicketCommitInterval, Shared: shared})
-	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, nil)
+	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, stores.FeeWallets, qs.tickets, nil)
 	return qs, nil
 }
 
