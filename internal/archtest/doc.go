@@ -3,5 +3,6 @@
 // market, chains and their actor) is reached only from the composition
 // root, so that live mode cannot run sandbox code by accident. It has no
 // code of its own; `go test ./internal/archtest` checks the rules against
-// `go list` of the module.
+// `go list` of the module, and the size of the store's interfaces against
+// the module's source (interfaces_test.go).
 package archtest
