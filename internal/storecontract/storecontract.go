@@ -25,7 +25,10 @@
 // Handle's Crash), after which every acknowledged write must be there.
 //
 // This package is imported only by tests; it imports the consumers'
-// packages for their interfaces, which a backend does not.
+// packages for their interfaces (and the settlement run, admin.Settle),
+// which a backend does not. That is why it lives here and not under
+// store/: beside the store, it would lift the store above the actors and
+// the edge in the import graph.
 package storecontract
 
 import (
