@@ -11,7 +11,7 @@ BENCHFLAGS ?=
 PG_E2E  := E2E|EndToEnd|Flows|Quote|Webhook|Onramp|Execute|Deposit|Idempotency|Accounts|Partner|Terminal|Settle|Earnings|Transactions|Stats|Portal
 # PG_E2E_PEBBLE are the tests PG_E2E matches that the PostgreSQL pass
 # leaves out: they write the Pebble store directly (seedStore; their
-# PostgreSQL counterparts are persistence/postgres's tests) or run on each
+# PostgreSQL counterparts are store/postgres's tests) or run on each
 # backend themselves (TestStoreBackendsEndToEnd). internal/testrun's
 # TestPebbleOnlyTestsLeftOut holds this list to the tests.
 PG_E2E_PEBBLE := ^(TestEarningsAndSettleE2E|TestStatsAndTransactionsE2E|TestPartnerQuoteFeesAndLedger|TestStoreBackendsEndToEnd)$$

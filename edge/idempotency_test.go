@@ -17,13 +17,13 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/idempotency"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
-var _ IdempotencyStore = (*persistence.Store)(nil)
+var _ IdempotencyStore = (*pebblestore.Store)(nil)
 
 // memAnswers is an IdempotencyStore in memory, whose writes can be made to
 // fail.

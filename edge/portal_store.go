@@ -11,7 +11,7 @@ import (
 // PortalStore keeps the portal's sign-in state: login codes by address,
 // sessions by the digest of their id, and the date of each partner's last
 // key rotation; it also finds a partner by contact address and by id. Both
-// stores satisfy it (persistence/storetest.RunPortal holds them to it).
+// stores satisfy it (internal/storecontract.RunPortal holds them to it).
 // Missing things are account.ErrNotFound. Every acknowledged write is
 // durable.
 type PortalStore interface {

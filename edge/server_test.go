@@ -17,12 +17,12 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/prices"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
+	"github.com/swapgate/swapgate/store"
 )
 
 type fixedRefData struct{}
@@ -36,7 +36,7 @@ func (fixedRefData) GasVersion(uint64) uint64      { return 0 }
 type noPartners struct{}
 
 func (noPartners) PartnerByKeyDigest(context.Context, [32]byte) (*account.Partner, error) {
-	return nil, persistence.ErrNotFound
+	return nil, store.ErrNotFound
 }
 
 // testCatalog loads the embedded registry and its tool catalog.

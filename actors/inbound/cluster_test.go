@@ -12,19 +12,20 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/actors/cluster/clustertest"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 	"github.com/swapgate/swapgate/routing/sim/pulsesim"
+	"github.com/swapgate/swapgate/store"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // fencedPebble gives the Pebble store the fenced write the PostgreSQL
 // store has (the stored record compared with the one read, as JSON),
 // under one lock, for runners sharing it as nodes share a database.
 type fencedPebble struct {
-	*persistence.Store
+	*pebblestore.Store
 	mu sync.Mutex
 }
 
@@ -38,7 +39,7 @@ func (f *fencedPebble) SaveInboundDepositFrom(ctx context.Context, prev, d *inbo
 	a, _ := json.Marshal(cur)
 	b, _ := json.Marshal(prev)
 	if !bytes.Equal(a, b) {
-		return persistence.ErrStale
+		return store.ErrStale
 	}
 	return f.SaveInboundDeposit(ctx, d, events)
 }
@@ -72,7 +73,7 @@ func TestClusteredRunners(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pebble, err := persistence.Open(t.TempDir(), persistence.Options{})
+			pebble, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,15 +32,15 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/store"
 )
 
-// Store keeps registered deposits; *persistence.Store is one.
+// Store keeps registered deposits; store.Inbound promises it (both backends).
 type Store interface {
 	InboundDepositByHash(ctx context.Context, txHash string) (*inbound.Record, error)
 	CreateInboundDeposit(ctx context.Context, d *inbound.Record, events []webhook.Event) (*inbound.Record, bool, error)
@@ -50,7 +50,7 @@ type Store interface {
 }
 
 // FencedStore writes a step only while the stored deposit is still prev,
-// the one read, and fails with persistence.ErrStale otherwise; the
+// the one read, and fails with store.ErrStale otherwise; the
 // PostgreSQL store is one. A runner with an Owner needs it.
 type FencedStore interface {
 	SaveInboundDepositFrom(ctx context.Context, prev, d *inbound.Record, events []webhook.Event) error
@@ -219,7 +219,7 @@ func (r *Runner) Stop() {
 }
 
 // Deposit returns the deposit registered for a step-1 transaction, or
-// persistence.ErrNotFound.
+// store.ErrNotFound.
 func (r *Runner) Deposit(ctx context.Context, txHash string) (*inbound.Record, error) {
 	return r.store.InboundDepositByHash(ctx, txHash)
 }
@@ -240,7 +240,7 @@ func (r *Runner) Register(ctx context.Context, body []byte) (*inbound.Record, *a
 			return nil, e
 		}
 		return old, nil
-	} else if !errors.Is(err, persistence.ErrNotFound) {
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.From(err)
 	}
 	src, perr := inbound.SourceChain(reg, r.opts.Contracts.SenderChains())
@@ -367,7 +367,7 @@ func (r *Runner) run(rec inbound.Record) {
 
 // save persists a step from prev, the deposit as this runner holds it,
 // retrying until it is stored or the runner stops. In a cluster the write
-// is fenced by prev, and another node's move (persistence.ErrStale) stops
+// is fenced by prev, and another node's move (store.ErrStale) stops
 // the deposit here: its owner's scan resumes it from the stored state.
 func (r *Runner) save(prev, d *inbound.Record, events []webhook.Event) error {
 	for {
@@ -382,7 +382,7 @@ func (r *Runner) save(prev, d *inbound.Record, events []webhook.Event) error {
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, persistence.ErrStale) {
+		if errors.Is(err, store.ErrStale) {
 			r.opts.Logger.Info("inbound: deposit moved by another node", "txHash", d.Deposit.Registration.TxHash.Hex())
 			return err
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
@@ -20,6 +19,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 	"github.com/swapgate/swapgate/routing/sim/pulsesim"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // fakeChain shows every asked transaction as a successful step 1 that paid
@@ -84,7 +84,7 @@ func TestDepositsRunStepTwoToTheirEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	contracts := pulseroute.DefaultContracts()
-	store, err := persistence.Open(t.TempDir(), persistence.Options{})
+	store, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestFailingBridgeEndsFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	contracts := pulseroute.DefaultContracts()
-	store, err := persistence.Open(t.TempDir(), persistence.Options{})
+	store, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,13 +36,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/swapgate/swapgate/actors"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/store"
 )
 
 // Appender writes quote records in one batch, synced or not.
 type Appender interface {
-	RecordQuotes(ctx context.Context, recs []persistence.EncodedQuote, d persistence.Durability) ([]bool, error)
+	RecordQuotes(ctx context.Context, recs []store.EncodedQuote, d store.Durability) ([]bool, error)
 }
 
 // DefaultMaxBatch bounds how many rows one commit carries.
@@ -111,7 +111,7 @@ func newStats() *stats {
 // appendReq is one record to commit. A record no quote waits for is
 // detached and has no reply.
 type appendReq struct {
-	rec      persistence.EncodedQuote
+	rec      store.EncodedQuote
 	reply    actors.Reply[error]
 	detached bool
 }
@@ -172,7 +172,7 @@ func Start(sys *actor.ActorSystem, store Appender, o Options, props ...actor.Pro
 func (l *Ledger) Record(ctx context.Context, a *account.Activity) error {
 	// Encoding here spreads it over the callers' goroutines; the actor
 	// only assembles and commits.
-	rec, err := persistence.EncodeQuote(a)
+	rec, err := store.EncodeQuote(a)
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
@@ -300,23 +300,23 @@ func (a *ledgerActor) commit() {
 	n := min(len(a.pending), a.maxBatch)
 	a.lastBatch = n
 	batch := a.pending[:n]
-	recs := make([]persistence.EncodedQuote, n)
+	recs := make([]store.EncodedQuote, n)
 	// Only a batch that a quote waits for is synced: the others hold
 	// analytics alone (see the package comment).
-	d, detached := persistence.Unsynced, int64(0)
+	d, detached := store.Unsynced, int64(0)
 	for i, r := range batch {
 		recs[i] = r.rec
 		if r.detached {
 			detached++
 		} else {
-			d = persistence.Synced
+			d = store.Synced
 		}
 	}
 	began := time.Now()
 	_, err := a.store.RecordQuotes(context.Background(), recs, d)
 	took := time.Since(began)
 	a.st.batch.Observe(int64(n))
-	if d == persistence.Synced {
+	if d == store.Synced {
 		a.st.synced.ObserveDuration(took)
 	} else {
 		a.st.unsynced.ObserveDuration(took)

@@ -13,8 +13,9 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/internal/metricstest"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/store"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // row is a partner quote that carried a fee.
@@ -26,7 +27,7 @@ func row(partner, quote string, at time.Time) *account.Activity {
 }
 
 // eachRow calls fn for each of a partner's records that carry an earning.
-func eachRow(store *persistence.Store, partner string, fn func(*account.Activity)) error {
+func eachRow(store *pebblestore.Store, partner string, fn func(*account.Activity)) error {
 	return store.EachActivity(context.Background(), partner, time.Time{}, time.Time{}, func(a *account.Activity) bool {
 		if a.Earning != nil {
 			fn(a)
@@ -37,7 +38,7 @@ func eachRow(store *persistence.Store, partner string, fn func(*account.Activity
 
 func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 	dir := t.TempDir()
-	store, err := persistence.Open(dir, persistence.Options{})
+	store, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 	}
 
 	// Reopen: every acknowledged row is there, once.
-	store, err = persistence.Open(dir, persistence.Options{})
+	store, err = pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestGroupCommitDurableAndIdempotent(t *testing.T) {
 		t.Fatalf("reopened store has %d rows, want %d", len(seen), n)
 	}
 	// Each row is pending once in its ecosystem's index.
-	prefix := persistence.LedgerEcosystemPrefix("evm")
+	prefix := pebblestore.LedgerEcosystemPrefix("evm")
 	it, err := store.DB().NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: append(prefix[:len(prefix):len(prefix)], 0xff)})
 	if err != nil {
 		t.Fatal(err)
@@ -138,10 +139,10 @@ type commitLog struct {
 	mu     sync.Mutex
 	starts []time.Time
 	sizes  []int
-	synced []persistence.Durability
+	synced []store.Durability
 }
 
-func (c *commitLog) RecordQuotes(_ context.Context, recs []persistence.EncodedQuote, d persistence.Durability) ([]bool, error) {
+func (c *commitLog) RecordQuotes(_ context.Context, recs []store.EncodedQuote, d store.Durability) ([]bool, error) {
 	c.mu.Lock()
 	c.starts = append(c.starts, time.Now())
 	c.sizes = append(c.sizes, len(recs))
@@ -248,7 +249,7 @@ func BenchmarkRecordParallel(b *testing.B) {
 }
 
 func benchRecordParallel(b *testing.B, interval time.Duration) {
-	store, err := persistence.Open(b.TempDir(), persistence.Options{})
+	store, err := pebblestore.Open(b.TempDir(), pebblestore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -286,10 +287,10 @@ func feeFree(partner, quote string, at time.Time) *account.Activity {
 	return a
 }
 
-func (c *commitLog) durabilities() ([]int, []persistence.Durability) {
+func (c *commitLog) durabilities() ([]int, []store.Durability) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]int(nil), c.sizes...), append([]persistence.Durability(nil), c.synced...)
+	return append([]int(nil), c.sizes...), append([]store.Durability(nil), c.synced...)
 }
 
 // waitCommits waits until the n-th commit has started.
@@ -358,10 +359,10 @@ func TestFeeFreeRecordsNeitherWaitNorSync(t *testing.T) {
 	total := 0
 	for i, n := range sizes {
 		total += n
-		if i == 1 && (n != 5 || synced[i] != persistence.Unsynced) {
+		if i == 1 && (n != 5 || synced[i] != store.Unsynced) {
 			t.Fatalf("commit 2 carried %d rows, durability %v; want the 5 fee-free rows unsynced (sizes %v, %v)", n, synced[i], sizes, synced)
 		}
-		if i != 1 && synced[i] != persistence.Synced {
+		if i != 1 && synced[i] != store.Synced {
 			t.Fatalf("commit %d carried a record with a fee and was not synced (sizes %v, %v)", i+1, sizes, synced)
 		}
 	}
@@ -391,7 +392,7 @@ func TestFeeFreeRecordsNeitherWaitNorSync(t *testing.T) {
 // failingAppender refuses every commit.
 type failingAppender struct{}
 
-func (failingAppender) RecordQuotes(context.Context, []persistence.EncodedQuote, persistence.Durability) ([]bool, error) {
+func (failingAppender) RecordQuotes(context.Context, []store.EncodedQuote, store.Durability) ([]bool, error) {
 	return nil, errors.New("disk full")
 }
 

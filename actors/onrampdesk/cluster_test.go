@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/actors/cluster/clustertest"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/store"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // fencedPebble gives the Pebble store the fenced write the PostgreSQL
 // store has, under one lock, for desks sharing it as nodes share a
 // database.
 type fencedPebble struct {
-	*persistence.Store
+	*pebblestore.Store
 	mu sync.Mutex
 }
 
@@ -30,7 +31,7 @@ func (f *fencedPebble) SaveOnrampOrderFrom(ctx context.Context, prev, o *onramp.
 		return err
 	}
 	if !reflect.DeepEqual(cur, prev) {
-		return persistence.ErrStale
+		return store.ErrStale
 	}
 	return f.SaveOnrampOrder(ctx, o, events)
 }

@@ -42,14 +42,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/store"
 )
 
-// Store keeps orders; *persistence.Store is one.
+// Store keeps orders; store.Onramp promises it (both backends).
 type Store interface {
 	OnrampOrder(ctx context.Context, uid string) (*onramp.Order, error)
 	SaveOnrampOrder(ctx context.Context, o *onramp.Order, events []webhook.Event) error
@@ -57,7 +57,7 @@ type Store interface {
 }
 
 // FencedStore writes a transition only while the stored order is still
-// prev, the one read, and fails with persistence.ErrStale otherwise; the
+// prev, the one read, and fails with store.ErrStale otherwise; the
 // PostgreSQL store is one. A desk with an Owner needs it.
 type FencedStore interface {
 	SaveOnrampOrderFrom(ctx context.Context, prev, o *onramp.Order, events []webhook.Event) error
@@ -373,7 +373,7 @@ func (d *Desk) Act(ctx context.Context, uid string, a onramp.Action) (*onramp.Or
 		// Another node moved the order between the read and the write
 		// (its owner's step, in a cluster): the action is judged again
 		// against what is stored now.
-		if errors.Is(err, persistence.ErrStale) && try < staleRetries {
+		if errors.Is(err, store.ErrStale) && try < staleRetries {
 			continue
 		}
 		return o, err
@@ -526,7 +526,7 @@ func (d *Desk) step(uid string, attempt int, p *pending) {
 	case onramp.CryptoSent:
 		err = d.moveLocked(ctx, o, onramp.Completed, now, "", "")
 	}
-	if errors.Is(err, persistence.ErrStale) {
+	if errors.Is(err, store.ErrStale) {
 		// Another node moved it meanwhile: the next step starts from
 		// what is stored now.
 		d.log.Info("on-ramp order moved by another node", slog.String("orderUid", uid))

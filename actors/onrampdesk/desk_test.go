@@ -18,13 +18,13 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // TestMain checks that a stopped desk leaves nothing running: no step
@@ -124,7 +124,7 @@ func (d *delivery) made() []call {
 type env struct {
 	t         *testing.T
 	dir       string
-	store     *persistence.Store
+	store     *pebblestore.Store
 	clock     *clock
 	delivery  *delivery
 	published atomic.Int64
@@ -160,7 +160,7 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) open() {
 	e.t.Helper()
-	s, err := persistence.Open(e.dir, persistence.Options{})
+	s, err := pebblestore.Open(e.dir, pebblestore.Options{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

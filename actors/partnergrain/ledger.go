@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
+	"github.com/swapgate/swapgate/store"
 )
 
 // FencedStore writes quote records only for partners whose epoch is the
 // one given (postgres.Store.RecordQuotesFenced), naming the others.
 type FencedStore interface {
-	RecordQuotesFenced(ctx context.Context, recs []persistence.EncodedQuote, epochs map[string]int64, d persistence.Durability) (written []bool, stale []string, err error)
+	RecordQuotesFenced(ctx context.Context, recs []store.EncodedQuote, epochs map[string]int64, d store.Durability) (written []bool, stale []string, err error)
 }
 
 // Leases gives the epoch a node's lease of a partner's grain carries, and
@@ -44,7 +44,7 @@ type FencedAppender struct {
 }
 
 // RecordQuotes writes recs as the ledger's store does, fenced.
-func (f *FencedAppender) RecordQuotes(ctx context.Context, recs []persistence.EncodedQuote, d persistence.Durability) ([]bool, error) {
+func (f *FencedAppender) RecordQuotes(ctx context.Context, recs []store.EncodedQuote, d store.Durability) ([]bool, error) {
 	timeout, attempts := f.Timeout, f.Attempts
 	if timeout <= 0 {
 		timeout = 10 * time.Second
@@ -65,7 +65,7 @@ func (f *FencedAppender) RecordQuotes(ctx context.Context, recs []persistence.En
 			return nil, fmt.Errorf("partnergrain: ledger batch: %d rows still fenced out after %d attempts", len(todo), attempts)
 		}
 		epochs := map[string]int64{}
-		batch := make([]persistence.EncodedQuote, len(todo))
+		batch := make([]store.EncodedQuote, len(todo))
 		for j, i := range todo {
 			batch[j] = recs[i]
 			p := recs[i].Activity().PartnerID

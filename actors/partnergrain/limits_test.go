@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/partnerquota"
+	"github.com/swapgate/swapgate/store"
 )
 
 func receive(t *testing.T, h interface {
@@ -198,8 +198,8 @@ func TestFencedAppenderStaleBatchWrittenOnce(t *testing.T) {
 	if _, err := st.BumpPartnerEpoch(ctx, "ptn_a"); err != nil {
 		t.Fatal(err)
 	}
-	rec := func(id string) persistence.EncodedQuote {
-		e, err := persistence.EncodeQuote(&account.Activity{PartnerID: "ptn_a", ID: id, Kind: account.ActivityQuote,
+	rec := func(id string) store.EncodedQuote {
+		e, err := store.EncodeQuote(&account.Activity{PartnerID: "ptn_a", ID: id, Kind: account.ActivityQuote,
 			Status: account.ActivityQuoted, CreatedAt: time.Unix(1, 0)})
 		if err != nil {
 			t.Fatal(err)
@@ -211,12 +211,12 @@ func TestFencedAppenderStaleBatchWrittenOnce(t *testing.T) {
 			fs := &fencedStore{st: st, written: map[string]bool{}}
 			m := NewMetrics()
 			app := &FencedAppender{Store: fs, Leases: &flakyLeases{st: st, held: 1, fails: fails}, Metrics: m, Timeout: 5 * time.Second}
-			batch := []persistence.EncodedQuote{rec("q1"), rec("q2")}
-			w, err := app.RecordQuotes(ctx, batch, persistence.Synced)
+			batch := []store.EncodedQuote{rec("q1"), rec("q2")}
+			w, err := app.RecordQuotes(ctx, batch, store.Synced)
 			if err != nil || !slices.Equal(w, []bool{true, true}) || len(fs.written) != 2 || m.ledgerStale.Load() != 1 {
 				t.Fatalf("stale batch: written %v, %v; %d rows stored, %d stale", w, err, len(fs.written), m.ledgerStale.Load())
 			}
-			if w, err := app.RecordQuotes(ctx, batch, persistence.Synced); err != nil || !slices.Equal(w, []bool{false, false}) || len(fs.written) != 2 {
+			if w, err := app.RecordQuotes(ctx, batch, store.Synced); err != nil || !slices.Equal(w, []bool{false, false}) || len(fs.written) != 2 {
 				t.Fatalf("sent again: written %v, %v; %d rows stored", w, err, len(fs.written))
 			}
 		})

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/actors/cluster"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/partnerquota"
+	"github.com/swapgate/swapgate/store"
 )
 
 // memStore is the shared store's fence in memory: an epoch per partner,
@@ -385,7 +385,7 @@ type fencedStore struct {
 	calls   int
 }
 
-func (f *fencedStore) RecordQuotesFenced(ctx context.Context, recs []persistence.EncodedQuote, epochs map[string]int64, _ persistence.Durability) ([]bool, []string, error) {
+func (f *fencedStore) RecordQuotesFenced(ctx context.Context, recs []store.EncodedQuote, epochs map[string]int64, _ store.Durability) ([]bool, []string, error) {
 	f.calls++
 	w := make([]bool, len(recs))
 	var stale []string
@@ -417,8 +417,8 @@ func TestFencedAppenderRefreshesStaleLeases(t *testing.T) {
 	l := NewLimiter(LimiterConfig{Caller: lc, Self: "n", Metrics: m})
 	fs := &fencedStore{st: st, written: map[string]bool{}}
 	app := &FencedAppender{Store: fs, Leases: l, Metrics: m}
-	rec := func(p, id string) persistence.EncodedQuote {
-		e, err := persistence.EncodeQuote(&account.Activity{PartnerID: p, ID: id, Kind: account.ActivityQuote,
+	rec := func(p, id string) store.EncodedQuote {
+		e, err := store.EncodeQuote(&account.Activity{PartnerID: p, ID: id, Kind: account.ActivityQuote,
 			Status: account.ActivityQuoted, CreatedAt: time.Unix(1, 0)})
 		if err != nil {
 			t.Fatal(err)
@@ -426,7 +426,7 @@ func TestFencedAppenderRefreshesStaleLeases(t *testing.T) {
 		return e
 	}
 	// No lease yet: the appender gets one.
-	w, err := app.RecordQuotes(ctx, []persistence.EncodedQuote{rec("ptn_a", "q1"), rec("ptn_b", "q2")}, persistence.Synced)
+	w, err := app.RecordQuotes(ctx, []store.EncodedQuote{rec("ptn_a", "q1"), rec("ptn_b", "q2")}, store.Synced)
 	if err != nil || !slices.Equal(w, []bool{true, true}) || fs.calls != 1 {
 		t.Fatalf("first batch: %v, %v after %d calls", w, err, fs.calls)
 	}
@@ -435,7 +435,7 @@ func TestFencedAppenderRefreshesStaleLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs.calls = 0
-	w, err = app.RecordQuotes(ctx, []persistence.EncodedQuote{rec("ptn_a", "q3"), rec("ptn_b", "q4"), rec("ptn_a", "q1")}, persistence.Synced)
+	w, err = app.RecordQuotes(ctx, []store.EncodedQuote{rec("ptn_a", "q3"), rec("ptn_b", "q4"), rec("ptn_a", "q1")}, store.Synced)
 	if err != nil || !slices.Equal(w, []bool{true, true, false}) || fs.calls != 2 {
 		t.Fatalf("batch after the move: %v, %v after %d calls", w, err, fs.calls)
 	}
@@ -444,14 +444,14 @@ func TestFencedAppenderRefreshesStaleLeases(t *testing.T) {
 	}
 	// A store that never takes the rows: the batch fails, bounded.
 	never := &FencedAppender{Store: staleAlways{}, Leases: l, Attempts: 3}
-	if _, err := never.RecordQuotes(ctx, []persistence.EncodedQuote{rec("ptn_a", "q5")}, persistence.Synced); err == nil {
+	if _, err := never.RecordQuotes(ctx, []store.EncodedQuote{rec("ptn_a", "q5")}, store.Synced); err == nil {
 		t.Fatal("a batch fenced out every time succeeded")
 	}
 }
 
 type staleAlways struct{}
 
-func (staleAlways) RecordQuotesFenced(_ context.Context, recs []persistence.EncodedQuote, _ map[string]int64, _ persistence.Durability) ([]bool, []string, error) {
+func (staleAlways) RecordQuotesFenced(_ context.Context, recs []store.EncodedQuote, _ map[string]int64, _ store.Durability) ([]bool, []string, error) {
 	return make([]bool, len(recs)), []string{recs[0].Activity().PartnerID}, nil
 }
 

@@ -13,12 +13,12 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/actors/cluster"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
+	"github.com/swapgate/swapgate/store"
 )
 
 // A cluster runs each sandbox chain as a grain of kind GrainKind whose
@@ -33,7 +33,7 @@ import (
 //   - The append is the fence. Two activations of one chain may briefly
 //     live on two nodes while the topology changes; each appends at the
 //     sequence number after the last it knows, and the store refuses a
-//     sequence already taken (persistence.ErrExists, a unique key in
+//     sequence already taken (store.ErrExists, a unique key in
 //     PostgreSQL). The activation that finds its sequence taken holds a
 //     chain that no longer matches the log: it answers cluster.ErrStale,
 //     stops, and the call is retried on a fresh activation, which replays
@@ -260,7 +260,7 @@ func (g *Grain) change(ctx context.Context, req changeRequest) (*simchain.Receip
 		// The chain holds a change the log may lack, or another activation
 		// took this sequence number: either way this activation is done.
 		level := slog.LevelError
-		if errors.Is(err, persistence.ErrExists) {
+		if errors.Is(err, store.ErrExists) {
 			level = slog.LevelWarn
 		}
 		g.log.Log(ctx, level, "sandbox chain grain stops: operation not appended", slog.Uint64("chainId", g.chain.ID()),

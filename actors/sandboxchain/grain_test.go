@@ -15,11 +15,11 @@ import (
 
 	"github.com/swapgate/swapgate/actors/cluster"
 	"github.com/swapgate/swapgate/internal/pgtest"
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/persistence/postgres"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
+	"github.com/swapgate/swapgate/store"
+	"github.com/swapgate/swapgate/store/postgres"
 )
 
 // srv is the test binary's PostgreSQL server, for the chain grains' log
@@ -56,7 +56,7 @@ func (c *setClock) set(t time.Time)     { c.ns.Store(t.UnixNano()) }
 func newSetClock(t time.Time) *setClock { c := &setClock{}; c.set(t); return c }
 
 // logStore is an in-memory operation log with the stores' promise: a
-// sequence already taken is persistence.ErrExists.
+// sequence already taken is store.ErrExists.
 type logStore struct {
 	mu  sync.Mutex
 	ops map[uint64]map[uint64][]byte
@@ -71,7 +71,7 @@ func (s *logStore) AppendChainOp(_ context.Context, chainID, seq uint64, rec []b
 		s.ops[chainID] = map[uint64][]byte{}
 	}
 	if _, taken := s.ops[chainID][seq]; taken {
-		return persistence.ErrExists
+		return store.ErrExists
 	}
 	s.ops[chainID][seq] = rec
 	return nil
@@ -459,7 +459,7 @@ func (d *deliveries) SandboxDelivery(_ context.Context, ref string) (string, err
 	if h, ok := d.m[ref]; ok {
 		return h, nil
 	}
-	return "", persistence.ErrNotFound
+	return "", store.ErrNotFound
 }
 
 func (d *deliveries) PutSandboxDelivery(_ context.Context, ref, h string) error {

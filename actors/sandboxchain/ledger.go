@@ -11,16 +11,16 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
+	"github.com/swapgate/swapgate/store"
 )
 
 // DeliveryStore remembers the deliveries made for a reference;
-// *persistence.Store is one.
+// store.ChainLog promises it (both backends).
 type DeliveryStore interface {
 	SandboxDelivery(ctx context.Context, ref string) (string, error)
 	PutSandboxDelivery(ctx context.Context, ref, txHash string) error
@@ -77,7 +77,7 @@ func (l *Ledger) Outcome(ctx context.Context, chainID uint64, hash string) (foun
 func (l *Ledger) Deliver(ctx context.Context, chainID uint64, ref, to, token string, amount *big.Int) (string, error) {
 	if h, err := l.refs.SandboxDelivery(ctx, ref); err == nil {
 		return h, nil
-	} else if !errors.Is(err, persistence.ErrNotFound) {
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return "", err
 	}
 	h, err := l.credit(ctx, chainID, ref, to, token, amount)

@@ -36,7 +36,7 @@ import (
 )
 
 // Store records the operations applied to each chain, each as the bytes
-// sandboxnet.EncodeOp makes of it; *persistence.Store satisfies it.
+// sandboxnet.EncodeOp makes of it; store.ChainLog promises it.
 type Store interface {
 	AppendChainOp(ctx context.Context, chainID, seq uint64, rec []byte) error
 	ChainOps(ctx context.Context, chainID uint64, fn func(seq uint64, rec []byte) error) error

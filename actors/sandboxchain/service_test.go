@@ -11,10 +11,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/actors/sandboxchain"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 var loadRegistry = sync.OnceValues(registry.Load)
@@ -270,7 +270,7 @@ func TestServiceUnrecordedChangeStopsTheChain(t *testing.T) {
 func TestServiceSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := persistence.Open(dir, persistence.Options{})
+	store, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestServiceSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	store, err = persistence.Open(dir, persistence.Options{})
+	store, err = pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

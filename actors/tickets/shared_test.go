@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/store"
 )
 
 // plainIssue is a quote without a deposit target (an aggregator quote).
@@ -71,7 +71,7 @@ func TestSharedKeeperFindsAPeersTicket(t *testing.T) {
 			switch {
 			case tc.found && (err != nil || tk.ID != is.ID):
 				t.Fatalf("B's lookup: %v, %v; want A's ticket", tk, err)
-			case !tc.found && !errors.Is(err, persistence.ErrNotFound):
+			case !tc.found && !errors.Is(err, store.ErrNotFound):
 				t.Fatalf("B's lookup: %v, %v; want not found", tk, err)
 			case took < tc.minWait || took > tc.maxWait:
 				t.Fatalf("B's lookup took %s, want between %s and %s", took, tc.minWait, tc.maxWait)

@@ -21,15 +21,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/store"
 )
 
-// Store keeps committed tickets; *persistence.TicketLog is one. PutTickets
+// Store keeps committed tickets; *local.TicketLog is one. PutTickets
 // is called by the keeper's goroutine alone; Ticket and QuoteByDeposit by
 // many.
 type Store interface {
-	PutTickets(ctx context.Context, ts []persistence.EncodedTicket) error
+	PutTickets(ctx context.Context, ts []store.EncodedTicket) error
 	Ticket(ctx context.Context, id string) (*quote.Ticket, error)
 	SweepTickets(ctx context.Context, before time.Time) error
 	QuoteByDeposit(ctx context.Context, address, memo string) (string, error)
@@ -104,7 +104,7 @@ type Keeper struct {
 
 	mu      sync.Mutex
 	drained *sync.Cond // signalled after each commit
-	pending map[string]persistence.EncodedTicket
+	pending map[string]store.EncodedTicket
 	// deposits indexes the pending tickets of intents quotes by deposit
 	// target, as the store does once they are committed.
 	deposits map[string]string
@@ -112,7 +112,7 @@ type Keeper struct {
 	// reference, as the store's reference index does once they are
 	// committed.
 	refs   map[[32]byte]string
-	queue  []persistence.EncodedTicket
+	queue  []store.EncodedTicket
 	bytes  int
 	err    error // the last commit's failure, reported to the next Keep
 	closed bool
@@ -125,8 +125,8 @@ type Keeper struct {
 	done   chan struct{}
 }
 
-// Start returns a running keeper over store.
-func Start(store Store, o Options) *Keeper {
+// Start returns a running keeper over st.
+func Start(st Store, o Options) *Keeper {
 	if o.MaxPendingBytes <= 0 {
 		o.MaxPendingBytes = DefaultMaxPendingBytes
 	}
@@ -145,7 +145,7 @@ func Start(store Store, o Options) *Keeper {
 	if o.SharedLag <= 0 {
 		o.SharedLag = DefaultSharedLag
 	}
-	k := &Keeper{store: store, opts: o, pending: map[string]persistence.EncodedTicket{}, deposits: map[string]string{}, refs: map[[32]byte]string{},
+	k := &Keeper{store: st, opts: o, pending: map[string]store.EncodedTicket{}, deposits: map[string]string{}, refs: map[[32]byte]string{},
 		wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	k.drained = sync.NewCond(&k.mu)
 	go k.run()
@@ -159,7 +159,7 @@ var ErrClosed = errors.New("tickets: keeper closed")
 // (in memory until its commit), or with the error of a failed commit, in
 // which case the caller should not hand the quote out.
 func (k *Keeper) Keep(ctx context.Context, is *quote.Issued) error {
-	t, err := persistence.EncodeTicket(is)
+	t, err := store.EncodeTicket(is)
 	if err != nil {
 		return err
 	}
@@ -246,16 +246,16 @@ func (k *Keeper) awaitCommit(ctx context.Context, id string, waking bool) error 
 
 // Ticket returns the ticket of quote id, from memory while its commit is
 // pending and from the store after; a quote never issued, or swept, is
-// persistence.ErrNotFound.
+// store.ErrNotFound.
 func (k *Keeper) Ticket(ctx context.Context, id string) (*quote.Ticket, error) {
 	k.mu.Lock()
 	t, ok := k.pending[id]
 	k.mu.Unlock()
 	if ok {
-		return persistence.DecodeTicket(t)
+		return store.DecodeTicket(t)
 	}
 	tk, err := k.store.Ticket(ctx, id)
-	if !k.opts.Shared || !errors.Is(err, persistence.ErrNotFound) {
+	if !k.opts.Shared || !errors.Is(err, store.ErrNotFound) {
 		return tk, err
 	}
 	return k.awaitPeer(ctx, id, err)
@@ -289,7 +289,7 @@ func (k *Keeper) awaitPeer(ctx context.Context, id string, miss error) (*quote.T
 		case <-t.C:
 		}
 		tk, err := k.store.Ticket(ctx, id)
-		if !errors.Is(err, persistence.ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) {
 			return tk, err
 		}
 	}
@@ -311,7 +311,7 @@ func (k *Keeper) PendingQuoteByRef(ref [32]byte) (string, bool) {
 // and from the store after.
 func (k *Keeper) QuoteByDeposit(ctx context.Context, address, memo string) (string, error) {
 	k.mu.Lock()
-	id, ok := k.deposits[persistence.DepositIndexKey(address, memo)]
+	id, ok := k.deposits[store.DepositIndexKey(address, memo)]
 	k.mu.Unlock()
 	if ok {
 		return id, nil

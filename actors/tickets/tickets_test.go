@@ -8,22 +8,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/store"
+	"github.com/swapgate/swapgate/store/local"
 )
 
 // gatedStore is a real ticket log whose PutTickets waits for the gate, so
 // that tests can hold tickets pending.
 type gatedStore struct {
-	*persistence.TicketLog
+	*local.TicketLog
 	gate  chan struct{}
 	mu    sync.Mutex
 	sizes []int
 	fail  error
 }
 
-func (g *gatedStore) PutTickets(ctx context.Context, ts []persistence.EncodedTicket) error {
+func (g *gatedStore) PutTickets(ctx context.Context, ts []store.EncodedTicket) error {
 	<-g.gate
 	g.mu.Lock()
 	g.sizes = append(g.sizes, len(ts))
@@ -35,9 +36,9 @@ func (g *gatedStore) PutTickets(ctx context.Context, ts []persistence.EncodedTic
 	return g.TicketLog.PutTickets(ctx, ts)
 }
 
-func openStore(t *testing.T) *persistence.TicketLog {
+func openStore(t *testing.T) *local.TicketLog {
 	t.Helper()
-	s, err := persistence.OpenTicketLog(t.TempDir(), persistence.TicketLogOptions{})
+	s, err := local.OpenTicketLog(t.TempDir(), local.TicketLogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func issue(now time.Time) *quote.Issued {
 func TestPendingTicketsAreServedAndBounded(t *testing.T) {
 	ctx := context.Background()
 	g := &gatedStore{TicketLog: openStore(t), gate: make(chan struct{})}
-	one, err := persistence.EncodeTicket(issue(time.Now()))
+	one, err := store.EncodeTicket(issue(time.Now()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestFailedCommitIsReportedAndRetried(t *testing.T) {
 // full buffer returns when its context ends, though no commit drains it.
 func TestKeepWaitingForRoomEndsWithItsContext(t *testing.T) {
 	g := &gatedStore{TicketLog: openStore(t), gate: make(chan struct{})}
-	one, err := persistence.EncodeTicket(issue(time.Now()))
+	one, err := store.EncodeTicket(issue(time.Now()))
 	if err != nil {
 		t.Fatal(err)
 	}

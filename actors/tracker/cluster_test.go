@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/actors/cluster/clustertest"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/store"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // fencedPebble gives the Pebble store the fenced write the PostgreSQL
 // store has, under one lock, for trackers sharing it as nodes share a
 // database.
 type fencedPebble struct {
-	*persistence.Store
+	*pebblestore.Store
 	mu sync.Mutex
 }
 
@@ -30,12 +31,12 @@ func (f *fencedPebble) SaveSwapFrom(ctx context.Context, prev, t *swap.Swap, eve
 		return err
 	}
 	if !reflect.DeepEqual(cur, prev) {
-		return persistence.ErrStale
+		return store.ErrStale
 	}
 	return f.SaveSwap(ctx, t, events)
 }
 
-func outboxEvents(t *testing.T, store *persistence.Store) []string {
+func outboxEvents(t *testing.T, store *pebblestore.Store) []string {
 	t.Helper()
 	var events []string
 	if err := store.DueDeliveries(context.Background(), time.Time{}, time.Now().Add(time.Hour), nil, func(e *webhook.OutboxEntry) bool {
@@ -74,7 +75,7 @@ func TestClusteredTrackers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			pebble, err := persistence.Open(t.TempDir(), persistence.Options{})
+			pebble, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +124,7 @@ func TestClusteredTrackers(t *testing.T) {
 // TestClusteredTrackerNeedsFencedWrites refuses an Owner over a store
 // that cannot fence its writes.
 func TestClusteredTrackerNeedsFencedWrites(t *testing.T) {
-	store, err := persistence.Open(t.TempDir(), persistence.Options{})
+	store, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

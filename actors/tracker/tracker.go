@@ -32,12 +32,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/store"
 )
 
-// Store keeps tracked swaps; *persistence.Store is one.
+// Store keeps tracked swaps; store.Swaps promises it (both backends).
 type Store interface {
 	CreateSwap(ctx context.Context, t *swap.Swap) (*swap.Swap, bool, error)
 	SaveSwap(ctx context.Context, t *swap.Swap, events []webhook.Event) error
@@ -46,7 +46,7 @@ type Store interface {
 }
 
 // FencedStore writes a transition only while the stored swap is still
-// prev, the one read, and fails with persistence.ErrStale otherwise; the
+// prev, the one read, and fails with store.ErrStale otherwise; the
 // PostgreSQL store is one. A tracker with an Owner needs it.
 type FencedStore interface {
 	SaveSwapFrom(ctx context.Context, prev, t *swap.Swap, events []webhook.Event) error
@@ -223,7 +223,7 @@ func (t *Tracker) Track(ctx context.Context, s *swap.Swap) (*swap.Swap, error) {
 	return stored, nil
 }
 
-// Swap returns a tracked swap by its source hash, or persistence.ErrNotFound.
+// Swap returns a tracked swap by its source hash, or store.ErrNotFound.
 func (t *Tracker) Swap(ctx context.Context, hash string) (*swap.Swap, error) {
 	return t.store.Swap(ctx, hash)
 }
@@ -327,7 +327,7 @@ func (t *Tracker) poll(id string) {
 	defer cancel()
 	s, err := t.store.Swap(ctx, id)
 	if err != nil {
-		if !errors.Is(err, persistence.ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) {
 			t.opts.Logger.Warn("tracker: read swap", "swap", id, "err", err)
 			t.enqueue(id, t.opts.Now().Add(t.opts.Schedule.First))
 		}
@@ -357,7 +357,7 @@ func (t *Tracker) poll(id string) {
 	}
 	t.opts.Schedule.Next(s, now)
 	if err := t.save(ctx, &prev, s, events); err != nil {
-		if errors.Is(err, persistence.ErrStale) {
+		if errors.Is(err, store.ErrStale) {
 			// Another node moved it meanwhile: this poll's outcome is
 			// dropped and the next poll starts from what is stored.
 			t.opts.Logger.Info("tracker: swap moved by another node", "swap", id)

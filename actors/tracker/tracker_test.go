@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // script is a Source that answers each swap's polls from a list, repeating
@@ -51,7 +51,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestTrackerFollowsASwapToDoneAcrossARestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := persistence.Open(dir, persistence.Options{})
+	store, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestTrackerFollowsASwapToDoneAcrossARestart(t *testing.T) {
 	}
 
 	// A new tracker on the reopened store resumes the open swap.
-	if store, err = persistence.Open(dir, persistence.Options{}); err != nil {
+	if store, err = pebblestore.Open(dir, pebblestore.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
@@ -123,7 +123,7 @@ func TestTrackerFollowsASwapToDoneAcrossARestart(t *testing.T) {
 
 func TestFailedPollsAreRetriedAndTheHorizonEndsTracking(t *testing.T) {
 	ctx := context.Background()
-	store, err := persistence.Open(t.TempDir(), persistence.Options{})
+	store, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

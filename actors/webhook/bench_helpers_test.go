@@ -15,8 +15,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/swapgate/swapgate/actors"
-	"github.com/swapgate/swapgate/persistence"
 	hook "github.com/swapgate/swapgate/routing/domain/webhook"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -41,7 +41,7 @@ const benchWait = 2 * time.Minute
 // configuration pointing at it. The pool itself is started by the caller,
 // so that an outbox can be filled before it runs.
 type benchRig struct {
-	store *persistence.Store
+	store *pebblestore.Store
 	hooks []*hook.Registration
 	cfg   Config
 
@@ -66,7 +66,7 @@ func newBenchRig(b *testing.B, want int) *benchRig {
 	srv.Config.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
 	srv.StartTLS()
 	b.Cleanup(srv.Close)
-	s, err := persistence.Open(b.TempDir(), persistence.Options{})
+	s, err := pebblestore.Open(b.TempDir(), pebblestore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,14 +7,14 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/swapgate/swapgate/persistence"
 	hook "github.com/swapgate/swapgate/routing/domain/webhook"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // slowCommits is a store whose outcome commits take a while, as on a slow
 // disk: outcomes finishing meanwhile must join the next batch.
 type slowCommits struct {
-	*persistence.Store
+	*pebblestore.Store
 	delay time.Duration
 }
 

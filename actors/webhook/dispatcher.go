@@ -6,8 +6,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/swapgate/swapgate/persistence"
 	hook "github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/store"
 )
 
 // scanMsg asks the dispatcher to read due outbox entries. A full scan reads
@@ -52,7 +52,7 @@ type doneMsg struct {
 // parkedKey is what the dispatcher remembers of a due entry it left in the
 // outbox because its webhook's queue was full: enough to read it again by
 // its key when the queue has room.
-type parkedKey = persistence.OutboxKey
+type parkedKey = store.OutboxKey
 
 // hookState is the dispatcher's view of one webhook with deliveries owed:
 // entries loaded and waiting for a worker (at most Config.QueuePerWebhook),

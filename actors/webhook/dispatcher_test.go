@@ -13,14 +13,15 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/swapgate/swapgate/persistence"
 	hook "github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/store"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // countingStore counts the outbox entries scans decode and those read again
 // by key.
 type countingStore struct {
-	*persistence.Store
+	*pebblestore.Store
 	decoded, reread atomic.Int64
 }
 
@@ -31,14 +32,14 @@ func (s *countingStore) DueDeliveries(ctx context.Context, from, now time.Time, 
 	})
 }
 
-func (s *countingStore) OutboxEntries(ctx context.Context, keys []persistence.OutboxKey, fn func(int, *hook.OutboxEntry)) error {
+func (s *countingStore) OutboxEntries(ctx context.Context, keys []store.OutboxKey, fn func(int, *hook.OutboxEntry)) error {
 	s.reread.Add(int64(len(keys)))
 	return s.Store.OutboxEntries(ctx, keys, fn)
 }
 
 // fillOutbox commits n deliveries to w in batches, as a busy event source
 // would while no pool ran.
-func fillOutbox(t *testing.T, s *persistence.Store, w *hook.Registration, n int) {
+func fillOutbox(t *testing.T, s *pebblestore.Store, w *hook.Registration, n int) {
 	t.Helper()
 	for i := 0; i < n; i += 256 {
 		b := s.DB().NewBatch()
@@ -244,11 +245,11 @@ func TestDeliveriesReuseConnections(t *testing.T) {
 // failingRereadStore fails its first read of parked entries by key after
 // answering for the first of them, as a store that errs midway would.
 type failingRereadStore struct {
-	*persistence.Store
+	*pebblestore.Store
 	failed atomic.Bool
 }
 
-func (s *failingRereadStore) OutboxEntries(ctx context.Context, keys []persistence.OutboxKey, fn func(int, *hook.OutboxEntry)) error {
+func (s *failingRereadStore) OutboxEntries(ctx context.Context, keys []store.OutboxKey, fn func(int, *hook.OutboxEntry)) error {
 	if len(keys) < 2 || s.failed.Swap(true) {
 		return s.Store.OutboxEntries(ctx, keys, fn)
 	}

@@ -33,18 +33,18 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/swapgate/swapgate/actors"
-	"github.com/swapgate/swapgate/persistence"
 	hook "github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/store"
 )
 
-// Store is what the pool needs of persistence: the outbox it drains, the
+// Store is what the pool needs of the store: the outbox it drains, the
 // registrations it delivers to, and the delivery history it records. A
 // missing webhook, or another partner's, is account.ErrNotFound.
 type Store interface {
 	DueDeliveries(ctx context.Context, from, now time.Time, skip func(due time.Time, deliveryID, webhookID []byte) bool, fn func(*hook.OutboxEntry) bool) error
 	// OutboxEntries reads again entries a scan left in the outbox, by key;
 	// NextDue is the due time of the first entry due after a time.
-	OutboxEntries(ctx context.Context, keys []persistence.OutboxKey, fn func(i int, e *hook.OutboxEntry)) error
+	OutboxEntries(ctx context.Context, keys []store.OutboxKey, fn func(i int, e *hook.OutboxEntry)) error
 	NextDue(ctx context.Context, after time.Time) (time.Time, bool, error)
 	WebhookByID(ctx context.Context, id string) (*hook.Registration, error)
 	FinishAttempts(ctx context.Context, outs []hook.AttemptOutcome) error

@@ -20,9 +20,9 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/internal/metricstest"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	hook "github.com/swapgate/swapgate/routing/domain/webhook"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 const testSecret = "s3cret-s3cret-s3cret"
@@ -98,9 +98,9 @@ func tlsFor(rc ...*receiver) *tls.Config {
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 
-func openStore(t *testing.T, dir string) *persistence.Store {
+func openStore(t *testing.T, dir string) *pebblestore.Store {
 	t.Helper()
-	s, err := persistence.Open(dir, persistence.Options{})
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func startPool(t *testing.T, sys *actor.ActorSystem, s Store, cfg Config) *Pool 
 	return p
 }
 
-func register(t *testing.T, s *persistence.Store, partnerID, url string, events ...string) *hook.Registration {
+func register(t *testing.T, s *pebblestore.Store, partnerID, url string, events ...string) *hook.Registration {
 	t.Helper()
 	w := &hook.Registration{PartnerID: partnerID, URL: url, Events: events, Secret: testSecret, Active: true}
 	if err := s.CreateWebhook(context.Background(), w); err != nil {
@@ -156,7 +156,7 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	}
 }
 
-func lastState(t *testing.T, s *persistence.Store, w *hook.Registration) *hook.DeliveryRecord {
+func lastState(t *testing.T, s *pebblestore.Store, w *hook.Registration) *hook.DeliveryRecord {
 	t.Helper()
 	recs, err := s.Deliveries(context.Background(), w.PartnerID, w.ID, 100)
 	if err != nil {
@@ -361,7 +361,7 @@ func TestOutboxSurvivesRestartMidDelivery(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	s, err := persistence.Open(dir, persistence.Options{})
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

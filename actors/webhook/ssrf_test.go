@@ -22,8 +22,8 @@ import (
 
 	"github.com/swapgate/swapgate/actors"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
-	"github.com/swapgate/swapgate/persistence"
 	hook "github.com/swapgate/swapgate/routing/domain/webhook"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 const ssrfSecret = "ssrf-test-secret-0123456789"
@@ -48,9 +48,9 @@ func newSSRFServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request))
 // startSSRFPool runs a pool over a fresh store holding one webhook at url,
 // stored directly (as a registration accepted before its name was
 // re-pointed would be), and publishes one event to it.
-func startSSRFPool(t *testing.T, rawURL string, loopback bool, roots *x509.CertPool) (*persistence.Store, *hook.Registration) {
+func startSSRFPool(t *testing.T, rawURL string, loopback bool, roots *x509.CertPool) (*pebblestore.Store, *hook.Registration) {
 	t.Helper()
-	s, err := persistence.Open(t.TempDir(), persistence.Options{})
+	s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func startSSRFPool(t *testing.T, rawURL string, loopback bool, roots *x509.CertP
 }
 
 // firstAttempt waits for the delivery's first recorded attempt.
-func firstAttempt(t *testing.T, s *persistence.Store, w *hook.Registration) *hook.DeliveryRecord {
+func firstAttempt(t *testing.T, s *pebblestore.Store, w *hook.Registration) *hook.DeliveryRecord {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -13,9 +13,10 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/internal/testdeps"
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/persistence/postgres"
 	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/store"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
+	"github.com/swapgate/swapgate/store/postgres"
 )
 
 // Real fee-wallet addresses, one per ecosystem.
@@ -152,17 +153,17 @@ func TestFeeWalletLifecycleE2E(t *testing.T) {
 // seedStore opens dir (no server running), lets fn write to it and closes
 // it, so tests can plant ledger rows and activity the quote path would
 // write. It is Pebble's: in the suite's PostgreSQL pass a test that calls
-// it cannot run (its PostgreSQL counterparts are persistence/postgres's
+// it cannot run (its PostgreSQL counterparts are store/postgres's
 // tests), and make test leaves such tests out of that pass by name
 // (PG_E2E_PEBBLE in the Makefile, held to the callers by
 // internal/testrun's TestPebbleOnlyTestsLeftOut); one it did not leave
 // out fails under CI=true.
-func seedStore(t *testing.T, dir string, fn func(*persistence.Store)) {
+func seedStore(t *testing.T, dir string, fn func(*pebblestore.Store)) {
 	t.Helper()
 	if suitePostgres != nil {
 		testdeps.Unmet(t, "reads or writes the Pebble store directly: name it in the Makefile's PG_E2E_PEBBLE")
 	}
-	st, err := persistence.Open(dir, persistence.Options{})
+	st, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func storeActivities(t *testing.T, dir, partnerID string) []*account.Activity {
 		defer st.Close()
 		acts, _, err = st.Activities(ctx, partnerID, account.ActivityQuery{})
 	} else {
-		st, oerr := persistence.Open(dir, persistence.Options{})
+		st, oerr := pebblestore.Open(dir, pebblestore.Options{})
 		if oerr != nil {
 			t.Fatal(oerr)
 		}
@@ -264,9 +265,9 @@ func TestEarningsAndSettleE2E(t *testing.T) {
 	idA, keyA := createPartnerOffline(t, dir, "Acme")
 	idB, keyB := createPartnerOffline(t, dir, "Beta")
 	t0 := time.Now().Add(-time.Hour).UTC()
-	seedStore(t, dir, func(st *persistence.Store) {
-		row := func(pid, q, eco string, fee int64, i int) persistence.EncodedQuote {
-			rec, err := persistence.EncodeQuote(&account.Activity{PartnerID: pid, ID: q, Kind: account.ActivityQuote,
+	seedStore(t, dir, func(st *pebblestore.Store) {
+		row := func(pid, q, eco string, fee int64, i int) store.EncodedQuote {
+			rec, err := store.EncodeQuote(&account.Activity{PartnerID: pid, ID: q, Kind: account.ActivityQuote,
 				Status: account.ActivityQuoted, Provider: "aggregator", FeeMicroUSD: fee, VolumeMicroUSD: fee * 333,
 				CreatedAt: t0.Add(time.Duration(i) * time.Second),
 				Earning:   &account.Earning{Ecosystem: eco, State: account.EarningPending}})
@@ -275,10 +276,10 @@ func TestEarningsAndSettleE2E(t *testing.T) {
 			}
 			return rec
 		}
-		if _, err := st.RecordQuotes(context.Background(), []persistence.EncodedQuote{
+		if _, err := st.RecordQuotes(context.Background(), []store.EncodedQuote{
 			row(idA, "qa1", "evm", 1_200_000, 1), row(idA, "qa2", "evm", 2_100_000, 2),
 			row(idA, "qa3", "solana", 5, 3), row(idB, "qb1", "evm", 12_345_678, 4),
-		}, persistence.Synced); err != nil {
+		}, store.Synced); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -360,7 +361,7 @@ func TestStatsAndTransactionsE2E(t *testing.T) {
 	idB, keyB := createPartnerOffline(t, dir, "Beta")
 	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	recent := time.Now().Add(-time.Hour).UTC()
-	seedStore(t, dir, func(st *persistence.Store) {
+	seedStore(t, dir, func(st *pebblestore.Store) {
 		b := st.DB().NewBatch()
 		defer b.Close()
 		put := func(a *account.Activity) {

@@ -23,7 +23,7 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/internal/browsertest"
-	"github.com/swapgate/swapgate/persistence"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // The hosted checkout page as a user sees it, in a real Chromium against the
@@ -666,7 +666,7 @@ func TestBrowserCheckoutUnknownAndExpiredOrders(t *testing.T) {
 // the store of a stopped service.
 func browserAge(t *testing.T, dir, uid string, d time.Duration) {
 	t.Helper()
-	st, err := persistence.Open(dir, persistence.Options{})
+	st, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/swapgate/swapgate/actors/cluster"
 	"github.com/swapgate/swapgate/actors/onrampdesk"
-	"github.com/swapgate/swapgate/persistence/postgres"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/store/postgres"
 )
 
 // The takeover of a dead node's work: the open items each node owns (here

@@ -34,12 +34,12 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/internal/pgtest"
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/persistence/postgres"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
+	"github.com/swapgate/swapgate/store/postgres"
 )
 
 // TestCrashRecovery kills the real binary with SIGKILL at random moments
@@ -1420,20 +1420,20 @@ func crashWaitOutboxEmpty(t *testing.T, c *crashClient, wait time.Duration) {
 func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashReceiver, fee, wallets crashPartnerKey, hookers []crashPartnerKey) {
 	t.Helper()
 	var pebbleLog crashBuffer
-	opened, err := app.OpenStore(context.Background(), app.StoreConfig{URL: storeURL, DataDir: dir,
+	stores, err := app.OpenStore(context.Background(), app.StoreConfig{URL: storeURL, DataDir: dir,
 		Logger: slog.New(slog.NewJSONHandler(&pebbleLog, nil))})
 	if err != nil {
 		t.Fatalf("open the store after the last run: %v", err)
 	}
-	store, ok := opened.(crashStore)
+	lister, ok := stores.Backend().(activityLister)
 	if !ok {
-		t.Fatalf("the store %T cannot list activity", opened)
+		t.Fatalf("the store %T cannot list activity", stores.Backend())
 	}
 	// pb is the Pebble store, nil on PostgreSQL: its raw indexes are
 	// checked as well.
-	pb, _ := opened.(*persistence.Store)
+	pb, _ := stores.Backend().(*pebblestore.Store)
 	defer func() {
-		if err := store.Close(); err != nil {
+		if err := stores.Close(); err != nil {
 			t.Errorf("close the store: %v", err)
 		}
 		if l := pebbleLog.String(); l != "" {
@@ -1449,7 +1449,7 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	ws, err := store.FeeWallets(ctx, wallets.id)
+	ws, err := stores.FeeWallets.FeeWallets(ctx, wallets.id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1465,7 +1465,7 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 
 	// Activity and the pending index: each quote once.
 	acts := map[string]*account.Activity{}
-	err = store.EachActivity(ctx, fee.id, time.Time{}, time.Now().Add(time.Hour), func(a *account.Activity) bool {
+	err = lister.EachActivity(ctx, fee.id, time.Time{}, time.Now().Add(time.Hour), func(a *account.Activity) bool {
 		if acts[a.ID] != nil {
 			t.Errorf("store: quote %s has two activity records", a.ID)
 		}
@@ -1501,7 +1501,7 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 	} else {
 		// The pending set as a settlement reads it, every ecosystem's.
 		for _, eco := range account.Ecosystems() {
-			if err := store.PendingEarnings(ctx, eco, func(a *account.Activity) error {
+			if err := stores.Settlement.PendingEarnings(ctx, eco, func(a *account.Activity) error {
 				pending[a.ID]++
 				return nil
 			}); err != nil {
@@ -1539,12 +1539,12 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 	accepted := 0
 	acceptedIDs := map[string]bool{}
 	for _, p := range append([]crashPartnerKey{fee}, hookers...) {
-		hooks, err := store.Webhooks(ctx, p.id)
+		hooks, err := stores.Webhooks.Webhooks(ctx, p.id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, h := range hooks {
-			recs, err := store.Deliveries(ctx, p.id, h.ID, 1<<30)
+			recs, err := stores.Webhooks.Deliveries(ctx, p.id, h.ID, 1<<30)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1559,7 +1559,7 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 	}
 	ids := map[string]bool{}
 	for _, p := range append([]crashPartnerKey{fee}, hookers...) {
-		hooks, _ := store.Webhooks(ctx, p.id)
+		hooks, _ := stores.Webhooks.Webhooks(ctx, p.id)
 		for _, h := range hooks {
 			ids[h.ID] = true
 		}
@@ -1581,7 +1581,7 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 			t.Errorf("acknowledged test delivery %s never reached the receiver", d)
 		}
 	}
-	due, scheduled, err := store.CountOutbox(ctx, time.Now().Add(24*time.Hour), 1<<30)
+	due, scheduled, err := stores.Webhooks.CountOutbox(ctx, time.Now().Add(24*time.Hour), 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1611,7 +1611,7 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 
 	// Ends, and the events that tell them.
 	for _, sw := range s.swaps {
-		rec, err := store.Swap(ctx, sw.txHash)
+		rec, err := stores.Swaps.Swap(ctx, sw.txHash)
 		if err != nil || rec.Status != "DONE" {
 			t.Errorf("store: swap %s: %v %+v", sw.txHash, err, rec)
 		}
@@ -1623,7 +1623,7 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 		}
 	}
 	for _, o := range s.paid {
-		rec, err := store.OnrampOrder(ctx, o.uid)
+		rec, err := stores.Onramp.OnrampOrder(ctx, o.uid)
 		if err != nil || rec.State != onramp.Completed {
 			t.Errorf("store: order %s: %v %+v", o.uid, err, rec)
 		}
@@ -1635,7 +1635,7 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 		}
 	}
 	for _, d := range s.deposits {
-		rec, err := store.InboundDepositByHash(ctx, d.txHash)
+		rec, err := stores.Inbound.InboundDepositByHash(ctx, d.txHash)
 		if err != nil || string(rec.Deposit.State) != "COMPLETED" {
 			t.Errorf("store: deposit %s: %v %+v", d.txHash, err, rec)
 		}
@@ -1646,10 +1646,9 @@ func (s *crashState) checkStore(t *testing.T, dir, storeURL string, rcv *crashRe
 	t.Logf("store: %d activity records (%d earnings), %d pending index entries, %d deliveries accepted, all delivered", len(acts), earnings, len(pending), accepted)
 }
 
-// crashStore is the store checkStore reads: the service's, and the
-// partner's whole activity, which both backends list.
-type crashStore interface {
-	app.Store
+// activityLister is what checkStore reads beside the service's stores:
+// the partner's whole activity, which both backends list.
+type activityLister interface {
 	EachActivity(ctx context.Context, partnerID string, from, until time.Time, fn func(*account.Activity) bool) error
 }
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // partnerTimeout bounds one partner command, including a round trip to a
@@ -174,9 +174,9 @@ func openPartnerAdmin(ctx context.Context, dir, storeURL string) (pa admin.Partn
 	}
 	store, err := openCLIStore(ctx, dir, storeURL)
 	if err == nil {
-		return admin.NewLocal(store, nil), store.Close, nil
+		return admin.NewLocal(store.Partners, nil), store.Close, nil
 	}
-	if !errors.Is(err, persistence.ErrLocked) {
+	if !errors.Is(err, pebblestore.ErrLocked) {
 		return nil, nil, err
 	}
 	c, derr := admin.Dial(dir)

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // cliResult is one runPartner invocation's outcome.
@@ -111,7 +111,7 @@ func TestPartnerCommandsLocal(t *testing.T) {
 	dir := t.TempDir()
 	// Each command opens and closes the store, so lookups reopen it too.
 	lookup := func(d [32]byte) (string, error) {
-		s, err := persistence.Open(dir, persistence.Options{})
+		s, err := pebblestore.Open(dir, pebblestore.Options{})
 		if err != nil {
 			return "", err
 		}
@@ -127,7 +127,7 @@ func TestPartnerCommandsLocal(t *testing.T) {
 
 func TestPartnerCommandsThroughAdminListener(t *testing.T) {
 	dir := t.TempDir()
-	store, err := persistence.Open(dir, persistence.Options{})
+	store, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestPartnerDataDirFromEnvironment(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &created); err != nil {
 		t.Fatal(err)
 	}
-	s, err := persistence.Open(dir, persistence.Options{})
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestPartnerCommandErrors(t *testing.T) {
 
 func TestPartnerLockedWithoutListener(t *testing.T) {
 	dir := t.TempDir()
-	store, err := persistence.Open(dir, persistence.Options{})
+	store, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 const (
@@ -440,7 +440,7 @@ func TestPartnerQuoteFeesAndLedger(t *testing.T) {
 	// write, restart on the same directory.
 	dir := ts.dir
 	ts.stop()
-	seedStore(t, dir, func(st *persistence.Store) {
+	seedStore(t, dir, func(st *pebblestore.Store) {
 		if err := st.PutFeeWallet(context.Background(), id, "evm", wallet); err != nil {
 			t.Fatal(err)
 		}
@@ -462,7 +462,7 @@ func TestPartnerQuoteFeesAndLedger(t *testing.T) {
 		t.Fatalf("set-fees 600: exit %d, %s", code, stderr.String())
 	}
 	ts.stop()
-	seedStore(t, dir, func(st *persistence.Store) {
+	seedStore(t, dir, func(st *pebblestore.Store) {
 		if _, err := st.UpdatePartner(context.Background(), id, func(p *account.Partner) error {
 			p.SwapFeeBps = 600
 			return nil
@@ -510,7 +510,7 @@ func TestPartnerQuoteFeesAndLedger(t *testing.T) {
 	ts.stop()
 
 	// The returned quote's earnings row is on disk.
-	st, err := persistence.Open(dir, persistence.Options{})
+	st, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,9 +38,9 @@ import (
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
+	"github.com/swapgate/swapgate/store/local"
 )
 
 // secWebhookSecret is the webhook secret the leak test registers: long
@@ -481,7 +481,7 @@ func TestSecAdminListenerLoopbackOnly(t *testing.T) {
 	for _, f := range []struct {
 		name string
 		mode os.FileMode
-	}{{admin.FileName, 0o600}, {persistence.SecretKeyFile, 0o600}, {".", 0o700}} {
+	}{{admin.FileName, 0o600}, {local.SecretKeyFile, 0o600}, {".", 0o700}} {
 		fi, err := os.Stat(filepath.Join(ts.dir, f.name))
 		if err != nil || fi.Mode().Perm() != f.mode {
 			t.Errorf("%s: mode %v (%v), want %04o", f.name, fi.Mode().Perm(), err, f.mode)

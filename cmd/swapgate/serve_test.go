@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // TestServeShutsDownOnSIGTERM runs the real serve command, waits until it
@@ -52,7 +52,7 @@ func TestServeShutsDownOnSIGTERM(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "admin.json")); !os.IsNotExist(err) {
 		t.Fatalf("admin.json left behind: %v", err)
 	}
-	st, err := persistence.Open(dir, persistence.Options{})
+	st, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatalf("store still locked after shutdown: %v", err)
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // settleTimeout bounds one settlement run, which touches every pending row
@@ -78,13 +78,13 @@ func runSettle(args []string, stdout, stderr io.Writer) int {
 func settle(ctx context.Context, dir, storeURL, eco string, dryRun bool) (*account.SettlementBatch, error) {
 	store, err := openCLIStore(ctx, dir, storeURL)
 	if err == nil {
-		b, serr := admin.Settle(ctx, store, eco, dryRun, time.Now())
+		b, serr := admin.Settle(ctx, store.Settlement, eco, dryRun, time.Now())
 		if cerr := store.Close(); serr == nil && cerr != nil {
 			serr = cerr
 		}
 		return b, serr
 	}
-	if !errors.Is(err, persistence.ErrLocked) {
+	if !errors.Is(err, pebblestore.ErrLocked) {
 		return nil, err
 	}
 	c, derr := admin.Dial(dir)

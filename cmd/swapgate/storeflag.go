@@ -19,9 +19,9 @@ func storeFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 
 // openCLIStore opens the store a CLI subcommand names: the PostgreSQL
 // database at storeURL, or the Pebble store in dir. The Pebble store held
-// by a running server fails with persistence.ErrLocked, which the caller
+// by a running server fails with pebblestore.ErrLocked, which the caller
 // answers by going through that server's admin listener.
-func openCLIStore(ctx context.Context, dir, storeURL string) (app.Store, error) {
+func openCLIStore(ctx context.Context, dir, storeURL string) (*app.Stores, error) {
 	if err := app.CheckStoreURL(storeURL); err != nil {
 		return nil, fmt.Errorf("--store %w", err)
 	}

@@ -1,7 +1,7 @@
 // Package admin is the operator's control plane for partner accounts.
 //
 // The operations live behind one interface, PartnerAdmin, with two
-// implementations: Local works directly on an open persistence.Store, and
+// implementations: Local works directly on an open store (either backend), and
 // Client talks to the admin listener of a running server. The operator CLI
 // needs both because Pebble allows one process per data directory: when
 // `swapgate serve` holds the directory, the CLI cannot open the store and goes

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/account"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // changeLog records OnChange notifications.
@@ -30,10 +30,10 @@ func (c *changeLog) snapshot() []string {
 	return slices.Clone(c.ids)
 }
 
-func openStore(t *testing.T) (*persistence.Store, string) {
+func openStore(t *testing.T) (*pebblestore.Store, string) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := persistence.Open(dir, persistence.Options{})
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,15 +48,15 @@ func openStore(t *testing.T) (*persistence.Store, string) {
 func intp(v int) *int { return &v }
 
 // backend builds a PartnerAdmin over a fresh store and reports changes.
-type backend func(t *testing.T) (PartnerAdmin, *persistence.Store, *changeLog)
+type backend func(t *testing.T) (PartnerAdmin, *pebblestore.Store, *changeLog)
 
-func localBackend(t *testing.T) (PartnerAdmin, *persistence.Store, *changeLog) {
+func localBackend(t *testing.T) (PartnerAdmin, *pebblestore.Store, *changeLog) {
 	s, _ := openStore(t)
 	log := &changeLog{}
 	return NewLocal(s, log.record), s, log
 }
 
-func remoteBackend(t *testing.T) (PartnerAdmin, *persistence.Store, *changeLog) {
+func remoteBackend(t *testing.T) (PartnerAdmin, *pebblestore.Store, *changeLog) {
 	s, dir := openStore(t)
 	log := &changeLog{}
 	srv, err := Start(dir, s, log.record)
@@ -111,7 +111,7 @@ func TestPartnerAdminContract(t *testing.T) {
 			if rotated.APIKey == created.APIKey || !account.WellFormedKey(rotated.APIKey) || rotated.ID != created.ID {
 				t.Fatalf("RotateKey result = %+v", rotated)
 			}
-			if _, err := store.PartnerByKeyDigest(ctx, account.KeyDigest(created.APIKey)); !errors.Is(err, persistence.ErrNotFound) {
+			if _, err := store.PartnerByKeyDigest(ctx, account.KeyDigest(created.APIKey)); !errors.Is(err, account.ErrNotFound) {
 				t.Fatalf("old key still resolves: %v", err)
 			}
 			if _, err := store.PartnerByKeyDigest(ctx, account.KeyDigest(rotated.APIKey)); err != nil {
@@ -173,7 +173,7 @@ func TestPartnerAdminErrors(t *testing.T) {
 				{"rotate unknown", func() error {
 					_, err := pa.RotateKey(ctx, "ptn_nope")
 					return err
-				}, persistence.ErrNotFound},
+				}, account.ErrNotFound},
 				{"rotate empty id", func() error {
 					_, err := pa.RotateKey(ctx, "")
 					return err
@@ -181,7 +181,7 @@ func TestPartnerAdminErrors(t *testing.T) {
 				{"set fees unknown", func() error {
 					_, err := pa.SetFees(ctx, "ptn_nope", intp(1), nil)
 					return err
-				}, persistence.ErrNotFound},
+				}, account.ErrNotFound},
 				{"set fees nothing", func() error {
 					_, err := pa.SetFees(ctx, "ptn_nope", nil, nil)
 					return err
@@ -193,7 +193,7 @@ func TestPartnerAdminErrors(t *testing.T) {
 				{"disable path-like id", func() error {
 					_, err := pa.Disable(ctx, "../x")
 					return err
-				}, persistence.ErrNotFound},
+				}, account.ErrNotFound},
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/account"
 )
 
-// PartnerStore is the partner storage Local works on; *persistence.Store is
+// PartnerStore is the partner storage Local works on; the store's Partners is
 // one. UpdatePartner applies fn to a copy of the stored partner and stores
 // the result atomically with respect to other updates.
 type PartnerStore interface {

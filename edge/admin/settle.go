@@ -20,7 +20,7 @@ const pathSettle = "/admin/settle/{ecosystem}"
 const settleTimeout = 4 * time.Minute
 
 // SettlementStore is the store a settlement run reads and applies to;
-// *persistence.Store is one. The store decides nothing: the run (Settle)
+// the store's Settlement is one (both backends). The store decides nothing: the run (Settle)
 // reads the ecosystem's pending earnings and the fee wallets, lets
 // account.Settlement decide each earning, and hands the decisions back to
 // be applied at once.

@@ -83,23 +83,30 @@ var rules = []struct {
 	{"the domain imports no adapter, simulator or outer layer",
 		func(p string) bool { return under(p, "routing/domain") || under(p, "routing/codec") },
 		func(i string) bool {
-			return anyUnder(i, "routing/adapters", "routing/sim", "actors", "edge", "persistence", "cmd", "bench")
+			return anyUnder(i, "routing/adapters", "routing/sim", "actors", "edge", "store", "cmd", "bench")
 		}},
 	{"adapters import the domain only",
 		func(p string) bool { return under(p, "routing/adapters") },
 		func(i string) bool {
-			return anyUnder(i, "routing/sim", "actors", "edge", "persistence", "cmd", "bench")
+			return anyUnder(i, "routing/sim", "actors", "edge", "store", "cmd", "bench")
 		}},
 	{"the edge knows HTTP: no actors, store, adapters or simulator",
 		func(p string) bool { return under(p, "edge") },
 		func(i string) bool {
-			return anyUnder(i, "actors", "persistence", "routing/adapters", "routing/sim", "cmd", "bench")
+			return anyUnder(i, "actors", "store", "routing/adapters", "routing/sim", "cmd", "bench")
 		}},
-	{"the store imports the domain only",
-		func(p string) bool { return under(p, "persistence") && !under(p, storeSuites) },
-		func(i string) bool {
-			return anyUnder(i, "routing/adapters", "routing/sim", "actors", "edge", "cmd", "bench")
-		}},
+	{"the store's shared words import the domain only",
+		func(p string) bool { return under(p, "store") && !backend(p) },
+		func(i string) bool { return !anyUnder(i, "routing/domain", "routing/codec", "store") || backend(i) }},
+	{"a backend imports the store's words and the domain only, never another backend",
+		backend,
+		func(i string) bool { return !anyUnder(i, "routing/domain", "routing/codec", "store") || backend(i) }},
+	{"actors may import the store's words but no backend",
+		func(p string) bool { return under(p, "actors") },
+		backend},
+	{"nothing but the composition root imports a backend",
+		func(p string) bool { return !backend(p) && !under(p, "cmd/swapgate") },
+		backend},
 	{"actors import no edge or composition root",
 		func(p string) bool { return under(p, "actors") },
 		func(i string) bool { return anyUnder(i, "edge", "cmd", "bench") }},
@@ -111,8 +118,15 @@ var rules = []struct {
 // storeSuites holds the contract test suites of the store's aggregates. It
 // imports the actors' and the edge's interfaces, which the suites hold
 // every backend to, and is imported only by tests (which this list of
-// non-test imports does not see), so the store's own rule leaves it out.
-const storeSuites = "persistence/storetest"
+// non-test imports does not see); it lives outside store/ so that the
+// store stays below the actors and the edge.
+const storeSuites = "internal/storecontract"
+
+// backend reports whether path is one of the store's backends: the
+// packages that keep the bytes, which only the composition root picks.
+// The rest of store/ (the shared words, store; the data directory's local
+// files, store/local) is what every backend and every layer share.
+func backend(path string) bool { return anyUnder(path, "store/pebble", "store/postgres") }
 
 // clusterFake is the membership the work-owning actors' tests control.
 const clusterFake = "actors/cluster/clustertest"
@@ -143,10 +157,13 @@ func TestRulesBite(t *testing.T) {
 		{"edge", "routing/sim/simchain"},
 		{"routing/domain/quote", "routing/adapters/lifi"},
 		{"routing/adapters/lifi", "routing/sim/sandbox"},
-		{"edge", "persistence"},
-		{"persistence", "routing/sim/sandboxnet"},
+		{"edge", "store"},
+		{"store", "routing/sim/sandboxnet"},
+		{"store/postgres", "store/pebble"},
+		{"actors/tracker", "store/pebble"},
+		{"edge/admin", "store/postgres"},
 		{"actors/engine", "edge"},
-		{"cmd/swapgate/app", "persistence/storetest"},
+		{"cmd/swapgate/app", "internal/storecontract"},
 	}
 	if len(cases) != len(rules) {
 		t.Fatalf("%d cases for %d rules", len(cases), len(rules))

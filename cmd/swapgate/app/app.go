@@ -19,11 +19,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/valyala/fasthttp"
 
-	"github.com/swapgate/swapgate/actors"
 	"github.com/swapgate/swapgate/actors/cluster"
 	"github.com/swapgate/swapgate/actors/engine"
 	inboundrun "github.com/swapgate/swapgate/actors/inbound"
@@ -36,21 +33,14 @@ import (
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/routing/adapters/evidencerpc"
-	"github.com/swapgate/swapgate/routing/adapters/evmbalance"
 	"github.com/swapgate/swapgate/routing/adapters/gasrpc"
 	"github.com/swapgate/swapgate/routing/adapters/moonpay"
-	"github.com/swapgate/swapgate/routing/adapters/netresolve"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/noderead"
-	"github.com/swapgate/swapgate/routing/domain/onramp"
-	"github.com/swapgate/swapgate/routing/domain/pulseroute"
-	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
-	"github.com/swapgate/swapgate/routing/sim/sandbox"
 	"github.com/swapgate/swapgate/routing/sim/simgas"
 )
 
@@ -193,7 +183,7 @@ type Config struct {
 	// empty keeps it in Pebble under DataDir (OpenStore, backend.go).
 	Store string
 	// StoreMemTableSize and StoreCacheSize size the Pebble store's
-	// memtable and block cache in bytes (0: persistence's defaults).
+	// memtable and block cache in bytes (0: the Pebble store's defaults).
 	StoreMemTableSize int
 	StoreCacheSize    int
 	// Cluster makes the node a member of a cluster sharing Store (see
@@ -245,10 +235,10 @@ func DefaultConfig() Config {
 
 // App is one running Swapgate.
 type App struct {
-	cfg   Config
-	log   *slog.Logger
-	store Store
-	sys   *actor.ActorSystem
+	cfg    Config
+	log    *slog.Logger
+	stores *Stores
+	sys    *actor.ActorSystem
 	// node is this process's cluster membership; nil for a single node.
 	node    *cluster.Node
 	ref     *refdata.Service
@@ -275,7 +265,9 @@ type App struct {
 }
 
 // Start brings the service up and starts serving; it returns once the
-// listener accepts connections.
+// listener accepts connections. It runs the parts below in their order,
+// each on what the ones before it started (start.go); a part that fails
+// ends the start, and what was started is closed in reverse.
 func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 	// a is not the named result: a failed start returns nil, and the
 	// deferred cleanup still needs what was started.
@@ -288,232 +280,29 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 			a.closeAll(context.Background())
 		}
 	}()
-	if cfg.Mode == "" {
-		cfg.Mode = ModeSandbox
-	}
-	if cfg.Mode != ModeSandbox && cfg.Mode != ModeLive {
-		return nil, fmt.Errorf("app: mode %q: want %s or %s", cfg.Mode, ModeSandbox, ModeLive)
-	}
-	if err := CheckLiveUpstreams(&cfg); err != nil {
-		return nil, fmt.Errorf("app: %w", err)
-	}
-	if cfg.RPCTimeout <= 0 {
-		cfg.RPCTimeout = noderead.DefaultTimeout // no node read goes unbounded
-	}
-	cfg.Quote.rpcTimeout = cfg.RPCTimeout
-	if err := checkOnrampProvider(cfg); err != nil {
-		return nil, err
-	}
-	if err := CheckCluster(&cfg); err != nil {
-		return nil, fmt.Errorf("app: %w", err)
-	}
-	proxies, err := ParseTrustedProxies(cfg.TrustedProxies)
+	s, err := newStartup(cfg, a.log) // the checked settings, registry, metrics
 	if err != nil {
 		return nil, err
 	}
-	reg, err := registry.Load()
-	if err != nil {
-		return nil, err
-	}
-	// Pebble's error reports (a failed flush or compaction, corruption
-	// found in the background) go to the service's log with the rest.
-	if a.store, err = OpenStore(ctx, StoreConfig{URL: cfg.Store, DataDir: cfg.DataDir, Logger: a.log,
-		MemTableSize: cfg.StoreMemTableSize, CacheSize: cfg.StoreCacheSize, OutboxLease: clusterOutboxLease(cfg), LeaseOnEnqueue: cfg.Cluster.On()}); err != nil {
-		return nil, fmt.Errorf("app: open store: %w", err)
-	}
-	a.sys = actors.NewSystemWithLogger(a.log)
-	if cfg.Cluster.On() {
-		kinds, err := a.clusterKinds(reg)
-		if err != nil {
-			return nil, err
-		}
-		partnerKind, err := a.partnerKind()
-		if err != nil {
-			return nil, err
-		}
-		if err := a.startCluster(ctx, append(kinds, partnerKind)); err != nil {
-			return nil, err
-		}
-		cfg.Quote.LedgerStore = a.partners.start(a.node)
-	}
-	oracle, err := gasOracle(ctx, cfg.Mode, cfg.GasRPC, cfg.RPCTimeout)
-	if err != nil {
-		return nil, err
-	}
-	// Each configured upstream's client is made once: its prices here, its
-	// quotes, tools and status in the quote stack.
-	ups, err := openUpstreams(cfg.Mode, cfg.Quote, reg)
-	if err != nil {
-		return nil, err
-	}
-	prices, err := priceSource(reg, cfg, ups)
-	if err != nil {
-		return nil, err
-	}
-	a.ref, err = refdata.Start(ctx, a.sys, reg, refdata.Config{
-		PriceInterval: cfg.PriceInterval, MaxAge: cfg.PriceMaxAge, GasMaxAge: cfg.GasMaxAge, GasInterval: cfg.GasInterval, RefreshTimeout: cfg.RefreshTimeout,
-		CacheSize: cfg.RefdataCacheSize, Prices: prices, Gas: oracle, Logger: a.log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("app: start reference data: %w", err)
-	}
-	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cfg.Quote.Logger = a.log
-	// One set of contract facts: the quotes send users to these contracts,
-	// and the sandbox chain deploys them there.
-	contracts := pulseroute.DefaultContracts()
-	if a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, reg, a.ref, a.store, cfg.DataDir, a.node != nil, metrics, contracts, ups); err != nil {
-		return nil, err
-	}
-	var sandboxChain edge.SandboxChain
-	if cfg.Mode == ModeSandbox && a.node != nil {
-		a.sandbox = a.remoteChains(reg)
-		sandboxChain = a.sandbox
-	} else if cfg.Mode == ModeSandbox {
-		started := time.Now()
-		var stats sandboxchain.ReplayStats
-		if a.chains, stats, err = sandboxchain.Start(ctx, reg, a.store, sandboxchain.Options{Contracts: contracts, Logger: a.log}); err != nil {
-			return nil, fmt.Errorf("app: start the sandbox chain: %w", err)
-		}
-		a.sandbox, sandboxChain = a.chains, a.chains
-		a.log.Info("sandbox chain ready", slog.Int("chains", len(a.chains.ChainIDs())), slog.Int("replayed", stats.Ops),
-			slog.Int("diverged", stats.Diverged), slog.Duration("took", time.Since(started)))
-	}
-	if a.hooks, err = webhookpool.Start(a.sys, a.store, webhookpool.Config{PoolSize: cfg.WebhookPoolSize, RetryBase: cfg.WebhookRetryBase,
-		MaxAttempts: cfg.WebhookMaxAttempts, Timeout: cfg.WebhookTimeout, ScanInterval: cfg.WebhookScanInterval, ScanBatch: cfg.WebhookScanBatch,
-		QueuePerWebhook: cfg.WebhookQueuePerWebhook, CommitBatch: cfg.WebhookCommitBatch, PerWebhook: cfg.WebhookInflightPerWebhook,
-		PerPartner: cfg.WebhookInflightPerPartner, AllowLoopback: cfg.AllowLoopbackWebhooks, TLSConfig: cfg.WebhookTLS, Logger: a.log,
-		Resolver: netresolve.System()}); err != nil {
-		return nil, fmt.Errorf("app: start webhook pool: %w", err)
-	}
-	if err = metrics.Register(a.hooks.Collector()); err != nil {
-		return nil, fmt.Errorf("app: register webhook metrics: %w", err)
-	}
-	var clusterView edge.ClusterView
-	if a.node != nil {
-		clusterView = a.node
-		if err = metrics.Register(clusterCollector{node: a.node}); err != nil {
-			return nil, fmt.Errorf("app: register cluster metrics: %w", err)
-		}
-	}
-	ec := edge.DefaultConfig()
-	ec.ReadTimeout, ec.WriteTimeout, ec.IdleTimeout = cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout
-	ec.AnonHeavyPerMin, ec.AnonReadPerMin = cfg.AnonHeavyPerMin, cfg.AnonReadPerMin
-	ec.TrustedProxies = proxies
-	ec.Mode = cfg.Mode
-	ec.IdempotencyWait, ec.AuthCacheSize = cfg.IdempotencyWait, cfg.AuthCacheSize
-	ec.UsageFlushInterval = cfg.UsageFlushInterval
-	// A status stream outlives no tracking: the trackers' horizon bounds it.
-	ec.StatusStream = cfg.StatusStream
-	ec.StatusStream.Horizon = cfg.SwapSchedule.Horizon
-	// The store keeps registrations and their history; the pool owns the URL
-	// policy it enforces when it dials, and sends test deliveries.
-	webhooks := &edge.WebhookService{Registrations: a.store, Delivery: a.hooks}
-	// In sandbox mode the sandbox chains serve what upstreams would:
-	// swaps are followed by simulated bridging, and multi-step deposits
-	// are carried on them, their step 1 checked on the source chain's node
-	// where --evm-rpc names one and on the sandbox chain otherwise. Live
-	// mode registers no deposits (see ModeLive): the edge then has no
-	// register endpoint.
-	var bridging tracker.Source
-	var inboundDeposits edge.InboundDeposits
-	if a.sandbox != nil {
-		ledger := sandboxchain.NewLedger(a.sandbox, a.store, reg)
-		bridging = sandbox.NewBridging(ledger, sandbox.BridgingConfig{DurationScale: cfg.SandboxBridgeScale,
-			FailureRate: cfg.SandboxBridgeFailureRate}, nil)
-		if a.evidence, err = evidencerpc.Dial(ctx, cfg.EVMRPC, cfg.RPCTimeout, ledger); err != nil {
-			return nil, fmt.Errorf("app: %w", err)
-		}
-		chain := inboundChain{Ledger: ledger, evidence: a.evidence}
-		// A multi-step deposit's bridge to 369 fails at the rate the
-		// sandbox's other bridges do, by the same rule.
-		bridgeFails := func(txHash string) bool { return sandbox.BridgeFails(cfg.SandboxBridgeFailureRate, txHash) }
-		if a.inbound, err = inboundrun.Start(ctx, a.store, chain, a.quotes.quoter, inboundrun.Options{Contracts: contracts, PendingRef: a.quotes.tickets.PendingQuoteByRef,
-			DEX: a.quotes.pulseState, BridgeDelay: time.Duration(cfg.SandboxBridgeScale * float64(time.Minute)),
-			BridgeFails: bridgeFails, Published: a.hooks.Wake, Owner: a.inboundOwner(), Logger: a.log}); err != nil {
-			return nil, fmt.Errorf("app: start the inbound runner: %w", err)
-		}
-		inboundDeposits = a.inbound
-		provider := &onramp.Sandbox{Market: a.ref, BaseURL: a.publicURL}
-		if a.onramp, err = onrampdesk.Start(ctx, a.store, onrampdesk.Options{Catalogue: onramp.NewCatalogue(reg), Provider: provider,
-			Delivery: ledger, StepDelay: cfg.SandboxOnrampStep, Published: a.hooks.Wake, Owner: a.onrampOwner(), Logger: a.log, Now: cfg.Now}); err != nil {
-			return nil, fmt.Errorf("app: start the on-ramp desk: %w", err)
-		}
-	}
-	var providerWebhook *edge.ProviderWebhookRoute
-	if cfg.Mode == ModeLive && cfg.OnrampProvider != "" {
-		if providerWebhook, err = a.startLiveOnramp(ctx, cfg, reg); err != nil {
+	for _, part := range []func(context.Context, *startup) error{
+		a.openStore,            // the durable state, and the actor system
+		a.joinCluster,          // a cluster's membership and grains (--cluster-*)
+		a.startRefData,         // prices and gas, per chain
+		a.startQuoteStack,      // providers, the engine racing them, ledger, tickets
+		a.startSandboxChain,    // sandbox mode: the sandbox chains
+		a.startWebhooks,        // the delivery pool over the outbox
+		a.startSandboxDesks,    // sandbox mode: bridging, inbound runner, on-ramp desk
+		a.startProviderOnramp,  // live mode: the on-ramp desk on its provider
+		a.startTracker,         // swaps followed to their end
+		a.startEdge,            // the HTTP server over all of the above
+		a.registerStoreMetrics, // caches' and the WAL's figures
+		a.startAdmin,           // the operator's loopback listener
+		a.serve,                // the listener: serving from here on
+	} {
+		if err := part(ctx, s); err != nil {
 			return nil, err
 		}
 	}
-	if a.tracker, err = tracker.Start(ctx, a.store, tracker.Options{Sources: a.quotes.statusSources, Fallback: bridging,
-		Schedule: cfg.SwapSchedule, Workers: cfg.TrackerWorkers, PollTimeout: cfg.TrackerPollTimeout,
-		Published: a.hooks.Wake, Owner: a.trackerOwner(), Logger: a.log}); err != nil {
-		return nil, fmt.Errorf("app: start swap tracker: %w", err)
-	}
-	var balances edge.BalanceReader
-	if len(cfg.EVMRPC) > 0 || a.sandbox != nil {
-		var fallback evmbalance.Source
-		if a.sandbox != nil {
-			fallback = a.sandbox
-		}
-		if balances, err = evmbalance.Dial(ctx, reg, cfg.EVMRPC, cfg.RPCTimeout, fallback); err != nil {
-			return nil, fmt.Errorf("app: %w", err)
-		}
-	}
-	portalSvc, sandboxMail, err := a.portalService(cfg)
-	if err != nil {
-		return nil, err
-	}
-	deps := edge.Deps{
-		Registry: reg, Tools: a.quotes.catalog, RefData: a.ref, Partners: a.store, Accounts: a.store, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
-		ToolHealth: a.quotes.engine, Webhooks: webhooks,
-		Tickets: a.quotes.quoter, Repricer: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.store,
-		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
-		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Usage: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
-		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
-	}
-	if err = a.partners.edgeDeps(&deps); err != nil {
-		return nil, err
-	}
-	if a.edge, err = edge.New(ec, deps); err != nil {
-		return nil, err
-	}
-	if err = metrics.Register(cacheCollector{sources: []cacheStats{a.edge.CacheStats, a.store.CacheStats, a.ref.CacheStats}}); err != nil {
-		return nil, fmt.Errorf("app: register cache metrics: %w", err)
-	}
-	// Pebble's WAL syncs; a store without a WAL of its own has no such figure.
-	if w, ok := any(a.store).(walSyncer); ok {
-		if err = metrics.Register(walSyncCollector{syncs: w.WALSyncs}); err != nil {
-			return nil, fmt.Errorf("app: register WAL sync metrics: %w", err)
-		}
-	}
-	// A store that several processes share says when any of them (another
-	// node, the operator's CLI on the database) changed a partner: the
-	// edge drops its cached copy, so that new limits, a rotated key or a
-	// disabled account apply on every node at once.
-	if w, ok := a.store.(partnerWatcher); ok {
-		w.OnPartnerChange(a.edge.InvalidatePartner)
-	}
-	if a.admin, err = admin.New(cfg.DataDir, a.store, a.edge.InvalidatePartner); err != nil {
-		return nil, fmt.Errorf("app: admin listener: %w", err)
-	}
-	if err = admin.RegisterSettle(a.admin, a.store, nil); err != nil {
-		return nil, fmt.Errorf("app: admin listener: %w", err)
-	}
-	if err = admin.RegisterPprof(a.admin); err != nil {
-		return nil, fmt.Errorf("app: admin listener: %w", err)
-	}
-	if err = a.admin.Start(); err != nil {
-		return nil, fmt.Errorf("app: start admin listener: %w", err)
-	}
-	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
-		return nil, fmt.Errorf("app: listen on %s: %w", cfg.Addr, err)
-	}
-	go func() { a.served <- a.edge.Serve(a.ln) }()
-	a.log.Info("swapgate serving", slog.String("addr", a.ln.Addr().String()), slog.String("data", cfg.DataDir), slog.String("store", StoreKind(cfg.Store)), slog.String("mode", ec.Mode),
-		slog.String("cluster", cfg.Cluster.Name))
 	return a, nil
 }
 
@@ -556,7 +345,7 @@ func (a *App) ready() error {
 		// operator restart it.
 		return fmt.Errorf("not a member of cluster %q: this node is out of its own view of the topology; restart it", a.node.Name())
 	}
-	return a.store.Ping(context.Background())
+	return a.stores.Ping(context.Background())
 }
 
 // Close drains in-flight requests, then stops the actors and closes the
@@ -607,8 +396,8 @@ func (a *App) closeAll(ctx context.Context) error {
 	} else if a.sys != nil {
 		a.sys.Shutdown()
 	}
-	if a.store != nil {
-		errs = append(errs, a.store.Close())
+	if a.stores != nil {
+		errs = append(errs, a.stores.Close())
 	}
 	return errors.Join(errs...)
 }

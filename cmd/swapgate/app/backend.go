@@ -12,60 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/swapgate/swapgate/actors/engine"
-	inboundrun "github.com/swapgate/swapgate/actors/inbound"
-	"github.com/swapgate/swapgate/actors/ledger"
-	"github.com/swapgate/swapgate/actors/onrampdesk"
-	"github.com/swapgate/swapgate/actors/sandboxchain"
-	"github.com/swapgate/swapgate/actors/tracker"
-	webhookpool "github.com/swapgate/swapgate/actors/webhook"
-	"github.com/swapgate/swapgate/edge"
-	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/persistence/postgres"
-)
-
-// Store is the durable state the service and its CLI run on: the union of
-// the per-aggregate interfaces listed in stores.go, with what the process
-// itself needs of its store (a readiness check, its cache's statistics, a
-// close). Both backends satisfy it: Pebble in the data directory
-// (*persistence.Store) and PostgreSQL (*postgres.Store). OpenStore picks
-// one.
-type Store interface {
-	admin.PartnerStore
-	edge.PartnerFinder
-	edge.FeeWalletStore
-	engine.FeeWalletFinder
-	ledger.Appender
-	edge.LedgerReader
-	admin.SettlementStore
-	edge.WebhookRegistrations
-	webhookpool.Store
-	tracker.Store
-	edge.DepositSwaps
-	inboundrun.Store
-	onrampdesk.Store
-	edge.IdempotencyStore
-	edge.UsageStore
-	edge.PortalStore
-	// PortalCodeKey keys the portal's login code digests: derived from
-	// secrets.key, so the same on every node of a cluster.
-	PortalCodeKey() []byte
-	quoteRefIndex
-	sandboxchain.Store
-	sandboxchain.DeliveryStore
-
-	// Ping reports whether the store can serve (the readiness probe).
-	Ping(ctx context.Context) error
-	// CacheStats reports the store's caches for the metrics.
-	CacheStats(visit func(cache string, hits, misses uint64))
-	// Close releases the store; it is not used again.
-	Close() error
-}
-
-var (
-	_ Store = (*persistence.Store)(nil)
-	_ Store = (*postgres.Store)(nil)
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
+	"github.com/swapgate/swapgate/store/postgres"
 )
 
 // StoreConfig says which backend OpenStore opens, and how.
@@ -113,23 +61,24 @@ func CheckStoreURL(raw string) error {
 	return nil
 }
 
-// OpenStore opens the store cfg names: the same function for `serve` and
+// OpenStore opens the store cfg names, handed out by kind of state
+// (Stores): the same function for `serve` and
 // for every CLI subcommand that reads or writes the store, so that
 // --store (or SWAPGATE_STORE) means one thing everywhere. Pebble in a data
-// directory another process holds fails with persistence.ErrLocked (the
+// directory another process holds fails with pebblestore.ErrLocked (the
 // CLI then goes through that process's admin listener); a PostgreSQL
 // database opens however many other processes have it open.
-func OpenStore(ctx context.Context, cfg StoreConfig) (Store, error) {
+func OpenStore(ctx context.Context, cfg StoreConfig) (*Stores, error) {
 	if err := CheckStoreURL(cfg.URL); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	if cfg.URL == "" {
-		s, err := persistence.Open(cfg.DataDir, persistence.Options{Logger: cfg.Logger,
+		s, err := pebblestore.Open(cfg.DataDir, pebblestore.Options{Logger: cfg.Logger,
 			MemTableSize: cfg.MemTableSize, CacheSize: cfg.CacheSize})
 		if err != nil {
 			return nil, err
 		}
-		return s, nil
+		return pebbleStores(s), nil
 	}
 	// The local files' directory, made as the Pebble store makes its own,
 	// so that a first start on PostgreSQL needs no more setup than one on
@@ -142,7 +91,7 @@ func OpenStore(ctx context.Context, cfg StoreConfig) (Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return postgresStores(s), nil
 }
 
 // StoreKind names the backend cfg's store setting picks, for the log:

@@ -35,10 +35,10 @@ func benchApp(b *testing.B) (*App, string) {
 	p := &account.Partner{ID: "ptn_bench", Name: "Bench", Email: "bench@example.com", FeeTier: account.FeeTier{SwapFeeBps: 25},
 		Limits: account.Limits{HeavyPerMin: 1 << 30, ReadPerMin: 1 << 30}, EnabledEcosystems: account.Ecosystems(), KeyDigest: digest}
 	ctx := context.Background()
-	if err := a.store.CreatePartner(ctx, p); err != nil {
+	if err := a.stores.Partners.CreatePartner(ctx, p); err != nil {
 		b.Fatal(err)
 	}
-	if err := a.store.PutFeeWallet(ctx, p.ID, "evm", "0x8ba1f109551bD432803012645Ac136ddd64DBA72"); err != nil {
+	if err := a.stores.FeeWallets.PutFeeWallet(ctx, p.ID, "evm", "0x8ba1f109551bD432803012645Ac136ddd64DBA72"); err != nil {
 		b.Fatal(err)
 	}
 	return a, key

@@ -36,7 +36,7 @@ func (a *App) clusterKinds(reg *registry.Registry) ([]cluster.Kind, error) {
 	if a.cfg.Mode == "" || a.cfg.Mode == ModeSandbox {
 		// The contracts are the ones the quotes send users to, as for a
 		// single node's chains (pulseroute's defaults).
-		grains, err := sandboxchain.NewGrains(reg, a.store, sandboxchain.Options{Contracts: pulseroute.DefaultContracts(), Logger: a.log})
+		grains, err := sandboxchain.NewGrains(reg, a.stores.ChainLog, sandboxchain.Options{Contracts: pulseroute.DefaultContracts(), Logger: a.log})
 		if err != nil {
 			return nil, fmt.Errorf("app: chain grains: %w", err)
 		}

@@ -50,7 +50,7 @@ type clusterPartners struct {
 
 // partnerKind is the partner grain kind this node hosts.
 func (a *App) partnerKind() (cluster.Kind, error) {
-	ps, ok := a.store.(partnerStore)
+	ps, ok := a.stores.Backend().(partnerStore)
 	if !ok {
 		return cluster.Kind{}, errors.New("app: a cluster's store must keep partner epochs and idempotency claims (the PostgreSQL store)")
 	}

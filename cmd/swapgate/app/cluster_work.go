@@ -6,7 +6,7 @@ import (
 	inboundrun "github.com/swapgate/swapgate/actors/inbound"
 	"github.com/swapgate/swapgate/actors/onrampdesk"
 	"github.com/swapgate/swapgate/actors/tracker"
-	"github.com/swapgate/swapgate/persistence/postgres"
+	"github.com/swapgate/swapgate/store/postgres"
 )
 
 // Work that outlives a request — tracked swaps and intents deposits

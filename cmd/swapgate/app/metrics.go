@@ -3,11 +3,11 @@ package app
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/swapgate/swapgate/persistence"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // cacheStats is how a component reports its caches: each by name with its
-// hits and misses so far (edge.Server, persistence.Store and
+// hits and misses so far (edge.Server, pebblestore.Store and
 // refdata.Service each have one).
 type cacheStats func(visit func(cache string, hits, misses uint64))
 
@@ -45,12 +45,12 @@ func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
 // tail in the quotes can be told apart from one in the disk or the
 // operating system under them.
 type walSyncCollector struct {
-	syncs func() (persistence.WALSyncStats, bool)
+	syncs func() (pebblestore.WALSyncStats, bool)
 }
 
 // walSyncer is a store that reports its WAL syncs (the Pebble store).
 type walSyncer interface {
-	WALSyncs() (persistence.WALSyncStats, bool)
+	WALSyncs() (pebblestore.WALSyncStats, bool)
 }
 
 var walSyncDesc = prometheus.NewDesc("swapgate_store_wal_sync_seconds",

@@ -41,7 +41,7 @@ func (a *App) startLiveOnramp(ctx context.Context, cfg Config, reg *registry.Reg
 	if err != nil {
 		return nil, fmt.Errorf("app: %w", err)
 	}
-	if a.onramp, err = onrampdesk.Start(ctx, a.store, onrampdesk.Options{Catalogue: moonpay.Catalogue(reg), Provider: p,
+	if a.onramp, err = onrampdesk.Start(ctx, a.stores.Onramp, onrampdesk.Options{Catalogue: moonpay.Catalogue(reg), Provider: p,
 		LookupInterval: cfg.OnrampLookupInterval, Published: a.hooks.Wake, Owner: a.onrampOwner(), Logger: a.log, Now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("app: start the on-ramp desk: %w", err)
 	}

@@ -35,13 +35,13 @@ func (a *App) portalService(cfg Config) (*edge.PortalService, edge.SandboxMailbo
 		a.log.Info("partner portal off: live mode needs --smtp-url to send sign-in codes")
 		return nil, nil, nil
 	}
-	keys := portalKeys{admin.NewLocal(a.store, func(id string) {
+	keys := portalKeys{admin.NewLocal(a.stores.Partners, func(id string) {
 		if a.edge != nil {
 			a.edge.InvalidatePartner(id)
 		}
 	})}
 	a.log.Info("partner portal on", slog.Bool("smtp", cfg.SMTPURL != ""))
-	return &edge.PortalService{Store: a.store, Mailer: mailer, Keys: keys, CodeKey: a.store.PortalCodeKey()}, box, nil
+	return &edge.PortalService{Store: a.stores.Portal, Mailer: mailer, Keys: keys, CodeKey: a.stores.Portal.PortalCodeKey()}, box, nil
 }
 
 // portalKeys rotates a partner's key through the operator's operations.

@@ -19,13 +19,14 @@ import (
 	"github.com/swapgate/swapgate/actors/tickets"
 	"github.com/swapgate/swapgate/actors/tracker"
 	"github.com/swapgate/swapgate/edge"
-	"github.com/swapgate/swapgate/persistence"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/tools"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
+	"github.com/swapgate/swapgate/store"
+	"github.com/swapgate/swapgate/store/local"
 )
 
 // QuoteConfig configures the quote engine and its upstreams. In sandbox
@@ -134,7 +135,7 @@ type quoteStack struct {
 	ledger     *ledger.Ledger
 	tickets    *tickets.Keeper
 	// ticketLog is where the keeper commits tickets.
-	ticketLog *persistence.TicketLog
+	ticketLog *local.TicketLog
 	quoter    *engine.Quoter
 	// statusSources observe tracked swaps, by provider.
 	statusSources map[string]tracker.Source
@@ -187,13 +188,13 @@ type ticketHome struct {
 // quoteRefIndex indexes multi-step quotes by their reference; the store
 // that keeps it serves QuoteByRef to the inbound runner (inbound.Store).
 type quoteRefIndex interface {
-	PutQuoteRefs(ctx context.Context, ts []persistence.EncodedTicket) error
+	PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) error
 }
 
 // PutTickets indexes the references first: a failure then leaves no
 // ticket whose step 1 could not be traced, and the keeper's retry writes
 // them again, which is harmless.
-func (h ticketHome) PutTickets(ctx context.Context, ts []persistence.EncodedTicket) error {
+func (h ticketHome) PutTickets(ctx context.Context, ts []store.EncodedTicket) error {
 	if err := h.refs.PutQuoteRefs(ctx, ts); err != nil {
 		return err
 	}
@@ -201,7 +202,7 @@ func (h ticketHome) PutTickets(ctx context.Context, ts []persistence.EncodedTick
 }
 
 func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[uint64]string, sys *actor.ActorSystem, reg *registry.Registry,
-	ref *refdata.Service, store Store, dataDir string, shared bool, metrics *prometheus.Registry, contracts *pulseroute.Contracts,
+	ref *refdata.Service, stores *Stores, dataDir string, shared bool, metrics *prometheus.Registry, contracts *pulseroute.Contracts,
 	ups []opened) (qs *quoteStack, err error) {
 	qs = &quoteStack{statusSources: map[string]tracker.Source{}}
 	defer func() {
@@ -252,7 +253,7 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 			return nil, fmt.Errorf("app: register quote metrics: %w", err)
 		}
 	}
-	var ledgerStore ledger.Appender = store
+	var ledgerStore ledger.Appender = stores.Ledger
 	if cfg.LedgerStore != nil {
 		ledgerStore = cfg.LedgerStore
 	}
@@ -270,24 +271,24 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 	if grace <= 0 {
 		grace = tickets.DefaultGrace
 	}
-	home := ticketHome{refs: store}
+	home := ticketHome{refs: stores.QuoteRefs}
 	if shared {
 		// A cluster's nodes share the store's tickets (see
 		// tickets.Options.Shared); CheckCluster made it PostgreSQL.
-		ts, ok := store.(tickets.Store)
+		ts, ok := stores.Backend().(tickets.Store)
 		if !ok {
-			return nil, fmt.Errorf("app: a cluster's tickets need a shared store: %T keeps none", store)
+			return nil, fmt.Errorf("app: a cluster's tickets need a shared store: %T keeps none", stores.Backend())
 		}
 		home.Store = ts
 	} else {
-		if qs.ticketLog, err = persistence.OpenTicketLog(dataDir, persistence.TicketLogOptions{Horizon: quote.TTL + grace}); err != nil {
+		if qs.ticketLog, err = local.OpenTicketLog(dataDir, local.TicketLogOptions{Horizon: quote.TTL + grace}); err != nil {
 			return nil, fmt.Errorf("app: open ticket log: %w", err)
 		}
 		home.Store = qs.ticketLog
 	}
 	qs.tickets = tickets.Start(home, tickets.Options{MaxPendingBytes: cfg.TicketBufferBytes,
 		Grace: grace, SweepEvery: cfg.TicketSweepInterval, CommitEvery: cfg.TicketCommitInterval, Shared: shared})
-	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, store, qs.tickets, nil)
+	qs.quoter = engine.NewQuoter(qs.engine, qs.ledger, stores.FeeWallets, qs.tickets, nil)
 	return qs, nil
 }
 

@@ -11,77 +11,112 @@ import (
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
-	"github.com/swapgate/swapgate/persistence"
-	"github.com/swapgate/swapgate/persistence/postgres"
+	"github.com/swapgate/swapgate/store"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
+	"github.com/swapgate/swapgate/store/postgres"
 )
 
-// The store's state is reached only through small interfaces, each
-// declared by the package that uses it; this composition root is the one
-// place that knows the concrete store. A second backend is a type that
-// satisfies the same list (and passes the contract suites of
-// persistence/storetest). By kind of state:
+// Stores is the open store as the service hands it out: one value per kind
+// of state, typed as package store's interface for it, and each consumer
+// given the one its own small interface is cut from. There is no interface
+// of everything: a consumer sees only its kind of state, and a backend is
+// held to each kind separately (its compile-time guards, and the contract
+// suites of internal/storecontract).
+type Stores struct {
+	Partners    store.Partners
+	FeeWallets  store.FeeWallets
+	Ledger      store.Ledger
+	Settlement  store.Settlement
+	Webhooks    store.Webhooks
+	Swaps       store.Swaps
+	Inbound     store.Inbound
+	Onramp      store.Onramp
+	Idempotency store.Idempotency
+	Usage       store.Usage
+	Portal      store.Portal
+	QuoteRefs   store.QuoteRefs
+	ChainLog    store.ChainLog
+	// Health is the readiness check, the caches' figures and the close.
+	store.Health
+
+	// backend is the concrete store, for what only one backend offers
+	// (Backend).
+	backend any
+}
+
+// Backend is the concrete store (*pebblestore.Store or *postgres.Store),
+// for the capabilities only one backend has, asked for by type assertion
+// against an interface the asker declares: Pebble's WAL sync figures,
+// PostgreSQL's partner change notices, and a cluster's shared tables
+// (tickets, partner epochs, idempotency claims).
+func (s *Stores) Backend() any { return s.backend }
+
+// pebbleStores hands out the Pebble store by kind of state.
+func pebbleStores(s *pebblestore.Store) *Stores {
+	return &Stores{Partners: s, FeeWallets: s, Ledger: s, Settlement: s, Webhooks: s, Swaps: s, Inbound: s,
+		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, Health: s, backend: s}
+}
+
+// postgresStores hands out the PostgreSQL store by kind of state.
+func postgresStores(s *postgres.Store) *Stores {
+	return &Stores{Partners: s, FeeWallets: s, Ledger: s, Settlement: s, Webhooks: s, Swaps: s, Inbound: s,
+		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, Health: s, backend: s}
+}
+
+// Which kind of state each consumer takes: its own small interface, cut
+// from the store's interface for that kind (a consumer's method that the
+// store does not promise fails the build here, not at run time).
 var (
 	// Accounts and API keys: the operator's partner edits, and the
 	// edge's authentication by key digest.
-	_ admin.PartnerStore = (*persistence.Store)(nil)
-	_ edge.PartnerFinder = (*persistence.Store)(nil)
+	_ admin.PartnerStore = store.Partners(nil)
+	_ edge.PartnerFinder = store.Partners(nil)
 	// Fee wallets: the account endpoints, and the quote path's lookup.
-	_ edge.FeeWalletStore    = (*persistence.Store)(nil)
-	_ engine.FeeWalletFinder = (*persistence.Store)(nil)
+	_ edge.FeeWalletStore    = store.FeeWallets(nil)
+	_ engine.FeeWalletFinder = store.FeeWallets(nil)
 	// Ledger and earnings: the group commit's appends and the account
 	// endpoints' reads.
-	_ ledger.Appender   = (*persistence.Store)(nil)
-	_ edge.LedgerReader = (*persistence.Store)(nil)
+	_ ledger.Appender   = store.Ledger(nil)
+	_ edge.LedgerReader = store.Ledger(nil)
 	// Settlement: read and applied by admin.Settle.
-	_ admin.SettlementStore = (*persistence.Store)(nil)
+	_ admin.SettlementStore = store.Settlement(nil)
 	// Webhooks, the outbox and delivery records.
-	_ edge.WebhookRegistrations = (*persistence.Store)(nil)
-	_ webhookpool.Store         = (*persistence.Store)(nil)
+	_ edge.WebhookRegistrations = store.Webhooks(nil)
+	_ webhookpool.Store         = store.Webhooks(nil)
 	// Trackers: swaps and intents deposits, multi-step inbound deposits.
-	_ tracker.Store     = (*persistence.Store)(nil)
-	_ edge.DepositSwaps = (*persistence.Store)(nil)
-	_ inboundrun.Store  = (*persistence.Store)(nil)
+	_ tracker.Store     = store.Swaps(nil)
+	_ edge.DepositSwaps = store.Swaps(nil)
+	_ inboundrun.Store  = store.Inbound(nil)
 	// On-ramp orders.
-	_ onrampdesk.Store = (*persistence.Store)(nil)
+	_ onrampdesk.Store = store.Onramp(nil)
 	// Idempotency records.
-	_ edge.IdempotencyStore = (*persistence.Store)(nil)
+	_ edge.IdempotencyStore = store.Idempotency(nil)
 	// Partners' hourly usage, flushed by the edge's rate limiter.
-	_ edge.UsageStore = (*persistence.Store)(nil)
+	_ edge.UsageStore = store.Usage(nil)
 	// The partner portal's login codes and sessions, and the operator's
 	// hook that ends them.
-	_ edge.PortalStore     = (*persistence.Store)(nil)
-	_ admin.PortalSessions = (*persistence.Store)(nil)
+	_ edge.PortalStore     = store.Portal(nil)
+	_ admin.PortalSessions = store.Portal(nil)
 	// Issued-quote tickets: the ticket log, with the store's reference
 	// index of multi-step quotes.
 	_ tickets.Store = ticketHome{}
-	_ quoteRefIndex = (*persistence.Store)(nil)
+	_ quoteRefIndex = store.QuoteRefs(nil)
 	// The sandbox chains' operation log, and the deliveries they made.
-	_ sandboxchain.Store         = (*persistence.Store)(nil)
-	_ sandboxchain.DeliveryStore = (*persistence.Store)(nil)
+	_ sandboxchain.Store         = store.ChainLog(nil)
+	_ sandboxchain.DeliveryStore = store.ChainLog(nil)
 )
 
-// The same list for the PostgreSQL backend, whose contract suites run in
-// persistence/postgres. Tickets have no row here: they stay in the data
-// directory's ticket log whichever backend keeps the rest.
-var (
-	_ edge.PortalStore           = (*postgres.Store)(nil)
-	_ admin.PortalSessions       = (*postgres.Store)(nil)
-	_ admin.PartnerStore         = (*postgres.Store)(nil)
-	_ edge.PartnerFinder         = (*postgres.Store)(nil)
-	_ edge.FeeWalletStore        = (*postgres.Store)(nil)
-	_ engine.FeeWalletFinder     = (*postgres.Store)(nil)
-	_ ledger.Appender            = (*postgres.Store)(nil)
-	_ edge.LedgerReader          = (*postgres.Store)(nil)
-	_ admin.SettlementStore      = (*postgres.Store)(nil)
-	_ edge.WebhookRegistrations  = (*postgres.Store)(nil)
-	_ webhookpool.Store          = (*postgres.Store)(nil)
-	_ tracker.Store              = (*postgres.Store)(nil)
-	_ edge.DepositSwaps          = (*postgres.Store)(nil)
-	_ inboundrun.Store           = (*postgres.Store)(nil)
-	_ onrampdesk.Store           = (*postgres.Store)(nil)
-	_ edge.IdempotencyStore      = (*postgres.Store)(nil)
-	_ edge.UsageStore            = (*postgres.Store)(nil)
-	_ quoteRefIndex              = (*postgres.Store)(nil)
-	_ sandboxchain.Store         = (*postgres.Store)(nil)
-	_ sandboxchain.DeliveryStore = (*postgres.Store)(nil)
+// accountStore is the account endpoints' store (edge.AccountStore), which
+// spans two kinds of state: fee wallets, and the ledger's reads. (Embedded
+// under other names: store.FeeWallets's own name is one of its methods.)
+type accountStore struct {
+	wallets
+	ledgerReads
+}
+
+type (
+	wallets     = store.FeeWallets
+	ledgerReads = store.Ledger
 )
+
+var _ edge.AccountStore = accountStore{}

@@ -3,7 +3,7 @@
 // activity record each partner quote leaves and the earning it may carry,
 // and settlement, which decides which earnings are paid and to whom.
 //
-// It is plain Go: no storage, no actors, no HTTP. Package persistence stores
-// and loads these types and applies what settlement decides; the edge and
+// It is plain Go: no storage, no actors, no HTTP. The store's backends store
+// and load these types and apply what settlement decides; the edge and
 // the actors call the rules here rather than restating them.
 package account

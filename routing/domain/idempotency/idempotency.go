@@ -23,7 +23,7 @@
 //     with another fingerprint it is refused; while a request with the key
 //     is being served, another one waits for it (see Decide).
 //
-// It is plain Go: package persistence stores Records, and the edge applies
+// It is plain Go: the store keeps Records, and the edge applies
 // Decide around the handlers that declare themselves idempotent.
 package idempotency
 

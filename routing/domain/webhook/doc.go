@@ -5,6 +5,6 @@
 // signature, the URL policy that keeps deliveries away from internal
 // networks, and the retry schedule. It performs no I/O of its own (name
 // resolution goes through an injected Resolver), so the storage in package
-// persistence, the delivery pool in actors/webhook and the edge share one
+// store, the delivery pool in actors/webhook and the edge share one
 // definition of each type and rule.
 package webhook

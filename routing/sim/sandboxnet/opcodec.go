@@ -36,7 +36,7 @@ type chainOpRecord struct {
 
 // EncodeOp is op's record as the owner of the chains stores it: addresses
 // and hashes as hex, amounts as decimal strings, the time in RFC 3339 with
-// nanoseconds, under version 1. The bytes are what persistence keeps under
+// nanoseconds, under version 1. The bytes are what the store keeps under
 // simop/: they must not change for operations already written.
 func EncodeOp(op Op) ([]byte, error) {
 	rec := chainOpRecord{V: 1, Kind: string(op.Kind), At: op.Time.UTC().Format(time.RFC3339Nano), TxHash: op.TxHash.Hex(), Req: op.Request}
