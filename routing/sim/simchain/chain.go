@@ -113,6 +113,7 @@ type Chain struct {
 	pool         map[common.Address]map[uint64]*Pending // waiting, by sender and nonce
 	waiting      map[common.Hash]*Pending               // the same, by hash
 	signed       map[common.Hash]*types.Transaction     // every signed transaction mined, by hash
+	blockNumbers map[common.Hash]uint64                 // every block\'s number, by hash
 }
 
 // New builds the chain with its genesis block, stamped by the clock: every
@@ -143,20 +144,21 @@ func New(cfg Config) (*Chain, error) {
 		baseFee = cfg.BaseFee
 	}
 	c := &Chain{
-		baseFee:    new(big.Int).Set(baseFee),
-		tip:        new(big.Int).Sub(cfg.GasPrice, baseFee),
-		pool:       make(map[common.Address]map[uint64]*Pending),
-		waiting:    make(map[common.Hash]*Pending),
-		signed:     make(map[common.Hash]*types.Transaction),
-		id:         cfg.ChainID,
-		gasPrice:   new(big.Int).Set(cfg.GasPrice),
-		clock:      cfg.Clock,
-		faucet:     FaucetAddress(),
-		tokens:     make(map[common.Address]*tokenState),
-		accounts:   make(map[common.Address]*account),
-		allowances: make(map[allowanceKey]*big.Int),
-		txs:        make(map[common.Hash]*Transaction),
-		receipts:   make(map[common.Hash]*Receipt),
+		baseFee:      new(big.Int).Set(baseFee),
+		tip:          new(big.Int).Sub(cfg.GasPrice, baseFee),
+		pool:         make(map[common.Address]map[uint64]*Pending),
+		waiting:      make(map[common.Hash]*Pending),
+		signed:       make(map[common.Hash]*types.Transaction),
+		blockNumbers: make(map[common.Hash]uint64),
+		id:           cfg.ChainID,
+		gasPrice:     new(big.Int).Set(cfg.GasPrice),
+		clock:        cfg.Clock,
+		faucet:       FaucetAddress(),
+		tokens:       make(map[common.Address]*tokenState),
+		accounts:     make(map[common.Address]*account),
+		allowances:   make(map[allowanceKey]*big.Int),
+		txs:          make(map[common.Hash]*Transaction),
+		receipts:     make(map[common.Hash]*Receipt),
 	}
 	for _, t := range cfg.Registry.Tokens(cfg.ChainID) {
 		var addr common.Address
@@ -193,6 +195,7 @@ func New(cfg Config) (*Chain, error) {
 	}
 	c.blocks = []*Block{newBlock(c.id, 0, common.Hash{}, clockSeconds(c.clock), nil, 0)}
 	c.blocks[0].BaseFee = new(big.Int).Set(c.baseFee)
+	c.blockNumbers[c.blocks[0].Hash] = 0
 	return c, nil
 }
 

@@ -45,8 +45,13 @@ type Pending struct {
 	From common.Address
 }
 
-// MaxQueuedPerAccount bounds what one sender may have waiting.
-const MaxQueuedPerAccount = 64
+// MaxQueuedPerAccount bounds what one sender may have waiting, and
+// MaxQueued what the chain holds waiting in all; a transaction with its
+// sender's next nonce is always taken, since it fills the gap.
+const (
+	MaxQueuedPerAccount = 64
+	MaxQueued           = 4096
+)
 
 // PriceBump is the least rise, in percent, of both fees of a replacement.
 const PriceBump = 10
@@ -71,6 +76,15 @@ var (
 	ErrTxPoolFull         = errors.New("txpool is full")
 	ErrBaseFee            = errors.New("the base fee must be between 0 and 2^64-1 wei")
 )
+
+// BlockByHash is the block with that hash.
+func (c *Chain) BlockByHash(h common.Hash) (*Block, bool) {
+	n, ok := c.blockNumbers[h]
+	if !ok {
+		return nil, false
+	}
+	return c.blocks[n], true
+}
 
 // BaseFee is the chain's base fee per gas, in wei.
 func (c *Chain) BaseFee() *big.Int { return new(big.Int).Set(c.baseFee) }
@@ -132,8 +146,10 @@ func (c *Chain) SendRaw(raw []byte) (common.Hash, []*Receipt, error) {
 				ErrReplaceUnderpriced, PriceBump, old.Tx.Hash().Hex(), old.Tx.GasFeeCap(), old.Tx.GasTipCap())
 		}
 		delete(c.waiting, old.Tx.Hash())
-	} else if len(q) >= MaxQueuedPerAccount {
+	} else if next := tx.Nonce() == c.nonce(from); !next && len(q) >= MaxQueuedPerAccount {
 		return common.Hash{}, nil, fmt.Errorf("%w: %s has %d transactions waiting", ErrTxPoolFull, from.Hex(), len(q))
+	} else if !next && len(c.waiting) >= MaxQueued {
+		return common.Hash{}, nil, fmt.Errorf("%w: the chain has %d transactions waiting", ErrTxPoolFull, len(c.waiting))
 	}
 	if q == nil {
 		q = make(map[uint64]*Pending)

@@ -2,6 +2,7 @@ package simchain_test
 
 import (
 	"crypto/ecdsa"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -280,4 +281,28 @@ func TestSendRawPaysTheEffectivePrice(t *testing.T) {
 	paid := new(big.Int).Mul(big.NewInt(21_000), gweiBig(3))
 	wantBig(t, "balance", c.Balance(native, me.addr), sub(sub(before, paid), big.NewInt(1000)))
 	wantBig(t, "effective price", mined[0].EffectiveGasPrice, gweiBig(3))
+}
+
+// TestSendRawQueueIsBounded: a sender may have MaxQueuedPerAccount
+// transactions waiting; the next is refused as a full pool refuses it, and
+// a replacement of a waiting one is still taken.
+func TestSendRawQueueIsBounded(t *testing.T) {
+	me := newSigner(t, "queue filler")
+	c := newChain(t, ethereum)
+	for n := uint64(1); n <= simchain.MaxQueuedPerAccount; n++ {
+		if _, _, err := c.SendRaw(me.sign(t, ethereum, txSpec{nonce: n, feeCap: 5, tip: 1})); err != nil {
+			t.Fatalf("nonce %d: %v", n, err)
+		}
+	}
+	if _, _, err := c.SendRaw(me.sign(t, ethereum, txSpec{nonce: simchain.MaxQueuedPerAccount + 1, feeCap: 5, tip: 1})); !errors.Is(err, simchain.ErrTxPoolFull) {
+		t.Fatalf("one more: %v", err)
+	}
+	if _, _, err := c.SendRaw(me.sign(t, ethereum, txSpec{nonce: 5, feeCap: 6, tip: 2})); err != nil {
+		t.Fatalf("a replacement in a full queue: %v", err)
+	}
+	// The gap filled, all of them are mined in nonce order.
+	_, mined, err := c.SendRaw(me.sign(t, ethereum, txSpec{nonce: 0, feeCap: 5, tip: 1}))
+	if err != nil || len(mined) != simchain.MaxQueuedPerAccount+1 || c.Nonce(me.addr) != simchain.MaxQueuedPerAccount+1 {
+		t.Fatalf("filling the gap: %v, mined %d, nonce %d", err, len(mined), c.Nonce(me.addr))
+	}
 }

@@ -202,6 +202,7 @@ func (c *Chain) mine(tx *Transaction, r *Receipt) {
 	}
 	b.BaseFee = new(big.Int).Set(c.baseFee)
 	c.blocks = append(c.blocks, b)
+	c.blockNumbers[b.Hash] = b.Number
 	c.txs[tx.Hash] = tx
 	c.receipts[tx.Hash] = r
 	clear(c.journal)

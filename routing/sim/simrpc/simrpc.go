@@ -9,7 +9,8 @@
 //
 // The methods: eth_chainId, net_version, eth_blockNumber,
 // eth_getBlockByNumber (tags latest, pending, safe and finalized name the
-// head, earliest the genesis; with baseFeePerGas), eth_getBalance,
+// head, earliest the genesis; with baseFeePerGas), eth_getBlockByHash,
+// eth_getBalance,
 // eth_getTransactionCount (latest; pending counts the sender's queued
 // transactions without a gap), eth_getCode, eth_call and eth_estimateGas,
 // eth_gasPrice (base fee plus the suggested priority fee),
@@ -262,6 +263,8 @@ func (n *node) call(method string, params []json.RawMessage) (any, error) {
 		return (*hexutil.Big)(p), err
 	case "eth_getBlockByNumber":
 		return n.getBlock(params)
+	case "eth_getBlockByHash":
+		return n.getBlockByHash(params)
 	case "eth_getBalance", "eth_getTransactionCount", "eth_getCode":
 		return n.stateRead(method, params)
 	case "eth_call", "eth_estimateGas":
@@ -599,6 +602,24 @@ func (n *node) getBlock(params []json.RawMessage) (any, error) {
 	return out, err
 }
 
+func (n *node) getBlockByHash(params []json.RawMessage) (any, error) {
+	h, err := hashParam(params)
+	if err != nil {
+		return nil, err
+	}
+	var full bool
+	if err := param(params, 1, &full, false); err != nil {
+		return nil, err
+	}
+	var out any
+	err = n.view(func(c *simchain.Chain) {
+		if blk, ok := c.BlockByHash(h); ok {
+			out = blockJSON(c, blk, full)
+		}
+	})
+	return out, err
+}
+
 // blockJSON is a block as nodes give it; the roots a sandbox chain does
 // not keep are derived from what it does so that they are non-empty
 // exactly when the block has transactions.
@@ -819,11 +840,8 @@ func (n *node) getLogs(params []json.RawMessage) (any, error) {
 				return
 			}
 			from, to = 1, 0 // empty unless the hash is found
-			for i := head; i > 0; i-- {
-				if b, _ := c.BlockByNumber(i); b.Hash == *f.BlockHash {
-					from, to = i, i
-					break
-				}
+			if b, ok := c.BlockByHash(*f.BlockHash); ok {
+				from, to = b.Number, b.Number
 			}
 		} else {
 			var err error
