@@ -468,11 +468,10 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		Inbound: inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: providerWebhook, Sandbox: sandboxChain, Cluster: clusterView, Idempotency: a.store, Usage: a.store, Ready: a.ready, Logger: a.log, Metrics: metrics,
 		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	}
-	if a.chains != nil {
-		// The sandbox chains' JSON-RPC nodes are served by the process
-		// that owns the chains; a cluster's chains are grains, which do
-		// not serve them.
-		deps.SandboxNode = a.chains
+	if node, ok := a.sandbox.(edge.SandboxNode); ok {
+		// The sandbox chains' JSON-RPC nodes: the process's own chains, or
+		// in a cluster each chain's grain through the Remote.
+		deps.SandboxNode = node
 	}
 	if err = a.partners.edgeDeps(&deps); err != nil {
 		return nil, err
