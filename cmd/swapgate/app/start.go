@@ -313,6 +313,8 @@ func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 		Inbound: s.inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: s.providerWebhook, Sandbox: s.sandboxChain, Cluster: clusterView, Idempotency: a.stores.Idempotency, Usage: a.stores.Usage, Ready: a.ready, Logger: a.log, Metrics: s.metrics,
 		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	}
+	// The sandbox chains' JSON-RPC nodes: this process's chains, or in a cluster each chain's grain through the Remote.
+	deps.SandboxNode, _ = a.sandbox.(edge.SandboxNode)
 	if err = a.partners.edgeDeps(&deps); err != nil {
 		return edge.Deps{}, err
 	}
