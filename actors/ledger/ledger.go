@@ -132,8 +132,19 @@ type ledgerActor struct {
 	gen       uint64
 	lastStart time.Time
 	lastBatch int
-	st        *stats
-	log       *slog.Logger
+	// appended and committed count the records taken and committed (or
+	// failed); each barrier waits for committed to reach the appended
+	// count it arrived at.
+	appended, committed uint64
+	barriers            []barrier
+	st                  *stats
+	log                 *slog.Logger
+}
+
+// barrier is a Recorded call waiting for the records sent before it.
+type barrier struct {
+	mark  uint64
+	reply actors.Reply[error]
 }
 
 // Start spawns the ledger actor; props may set its dispatcher.
@@ -191,6 +202,27 @@ func (l *Ledger) Record(ctx context.Context, a *account.Activity) error {
 	}
 	return err
 }
+
+// Recorded returns once every record sent before the call has been
+// committed (a failed commit of fee-free records counts: they are lost and
+// logged), or ctx ends. A fee-free partner quote is answered before its
+// record is in the store; what follows the quote in the store (a tracked
+// swap moving the quote's activity line to its status) calls this first,
+// so that the line is there to move.
+func (l *Ledger) Recorded(ctx context.Context) error {
+	b := barrier{reply: actors.NewReply[error]()}
+	// The mark is the actor's own count: set by it when the barrier
+	// arrives, every record sent before is counted already.
+	l.root.Send(l.pid, barrierAt{b})
+	err, werr := b.reply.Wait(ctx)
+	if werr != nil {
+		return fmt.Errorf("ledger: wait for records: %w", werr)
+	}
+	return err
+}
+
+// barrierAt asks the actor to mark a barrier with its appended count.
+type barrierAt struct{ barrier }
 
 // Commits and Rows report how many batches and rows were committed, so that
 // tests and metrics can see rows sharing syncs.
@@ -250,6 +282,7 @@ func (l *Ledger) Stop() {
 func (a *ledgerActor) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *appendReq:
+		a.appended++
 		a.pending = append(a.pending, m)
 		switch {
 		case !a.flushing:
@@ -269,6 +302,13 @@ func (a *ledgerActor) Receive(c actor.Context) {
 		if len(a.pending) > 0 {
 			a.schedule(c)
 		}
+	case barrierAt:
+		m.mark = a.appended
+		if a.committed >= m.mark {
+			m.reply.Send(nil)
+			return
+		}
+		a.barriers = append(a.barriers, m.barrier)
 	case *actor.Stopping:
 		for len(a.pending) > 0 {
 			a.commit()
@@ -338,4 +378,14 @@ func (a *ledgerActor) commit() {
 		}
 	}
 	a.pending = append(a.pending[:0], a.pending[n:]...)
+	a.committed += uint64(n)
+	kept := a.barriers[:0]
+	for _, b := range a.barriers {
+		if a.committed >= b.mark {
+			b.reply.Send(nil)
+		} else {
+			kept = append(kept, b)
+		}
+	}
+	a.barriers = kept
 }

@@ -448,3 +448,56 @@ func TestFeeFreeRecordsWaitPastTheBound(t *testing.T) {
 		t.Fatalf("after Stop: %d queued, %d rows committed; want 0 and 4", l.Queued(), l.Rows())
 	}
 }
+
+// gatedAppender holds every commit until the test opens its gate, and
+// counts the rows committed.
+type gatedAppender struct {
+	gate chan struct{}
+	rows atomic.Int64
+}
+
+func (g *gatedAppender) RecordQuotes(_ context.Context, recs []store.EncodedQuote, _ store.Durability) ([]bool, error) {
+	<-g.gate
+	g.rows.Add(int64(len(recs)))
+	return make([]bool, len(recs)), nil
+}
+
+// TestRecordedWaitsForTheRecordsSentBefore: fee-free records return before
+// they are committed; Recorded returns only once every record sent before
+// it is in the store (a tracked swap then finds its quote's activity line),
+// and at once when nothing is queued.
+func TestRecordedWaitsForTheRecordsSentBefore(t *testing.T) {
+	g := &gatedAppender{gate: make(chan struct{})}
+	sys := actors.NewSystem()
+	defer sys.Shutdown()
+	l, err := Start(sys, g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 3 {
+		if err := l.Record(ctx, feeFree("ptn_a", fmt.Sprintf("q_free%d", i), time.Now())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan int64, 1)
+	go func() {
+		if err := l.Recorded(ctx); err != nil {
+			t.Error(err)
+		}
+		done <- g.rows.Load()
+	}()
+	select {
+	case n := <-done:
+		t.Fatalf("Recorded returned with %d of 3 rows committed, the commit still held", n)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(g.gate)
+	if n := <-done; n != 3 {
+		t.Fatalf("Recorded returned with %d rows committed, want 3", n)
+	}
+	if err := l.Recorded(ctx); err != nil {
+		t.Fatalf("Recorded with nothing queued: %v", err)
+	}
+}

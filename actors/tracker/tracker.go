@@ -80,6 +80,11 @@ type Options struct {
 	Workers int
 	// PollTimeout bounds one poll (default 10 s).
 	PollTimeout time.Duration
+	// Recorded, when set, returns once the partner quotes recorded so far
+	// are in the store (the ledger's Recorded): a fee-free partner quote is
+	// answered before its activity line is committed, and a swap's save
+	// moves that line to the swap's status, so it must be there first.
+	Recorded func(ctx context.Context) error
 	// Published is called after a transition published events, so that
 	// delivery need not wait for its periodic scan; nil does nothing.
 	Published func()
@@ -378,6 +383,11 @@ func (t *Tracker) poll(id string) {
 // save writes a poll's outcome: fenced by prev, the swap as read, in a
 // cluster.
 func (t *Tracker) save(ctx context.Context, prev, s *swap.Swap, events []webhook.Event) error {
+	if t.opts.Recorded != nil && s.PartnerID != "" && s.QuoteID != "" {
+		if err := t.opts.Recorded(ctx); err != nil {
+			return fmt.Errorf("tracker: swap %s: %w", s.ID, err)
+		}
+	}
 	if t.fenced != nil {
 		return t.fenced.SaveSwapFrom(ctx, prev, s, events)
 	}

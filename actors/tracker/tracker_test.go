@@ -146,3 +146,83 @@ func TestFailedPollsAreRetriedAndTheHorizonEndsTracking(t *testing.T) {
 		t.Fatalf("only %d polls before giving up", broken.count())
 	}
 }
+
+// orderedStore notes each swap save in the log the test shares with its
+// Recorded, so that their order shows.
+type orderedStore struct {
+	*pebblestore.Store
+	mu  *sync.Mutex
+	log *[]string
+}
+
+func (o orderedStore) SaveSwap(ctx context.Context, s *swap.Swap, events []webhook.Event) error {
+	o.mu.Lock()
+	*o.log = append(*o.log, "save "+s.Status)
+	o.mu.Unlock()
+	return o.Store.SaveSwap(ctx, s, events)
+}
+
+// TestPartnerSwapsWaitForTheQuoteRecords: every save of a partner's swap
+// transition comes after Recorded (the ledger's, which commits the quote's
+// activity line the save moves), and while Recorded fails the transition is
+// not saved (the poll is retried).
+func TestPartnerSwapsWaitForTheQuoteRecords(t *testing.T) {
+	ctx := context.Background()
+	st, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var (
+		mu   sync.Mutex
+		log  []string
+		fail error
+	)
+	recorded := func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, "recorded")
+		return fail
+	}
+	done := &script{obs: []swap.Observation{{Status: swap.StatusDone, Substatus: swap.Completed,
+		Receiving: swap.Leg{TxHash: "0xdst", ChainID: 8453, Amount: "5"}}}}
+	sched := swap.Schedule{First: 10 * time.Millisecond, Max: 20 * time.Millisecond, Horizon: time.Hour}
+	tr, err := Start(ctx, orderedStore{Store: st, mu: &mu, log: &log}, Options{Sources: map[string]Source{"aggregator": done},
+		Schedule: sched, Recorded: recorded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Stop()
+	if _, err := tr.Track(ctx, &swap.Swap{ID: "0xAB", QuoteID: "qt_1", PartnerID: "ptn_a",
+		Provider: "aggregator", Sending: swap.Leg{TxHash: "0xAB", ChainID: 42161}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "done", func() bool {
+		s, err := st.Swap(ctx, "0xab")
+		return err == nil && s.Status == swap.StatusDone
+	})
+	mu.Lock()
+	saves := 0
+	for i, e := range log {
+		if e != "recorded" {
+			saves++
+			if i == 0 || log[i-1] != "recorded" {
+				t.Errorf("%q at %d not right after a Recorded: %v", e, i, log)
+			}
+		}
+	}
+	if saves == 0 {
+		t.Errorf("log %v, want the tracked swap's transition saved", log)
+	}
+	fail, log = errors.New("ledger stopped"), nil
+	mu.Unlock()
+	if _, err := tr.Track(ctx, &swap.Swap{ID: "0xCD", QuoteID: "qt_2", PartnerID: "ptn_a",
+		Provider: "aggregator", Sending: swap.Leg{TxHash: "0xCD", ChainID: 42161}}); err != nil {
+		t.Fatal(err)
+	}
+	polls := done.count()
+	waitFor(t, "polls of the second swap", func() bool { return done.count() >= polls+3 })
+	if s, err := st.Swap(ctx, "0xcd"); err != nil || s.Status == swap.StatusDone {
+		t.Fatalf("the transition was saved without its quote's record: %+v %v", s, err)
+	}
+}

@@ -257,7 +257,7 @@ func (a *App) startTracker(ctx context.Context, s *startup) (err error) {
 	cfg := s.cfg
 	if a.tracker, err = tracker.Start(ctx, a.stores.Swaps, tracker.Options{Sources: a.quotes.statusSources, Fallback: s.bridging,
 		Schedule: cfg.SwapSchedule, Workers: cfg.TrackerWorkers, PollTimeout: cfg.TrackerPollTimeout,
-		Published: a.hooks.Wake, Owner: a.trackerOwner(), Logger: a.log}); err != nil {
+		Published: a.hooks.Wake, Owner: a.trackerOwner(), Recorded: a.quotes.ledger.Recorded, Logger: a.log}); err != nil {
 		return fmt.Errorf("app: start swap tracker: %w", err)
 	}
 	return nil
