@@ -41,6 +41,10 @@ type Node interface {
 	NonceAt(ctx context.Context, account common.Address, block *big.Int) (uint64, error)
 	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
 	SuggestGasTipCap(ctx context.Context) (*big.Int, error)
+	// SuggestGasPrice (eth_gasPrice: the next block's base fee plus a
+	// tip) sees a base fee risen since the head, which a replacement must
+	// clear.
+	SuggestGasPrice(ctx context.Context) (*big.Int, error)
 	SendTransaction(ctx context.Context, tx *types.Transaction) error
 	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
 	BlockNumber(ctx context.Context) (uint64, error)

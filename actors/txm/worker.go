@@ -458,7 +458,14 @@ func (w *worker) bump(ctx context.Context, in *txintent.Intent, baseFee **big.In
 		if err != nil {
 			return false, err
 		}
-		*baseFee = h.BaseFee
+		price, err := w.node.SuggestGasPrice(ctx)
+		if err != nil {
+			return false, err
+		}
+		*baseFee = price
+		if h.BaseFee != nil && h.BaseFee.Cmp(price) > 0 {
+			*baseFee = h.BaseFee
+		}
 	}
 	last := in.Last()
 	fees, ok := txintent.Bump(txintent.Fees{MaxFeePerGas: parseWei(last.MaxFeePerGas), MaxPriorityFeePerGas: parseWei(last.MaxPriorityFeePerGas)}, *baseFee, w.feeCap)
