@@ -217,7 +217,7 @@ func (a *App) startTxManager(ctx context.Context, s *startup) error {
 			a.log.Warn("no --tx-fee-cap: replacements are not capped", slog.Uint64("chainId", id))
 		}
 	}
-	if a.txm, err = txm.New(txOptions(s.cfg, a.stores.TxIntents, signer, nodes, a.log)); err != nil {
+	if a.txm, err = txm.New(a.txOptions(s.cfg, signer, nodes)); err != nil {
 		return fmt.Errorf("app: transaction manager: %w", err)
 	}
 	if err := a.txm.Start(context.WithoutCancel(ctx)); err != nil {
