@@ -1,6 +1,7 @@
 package txm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -320,9 +321,17 @@ func (w *worker) sign(ctx context.Context, chainID *big.Int, in *txintent.Intent
 	if err != nil {
 		return txintent.Tx{}, fmt.Errorf("sign intent %s: %w", in.ID, err)
 	}
-	if tx.Nonce() != nonce || tx.GasFeeCap().Cmp(fees.MaxFeePerGas) != 0 || tx.GasTipCap().Cmp(fees.MaxPriorityFeePerGas) != 0 ||
-		tx.To() == nil || *tx.To() != to || tx.Gas() != in.GasLimit {
+	// What comes back is held to what was asked, field by field, and to
+	// the account's signature: an external signer is another process, and
+	// its answer is broadcast as it is.
+	if tx.Type() != types.DynamicFeeTxType || tx.ChainId().Cmp(chainID) != 0 || tx.Nonce() != nonce ||
+		tx.GasFeeCap().Cmp(fees.MaxFeePerGas) != 0 || tx.GasTipCap().Cmp(fees.MaxPriorityFeePerGas) != 0 ||
+		tx.To() == nil || *tx.To() != to || tx.Gas() != in.GasLimit || tx.Value().Cmp(unsigned.Value()) != 0 ||
+		!bytes.Equal(tx.Data(), in.Data) || len(tx.AccessList()) != 0 {
 		return txintent.Tx{}, fmt.Errorf("sign intent %s: the signer changed the transaction", in.ID)
+	}
+	if from, err := types.Sender(types.LatestSignerForChainID(chainID), tx); err != nil || from != w.account {
+		return txintent.Tx{}, fmt.Errorf("sign intent %s: the transaction is not signed by %s", in.ID, w.account.Hex())
 	}
 	raw, err := tx.MarshalBinary()
 	if err != nil {
