@@ -418,7 +418,7 @@ func (w *worker) advance(ctx context.Context, in *txintent.Intent, latest uint64
 	if nonce < latest && in.State != txintent.Mined {
 		// The nonce is used: one of the stored transactions was mined,
 		// or another one took the nonce.
-		ok, err := w.findMined(ctx, in, now)
+		ok, err := w.findMined(ctx, in, head, now)
 		if err != nil || ok {
 			return ok, err
 		}
@@ -498,7 +498,7 @@ func (w *worker) send(ctx context.Context, in *txintent.Intent, i int, now time.
 // findMined reads the receipts of every stored hash of in: at most one can
 // be mined, all sharing the nonce. It records it (mined, or failed when
 // reverted) and reports whether one was found.
-func (w *worker) findMined(ctx context.Context, in *txintent.Intent, now time.Time) (bool, error) {
+func (w *worker) findMined(ctx context.Context, in *txintent.Intent, head *uint64, now time.Time) (bool, error) {
 	for i := len(in.Txs) - 1; i >= 0; i-- {
 		t := &in.Txs[i]
 		r, err := w.node.TransactionReceipt(ctx, common.HexToHash(t.Hash))
@@ -518,11 +518,15 @@ func (w *worker) findMined(ctx context.Context, in *txintent.Intent, now time.Ti
 		if err := in.Move(txintent.Mined, now); err != nil {
 			return false, err
 		}
-		if head, err := w.node.BlockNumber(ctx); err == nil {
-			_, err = w.confirm(ctx, in, head, now)
-			return true, err
+		if *head < t.BlockNumber {
+			h, err := w.node.BlockNumber(ctx)
+			if err != nil {
+				return true, nil
+			}
+			*head = h
 		}
-		return true, nil
+		_, err = w.confirm(ctx, in, *head, now)
+		return true, err
 	}
 	return false, nil
 }
