@@ -165,7 +165,27 @@ func TestManagerCrashScript(t *testing.T) {
 			if stuck {
 				o.BumpAfter = 30 * time.Millisecond
 			}
-			first := e.start(o)
+			var hookMu sync.Mutex
+			hooked := map[string]int{}
+			hook := func(_ context.Context, in *txintent.Intent) error {
+				hookMu.Lock()
+				defer hookMu.Unlock()
+				hooked[in.Key]++
+				return nil
+			}
+			startHooked := func(o txm.Options) *txm.Manager {
+				m, err := txm.New(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.OnFinal("payout", hook)
+				if err := m.Start(e.ctx); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(m.Stop)
+				return m
+			}
+			first := startHooked(o)
 			keys := []string{"a", "b", "c"}
 			submit := func(m *txm.Manager) {
 				for i, key := range keys {
@@ -183,10 +203,30 @@ func TestManagerCrashScript(t *testing.T) {
 			first.Stop()
 
 			o.Store, o.Nodes = e.store, map[uint64]txm.Node{chainID: e.node}
-			second := e.start(o)
+			second := startHooked(o)
 			submit(second)
 			ins := e.waitFinal(keys...)
 			e.minedOnce(ins)
+			// Every final intent's hook ran at least once and the intent
+			// is marked handled.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				left, err := e.store.ListTxIntents(e.ctx, txintent.Query{Unhandled: true})
+				if err == nil && len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("intents left unhandled: %d (%v)", len(left), err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			hookMu.Lock()
+			for _, k := range keys {
+				if hooked[k] == 0 {
+					t.Errorf("the hook of %s never ran", k)
+				}
+			}
+			hookMu.Unlock()
 			if got := e.balance(); got != 7 {
 				t.Fatalf("the recipient got %d wei, want 7 (each payment once)", got)
 			}
