@@ -10,6 +10,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/portal"
 	"github.com/swapgate/swapgate/routing/domain/swap"
+	"github.com/swapgate/swapgate/routing/domain/txintent"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
@@ -207,4 +208,47 @@ type Health interface {
 	CacheStats(visit func(cache string, hits, misses uint64))
 	// Close releases the store; it is not used again.
 	Close() error
+}
+
+// TxIntents is the transaction manager's intents (actors/txm's Store) and
+// its accounts' nonces. Every write is synced before it returns, since an
+// intent is promised durable before it is signed and a signed one's bytes
+// before they are broadcast.
+type TxIntents interface {
+	// PutTxIntent stores a new intent, once per Key ever: when one with
+	// in.Key exists it is returned with created false and nothing written.
+	PutTxIntent(ctx context.Context, in *txintent.Intent) (stored *txintent.Intent, created bool, err error)
+	// TxIntent and TxIntentByKey return ErrNotFound when there is none.
+	TxIntent(ctx context.Context, id string) (*txintent.Intent, error)
+	TxIntentByKey(ctx context.Context, key string) (*txintent.Intent, error)
+	// ListTxIntents returns the intents q selects in ID order (creation
+	// order), at most q.Limit (all when 0).
+	ListTxIntents(ctx context.Context, q txintent.Query) ([]*txintent.Intent, error)
+	// UpdateTxIntents stores ins, each read at its Version, all or
+	// nothing in one synced write (a worker stores a run of intents it
+	// signed at once): when a stored intent's version differs nothing is
+	// written and ErrStale is returned; otherwise each Version is
+	// advanced. For an intent with a Nonce the account's next nonce
+	// (NextNonce of its ChainID and From) is raised to *Nonce+1 in the
+	// same write, so that a nonce is allocated exactly when the intent
+	// holding it is stored. Allocation is compare-and-set too: an intent
+	// given its nonce by this write (stored without one) must hold one at
+	// or above the account's next nonce as stored, or ErrStale is returned
+	// and nothing written, so that two writers never allocate one nonce.
+	UpdateTxIntents(ctx context.Context, ins []*txintent.Intent) error
+	// NextNonce is the account's next nonce as stored (0 when none).
+	NextNonce(ctx context.Context, chainID uint64, account string) (uint64, error)
+	// RaiseNonce sets the account's next nonce to n when n is higher (the
+	// node's pending count read at start) and returns the stored value.
+	RaiseNonce(ctx context.Context, chainID uint64, account string, n uint64) (uint64, error)
+	// MarkTxIntentHandled records that a final intent's completion hooks
+	// returned: it is no longer listed by a query with Unhandled set.
+	MarkTxIntentHandled(ctx context.Context, id string) error
+	// OperatorKey returns the operator's signing key stored under name
+	// (the store opens what it sealed with secrets.key), or ErrNotFound.
+	OperatorKey(ctx context.Context, name string) ([]byte, error)
+	// CreateOperatorKey stores key under name, sealed, unless one is
+	// stored already: it returns the stored key and whether it is key.
+	// Every node sharing the store reads the same key.
+	CreateOperatorKey(ctx context.Context, name string, key []byte) (stored []byte, created bool, err error)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/actors/tracker"
+	"github.com/swapgate/swapgate/actors/txm"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
@@ -187,6 +188,42 @@ func (a *App) startSandboxChain(ctx context.Context, s *startup) (err error) {
 	a.sandbox, s.sandboxChain = a.chains, a.chains
 	a.log.Info("sandbox chain ready", slog.Int("chains", len(a.chains.ChainIDs())), slog.Int("replayed", stats.Ops),
 		slog.Int("diverged", stats.Diverged), slog.Duration("took", time.Since(started)))
+	return nil
+}
+
+// startTxManager starts the transaction manager of the operator's
+// account on every chain with a node: sandbox mode's chains (the operator
+// funded from their faucet), live mode's --evm-rpc. Live mode runs it only
+// with an operator key (swapgate operator-key create).
+func (a *App) startTxManager(ctx context.Context, s *startup) error {
+	if s.cfg.Mode == ModeLive && len(s.cfg.EVMRPC) == 0 {
+		return nil // no chain to sign for
+	}
+	signer, err := a.operatorSigner(ctx, s.cfg.Mode)
+	if err != nil || signer == nil {
+		return err // live mode without a key: nothing to sign with
+	}
+	nodes, err := a.txNodes(ctx, s)
+	if err != nil || len(nodes) == 0 {
+		return err
+	}
+	if a.chains != nil {
+		if err := fundOperator(ctx, a.chains, s.reg, signer.Address()); err != nil {
+			return err
+		}
+	}
+	for id := range nodes {
+		if _, ok := s.cfg.Tx.FeeCapGwei[id]; !ok && s.cfg.Mode == ModeLive {
+			a.log.Warn("no --tx-fee-cap: replacements are not capped", slog.Uint64("chainId", id))
+		}
+	}
+	if a.txm, err = txm.New(a.txOptions(s.cfg, signer, nodes)); err != nil {
+		return fmt.Errorf("app: transaction manager: %w", err)
+	}
+	if err := a.txm.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("app: start the transaction manager: %w", err)
+	}
+	a.log.Info("transaction manager ready", slog.String("operator", signer.Address().Hex()), slog.Int("chains", len(nodes)))
 	return nil
 }
 
