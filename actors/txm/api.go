@@ -36,6 +36,9 @@ import (
 type Node interface {
 	ChainID(ctx context.Context) (*big.Int, error)
 	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
+	// NonceAt at the latest block says which of the account's nonces are
+	// mined, so that receipts are read only for those.
+	NonceAt(ctx context.Context, account common.Address, block *big.Int) (uint64, error)
 	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
 	SuggestGasTipCap(ctx context.Context) (*big.Int, error)
 	SendTransaction(ctx context.Context, tx *types.Transaction) error
@@ -59,7 +62,7 @@ type Store interface {
 	TxIntent(ctx context.Context, id string) (*txintent.Intent, error)
 	TxIntentByKey(ctx context.Context, key string) (*txintent.Intent, error)
 	ListTxIntents(ctx context.Context, q txintent.Query) ([]*txintent.Intent, error)
-	UpdateTxIntent(ctx context.Context, in *txintent.Intent) error
+	UpdateTxIntents(ctx context.Context, ins []*txintent.Intent) error
 	NextNonce(ctx context.Context, chainID uint64, account string) (uint64, error)
 	RaiseNonce(ctx context.Context, chainID uint64, account string, n uint64) (uint64, error)
 	MarkTxIntentHandled(ctx context.Context, id string) error
