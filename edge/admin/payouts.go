@@ -60,7 +60,7 @@ func SettlePayouts(ctx context.Context, st PayoutStore, send PayoutSender, ecosy
 	}
 	now = now.UTC()
 	if !dryRun {
-		if err := resendPlanned(ctx, st, send, ecosystem); err != nil {
+		if err := SendPlanned(ctx, st, send, ecosystem); err != nil {
 			return nil, fmt.Errorf("settle %s: %w", ecosystem, err)
 		}
 	}
@@ -103,9 +103,10 @@ func SettlePayouts(ctx context.Context, st PayoutStore, send PayoutSender, ecosy
 	return b, nil
 }
 
-// resendPlanned hands every planned transfer to send again (see the
-// package's note on kills).
-func resendPlanned(ctx context.Context, st PayoutStore, send PayoutSender, ecosystem string) error {
+// SendPlanned hands every planned transfer to send again (see the
+// note on kills above): each run does, and the service once its
+// transaction manager started, for the transfers planned while it was down.
+func SendPlanned(ctx context.Context, st PayoutStore, send PayoutSender, ecosystem string) error {
 	if send == nil {
 		return nil
 	}

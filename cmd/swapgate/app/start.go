@@ -364,7 +364,7 @@ func (a *App) startAdmin(_ context.Context, s *startup) (err error) {
 	if a.admin, err = admin.New(s.cfg.DataDir, a.stores.Partners, a.edge.InvalidatePartner); err != nil {
 		return fmt.Errorf("app: admin listener: %w", err)
 	}
-	if err = admin.RegisterSettle(a.admin, a.stores.Settlement, nil); err != nil {
+	if err = admin.RegisterPayouts(a.admin, payoutStoreOf(a.stores), a.payoutSenderOf(s), nil); err != nil {
 		return fmt.Errorf("app: admin listener: %w", err)
 	}
 	if err = admin.RegisterPprof(a.admin); err != nil {
