@@ -30,6 +30,7 @@ import (
 	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/actors/tickets"
 	"github.com/swapgate/swapgate/actors/tracker"
+	"github.com/swapgate/swapgate/actors/txm"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
@@ -258,6 +259,8 @@ type App struct {
 	// payouts hands settlement's transfers to the transaction manager; nil
 	// until the manager's part sets it (see payouts.go).
 	payouts *payoutSender
+	// txm is the transaction manager (txm.go); nil when none runs.
+	txm     *txm.Manager
 	ln      net.Listener
 	served  chan error
 	stopped atomic.Bool
@@ -295,6 +298,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.startSandboxChain,    // sandbox mode: the sandbox chains
 		a.startWebhooks,        // the delivery pool over the outbox
 		a.startSandboxDesks,    // sandbox mode: bridging, inbound runner, on-ramp desk
+		a.startTxm,             // sandbox mode: the transaction manager, sending payouts
 		a.startProviderOnramp,  // live mode: the on-ramp desk on its provider
 		a.startTracker,         // swaps followed to their end
 		a.startEdge,            // the HTTP server over all of the above
@@ -380,6 +384,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.quotes != nil {
 		errs = append(errs, a.quotes.stop())
+	}
+	if a.txm != nil {
+		a.txm.Stop()
 	}
 	if a.chains != nil {
 		a.chains.Close()
