@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/swapgate/swapgate/cmd/swapgate/app"
+)
+
+// TestSettlePayoutsOnChainE2E: `swapgate settle --ecosystem evm` against a
+// sandbox server pays two partners on two chains through the transaction
+// manager: a dry run lists the transfers and writes nothing; the run plans
+// one transfer per partner, chain and token; once each is confirmed the
+// partner's fee wallet holds the amount (GET /v1/balances) and the
+// earnings answer's settled item names its chainId and txHash; a second
+// run pays nothing more; a transfer that reverts (a native payout to a
+// contract that takes no coin) leaves its earning pending, and the next
+// run lists it as failed with the reason. Before: settle marked earnings
+// settled without any transfer, and the earnings answer had no chainId or
+// txHash.
+func TestSettlePayoutsOnChainE2E(t *testing.T) {
+	ts := startServer(t, func(c *app.Config) { c.AnonHeavyPerMin, c.AnonReadPerMin = 100_000, 100_000 })
+	_, keyA := ts.createPartner("Acme", "--swap-fee-bps", "30")
+	_, keyB := ts.createPartner("Beta", "--swap-fee-bps", "50")
+	_, keyC := ts.createPartner("Gamma", "--swap-fee-bps", "40")
+	walletA, walletB := "0x1111111111111111111111111111111111111a11", "0x1111111111111111111111111111111111111b11"
+	for _, w := range []struct{ key, addr string }{{keyA, walletA}, {keyB, walletB}, {keyC, walletA}} {
+		if env := ts.putWallet(w.key, "evm", w.addr); env.Status != 200 {
+			t.Fatalf("put wallet: %s", env.Raw)
+		}
+	}
+	// A's fee is USDC on Base, B's USDC on Arbitrum.
+	var q anyQuote
+	ts.get(quotePath("fromChain", "42161", "toChain", "8453", "fromToken", usdcArb, "toToken", usdcBase,
+		"fromAmount", "200000000", "fromAddress", wallet, "toAddress", receiverAddr), withKey(keyA)).decode(t, &q)
+	ts.get(quotePath("fromChain", "8453", "toChain", "42161", "fromToken", usdcBase, "toToken", usdcArb,
+		"fromAmount", "300000000", "fromAddress", wallet, "toAddress", receiverAddr), withKey(keyB)).decode(t, &q)
+	// C's fee is Base's coin, and its wallet the sandbox router, which
+	// takes no coin: its transfer reverts.
+	var qc anyQuote
+	ts.get(quotePath("fromChain", "8453", "toChain", "8453", "fromToken", usdcBase, "toToken", "0x0000000000000000000000000000000000000000",
+		"fromAmount", "300000000", "fromAddress", wallet, "toAddress", receiverAddr), withKey(keyC)).decode(t, &qc)
+	var tx struct{ To string }
+	if err := json.Unmarshal(qc.Quote.TransactionRequest, &tx); err != nil || tx.To == "" {
+		t.Fatalf("C's quote has no transaction: %s %v", qc.Quote.TransactionRequest, err)
+	}
+	// Settlement pays the wallet registered at the run.
+	if env := ts.putWallet(keyC, "evm", tx.To); env.Status != 200 {
+		t.Fatalf("put wallet: %s", env.Raw)
+	}
+	beforeA, beforeB := ts.balance(t, 8453, walletA, usdcBase), ts.balance(t, 42161, walletB, usdcArb)
+
+	var dry settleOut
+	cli(t, &dry, "settle", "--data", ts.dir, "--ecosystem", "evm", "--dry-run")
+	if !dry.DryRun || dry.ID != "" || len(dry.Transfers) != 3 {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	var out settleOut
+	cli(t, &out, "settle", "--data", ts.dir, "--ecosystem", "evm")
+	if out.ID == "" || len(out.Transfers) != 3 {
+		t.Fatalf("settle: %+v", out)
+	}
+	byWallet := map[string]transferOut{}
+	for _, tr := range out.Transfers {
+		if tr.State != "planned" || tr.RowCount != 1 {
+			t.Fatalf("transfer %+v", tr)
+		}
+		byWallet[strings.ToLower(tr.Wallet)] = tr
+	}
+	trA, trB := byWallet[strings.ToLower(walletA)], byWallet[strings.ToLower(walletB)]
+	if trA.ChainID != 8453 || !strings.EqualFold(trA.Token, usdcBase) || trB.ChainID != 42161 || !strings.EqualFold(trB.Token, usdcArb) {
+		t.Fatalf("transfers %+v %+v", trA, trB)
+	}
+
+	settledItem := func(key string) (e earningsView) {
+		ts.get("/v1/partner/me/earnings", withKey(key)).decode(t, &e)
+		return e
+	}
+	for _, c := range []struct {
+		key   string
+		tr    transferOut
+		chain uint64
+		addr  string
+		token string
+		was   *big.Int
+	}{{keyA, trA, 8453, walletA, usdcBase, beforeA}, {keyB, trB, 42161, walletB, usdcArb, beforeB}} {
+		var e earningsView
+		waitUntil(t, "the payout to "+c.addr+" confirmed", func() bool {
+			e = settledItem(c.key)
+			return len(e.Settled) == 1
+		})
+		if s := e.Settled[0]; s.ChainID != c.chain || len(s.TxHash) != 66 || len(e.Pending) != 0 {
+			t.Fatalf("earnings after the payout: %+v", e)
+		}
+		got := new(big.Int).Sub(ts.balance(t, c.chain, c.addr, c.token), c.was)
+		if got.String() != c.tr.Amount {
+			t.Fatalf("%s received %s, the transfer pays %s", c.addr, got, c.tr.Amount)
+		}
+	}
+
+	// C's transfer reverts: its earning is pending again, and the next
+	// run plans it anew and reports the failure with its reason.
+	var again settleOut
+	waitUntil(t, "C's transfer failed", func() bool {
+		cli(t, &again, "settle", "--data", ts.dir, "--ecosystem", "evm", "--dry-run")
+		return len(again.Failed) == 1
+	})
+	if again.Failed[0].Reason == "" || !strings.EqualFold(again.Failed[0].Wallet, tx.To) || len(again.Transfers) != 1 {
+		t.Fatalf("the report after C's failure: %+v", again)
+	}
+	if e := settledItem(keyC); len(e.Settled) != 0 || len(e.Pending) != 1 {
+		t.Fatalf("C's earnings after the failure: %+v", e)
+	}
+	// A and B are paid once: a run finds nothing of theirs.
+	if e := settledItem(keyA); len(e.Settled) != 1 || len(e.Pending) != 0 {
+		t.Fatalf("A after the second run: %+v", e)
+	}
+}
