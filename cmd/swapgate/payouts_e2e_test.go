@@ -113,8 +113,49 @@ func TestSettlePayoutsOnChainE2E(t *testing.T) {
 	if e := settledItem(keyC); len(e.Settled) != 0 || len(e.Pending) != 1 {
 		t.Fatalf("C's earnings after the failure: %+v", e)
 	}
+	// D's fee is USDC on Solana (an Ethereum to Solana quote settles in
+	// evm): the manager cannot sign there, so the run lists a manual
+	// transfer, settled once the operator records the transaction.
+	_, keyD := ts.createPartner("Delta", "--swap-fee-bps", "20")
+	if env := ts.putWallet(keyD, "evm", walletB); env.Status != 200 {
+		t.Fatalf("put wallet: %s", env.Raw)
+	}
+	ts.get(quotePath("fromChain", "1", "toChain", "1151111081099710", "fromToken", usdcEth, "toToken", usdcSol,
+		"fromAmount", "300000000", "fromAddress", wallet, "toAddress", solAddress, "tools", "sbx-intents"), withKey(keyD)).decode(t, &q)
+	var manual settleOut
+	cli(t, &manual, "settle", "--data", ts.dir, "--ecosystem", "evm")
+	var md *transferOut
+	for i, tr := range manual.Transfers {
+		if tr.ChainID == 1151111081099710 {
+			md = &manual.Transfers[i]
+		}
+	}
+	if md == nil || md.State != "manual" {
+		t.Fatalf("D's transfer: %+v", manual.Transfers)
+	}
+	var stderr strings.Builder
+	if code := run(withStore(ts.dir, "settle", "record", "--data", ts.dir, "--payout", md.ID, "--tx", "not-a-hash"), &strings.Builder{}, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "--tx") {
+		t.Fatalf("record with a bad hash: exit %d %s", code, stderr.String())
+	}
+	hash := "0x" + strings.Repeat("d4", 32)
+	var rec transferOut
+	cli(t, &rec, "settle", "record", "--data", ts.dir, "--payout", md.ID, "--tx", hash)
+	if e := settledItem(keyD); rec.State != "settled" || len(e.Settled) != 1 || e.Settled[0].TxHash != hash || e.Settled[0].ChainID != 1151111081099710 {
+		t.Fatalf("D after the record: %+v %+v", rec, e)
+	}
+
 	// A and B are paid once: a run finds nothing of theirs.
 	if e := settledItem(keyA); len(e.Settled) != 1 || len(e.Pending) != 0 {
 		t.Fatalf("A after the second run: %+v", e)
 	}
+}
+
+// withStore is args with the --store of dir's database in the suite's
+// PostgreSQL pass, as cli adds it, for a command run to read its refusal.
+func withStore(dir string, args ...string) []string {
+	if dsn, ok := suiteStores.Load(dir); ok {
+		return append(args, "--store", dsn.(string))
+	}
+	return args
 }

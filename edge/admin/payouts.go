@@ -59,6 +59,9 @@ func SettlePayouts(ctx context.Context, st PayoutStore, send PayoutSender, ecosy
 		return nil, invalidf("ecosystem %q is not valid", ecosystem)
 	}
 	now = now.UTC()
+	if ecosystem != account.EcosystemEVM {
+		send = nil // the manager signs EVM transactions only: every other transfer is manual
+	}
 	if !dryRun {
 		if err := SendPlanned(ctx, st, send, ecosystem); err != nil {
 			return nil, fmt.Errorf("settle %s: %w", ecosystem, err)
