@@ -41,6 +41,10 @@ type Node interface {
 	NonceAt(ctx context.Context, account common.Address, block *big.Int) (uint64, error)
 	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
 	SuggestGasTipCap(ctx context.Context) (*big.Int, error)
+	// SuggestGasPrice (eth_gasPrice: the next block's base fee plus a
+	// tip) sees a base fee risen since the head, which a replacement must
+	// clear.
+	SuggestGasPrice(ctx context.Context) (*big.Int, error)
 	SendTransaction(ctx context.Context, tx *types.Transaction) error
 	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
 	BlockNumber(ctx context.Context) (uint64, error)
@@ -84,6 +88,13 @@ type Options struct {
 	// FeeCap is the highest maxFeePerGas in wei per chain (none when
 	// missing).
 	FeeCap map[uint64]*big.Int
+	// MinBalance is the least native balance (wei) the operator's account
+	// should hold on each chain: under it a warning is logged every
+	// BalanceEvery and Stats says so (nil: no warning).
+	MinBalance *big.Int
+	// BalanceEvery is how often each account's balance is read (default
+	// 1 minute).
+	BalanceEvery time.Duration
 	// Poll is how often receipts and blocks are read (default 1s).
 	Poll   time.Duration
 	Logger *slog.Logger
@@ -157,6 +168,10 @@ type Stats struct {
 	InFlight map[uint64]int
 	// Bumps is the replacements sent since start.
 	Bumps uint64
+	// Balance is each chain's last read native balance of the account
+	// (missing until read); Low the chains where it is under MinBalance.
+	Balance map[uint64]*big.Int
+	Low     map[uint64]bool
 }
 
 // Stats reports the manager's counts.

@@ -30,17 +30,22 @@ type worker struct {
 	wake   chan struct{}
 	rescan atomic.Bool
 
-	qmu    sync.Mutex
-	queue  []*txintent.Intent // queued, in submission order
-	known  map[string]bool    // IDs queued or in flight (under qmu)
-	next   uint64             // the next nonce to allocate
-	flight []*txintent.Intent // signed, sent or mined, in nonce order
-	final  []*txintent.Intent // final, hooks not yet returned
+	qmu   sync.Mutex
+	queue []*txintent.Intent // queued, in submission order
+	known map[string]bool    // IDs queued or in flight (under qmu)
+	next  uint64             // the next nonce to allocate
+	// reconciled is set once next was reconciled with the node.
+	reconciled bool
+	flight     []*txintent.Intent // signed, sent or mined, in nonce order
+	final      []*txintent.Intent // final, hooks not yet returned
 	// unseen is when an intent's nonce was first seen used with no
 	// receipt for any of its transactions.
 	unseen map[string]time.Time
 
 	inFlight atomic.Int64
+	// balance is the account's last read native balance; balanceAt when.
+	balance   atomic.Pointer[big.Int]
+	balanceAt time.Time
 }
 
 func (w *worker) poke() {
@@ -90,13 +95,23 @@ func (w *worker) resume(ctx context.Context) error {
 	w.qmu.Unlock()
 	sortByNonce(w.flight)
 	w.inFlight.Store(int64(len(w.flight)))
+	return nil
+}
+
+// reconcile sets the next nonce to the higher of the store's and the
+// node's pending count, before anything is signed: the node may have
+// transactions the store never saw (the key used elsewhere), the store
+// signed ones the node never got. A node down at start delays it (and
+// all signing) to a later round rather than failing the start.
+func (w *worker) reconcile(ctx context.Context) error {
 	pending, err := w.node.PendingNonceAt(ctx, w.account)
 	if err != nil {
-		return fmt.Errorf("txm: chain %d: pending nonce of %s: %w", w.chainID, w.account.Hex(), err)
+		return fmt.Errorf("pending nonce of %s: %w", w.account.Hex(), err)
 	}
-	if w.next, err = st.RaiseNonce(ctx, w.chainID, w.account.Hex(), pending); err != nil {
-		return fmt.Errorf("txm: chain %d: %w", w.chainID, err)
+	if w.next, err = w.m.opts.Store.RaiseNonce(ctx, w.chainID, w.account.Hex(), pending); err != nil {
+		return err
 	}
+	w.reconciled = true
 	return nil
 }
 
@@ -131,6 +146,14 @@ func (w *worker) step(ctx context.Context) bool {
 			w.rescan.Store(true)
 		}
 	}
+	if !w.reconciled {
+		if err := w.reconcile(ctx); err != nil {
+			if ctx.Err() == nil {
+				log.Warn("txm: reconcile the nonce", slog.Any("err", err))
+			}
+			return false
+		}
+	}
 	more, err := w.signQueued(ctx)
 	if err != nil && ctx.Err() == nil {
 		log.Warn("txm: sign queued intents", slog.Any("err", err))
@@ -141,7 +164,27 @@ func (w *worker) step(ctx context.Context) bool {
 	}
 	w.runHooks(ctx)
 	w.inFlight.Store(int64(len(w.flight)))
+	w.checkBalance(ctx)
 	return more
+}
+
+// checkBalance reads the account's balance every BalanceEvery and warns
+// when it is under MinBalance: intents would soon stop being mined.
+func (w *worker) checkBalance(ctx context.Context) {
+	now := w.m.now()
+	if !w.balanceAt.IsZero() && now.Sub(w.balanceAt) < w.m.opts.BalanceEvery {
+		return
+	}
+	w.balanceAt = now
+	b, err := w.node.BalanceAt(ctx, w.account, nil)
+	if err != nil {
+		w.logger().Warn("txm: read the account's balance", slog.Any("err", err))
+		return
+	}
+	w.balance.Store(b)
+	if min := w.m.opts.MinBalance; min != nil && b.Cmp(min) < 0 {
+		w.logger().Warn("txm: the operator's balance is under --operator-min-balance", slog.String("balance", b.String()), slog.String("min", min.String()))
+	}
 }
 
 // scanQueued adds the store's queued intents of the chain not yet known
@@ -458,7 +501,14 @@ func (w *worker) bump(ctx context.Context, in *txintent.Intent, baseFee **big.In
 		if err != nil {
 			return false, err
 		}
-		*baseFee = h.BaseFee
+		price, err := w.node.SuggestGasPrice(ctx)
+		if err != nil {
+			return false, err
+		}
+		*baseFee = price
+		if h.BaseFee != nil && h.BaseFee.Cmp(price) > 0 {
+			*baseFee = h.BaseFee
+		}
 	}
 	last := in.Last()
 	fees, ok := txintent.Bump(txintent.Fees{MaxFeePerGas: parseWei(last.MaxFeePerGas), MaxPriorityFeePerGas: parseWei(last.MaxPriorityFeePerGas)}, *baseFee, w.feeCap)

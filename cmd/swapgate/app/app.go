@@ -190,6 +190,8 @@ type Config struct {
 	// Cluster makes the node a member of a cluster sharing Store (see
 	// cluster.go); zero runs one process.
 	Cluster ClusterConfig
+	// Tx is the transaction manager's settings (txmanager.go).
+	Tx TxConfig
 }
 
 // DefaultConfig is what `make run` serves with.
@@ -197,6 +199,7 @@ func DefaultConfig() Config {
 	ec := edge.DefaultConfig()
 	return Config{
 		Mode: ModeSandbox,
+		Tx:   TxConfig{BumpAfter: DefaultTxBumpAfter},
 		// A quoted three-minute bridge takes 18 s in the sandbox.
 		SandboxBridgeScale: 0.1,
 		Addr:               "127.0.0.1:8080",
@@ -251,6 +254,9 @@ type App struct {
 	// evidence reads registrations' step-1 transactions (sandbox mode).
 	evidence *inbound.EvidenceReader
 	chains   *sandboxchain.Service
+	// txm is the transaction manager of the operator's account; nil when
+	// it does not run (live mode without an operator key).
+	txm *txm.Manager
 	// partners are the partner grains' wiring (cluster_partner.go); nil
 	// for a single node.
 	partners *clusterPartners
@@ -259,8 +265,6 @@ type App struct {
 	// payouts hands settlement's transfers to the transaction manager; nil
 	// until the manager's part sets it (see payouts.go).
 	payouts *payoutSender
-	// txm is the transaction manager (txm.go); nil when none runs.
-	txm     *txm.Manager
 	ln      net.Listener
 	served  chan error
 	stopped atomic.Bool
@@ -296,9 +300,9 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.startRefData,         // prices and gas, per chain
 		a.startQuoteStack,      // providers, the engine racing them, ledger, tickets
 		a.startSandboxChain,    // sandbox mode: the sandbox chains
+		a.startTxManager,       // the operator's transactions, signed, sent, replaced
 		a.startWebhooks,        // the delivery pool over the outbox
 		a.startSandboxDesks,    // sandbox mode: bridging, inbound runner, on-ramp desk
-		a.startTxm,             // sandbox mode: the transaction manager, sending payouts
 		a.startProviderOnramp,  // live mode: the on-ramp desk on its provider
 		a.startTracker,         // swaps followed to their end
 		a.startEdge,            // the HTTP server over all of the above
@@ -339,6 +343,11 @@ func (a *App) publicURL() string {
 // Addr is the address the edge listens on.
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
+// TxManager is the transaction manager of the operator's account, nil
+// when it does not run (live mode without an operator key, or no chain
+// with a node).
+func (a *App) TxManager() *txm.Manager { return a.txm }
+
 // Done delivers the edge's exit error if it stops serving on its own.
 func (a *App) Done() <-chan error { return a.served }
 
@@ -373,6 +382,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	if a.tracker != nil {
 		a.tracker.Stop()
 	}
+	if a.txm != nil {
+		a.txm.Stop()
+	}
 	if a.inbound != nil {
 		a.inbound.Stop()
 	}
@@ -384,9 +396,6 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.quotes != nil {
 		errs = append(errs, a.quotes.stop())
-	}
-	if a.txm != nil {
-		a.txm.Stop()
 	}
 	if a.chains != nil {
 		a.chains.Close()

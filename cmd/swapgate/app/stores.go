@@ -39,6 +39,7 @@ type Stores struct {
 	Portal      store.Portal
 	QuoteRefs   store.QuoteRefs
 	ChainLog    store.ChainLog
+	TxIntents   store.TxIntents
 	// Health is the readiness check, the caches' figures and the close.
 	store.Health
 
@@ -57,13 +58,13 @@ func (s *Stores) Backend() any { return s.backend }
 // pebbleStores hands out the Pebble store by kind of state.
 func pebbleStores(s *pebblestore.Store) *Stores {
 	return &Stores{Partners: s, FeeWallets: s, Ledger: s, Settlement: s, Webhooks: s, Swaps: s, Inbound: s,
-		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, Health: s, backend: s, Payouts: s}
+		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, TxIntents: s, Health: s, backend: s, Payouts: s}
 }
 
 // postgresStores hands out the PostgreSQL store by kind of state.
 func postgresStores(s *postgres.Store) *Stores {
 	return &Stores{Partners: s, FeeWallets: s, Ledger: s, Settlement: s, Webhooks: s, Swaps: s, Inbound: s,
-		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, Health: s, backend: s, Payouts: s}
+		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, TxIntents: s, Health: s, backend: s, Payouts: s}
 }
 
 // Which kind of state each consumer takes: its own small interface, cut
