@@ -100,10 +100,12 @@ func (p *payoutSender) SendPayout(ctx context.Context, t *account.Transfer) erro
 	}
 	to, data, value, gas, err := t.Call()
 	if err == nil {
-		_, err = p.m.Submit(ctx, txintent.Request{Purpose: account.PayoutPurpose, Key: t.ID, ChainID: t.ChainID,
-			To: to, Data: data, Value: value, GasLimit: gas})
-		if err == nil || !errors.Is(err, txm.ErrUnknownChain) {
-			return err
+		req := txintent.Request{Purpose: account.PayoutPurpose, Key: t.ID, ChainID: t.ChainID, To: to, Data: data, Value: value, GasLimit: gas}
+		if err = req.Validate(); err == nil {
+			_, err = p.m.Submit(ctx, req)
+			if err == nil || !errors.Is(err, txm.ErrUnknownChain) {
+				return err // sent, or a failure the next run retries
+			}
 		}
 	}
 	if _, ferr := admin.FinishTransfer(ctx, p.st, t.ID, false, "", err.Error(), p.now()); ferr != nil {
