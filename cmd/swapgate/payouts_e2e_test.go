@@ -159,3 +159,25 @@ func withStore(dir string, args ...string) []string {
 	}
 	return args
 }
+
+// TestSettleRecordFlags: settle record refuses, naming the flag, a
+// missing or malformed payout id and a missing hash, before it opens any
+// store.
+func TestSettleRecordFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--tx", "0x1"}, "--payout"},
+		{[]string{"--payout", "pay_x", "--tx", "0x1"}, "--payout"},
+		{[]string{"--payout", "pay_" + strings.Repeat("0", 24)}, "--tx"},
+		{[]string{"--payout", "pay_" + strings.Repeat("0", 24), "--tx", "0x1", "extra"}, "unexpected"},
+	} {
+		var stderr strings.Builder
+		code := run(append([]string{"settle", "record", "--data", dir}, c.args...), &strings.Builder{}, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), c.flag) {
+			t.Errorf("settle record %v: exit %d %s, want 2 naming %s", c.args, code, stderr.String(), c.flag)
+		}
+	}
+}
