@@ -217,7 +217,7 @@ func (a *App) startTxManager(ctx context.Context, s *startup) error {
 			a.log.Warn("no --tx-fee-cap: replacements are not capped", slog.Uint64("chainId", id))
 		}
 	}
-	if a.txm, err = txm.New(txOptions(s.cfg, a.stores.TxIntents, signer, nodes, a.log)); err != nil {
+	if a.txm, err = txm.New(a.txOptions(s.cfg, signer, nodes)); err != nil {
 		return fmt.Errorf("app: transaction manager: %w", err)
 	}
 	a.payouts = newPayoutSender(a.txm, func(id uint64) bool { return nodes[id] != nil }, payoutStoreOf(a.stores), a.log)
@@ -352,8 +352,8 @@ func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 		Inbound: s.inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: s.providerWebhook, Sandbox: s.sandboxChain, Cluster: clusterView, Idempotency: a.stores.Idempotency, Usage: a.stores.Usage, Ready: a.ready, Logger: a.log, Metrics: s.metrics,
 		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	}
-	if a.chains != nil { // the chains' owner serves their nodes; a cluster's grains do not
-		deps.SandboxNode = a.chains
+	if node, ok := a.sandbox.(edge.SandboxNode); ok { // the chains, or a cluster's grains through the Remote
+		deps.SandboxNode = node
 	}
 	if err = a.partners.edgeDeps(&deps); err != nil {
 		return edge.Deps{}, err
