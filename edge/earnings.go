@@ -11,13 +11,18 @@ import (
 // earningsNotes is the summary's operational note on settlement cadence.
 const earningsNotes = "Earnings are recorded at quote time; an on-ramp order's fee when the order completes. Settlement is run by the operations team " +
 	"per ecosystem; each run pays every pending row of that ecosystem to the fee wallet registered " +
-	"at the time of the run. Pending rows of an ecosystem without a registered fee wallet wait " +
+	"at the time of the run, one transfer per chain and token; a row is settled once its transfer is confirmed on-chain, " +
+	"and a settled item names the transfer's chainId and txHash. Pending rows of an ecosystem without a registered fee wallet wait " +
 	"for the first run after a wallet is registered; changing or deleting a wallet never affects " +
 	"rows already settled."
 
-// earningsItem is one ecosystem's total in the earnings summary.
+// earningsItem is one ecosystem's total in the earnings summary; a settled
+// item is one transfer's, named by its chain and transaction (absent for
+// earnings settled before payouts were sent on-chain).
 type earningsItem struct {
 	Ecosystem string `json:"ecosystem"`
+	ChainID   uint64 `json:"chainId,omitempty"`
+	TxHash    string `json:"txHash,omitempty"`
 	TotalUSD  string `json:"totalUsd"`
 	RowCount  int    `json:"rowCount"`
 }
@@ -41,7 +46,8 @@ func (s *Server) earnings(r *Request) error {
 func earningsItems(gs []account.EarningsGroup) []earningsItem {
 	out := make([]earningsItem, 0, len(gs))
 	for _, g := range gs {
-		out = append(out, earningsItem{Ecosystem: g.Ecosystem, TotalUSD: formatMicroUSD(g.TotalMicroUSD), RowCount: g.RowCount})
+		out = append(out, earningsItem{Ecosystem: g.Ecosystem, ChainID: g.ChainID, TxHash: g.TxHash,
+			TotalUSD: formatMicroUSD(g.TotalMicroUSD), RowCount: g.RowCount})
 	}
 	return out
 }

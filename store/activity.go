@@ -81,6 +81,10 @@ func EncodeActivity(a *account.Activity) ([]byte, error) {
 		o.StringOmitEmpty("settledBatch", e.SettledBatch)
 		o.StringOmitEmpty("settledTo", e.SettledTo)
 		o.TimeOmitZero("settledAt", e.SettledAt)
+		if e.SettledChainID != 0 {
+			o.Uint("settledChainId", e.SettledChainID)
+		}
+		o.StringOmitEmpty("settledTx", e.SettledTx)
 		o.EndObject()
 	}
 	val, err := o.End()

@@ -47,6 +47,9 @@ func TestActivityEncoderMatchesEncodingJSON(t *testing.T) {
 		}
 		if i%3 == 2 {
 			a.Earning.SettledBatch, a.Earning.SettledTo, a.Earning.SettledAt = randText(rng), randText(rng), randTime(rng)
+			if i%4 == 2 {
+				a.Earning.SettledChainID, a.Earning.SettledTx = rng.Uint64(), randText(rng)
+			}
 		}
 		want, err := json.Marshal(activityRecord{V: activityVersion, Activity: a})
 		if err != nil {

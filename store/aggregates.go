@@ -69,6 +69,32 @@ type Settlement interface {
 	ApplySettlement(ctx context.Context, ecosystem string, batch *account.SettlementBatch, paid, forgotten []*account.Activity) error
 }
 
+// Payouts is the transfers on-chain settlement runs plan (admin.Settle's
+// PayoutStore and the payout hook's): a plan stored whole with its
+// earnings out of the pending set, and each transfer finished once, its
+// earnings settled with it or pending again. Every write is durable when
+// acknowledged.
+type Payouts interface {
+	// PlanPayouts stores transfers (each new, in an open state) and takes
+	// every earning they name out of ecosystem's pending set, drops the
+	// forgotten records from it and records batch (when it has an ID), all
+	// or nothing; an earning no longer pending, or a transfer ID already
+	// stored, fails it with account.ErrSettlementConflict and nothing
+	// applied.
+	PlanPayouts(ctx context.Context, ecosystem string, batch *account.SettlementBatch, transfers []*account.Transfer, forgotten []*account.Activity) error
+	// Payout is the stored transfer id, or ErrNotFound.
+	Payout(ctx context.Context, id string) (*account.Transfer, error)
+	// Payouts lists ecosystem's transfers in state (every state when ""),
+	// oldest first.
+	Payouts(ctx context.Context, ecosystem, state string) ([]*account.Transfer, error)
+	// FinishPayout stores t, which the caller moved to a final state, while
+	// the stored transfer is still open (else ErrStale, nothing written):
+	// settled, each of its earnings is marked settled by it
+	// (account.SettleEarning); failed, each returns to the pending set of
+	// t's ecosystem. All in one durable write.
+	FinishPayout(ctx context.Context, t *account.Transfer) error
+}
+
 // Webhooks is webhook registrations, the outbox of events owed to them
 // and their delivery records: the partner's endpoints
 // (edge.WebhookRegistrations) and the delivery pool (actors/webhook's

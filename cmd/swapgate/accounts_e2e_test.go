@@ -225,6 +225,8 @@ type earningsView struct {
 	} `json:"pending"`
 	Settled []struct {
 		Ecosystem string `json:"ecosystem"`
+		ChainID   uint64 `json:"chainId"`
+		TxHash    string `json:"txHash"`
 		TotalUSD  string `json:"totalUsd"`
 		RowCount  int    `json:"rowCount"`
 	} `json:"settled"`
@@ -241,6 +243,9 @@ func (e earningsView) summary() string {
 	b.WriteString(" settled:")
 	for _, g := range e.Settled {
 		fmt.Fprintf(&b, " %s=%s/%d", g.Ecosystem, g.TotalUSD, g.RowCount)
+		if g.TxHash != "" {
+			fmt.Fprintf(&b, "@%d:%s", g.ChainID, g.TxHash)
+		}
 	}
 	return b.String()
 }
@@ -258,6 +263,22 @@ type settleOut struct {
 		PartnerID string `json:"partnerId"`
 		RowCount  int    `json:"rowCount"`
 	} `json:"skipped"`
+	Transfers []transferOut `json:"transfers"`
+	Failed    []transferOut `json:"failed"`
+}
+
+// transferOut is a payout as the settle command prints it.
+type transferOut struct {
+	ID        string `json:"id"`
+	PartnerID string `json:"partnerId"`
+	ChainID   uint64 `json:"chainId"`
+	Token     string `json:"token"`
+	Wallet    string `json:"wallet"`
+	Amount    string `json:"amount"`
+	RowCount  int    `json:"rowCount"`
+	State     string `json:"state"`
+	TxHash    string `json:"txHash"`
+	Reason    string `json:"reason"`
 }
 
 func TestEarningsAndSettleE2E(t *testing.T) {
@@ -270,7 +291,7 @@ func TestEarningsAndSettleE2E(t *testing.T) {
 			rec, err := store.EncodeQuote(&account.Activity{PartnerID: pid, ID: q, Kind: account.ActivityQuote,
 				Status: account.ActivityQuoted, Provider: "aggregator", FeeMicroUSD: fee, VolumeMicroUSD: fee * 333,
 				CreatedAt: t0.Add(time.Duration(i) * time.Second),
-				Earning:   &account.Earning{Ecosystem: eco, State: account.EarningPending}})
+				Earning:   &account.Earning{Ecosystem: eco, FeeAmount: "1000", State: account.EarningPending}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,7 +344,26 @@ func TestEarningsAndSettleE2E(t *testing.T) {
 		out.Payouts[0].RowCount != 2 || len(out.Skipped) != 1 || out.Skipped[0].PartnerID != idB {
 		t.Fatalf("settle: %+v", out)
 	}
-	if e := earnings(keyA); e.summary() != "pending: solana=0.000005/1 settled: evm=3.30/2" {
+	// These earnings name no chain the manager signs on: one manual
+	// transfer, its earnings settled only once it is recorded.
+	if len(out.Transfers) != 1 || out.Transfers[0].State != "manual" || out.Transfers[0].RowCount != 2 {
+		t.Fatalf("settle transfers: %+v", out.Transfers)
+	}
+	if e := earnings(keyA); e.summary() != "pending: evm=3.30/2 solana=0.000005/1 settled:" {
+		t.Fatalf("A before the record: %s", e.summary())
+	}
+	var stderr strings.Builder
+	if code := run([]string{"settle", "record", "--data", dir, "--payout", out.Transfers[0].ID, "--tx", "0x12"}, &strings.Builder{}, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "--tx") {
+		t.Fatalf("record with a bad hash: exit %d %s", code, stderr.String())
+	}
+	hash := "0x" + strings.Repeat("5a", 32)
+	var rec transferOut
+	cli(t, &rec, "settle", "record", "--data", dir, "--payout", out.Transfers[0].ID, "--tx", hash)
+	if rec.State != "settled" || rec.TxHash != hash {
+		t.Fatalf("record: %+v", rec)
+	}
+	if e := earnings(keyA); e.summary() != "pending: solana=0.000005/1 settled: evm=3.30/2@0:"+hash {
 		t.Fatalf("A after settle: %s", e.summary())
 	}
 	if e := earnings(keyB); e.summary() != "pending: evm=12.345678/1 settled:" {
@@ -332,7 +372,7 @@ func TestEarningsAndSettleE2E(t *testing.T) {
 	// Safe to run twice.
 	var again settleOut
 	cli(t, &again, "settle", "--data", dir, "--ecosystem", "evm")
-	if again.ID != "" || len(again.Payouts) != 0 {
+	if again.ID != "" || len(again.Payouts) != 0 || len(again.Transfers) != 0 {
 		t.Fatalf("second run paid again: %+v", again)
 	}
 
@@ -342,15 +382,20 @@ func TestEarningsAndSettleE2E(t *testing.T) {
 	}
 	ts.stop()
 	cli(t, &out, "settle", "--data", dir, "--ecosystem", "solana")
-	if out.ID == "" || len(out.Payouts) != 1 || out.Payouts[0].Wallet != realWallets[1].addr {
+	if out.ID == "" || len(out.Payouts) != 1 || out.Payouts[0].Wallet != realWallets[1].addr || len(out.Transfers) != 1 ||
+		out.Transfers[0].State != "manual" || out.Transfers[0].Wallet != realWallets[1].addr {
 		t.Fatalf("offline settle: %+v", out)
 	}
-	var stderr strings.Builder
+	sig := "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"
+	cli(t, &rec, "settle", "record", "--data", dir, "--payout", out.Transfers[0].ID, "--tx", sig)
+	if rec.State != "settled" {
+		t.Fatalf("offline record: %+v", rec)
+	}
 	if code := run([]string{"settle", "--data", dir, "--ecosystem", "ton"}, &strings.Builder{}, &stderr); code != 2 {
 		t.Fatalf("unknown ecosystem: exit %d %s", code, stderr.String())
 	}
 	ts = startServer(t, func(c *app.Config) { c.DataDir = dir })
-	if e := earnings(keyA); e.summary() != "pending: settled: evm=3.30/2 solana=0.000005/1" {
+	if e := earnings(keyA); e.summary() != "pending: settled: evm=3.30/2@0:"+hash+" solana=0.000005/1@0:"+sig {
 		t.Fatalf("A after both: %s", e.summary())
 	}
 }

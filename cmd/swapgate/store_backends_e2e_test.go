@@ -132,10 +132,16 @@ func TestStoreBackendsEndToEnd(t *testing.T) {
 			if out.ID == "" || len(out.Payouts) != 1 || out.Payouts[0].PartnerID != idA || out.Payouts[0].Wallet != realWallets[0].addr {
 				t.Fatalf("settle: %+v", out)
 			}
-			settled := earnings(ts, keyA)
-			if !strings.HasPrefix(settled, "pending: settled: evm=") {
-				t.Fatalf("earnings after settling: %s", settled)
+			// Paid by a transfer the transaction manager sends: settled once
+			// it is confirmed.
+			if len(out.Transfers) != 1 || out.Transfers[0].State != "planned" || out.Transfers[0].ChainID != 8453 {
+				t.Fatalf("settle transfers: %+v", out.Transfers)
 			}
+			var settled string
+			waitUntil(t, "the payout confirmed", func() bool {
+				settled = earnings(ts, keyA)
+				return strings.HasPrefix(settled, "pending: settled: evm=")
+			})
 
 			// A key rotated by the CLI stops working at once: on either
 			// backend the command goes through the running server, which

@@ -8,6 +8,7 @@ type Store interface {
 	Accounts
 	FeeWallets
 	Settlement
+	Payouts
 	Swaps
 	InboundDeposits
 	OnrampOrders
@@ -25,6 +26,7 @@ func RunAll(t *testing.T, open Factory[Store]) {
 	t.Run("FeeWallets", func(t *testing.T) { RunFeeWallets(t, narrow(open, func(s Store) FeeWallets { return s })) })
 	t.Run("Ledger", func(t *testing.T) { RunLedger(t, narrow(open, func(s Store) Ledger { return s })) })
 	t.Run("Settlement", func(t *testing.T) { RunSettlement(t, narrow(open, func(s Store) Settlement { return s })) })
+	t.Run("Payouts", func(t *testing.T) { RunPayouts(t, narrow(open, func(s Store) Payouts { return s })) })
 	t.Run("Webhooks", func(t *testing.T) { RunWebhooks(t, narrow(open, func(s Store) Webhooks { return s })) })
 	t.Run("Swaps", func(t *testing.T) { RunSwaps(t, narrow(open, func(s Store) Swaps { return s })) })
 	t.Run("InboundDeposits", func(t *testing.T) {

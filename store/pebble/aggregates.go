@@ -10,6 +10,7 @@ var (
 	_ store.FeeWallets  = (*Store)(nil)
 	_ store.Ledger      = (*Store)(nil)
 	_ store.Settlement  = (*Store)(nil)
+	_ store.Payouts     = (*Store)(nil)
 	_ store.Webhooks    = (*Store)(nil)
 	_ store.Swaps       = (*Store)(nil)
 	_ store.Inbound     = (*Store)(nil)

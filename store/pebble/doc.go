@@ -52,6 +52,7 @@
 //	seq/ledger                                 last ledger/e sequence number (uint64 BE)
 //	feewallet/<partnerID>/<ecosystem>          fee wallet (at most one per ecosystem)
 //	settle/<ecosystem>/<batchID>               settlement batch
+//	payout/<payoutID>                          a transfer of an on-chain settlement run (payout.go)
 //	webhook/<partnerID>/<webhookID>            webhook registration (record version 2): its
 //	                                           signing secret sealed with AES-256-GCM under a
 //	                                           key derived from the data directory's

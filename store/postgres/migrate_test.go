@@ -100,6 +100,12 @@ var steps = []struct {
 		       INSERT INTO tx_nonces VALUES (42161, '0xseed', 7);
 		       INSERT INTO operator_keys VALUES ('evm', '\x01')`,
 		check: `SELECT count(*) FROM tx_intents, tx_nonces, operator_keys WHERE id = 'tx_seed' AND next = 7 AND name = 'evm'`},
+	17: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "operator_keys", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners",
+		"payouts", "portal_codes", "portal_key_rotations", "portal_limits", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
+		seed:  `INSERT INTO payouts VALUES ('pay_seed', 'evm', 'planned', 1, '{"v":1,"id":"pay_seed"}')`,
+		check: `SELECT count(*) FROM payouts WHERE id = 'pay_seed' AND state = 'planned'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

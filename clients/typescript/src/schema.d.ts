@@ -2324,9 +2324,13 @@ export interface components {
                 totalUsd: string;
                 rowCount: number;
             }[];
-            /** @description Fees already paid out, per ecosystem. */
+            /** @description Fees already paid out, per ecosystem and, for fees paid by a transfer, per transfer (its chainId and txHash). */
             settled: {
                 ecosystem: components["schemas"]["Ecosystem"];
+                /** @description The chain of the transfer that paid these fees; absent for fees settled without an on-chain transfer record. */
+                chainId?: number;
+                /** @description The transaction that paid these fees (confirmed on-chain, or recorded by the operator for ecosystems it pays by hand); absent for fees settled without one. */
+                txHash?: string;
                 /** @description Exact sum in USD, 2 to 6 decimals. */
                 totalUsd: string;
                 rowCount: number;

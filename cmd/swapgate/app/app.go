@@ -262,9 +262,12 @@ type App struct {
 	partners *clusterPartners
 	edge     *edge.Server
 	admin    *admin.Server
-	ln       net.Listener
-	served   chan error
-	stopped  atomic.Bool
+	// payouts hands settlement's transfers to the transaction manager; nil
+	// until the manager's part sets it (see payouts.go).
+	payouts *payoutSender
+	ln      net.Listener
+	served  chan error
+	stopped atomic.Bool
 
 	// sandbox is the sandbox chains as the service uses them: chains on a
 	// single node, the chain grains' proxy in a cluster (sandbox mode).

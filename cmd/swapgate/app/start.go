@@ -220,9 +220,11 @@ func (a *App) startTxManager(ctx context.Context, s *startup) error {
 	if a.txm, err = txm.New(a.txOptions(s.cfg, signer, nodes)); err != nil {
 		return fmt.Errorf("app: transaction manager: %w", err)
 	}
+	a.payouts = newPayoutSender(a.txm, func(id uint64) bool { return nodes[id] != nil }, payoutStoreOf(a.stores), a.log)
 	if err := a.txm.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("app: start the transaction manager: %w", err)
 	}
+	a.payouts.startPayouts(ctx)
 	a.log.Info("transaction manager ready", slog.String("operator", signer.Address().Hex()), slog.Int("chains", len(nodes)))
 	return nil
 }
@@ -397,7 +399,7 @@ func (a *App) startAdmin(_ context.Context, s *startup) (err error) {
 	if a.admin, err = admin.New(s.cfg.DataDir, a.stores.Partners, a.edge.InvalidatePartner); err != nil {
 		return fmt.Errorf("app: admin listener: %w", err)
 	}
-	if err = admin.RegisterSettle(a.admin, a.stores.Settlement, nil); err != nil {
+	if err = admin.RegisterPayouts(a.admin, payoutStoreOf(a.stores), a.payoutSenderOf(s), nil); err != nil {
 		return fmt.Errorf("app: admin listener: %w", err)
 	}
 	if err = admin.RegisterPprof(a.admin); err != nil {

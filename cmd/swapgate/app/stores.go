@@ -23,10 +23,13 @@ import (
 // held to each kind separately (its compile-time guards, and the contract
 // suites of internal/storecontract).
 type Stores struct {
-	Partners    store.Partners
-	FeeWallets  store.FeeWallets
-	Ledger      store.Ledger
-	Settlement  store.Settlement
+	Partners   store.Partners
+	FeeWallets store.FeeWallets
+	Ledger     store.Ledger
+	Settlement store.Settlement
+	// Payouts are on-chain settlement's transfers (admin.PayoutStore with
+	// Settlement).
+	Payouts     store.Payouts
 	Webhooks    store.Webhooks
 	Swaps       store.Swaps
 	Inbound     store.Inbound
@@ -55,13 +58,13 @@ func (s *Stores) Backend() any { return s.backend }
 // pebbleStores hands out the Pebble store by kind of state.
 func pebbleStores(s *pebblestore.Store) *Stores {
 	return &Stores{Partners: s, FeeWallets: s, Ledger: s, Settlement: s, Webhooks: s, Swaps: s, Inbound: s,
-		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, TxIntents: s, Health: s, backend: s}
+		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, TxIntents: s, Health: s, backend: s, Payouts: s}
 }
 
 // postgresStores hands out the PostgreSQL store by kind of state.
 func postgresStores(s *postgres.Store) *Stores {
 	return &Stores{Partners: s, FeeWallets: s, Ledger: s, Settlement: s, Webhooks: s, Swaps: s, Inbound: s,
-		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, TxIntents: s, Health: s, backend: s}
+		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, TxIntents: s, Health: s, backend: s, Payouts: s}
 }
 
 // Which kind of state each consumer takes: its own small interface, cut
@@ -81,6 +84,9 @@ var (
 	_ edge.LedgerReader = store.Ledger(nil)
 	// Settlement: read and applied by admin.Settle.
 	_ admin.SettlementStore = store.Settlement(nil)
+	// Payouts: planned, sent and finished by admin.SettlePayouts and the
+	// transaction manager's payout hook, with the settlement's reads.
+	_ admin.PayoutStore = payoutStore{}
 	// Webhooks, the outbox and delivery records.
 	_ edge.WebhookRegistrations = store.Webhooks(nil)
 	_ webhookpool.Store         = store.Webhooks(nil)

@@ -82,6 +82,11 @@ type Earning struct {
 	SettledBatch string    `json:"settledBatch,omitempty"`
 	SettledTo    string    `json:"settledTo,omitempty"`
 	SettledAt    time.Time `json:"settledAt,omitzero"`
+	// SettledChainID and SettledTx name the transaction that paid the
+	// earning, when a transfer paid it (see Transfer); earnings settled
+	// before payouts went on-chain have neither.
+	SettledChainID uint64 `json:"settledChainId,omitempty"`
+	SettledTx      string `json:"settledTx,omitempty"`
 }
 
 // CheckNew refuses a record that cannot be a new partner quote: one without

@@ -1,10 +1,17 @@
 package account
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
-// EarningsGroup sums a partner's earnings of one ecosystem and state.
+// EarningsGroup sums a partner's earnings of one ecosystem and state; a
+// settled group is moreover one transaction's: ChainID and TxHash name the
+// transfer that paid it (both zero for earnings settled without one).
 type EarningsGroup struct {
 	Ecosystem     string
+	ChainID       uint64
+	TxHash        string
 	RowCount      int
 	TotalMicroUSD int64
 }
@@ -22,7 +29,11 @@ type EarningsTally struct {
 	sums map[earningsKey]*EarningsGroup
 }
 
-type earningsKey struct{ eco, state string }
+type earningsKey struct {
+	eco, state string
+	chain      uint64
+	tx         string
+}
 
 // NewEarningsTally starts an empty sum.
 func NewEarningsTally() *EarningsTally {
@@ -36,10 +47,13 @@ func (t *EarningsTally) Add(a *Activity) bool {
 	if e == nil {
 		return true
 	}
-	k := earningsKey{e.Ecosystem, e.State}
+	k := earningsKey{eco: e.Ecosystem, state: e.State}
+	if e.State == EarningSettled {
+		k.chain, k.tx = e.SettledChainID, e.SettledTx
+	}
 	g := t.sums[k]
 	if g == nil {
-		g = &EarningsGroup{Ecosystem: e.Ecosystem}
+		g = &EarningsGroup{Ecosystem: e.Ecosystem, ChainID: k.chain, TxHash: k.tx}
 		t.sums[k] = g
 	}
 	g.RowCount++
@@ -60,7 +74,18 @@ func (t *EarningsTally) Earnings() *Earnings {
 			out.Pending = append(out.Pending, *g)
 		}
 	}
-	byEco := func(a, b EarningsGroup) int { return compareEcosystems(a.Ecosystem, b.Ecosystem) }
+	byEco := func(a, b EarningsGroup) int {
+		if c := compareEcosystems(a.Ecosystem, b.Ecosystem); c != 0 {
+			return c
+		}
+		if a.ChainID != b.ChainID {
+			if a.ChainID < b.ChainID {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.TxHash, b.TxHash)
+	}
 	slices.SortFunc(out.Pending, byEco)
 	slices.SortFunc(out.Settled, byEco)
 	return out

@@ -36,6 +36,12 @@ type SettlementBatch struct {
 	// Skipped lists partners left pending for want of a wallet. It is
 	// reported, not stored.
 	Skipped []Unpaid `json:"skipped,omitempty"`
+	// Transfers are the payouts an on-chain run planned (see Transfer):
+	// one per partner, chain and token.
+	Transfers []Transfer `json:"transfers,omitempty"`
+	// Failed are the transfers that failed, their earnings pending again,
+	// each with its reason: reported by every run, not stored with it.
+	Failed []Transfer `json:"failed,omitempty"`
 }
 
 // batchIDPrefix starts settlement batch IDs.

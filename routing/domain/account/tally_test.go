@@ -17,6 +17,13 @@ func TestTallies(t *testing.T) {
 		{Provider: "intents", VolumeMicroUSD: 10, FeeMicroUSD: 5, CreatedAt: day.Add(3 * time.Hour),
 			Earning: &Earning{Ecosystem: "evm", State: EarningPending}},
 		{Provider: "intents", CreatedAt: day, Earning: &Earning{Ecosystem: "near", State: EarningPending}}, // zero total: left out
+		// Settled by transfers: one group per transaction, after those settled without one.
+		{Provider: "intents", FeeMicroUSD: 6, CreatedAt: day.Add(4 * time.Hour),
+			Earning: &Earning{Ecosystem: "evm", State: EarningSettled, SettledChainID: 8453, SettledTx: "0xbb"}},
+		{Provider: "intents", FeeMicroUSD: 7, CreatedAt: day.Add(4 * time.Hour),
+			Earning: &Earning{Ecosystem: "evm", State: EarningSettled, SettledChainID: 10, SettledTx: "0xaa"}},
+		{Provider: "intents", FeeMicroUSD: 8, CreatedAt: day.Add(4 * time.Hour),
+			Earning: &Earning{Ecosystem: "evm", State: EarningSettled, SettledChainID: 8453, SettledTx: "0xbb"}},
 	}
 	st, et := NewStatsTally(day, day.Add(48*time.Hour)), NewEarningsTally()
 	for _, r := range rows {
@@ -24,13 +31,14 @@ func TestTallies(t *testing.T) {
 		et.Add(r)
 	}
 	s := st.Stats()
-	if s.Totals != (StatFigures{Quotes: 5, VolumeMicroUSD: 1520, FeeMicroUSD: 12}) ||
-		fmt.Sprint(s.ByDay) != "[{2026-03-01 {2 1000 3}} {2026-03-02 {3 520 9}}]" ||
-		fmt.Sprint(s.ByProvider) != "[{aggregator {2 1500 3}} {intents {3 20 9}}]" {
+	if s.Totals != (StatFigures{Quotes: 8, VolumeMicroUSD: 1520, FeeMicroUSD: 33}) ||
+		fmt.Sprint(s.ByDay) != "[{2026-03-01 {2 1000 3}} {2026-03-02 {6 520 30}}]" ||
+		fmt.Sprint(s.ByProvider) != "[{aggregator {2 1500 3}} {intents {6 20 30}}]" {
 		t.Fatalf("stats %+v", s)
 	}
 	e := et.Earnings()
-	if fmt.Sprint(e.Pending) != "[{evm 1 5} {solana 1 3}]" || fmt.Sprint(e.Settled) != "[{evm 1 4}]" {
+	if fmt.Sprint(e.Pending) != "[{evm 0  1 5} {solana 0  1 3}]" ||
+		fmt.Sprint(e.Settled) != "[{evm 0  1 4} {evm 10 0xaa 1 7} {evm 8453 0xbb 2 14}]" {
 		t.Fatalf("earnings %+v", e)
 	}
 }
