@@ -10,6 +10,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/portal"
 	"github.com/swapgate/swapgate/routing/domain/swap"
+	"github.com/swapgate/swapgate/routing/domain/txintent"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 )
 
@@ -207,4 +208,35 @@ type Health interface {
 	CacheStats(visit func(cache string, hits, misses uint64))
 	// Close releases the store; it is not used again.
 	Close() error
+}
+
+// TxIntents is the transaction manager's intents (actors/txm's Store) and
+// its accounts' nonces. Every write is synced before it returns, since an
+// intent is promised durable before it is signed and a signed one's bytes
+// before they are broadcast.
+type TxIntents interface {
+	// PutTxIntent stores a new intent, once per Key ever: when one with
+	// in.Key exists it is returned with created false and nothing written.
+	PutTxIntent(ctx context.Context, in *txintent.Intent) (stored *txintent.Intent, created bool, err error)
+	// TxIntent and TxIntentByKey return ErrNotFound when there is none.
+	TxIntent(ctx context.Context, id string) (*txintent.Intent, error)
+	TxIntentByKey(ctx context.Context, key string) (*txintent.Intent, error)
+	// ListTxIntents returns the intents q selects in ID order (creation
+	// order), at most q.Limit (all when 0).
+	ListTxIntents(ctx context.Context, q txintent.Query) ([]*txintent.Intent, error)
+	// UpdateTxIntent stores in, which was read at in.Version: when the
+	// stored intent's version differs nothing is written and ErrStale is
+	// returned; otherwise in.Version is advanced. When in.Nonce is set the
+	// account's next nonce (NextNonce of in.ChainID and in.From) is raised
+	// to *in.Nonce+1 in the same write, so that a nonce is allocated
+	// exactly when the intent holding it is stored.
+	UpdateTxIntent(ctx context.Context, in *txintent.Intent) error
+	// NextNonce is the account's next nonce as stored (0 when none).
+	NextNonce(ctx context.Context, chainID uint64, account string) (uint64, error)
+	// RaiseNonce sets the account's next nonce to n when n is higher (the
+	// node's pending count read at start) and returns the stored value.
+	RaiseNonce(ctx context.Context, chainID uint64, account string, n uint64) (uint64, error)
+	// MarkTxIntentHandled records that a final intent's completion hooks
+	// returned: it is no longer listed by a query with Unhandled set.
+	MarkTxIntentHandled(ctx context.Context, id string) error
 }
