@@ -195,6 +195,19 @@ var serveSettings = append([]setting{
 		return smtpmail.CheckFrom(c.SMTPFrom)
 	}},
 	{"evm-rpc", func(c *app.Config) error { return rpcURLs(c.EVMRPC) }},
+	{"signer-url", func(c *app.Config) error {
+		if flag, err := c.Operator.CheckSigner(); flag == "signer-url" {
+			return err
+		}
+		return nil
+	}},
+	{"signer-address", func(c *app.Config) error {
+		if flag, err := c.Operator.CheckSigner(); flag == "signer-address" {
+			return err
+		}
+		return nil
+	}},
+	{"operator-min-balance", func(c *app.Config) error { _, err := c.Operator.MinBalanceWei(); return err }},
 	intIn(func(c *app.Config) int { return c.WebhookPoolSize }, "webhook-pool-size", 1, 1024),
 	durIn(func(c *app.Config) time.Duration { return c.WebhookRetryBase }, "webhook-retry-base", time.Millisecond, time.Hour),
 	intIn(func(c *app.Config) int { return c.WebhookMaxAttempts }, "webhook-max-attempts", 1, 100),

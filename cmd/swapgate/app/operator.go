@@ -1,0 +1,126 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/swapgate/swapgate/routing/adapters/extsigner"
+)
+
+// OperatorConfig is how the transaction manager's account signs and is
+// watched: the sealed operator key in the store (`swapgate operator-key
+// create`), or an external signer speaking eth_signTransaction (web3signer,
+// Clef) at SignerURL for SignerAddress; one of the two, chosen at start.
+type OperatorConfig struct {
+	// SignerURL is the external signer's JSON-RPC endpoint (http, https,
+	// ws, wss URL or an IPC socket's absolute path); empty signs with the
+	// sealed key.
+	SignerURL string
+	// SignerAddress is the account the external signer signs for; required
+	// with SignerURL, which must hold it (eth_accounts at start).
+	SignerAddress string
+	// MinBalance is per chain id the native balance, in the chain's coin
+	// as a decimal ("0.05"), under which the operator's account is low: a
+	// warning and swapgate_txm_balance_low{chain} 1.
+	MinBalance map[uint64]string
+}
+
+// CheckSigner checks --signer-url and --signer-address together: both or
+// neither, a URL the signer can be dialled at, an address that is one.
+// The error names the flag at fault.
+func (o OperatorConfig) CheckSigner() (flag string, err error) {
+	switch {
+	case o.SignerURL == "" && o.SignerAddress == "":
+		return "", nil
+	case o.SignerURL == "":
+		return "signer-address", errors.New("needs --signer-url, the external signer that holds it")
+	case o.SignerAddress == "":
+		return "signer-address", errors.New("is required with --signer-url: the account the external signer signs for")
+	}
+	if err := signerURL(o.SignerURL); err != nil {
+		return "signer-url", err
+	}
+	if !common.IsHexAddress(o.SignerAddress) || !strings.HasPrefix(o.SignerAddress, "0x") {
+		return "signer-address", fmt.Errorf("must be an EVM address (0x and 40 hexadecimal digits), got %q", o.SignerAddress)
+	}
+	if common.HexToAddress(o.SignerAddress) == (common.Address{}) {
+		return "signer-address", errors.New("must not be the zero address")
+	}
+	return "", nil
+}
+
+// signerURL accepts what go-ethereum's client dials: an absolute http(s)
+// or ws(s) URL, or an IPC socket's absolute path (Clef's default).
+func signerURL(s string) error {
+	if filepath.IsAbs(s) && !strings.Contains(s, "://") {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("must be an absolute http, https, ws or wss URL or an IPC socket's path, got %q", s)
+	}
+	switch u.Scheme {
+	case "http", "https", "ws", "wss":
+		return nil
+	}
+	return fmt.Errorf("must be an absolute http, https, ws or wss URL or an IPC socket's path, got %q", s)
+}
+
+// MinBalanceWei is MinBalance in wei per chain, or the first entry that is
+// not a non-negative decimal of at most 18 places.
+func (o OperatorConfig) MinBalanceWei() (map[uint64]*big.Int, error) {
+	ids := make([]uint64, 0, len(o.MinBalance))
+	for id := range o.MinBalance {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	out := make(map[uint64]*big.Int, len(ids))
+	for _, id := range ids {
+		wei, err := nativeToWei(o.MinBalance[id])
+		if err != nil {
+			return nil, fmt.Errorf("chain %d: %w", id, err)
+		}
+		out[id] = wei
+	}
+	return out, nil
+}
+
+// nativeToWei reads an amount of a chain's native coin ("0.05") in wei:
+// every EVM chain's coin has 18 decimals.
+func nativeToWei(s string) (*big.Int, error) {
+	whole, frac, _ := strings.Cut(s, ".")
+	digits := func(d string) bool { return strings.Trim(d, "0123456789") == "" }
+	if whole == "" && frac == "" || !digits(whole) || !digits(frac) || len(frac) > 18 || len(whole) > 40 {
+		return nil, fmt.Errorf("must be an amount of the chain's native coin, a decimal of at most 18 places like 0.05, got %q", s)
+	}
+	wei, _ := new(big.Int).SetString(whole+frac+strings.Repeat("0", 18-len(frac)), 10)
+	return wei, nil
+}
+
+// externalSigner dials the external signer the configuration names and
+// checks that it holds the address (nil, nil without --signer-url). A
+// signer that cannot be reached or does not hold the address is a start
+// error naming the flags: the manager would otherwise take intents it can
+// never sign.
+func externalSigner(ctx context.Context, o OperatorConfig) (*extsigner.Signer, error) {
+	if o.SignerURL == "" {
+		return nil, nil
+	}
+	s, err := extsigner.Dial(ctx, o.SignerURL, common.HexToAddress(o.SignerAddress))
+	if err != nil {
+		return nil, fmt.Errorf("--signer-url: %w", err)
+	}
+	if err := s.Check(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("--signer-url, --signer-address: %w", err)
+	}
+	return s, nil
+}
