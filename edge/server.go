@@ -127,6 +127,10 @@ type Deps struct {
 	// Sandbox is the sandbox chain: given (sandbox mode), the sandbox
 	// endpoints and GET /v1/balances are served; nil leaves them out.
 	Sandbox SandboxChain
+	// SandboxNode is the sandbox chains' JSON-RPC nodes and base-fee knob
+	// (sandbox mode, single process); nil: POST /rpc/{chainId} and POST
+	// /v1/sandbox/gas do not exist.
+	SandboxNode SandboxNode
 	// Cluster, when the node is a cluster member, is reported by
 	// GET /v1/ping; nil for a single node.
 	Cluster ClusterView
@@ -332,6 +336,9 @@ func (s *Server) routes() {
 	}
 	if s.deps.Sandbox != nil {
 		s.sandboxRoutes()
+	}
+	if s.deps.SandboxNode != nil {
+		s.sandboxNodeRoutes()
 	}
 	if s.deps.Portal != nil {
 		s.portalRoutes()

@@ -224,13 +224,15 @@ type TxIntents interface {
 	// ListTxIntents returns the intents q selects in ID order (creation
 	// order), at most q.Limit (all when 0).
 	ListTxIntents(ctx context.Context, q txintent.Query) ([]*txintent.Intent, error)
-	// UpdateTxIntent stores in, which was read at in.Version: when the
-	// stored intent's version differs nothing is written and ErrStale is
-	// returned; otherwise in.Version is advanced. When in.Nonce is set the
-	// account's next nonce (NextNonce of in.ChainID and in.From) is raised
-	// to *in.Nonce+1 in the same write, so that a nonce is allocated
-	// exactly when the intent holding it is stored.
-	UpdateTxIntent(ctx context.Context, in *txintent.Intent) error
+	// UpdateTxIntents stores ins, each read at its Version, all or
+	// nothing in one synced write (a worker stores a run of intents it
+	// signed at once): when a stored intent's version differs nothing is
+	// written and ErrStale is returned; otherwise each Version is
+	// advanced. For an intent with a Nonce the account's next nonce
+	// (NextNonce of its ChainID and From) is raised to *Nonce+1 in the
+	// same write, so that a nonce is allocated exactly when the intent
+	// holding it is stored.
+	UpdateTxIntents(ctx context.Context, ins []*txintent.Intent) error
 	// NextNonce is the account's next nonce as stored (0 when none).
 	NextNonce(ctx context.Context, chainID uint64, account string) (uint64, error)
 	// RaiseNonce sets the account's next nonce to n when n is higher (the
@@ -239,4 +241,11 @@ type TxIntents interface {
 	// MarkTxIntentHandled records that a final intent's completion hooks
 	// returned: it is no longer listed by a query with Unhandled set.
 	MarkTxIntentHandled(ctx context.Context, id string) error
+	// OperatorKey returns the operator's signing key stored under name
+	// (the store opens what it sealed with secrets.key), or ErrNotFound.
+	OperatorKey(ctx context.Context, name string) ([]byte, error)
+	// CreateOperatorKey stores key under name, sealed, unless one is
+	// stored already: it returns the stored key and whether it is key.
+	// Every node sharing the store reads the same key.
+	CreateOperatorKey(ctx context.Context, name string, key []byte) (stored []byte, created bool, err error)
 }

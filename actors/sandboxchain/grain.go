@@ -140,9 +140,9 @@ func (g *Grains) Activate(ctx context.Context, identity string) (*Grain, error) 
 	gr := &Grain{chain: c, store: g.store, now: g.now, log: g.log, done: map[string]common.Hash{}}
 	started := time.Now()
 	var stats ReplayStats
-	gr.next, err = replayLog(ctx, g.store, c, g.log, &stats, func(op sandboxnet.Op, r *simchain.Receipt) {
-		if op.Request != "" {
-			gr.done[op.Request] = r.TxHash
+	gr.next, err = replayLog(ctx, g.store, c, g.log, &stats, func(op sandboxnet.Op, a sandboxnet.Applied) {
+		if op.Request != "" && a.Hash != (common.Hash{}) {
+			gr.done[op.Request] = a.Hash
 		}
 	})
 	if err != nil {
@@ -245,7 +245,8 @@ func (g *Grain) change(ctx context.Context, req changeRequest) (*simchain.Receip
 		return nil, fmt.Errorf("%w: %q", sandboxnet.ErrUnknownOp, req.Kind)
 	}
 	op.Time = g.now()
-	r, err := g.chain.Apply(op)
+	a, err := g.chain.Do(op)
+	r := a.Receipt
 	if r == nil {
 		return nil, fmt.Errorf("sandboxchain: chain %d: %w", g.chain.ID(), err)
 	}

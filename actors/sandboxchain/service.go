@@ -33,6 +33,7 @@ import (
 	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
+	"github.com/swapgate/swapgate/routing/sim/simrpc"
 )
 
 // Store records the operations applied to each chain, each as the bytes
@@ -140,21 +141,23 @@ func Start(ctx context.Context, reg *registry.Registry, store Store, o Options) 
 
 // replay applies a chain's log to it.
 func (s *Service) replay(ctx context.Context, sl *slot, stats *ReplayStats) error {
-	next, err := replayLog(ctx, s.store, sl.chain, s.log, stats, func(_ sandboxnet.Op, r *simchain.Receipt) {
-		s.index(r.TxHash, sl.chain.ID())
+	next, err := replayLog(ctx, s.store, sl.chain, s.log, stats, func(_ sandboxnet.Op, a sandboxnet.Applied) {
+		for _, r := range a.Mined {
+			s.index(r.TxHash, sl.chain.ID())
+		}
 	})
 	sl.next = next
 	return err
 }
 
 // replayLog applies chain's recorded operations to it, in order, each at
-// its recorded time, calling mined with each operation that mined a
-// transaction and its receipt; it returns the sequence number of the next
+// its recorded time, calling mined with each operation that changed the
+// chain and what it did; it returns the sequence number of the next
 // operation. A gap in the log or an operation that mines another hash than
 // it recorded is logged and counted, not refused: the chain is still the
 // best rebuild of what clients were told.
 func replayLog(ctx context.Context, store Store, chain *sandboxnet.Chain, log *slog.Logger, stats *ReplayStats,
-	mined func(sandboxnet.Op, *simchain.Receipt)) (uint64, error) {
+	mined func(sandboxnet.Op, sandboxnet.Applied)) (uint64, error) {
 	id := chain.ID()
 	next := uint64(1)
 	err := store.ChainOps(ctx, id, func(seq uint64, rec []byte) error {
@@ -167,14 +170,15 @@ func replayLog(ctx context.Context, store Store, chain *sandboxnet.Chain, log *s
 		}
 		next = seq + 1
 		stats.Ops++
-		r, err := chain.Apply(op)
-		if r == nil || r.TxHash != op.TxHash {
+		a, err := chain.Do(op)
+		refused := err != nil && a.Receipt == nil
+		if a.Hash != op.TxHash || refused {
 			stats.Diverged++
 			log.Warn("sandbox chain replay diverged", slog.Uint64("chainId", id), slog.Uint64("seq", seq),
 				slog.String("recorded", op.TxHash.Hex()), slog.Any("err", err))
 		}
-		if r != nil {
-			mined(op, r)
+		if !refused {
+			mined(op, a)
 		}
 		return nil
 	})
@@ -207,29 +211,48 @@ func (s *Service) slot(chainID uint64) (*slot, error) {
 // error and not recorded. A faucet or credit transaction that mined but
 // failed is recorded and returned as its failed receipt, without error.
 func (s *Service) apply(ctx context.Context, chainID uint64, op sandboxnet.Op, check func(*sandboxnet.Chain) error) (*simchain.Receipt, error) {
-	sl, err := s.slot(chainID)
+	a, err := s.do(ctx, chainID, op, check)
 	if err != nil {
 		return nil, err
+	}
+	if a.Receipt == nil {
+		return nil, fmt.Errorf("sandboxchain: chain %d: %s mined nothing", chainID, op.Kind)
+	}
+	return a.Receipt, nil
+}
+
+// do runs one operation on a chain and records it before returning what it
+// did. An operation refused before it changed anything is returned as the
+// chain's error (wrapped for sends, top-ups and credits; as it is for a
+// signed transaction, whose refusal is a node's words) and not recorded.
+func (s *Service) do(ctx context.Context, chainID uint64, op sandboxnet.Op, check func(*sandboxnet.Chain) error) (sandboxnet.Applied, error) {
+	var none sandboxnet.Applied
+	sl, err := s.slot(chainID)
+	if err != nil {
+		return none, err
 	}
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	switch {
 	case s.closed.Load():
-		return nil, ErrClosed
+		return none, ErrClosed
 	case sl.broken != nil:
-		return nil, fmt.Errorf("%w: chain %d: its last change was not recorded (%v); restart to rebuild it", ErrUnavailable, chainID, sl.broken)
+		return none, fmt.Errorf("%w: chain %d: its last change was not recorded (%v); restart to rebuild it", ErrUnavailable, chainID, sl.broken)
 	}
 	if check != nil {
 		if err := check(sl.chain); err != nil {
-			return nil, err
+			return none, err
 		}
 	}
 	op.Time = s.now()
-	r, err := sl.chain.Apply(op)
-	if r == nil {
-		return nil, fmt.Errorf("sandboxchain: chain %d: %w", chainID, err)
+	a, err := sl.chain.Do(op)
+	if err != nil && a.Receipt == nil {
+		if op.Kind == sandboxnet.OpRaw || op.Kind == sandboxnet.OpBaseFee {
+			return none, err
+		}
+		return none, fmt.Errorf("sandboxchain: chain %d: %w", chainID, err)
 	}
-	op.TxHash = r.TxHash
+	op.TxHash = a.Hash
 	// The chain has changed: the record must be written whatever became of
 	// the caller's context.
 	rec, err := sandboxnet.EncodeOp(op)
@@ -239,12 +262,43 @@ func (s *Service) apply(ctx context.Context, chainID uint64, op sandboxnet.Op, c
 	if err != nil {
 		sl.broken = err
 		s.log.Error("sandbox chain operation not recorded; the chain takes no changes until a restart",
-			slog.Uint64("chainId", chainID), slog.Uint64("seq", sl.next), slog.String("txHash", r.TxHash.Hex()), slog.Any("err", err))
-		return nil, fmt.Errorf("%w: chain %d: record operation: %v", ErrUnavailable, chainID, err)
+			slog.Uint64("chainId", chainID), slog.Uint64("seq", sl.next), slog.String("txHash", a.Hash.Hex()), slog.Any("err", err))
+		return none, fmt.Errorf("%w: chain %d: record operation: %v", ErrUnavailable, chainID, err)
 	}
 	sl.next++
-	s.index(r.TxHash, chainID)
-	return r, nil
+	for _, r := range a.Mined {
+		s.index(r.TxHash, chainID)
+	}
+	return a, nil
+}
+
+// SendRaw takes a signed transaction for a chain, as a node's
+// eth_sendRawTransaction does (simchain's SendRaw): mined at once, or
+// queued until its nonce's turn and the base fee allow, answered with its
+// hash once the operation is recorded. A refusal is the chain's error, in
+// a node's words (simchain.ErrNonceTooLow, ...), and nothing is recorded.
+func (s *Service) SendRaw(ctx context.Context, chainID uint64, raw []byte) (common.Hash, error) {
+	a, err := s.do(ctx, chainID, sandboxnet.Op{Kind: sandboxnet.OpRaw, Raw: raw}, nil)
+	return a.Hash, err
+}
+
+// SetBaseFee sets a chain's base fee, recorded like a transaction, and
+// mines what waited for it to fall.
+func (s *Service) SetBaseFee(ctx context.Context, chainID uint64, fee *big.Int) error {
+	_, err := s.do(ctx, chainID, sandboxnet.Op{Kind: sandboxnet.OpBaseFee, Amount: fee}, nil)
+	return err
+}
+
+// JSONRPC answers a JSON-RPC 2.0 body for a chain's node (package
+// simrpc) over this service's chains.
+func (s *Service) JSONRPC(ctx context.Context, chainID uint64, body []byte) []byte {
+	return simrpc.Serve(ctx, s, chainID, body)
+}
+
+// View runs fn on one chain's state and history under the chain's lock:
+// the reads of the chain's node (simrpc). fn must not keep the chain.
+func (s *Service) View(_ context.Context, chainID uint64, fn func(*simchain.Chain)) error {
+	return s.read(chainID, func(c *sandboxnet.Chain) { fn(c.Sim()) })
 }
 
 // Send executes a transaction request from an account on a chain and mines

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/routing/domain/registry"
@@ -368,5 +371,76 @@ func TestServiceConcurrentUse(t *testing.T) {
 	}
 	if n != len(chains)*2*each {
 		t.Errorf("%d hashes", n)
+	}
+}
+
+// TestServiceSignedTransactionsSurviveRestart: signed transactions sent
+// through the node, one mined, one stuck under a raised base fee, are in
+// the log; after a restart the mined one is found by hash (the tracker's
+// lookup), the stuck one still waits, and lowering the base fee mines it.
+// Refusals are the node's words and are not recorded.
+func TestServiceSignedTransactionsSurviveRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := persistence.Open(dir, persistence.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := start(t, store)
+	key, _ := crypto.ToECDSA(crypto.Keccak256([]byte("service signer")))
+	signer := types.LatestSignerForChainID(big.NewInt(42161))
+	sign := func(nonce uint64, feeCap int64) []byte {
+		raw, err := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: big.NewInt(42161), Nonce: nonce,
+			GasFeeCap: big.NewInt(feeCap), GasTipCap: big.NewInt(1), Gas: 21_000, To: &bob, Value: big.NewInt(3)}).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	mined, err := s.SendRaw(ctx, 42161, sign(0, 1_000_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SendRaw(ctx, 42161, sign(0, 2_000_000_000)); !errors.Is(err, simchain.ErrNonceTooLow) {
+		t.Fatalf("a used nonce: %v", err)
+	}
+	if err := s.SetBaseFee(ctx, 42161, big.NewInt(100_000_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	stuck, err := s.SendRaw(ctx, 42161, sign(1, 2_000_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rpc := func(s *sandboxchain.Service, method, param string) string {
+		return string(s.JSONRPC(ctx, 42161, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":["`+param+`"]}`)))
+	}
+	if got := rpc(s, "eth_getTransactionReceipt", stuck.Hex()); got != `{"jsonrpc":"2.0","id":1,"result":null}` {
+		t.Fatalf("the stuck transaction's receipt: %s", got)
+	}
+	s.Close()
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	store, err = persistence.Open(dir, persistence.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	again, stats := start(t, store)
+	if stats.Ops != 3 || stats.Diverged != 0 {
+		t.Fatalf("replay %+v", stats)
+	}
+	if m, ok := again.Transaction(ctx, mined); !ok || !m.Receipt.Succeeded() {
+		t.Fatalf("the mined transaction after the restart: %v %+v", ok, m)
+	}
+	if got := rpc(again, "eth_getTransactionByHash", stuck.Hex()); !strings.Contains(got, `"blockNumber":null`) {
+		t.Fatalf("the stuck transaction after the restart: %s", got)
+	}
+	if err := again.SetBaseFee(ctx, 42161, big.NewInt(1_000_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := again.Transaction(ctx, stuck); !ok || !m.Receipt.Succeeded() {
+		t.Fatalf("the stuck transaction once the fee fell: %v", ok)
 	}
 }

@@ -59,7 +59,7 @@ type Store interface {
 	TxIntent(ctx context.Context, id string) (*txintent.Intent, error)
 	TxIntentByKey(ctx context.Context, key string) (*txintent.Intent, error)
 	ListTxIntents(ctx context.Context, q txintent.Query) ([]*txintent.Intent, error)
-	UpdateTxIntent(ctx context.Context, in *txintent.Intent) error
+	UpdateTxIntents(ctx context.Context, ins []*txintent.Intent) error
 	NextNonce(ctx context.Context, chainID uint64, account string) (uint64, error)
 	RaiseNonce(ctx context.Context, chainID uint64, account string, n uint64) (uint64, error)
 	MarkTxIntentHandled(ctx context.Context, id string) error

@@ -294,6 +294,10 @@ func badEndpoints(f badFixture) []badEndpoint {
 			{name: "token", valid: str(badArbUSDC), kind: badID, required: true},
 			{name: "amount", valid: str("1000000"), kind: badID, required: true},
 		}},
+		{method: "POST", path: "/v1/sandbox/gas", idem: true, body: []badField{
+			{name: "chainId", valid: "42161", kind: badUint, required: true},
+			{name: "baseFeePerGas", valid: str("1000000"), kind: badID, required: true},
+		}},
 		{method: "GET", path: "/v1/sandbox/tx/{txHash}", params: []badParam{{"txHash", badHash, badID, true}}},
 		{method: "GET", path: "/v1/balances", query: []badParam{
 			{"address", badWallet, badID, true},
@@ -1010,6 +1014,8 @@ func TestBadInputCoversEveryEndpoint(t *testing.T) {
 		"POST pw.Path":                  "a live on-ramp provider's signed webhooks (live mode only): edge's TestProviderWebhookRoute and TestMoonPayOnrampEndToEnd refuse bad signatures and bodies",
 		"GET /portal/transactions/{id}": "a signed-out browser is sent to the sign-in page (303) whatever the id; TestPortalPages holds the signed-in page's refusals",
 		"GET /portal/webhooks/{id}":     "a signed-out browser is sent to the sign-in page (303) whatever the id; TestPortalPages holds the signed-in page's refusals",
+		"POST /rpc/{chainId}": "the sandbox chains' JSON-RPC nodes answer a bad body with a JSON-RPC error (status 200), not the envelope: " +
+			"routing/sim/simrpc's TestNodeScript and TestNodeAnswersEveryBodyInJSONRPC hold the bodies, TestSandboxNodeWalletExecuteE2E the chain ids",
 	}
 	for k := range elsewhere {
 		table[k] = true

@@ -111,6 +111,9 @@ func TestIdempotencyKeyEveryRoute(t *testing.T) {
 		{"POST /v1/sandbox/faucet", func(t *testing.T) (string, any) {
 			return "/v1/sandbox/faucet", map[string]any{"chainId": 42161, "address": receiverAddr, "token": usdcArb, "amount": "1000000"}
 		}},
+		{"POST /v1/sandbox/gas", func(t *testing.T) (string, any) {
+			return "/v1/sandbox/gas", map[string]any{"chainId": 8453, "baseFeePerGas": "5000000"}
+		}},
 	}
 
 	var declared, tabled []string

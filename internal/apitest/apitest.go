@@ -83,6 +83,7 @@ var outside = []struct{ prefix, why string }{
 	{"/docs", "the rendered reference of this document, for a person's browser"},
 	{"/onramp/webhooks/", "a live on-ramp provider's signed webhooks, called by the provider, not an integrator: the document describes MoonPay's as provider-facing (x-mode live), and their own tests hold the answers"},
 	{"/logos/", "the SVG logos of tokens, chains and tools that logoURI fields name, for a client's img elements"},
+	{"/rpc/", "the sandbox chains' Ethereum JSON-RPC 2.0 nodes, for wallets and Ethereum clients, not the envelope (their own tests hold them)"},
 }
 
 // Outside reports whether path is one the document deliberately does not

@@ -15,6 +15,7 @@ type Store interface {
 	ChainLog
 	Usage
 	Portal
+	TxIntents
 }
 
 // RunAll runs every suite but the tickets' against a backend's stores, one
@@ -34,6 +35,7 @@ func RunAll(t *testing.T, open Factory[Store]) {
 	t.Run("ChainLog", func(t *testing.T) { RunChainLog(t, narrow(open, func(s Store) ChainLog { return s })) })
 	t.Run("Usage", func(t *testing.T) { RunUsage(t, narrow(open, func(s Store) Usage { return s })) })
 	t.Run("Portal", func(t *testing.T) { RunPortal(t, narrow(open, func(s Store) Portal { return s })) })
+	t.Run("TxIntents", func(t *testing.T) { RunTxIntents(t, narrow(open, func(s Store) TxIntents { return s })) })
 }
 
 // narrow makes a factory of S out of one of a wider store.

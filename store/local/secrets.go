@@ -269,3 +269,22 @@ func (sl *sealer) openSecret(sealed, aad []byte) (string, error) {
 	}
 	return string(plain), nil
 }
+
+// operatorKeyAAD binds a sealed operator key to its name, so that a
+// webhook secret's ciphertext cannot be passed off as a key or the other
+// way round.
+func operatorKeyAAD(name string) []byte { return []byte("operatorkey/" + name) }
+
+// SealOperatorKey seals the operator's signing key (the transaction
+// manager's account) under name with the same key and cipher as webhook
+// secrets: a store holding only the sealed bytes gives nothing without
+// secrets.key.
+func (s *SecretSealer) SealOperatorKey(name string, key []byte) ([]byte, error) {
+	return s.sl.sealSecret(string(key), operatorKeyAAD(name))
+}
+
+// OpenOperatorKey returns the key SealOperatorKey sealed under name.
+func (s *SecretSealer) OpenOperatorKey(name string, sealed []byte) ([]byte, error) {
+	k, err := s.sl.openSecret(sealed, operatorKeyAAD(name))
+	return []byte(k), err
+}

@@ -110,6 +110,19 @@
 //	                                           that they can all be ended at once
 //	portalkey/<partnerID>                      when the partner's API key was last rotated
 //
+//	txi/<intentID>                             a transaction manager's intent (txintent.Intent)
+//	                                           with its signed transactions; IDs sort by
+//	                                           creation
+//	txkey/<idempotencyKey>                     intentID: one intent per key, ever
+//	txopen/<intentID>                          empty: an intent not final, or final with its
+//	                                           completion hooks not yet run (what a manager
+//	                                           reads at start)
+//	txnonce/<chainID:8>/<account>              an account's next nonce (uint64 BE), raised in
+//	                                           the batch that stores the intent holding it
+//	operatorkey/<name>                         the operator's signing key, sealed like webhook
+//	                                           secrets (secrets.key's AES-256-GCM, bound to
+//	                                           the name)
+//
 // Beside Pebble's files, the data directory holds secrets.key, the key
 // that seals webhook secrets (secrets.go, mode 0600, made on first open),
 // which Pebble's files are useless without.

@@ -88,6 +88,10 @@ type Store struct {
 	// usageMu serialises the read-add-write of usage rows (usage.go).
 	usageMu sync.Mutex
 
+	// txMu serialises the transaction manager's compare-and-set writes
+	// and nonce raises (txintent.go).
+	txMu sync.Mutex
+
 	// seal seals webhook secrets with the data directory's key
 	// (secrets.go).
 	seal *local.SecretSealer

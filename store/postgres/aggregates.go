@@ -19,5 +19,6 @@ var (
 	_ store.Portal      = (*Store)(nil)
 	_ store.QuoteRefs   = (*Store)(nil)
 	_ store.ChainLog    = (*Store)(nil)
+	_ store.TxIntents   = (*Store)(nil)
 	_ store.Health      = (*Store)(nil)
 )

@@ -92,6 +92,14 @@ var steps = []struct {
 		seed: `INSERT INTO partner_grants VALUES ('ptn_back', 'req_back', 'heavy', 'node', 1, 0, 20)`,
 		check: `SELECT count(*) FROM partner_grants a JOIN partner_grants b ON a.partner_id = 'ptn_seed' AND a.returned = 0
 		        AND b.partner_id = 'ptn_back' AND b.granted = 0 AND b.returned = 20`},
+	16: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "operator_keys", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners",
+		"portal_codes", "portal_key_rotations", "portal_limits", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
+		seed: `INSERT INTO tx_intents VALUES ('tx_seed', 'payout/seed', 'payout', 42161, 'queued', true, 1, '{"id":"tx_seed"}');
+		       INSERT INTO tx_nonces VALUES (42161, '0xseed', 7);
+		       INSERT INTO operator_keys VALUES ('evm', '\x01')`,
+		check: `SELECT count(*) FROM tx_intents, tx_nonces, operator_keys WHERE id = 'tx_seed' AND next = 7 AND name = 'evm'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

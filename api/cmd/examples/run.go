@@ -342,6 +342,11 @@ func (s *session) swapFlow(key, wallet string) error {
 	if _, err := s.capture("sandbox-faucet", "5,000 USDC on Base", "POST", "/v1/sandbox/faucet", faucet, "", 200, nil); err != nil {
 		return err
 	}
+	// A base fee below Base's gas price: the broadcasts after it pay as before.
+	gas := map[string]any{"chainId": 8453, "baseFeePerGas": "1000000"}
+	if _, err := s.capture("sandbox-gas", "Base's base fee at 0.001 gwei", "POST", "/v1/sandbox/gas", gas, "", 200, nil); err != nil {
+		return err
+	}
 	if _, err := s.capture("balances", "The wallet on Base (its first three assets)", "GET", query("/v1/balances", "address", wallet, "chains", "8453"), nil, "", 200,
 		trimEach(3, "chains", "balances")); err != nil {
 		return err

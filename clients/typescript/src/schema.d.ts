@@ -444,6 +444,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/gas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a chain's base fee
+         * @description Sets the sandbox chain's base fee per gas, recorded like a transaction (it survives a restart). A signed transaction sent to the chain's JSON-RPC node (POST /rpc/{chainId}, outside this document: Ethereum JSON-RPC 2.0 for wallets) whose maxFeePerGas is below the base fee waits until the fee falls or a replacement with both fees raised by at least 10% takes its place: a stuck transaction on demand. Lowering the fee mines what waited for it. Unsigned broadcasts pay the chain's gas price, or the base fee when it is higher. Sandbox mode, single process only. Where the mode does not serve it, the path is 404 NOT_FOUND.
+         */
+        post: operations["sandboxGas"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/tx/{txHash}": {
         parameters: {
             query?: never;
@@ -1983,6 +2003,24 @@ export interface components {
             amount: string;
             /** @description The holder's balance of the asset right after the top-up. */
             balance: string;
+        };
+        SandboxGasRequest: {
+            /**
+             * Format: int64
+             * @description A chain ID: EVM chain ids as on chain; Solana 1151111081099710, Bitcoin 20000000000001, Sui 9270000000000000, chains reached only through the intents provider 9000000xx (NEAR 900000001, TON 900000002, Tron 900000003, ...).
+             */
+            chainId: number;
+            /** @description The base fee per gas in wei, a decimal string from 0 to 18446744073709551615 (2^64-1). */
+            baseFeePerGas: string;
+        };
+        SandboxGasResult: {
+            /**
+             * Format: int64
+             * @description A chain ID: EVM chain ids as on chain; Solana 1151111081099710, Bitcoin 20000000000001, Sui 9270000000000000, chains reached only through the intents provider 9000000xx (NEAR 900000001, TON 900000002, Tron 900000003, ...).
+             */
+            chainId: number;
+            /** @description The base fee per gas in wei, a decimal string from 0 to 18446744073709551615 (2^64-1). */
+            baseFeePerGas: string;
         };
         /** @description A transaction a sandbox chain mined, with its receipt. */
         SandboxTransaction: {
@@ -3818,6 +3856,47 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["FaucetResult"];
+                        error: null;
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    sandboxGas: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and request within 24 hours get the first answer again instead of acting twice. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxGasRequest"];
+            };
+        };
+        responses: {
+            /** @description The base fee set. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SandboxGasResult"];
                         error: null;
                         meta: components["schemas"]["Meta"];
                     };

@@ -313,6 +313,12 @@ func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 		Inbound: s.inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: s.providerWebhook, Sandbox: s.sandboxChain, Cluster: clusterView, Idempotency: a.stores.Idempotency, Usage: a.stores.Usage, Ready: a.ready, Logger: a.log, Metrics: s.metrics,
 		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	}
+	if a.chains != nil {
+		// The sandbox chains' JSON-RPC nodes are served by the process
+		// that owns the chains; a cluster's chains are grains, which do
+		// not serve them.
+		deps.SandboxNode = a.chains
+	}
 	if err = a.partners.edgeDeps(&deps); err != nil {
 		return edge.Deps{}, err
 	}

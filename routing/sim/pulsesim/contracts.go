@@ -273,6 +273,9 @@ func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulse
 		return err
 	}
 	if w.Synthetic {
+		if id == uint64(pulseDomain) {
+			return deploy(contracts.PulseX().Router, PulseXRouterCode{State: gas})
+		}
 		return nil
 	}
 	if sender, ok := contracts.SenderContract(id); ok {
@@ -286,4 +289,52 @@ func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulse
 		}
 	}
 	return nil
+}
+
+// PulseXRouterCode is the PulseX router's read side on the sandbox chain
+// 369, so that a node's eth_call of getAmountsOut and getAmountsIn answers
+// what the sandbox quotes with: the amounts State gives (a hop without a
+// pool reverts, as the router's getReserves on a missing pair does). The
+// sandbox settles swaps within 369 by itself (step 2), not through this
+// contract: its swap functions, and everything else, revert.
+type PulseXRouterCode struct {
+	State pulseroute.ChainState
+}
+
+// Execute answers getAmountsOut and getAmountsIn.
+func (p PulseXRouterCode) Execute(env *simchain.Env, _ common.Address, value *big.Int, data []byte) ([]byte, error) {
+	if len(data) < 4 {
+		return nil, simchain.Revert("PulseXRouter: no function selector")
+	}
+	m, err := pulseroute.ABI().MethodById(data[:4])
+	if err != nil || (m.Name != pulseroute.MethodGetAmountsOut && m.Name != pulseroute.MethodGetAmountsIn) {
+		return nil, simchain.Revertf("PulseXRouter: function %#x is not served by the sandbox (only getAmountsOut and getAmountsIn)", data[:4])
+	}
+	if value != nil && value.Sign() != 0 {
+		return nil, simchain.Revertf("PulseXRouter: %s is not payable", m.Name)
+	}
+	args, err := m.Inputs.Unpack(data[4:])
+	if err != nil || len(args) != 2 {
+		return nil, simchain.Revertf("PulseXRouter: invalid calldata for %s", m.Name)
+	}
+	amount, _ := args[0].(*big.Int)
+	path, _ := args[1].([]common.Address)
+	if amount == nil || len(path) < 2 {
+		return nil, simchain.Revert("PulseXLibrary: INVALID_PATH")
+	}
+	if err := env.UseGas(uint64(len(path)-1) * simchain.StorageReadGas); err != nil {
+		return nil, err
+	}
+	var amounts []*big.Int
+	if m.Name == pulseroute.MethodGetAmountsOut {
+		amounts, err = p.State.AmountsOut(context.Background(), amount, path)
+	} else if in, ok := p.State.(pulseroute.AmountsInReader); ok {
+		amounts, err = in.AmountsIn(context.Background(), amount, path)
+	} else {
+		err = pulseroute.ErrNoPair
+	}
+	if err != nil {
+		return nil, simchain.Revertf("PulseXLibrary: %v", err)
+	}
+	return m.Outputs.Pack(amounts)
 }

@@ -2,6 +2,7 @@ package pulsesim
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -305,5 +306,71 @@ func TestInboundReceiverTakesNoCalls(t *testing.T) {
 	rc := mustSend(t, c, common.HexToAddress(sender), simchain.TxRequest{To: receiver, Data: []byte{1, 2, 3, 4}})
 	if rc.Succeeded() || !strings.HasPrefix(rc.RevertReason, "InboundReceiver:") {
 		t.Fatalf("call: status %d reason %q", rc.Status, rc.RevertReason)
+	}
+}
+
+// TestPulseXRouterReads: on the sandbox chain 369 the PulseX router answers
+// getAmountsOut and getAmountsIn (an eth_call of a node) exactly as the
+// chain state the sandbox quotes with; a hop without a pool and its swap
+// functions revert.
+func TestPulseXRouterReads(t *testing.T) {
+	f := loadFixture(t)
+	c := simChain(t, f, nil, 369)
+	cs, err := NewSandboxChain(f.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := pulseroute.DefaultContracts().PulseX().Router
+	tok := func(sym string) common.Address {
+		tk, ok := f.reg.TokenBySymbol(369, sym)
+		if !ok {
+			t.Fatalf("no %s on 369", sym)
+		}
+		return common.HexToAddress(tk.Address)
+	}
+	path := []common.Address{tok("HEX"), tok("USDCh"), tok("PLSX")}
+	amount := big.NewInt(5_000_000_000)
+	for _, tc := range []struct {
+		method string
+		want   func() ([]*big.Int, error)
+		call   func() ([]byte, error)
+	}{
+		{pulseroute.MethodGetAmountsOut, func() ([]*big.Int, error) { return cs.AmountsOut(context.Background(), amount, path) },
+			func() ([]byte, error) { return pulseroute.GetAmountsOutCall(amount, path) }},
+		{pulseroute.MethodGetAmountsIn, func() ([]*big.Int, error) { return cs.AmountsIn(context.Background(), amount, path) },
+			func() ([]byte, error) { return pulseroute.GetAmountsInCall(amount, path) }},
+	} {
+		want, err := tc.want()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := tc.call()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := c.Call(common.Address{}, router, data)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.method, err)
+		}
+		vals, err := pulseroute.UnpackOutputs(tc.method, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := vals[0].([]*big.Int)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %v, want %v", tc.method, got, want)
+		}
+		for i := range want {
+			if got[i].Cmp(want[i]) != 0 {
+				t.Fatalf("%s: %v, want %v", tc.method, got, want)
+			}
+		}
+	}
+	noPool, _ := pulseroute.GetAmountsOutCall(amount, []common.Address{tok("HEX"), common.HexToAddress("0x1234")})
+	if _, err := c.Call(common.Address{}, router, noPool); !errors.Is(err, simchain.ErrReverted) {
+		t.Fatalf("a hop without a pool: %v", err)
+	}
+	if _, err := c.Call(common.Address{}, router, mustPack(t, "swapExactTokensForTokens", amount, big.NewInt(1), path, common.Address{1}, big.NewInt(1))); !errors.Is(err, simchain.ErrReverted) {
+		t.Fatalf("a swap through the sandbox's router: %v", err)
 	}
 }

@@ -28,6 +28,8 @@ type chainOpRecord struct {
 	Holder string `json:"holder,omitempty"`
 	Token  string `json:"token,omitempty"`
 	Amount string `json:"amount,omitempty"`
+	// A raw op's signed transaction, 0x-hex.
+	Raw    string `json:"raw,omitempty"`
 	TxHash string `json:"txHash"`
 	// The request that asked for the op (Op.Request); absent when none
 	// did, so that the records written before it existed are unchanged.
@@ -53,6 +55,16 @@ func EncodeOp(op Op) ([]byte, error) {
 			return nil, errors.New("no amount")
 		}
 		rec.Holder, rec.Token, rec.Amount = op.Holder.Hex(), op.Token.Hex(), op.Amount.String()
+	case OpRaw:
+		if len(op.Raw) == 0 {
+			return nil, errors.New("no raw transaction")
+		}
+		rec.Raw = "0x" + hex.EncodeToString(op.Raw)
+	case OpBaseFee:
+		if op.Amount == nil {
+			return nil, errors.New("no base fee")
+		}
+		rec.Amount = op.Amount.String()
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownOp, op.Kind)
 	}
@@ -94,6 +106,16 @@ func DecodeOp(val []byte) (Op, error) {
 		}
 	case OpFaucet, OpCredit:
 		op.Holder, op.Token = common.HexToAddress(rec.Holder), common.HexToAddress(rec.Token)
+		v, ok := new(big.Int).SetString(rec.Amount, 10)
+		if !ok {
+			return op, bad("amount", rec.Amount)
+		}
+		op.Amount = v
+	case OpRaw:
+		if op.Raw, err = hex.DecodeString(strings.TrimPrefix(rec.Raw, "0x")); err != nil || len(op.Raw) == 0 {
+			return op, bad("raw", rec.Raw)
+		}
+	case OpBaseFee:
 		v, ok := new(big.Int).SetString(rec.Amount, 10)
 		if !ok {
 			return op, bad("amount", rec.Amount)

@@ -28,6 +28,9 @@ func TestOpRecordRoundTrip(t *testing.T) {
 		// A chain grain's op names the request that asked for it.
 		{Kind: OpCredit, Time: at.Add(4 * time.Second), Holder: alice, Amount: big.NewInt(8), TxHash: common.HexToHash("0x05"),
 			Request: "credit/bridge/0xabc"},
+		// A signed transaction and a base fee.
+		{Kind: OpRaw, Time: at.Add(5 * time.Second), Raw: []byte{0x02, 0xf8, 0x6e, 0x01}, TxHash: common.HexToHash("0x06")},
+		{Kind: OpBaseFee, Time: at.Add(6 * time.Second), Amount: big.NewInt(30_000_000_000)},
 	}
 	for i, want := range ops {
 		rec, err := EncodeOp(want)

@@ -23,12 +23,15 @@
 // coins are worth less (on PulseChain, 333,333,334 PLS), so that everyone
 // can pay gas and interchain payments on every chain. Gas costs the chain's
 // reference gas price (sandbox.ReferenceGasPrice: the registry's base fee
-// plus the standard tip), fixed for the chain's life.
+// plus the standard tip), fixed for the chain's life; signed transactions
+// pay the base fee (the registry's, until an OpBaseFee moves it) and their
+// priority fee, as EIP-1559 says.
 //
 // # Operations
 //
-// An Op is a broadcast transaction (OpSend), a faucet top-up (OpFaucet) or
-// a credit (OpCredit: what a tracker delivers on a bridge's destination
+// An Op is a broadcast transaction (OpSend), a signed transaction sent to
+// the chain's node (OpRaw), a base fee set (OpBaseFee), a faucet top-up
+// (OpFaucet) or a credit (OpCredit: what a tracker delivers on a bridge's destination
 // chain, minted by the faucet account like a top-up, so that it is a mined
 // transaction with a hash and a Transfer log). Chain.Apply runs one with
 // the chain's clock set to the op's Time, which is what makes a replay
@@ -133,7 +136,7 @@ func New(cfg Config, chainID uint64) (*Chain, error) {
 	}
 	c := &Chain{now: GenesisTime}
 	c.sim, err = simchain.New(simchain.Config{
-		Registry: cfg.Registry, ChainID: chainID, GasPrice: price, GenesisNative: genesis,
+		Registry: cfg.Registry, ChainID: chainID, GasPrice: price, GenesisNative: genesis, BaseFee: baseFee(rc, price),
 		Clock: func() time.Time { return c.now },
 	})
 	if err != nil {
@@ -146,6 +149,16 @@ func New(cfg Config, chainID uint64) (*Chain, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// baseFee is a chain's genesis base fee: the registry's, in wei, at most
+// the gas price (the rest of which is the tip the chain suggests).
+func baseFee(rc *registry.Chain, price *big.Int) *big.Int {
+	fee, _ := big.NewFloat(math.Round(rc.BaseFeeGwei * 1e9)).Int(nil)
+	if fee.Sign() < 0 || fee.Cmp(price) > 0 {
+		return new(big.Int).Set(price)
+	}
+	return fee
 }
 
 // GenesisNative is the native coin every address of the chain starts with,
@@ -183,6 +196,12 @@ const (
 	// OpCredit delivers Amount of Token to Holder, as a bridge's
 	// destination does.
 	OpCredit OpKind = "credit"
+	// OpRaw is a signed transaction sent to the chain's node (Raw, its
+	// binary encoding): mined at once, or queued until it may be
+	// (simchain's SendRaw).
+	OpRaw OpKind = "raw"
+	// OpBaseFee sets the chain's base fee to Amount wei.
+	OpBaseFee OpKind = "basefee"
 )
 
 // Op is one operation applied to a chain: what is recorded, and replayed.
@@ -199,7 +218,10 @@ type Op struct {
 	Holder common.Address
 	Token  common.Address
 	Amount *big.Int
-	// TxHash is the hash of the transaction the op mined, set by the owner
+	// Raw is a signed transaction's binary encoding.
+	Raw []byte
+	// TxHash is the hash of the transaction the op mined (a raw op's own
+	// transaction, mined or queued; none for a base fee), set by the owner
 	// once applied, so that a replay can tell it reproduced the history.
 	TxHash common.Hash
 	// Request is the id of the request that asked for the op, where its
@@ -211,6 +233,57 @@ type Op struct {
 
 // ErrUnknownOp is an Op of no known kind.
 var ErrUnknownOp = errors.New("sandboxnet: unknown operation")
+
+// Applied is what an operation did.
+type Applied struct {
+	// Hash is the op's own transaction: the one a send, top-up or credit
+	// mined, or a raw op's signed transaction, mined or queued; zero for a
+	// base fee.
+	Hash common.Hash
+	// Receipt is the op's own transaction's receipt, nil while a raw op's
+	// transaction waits (and for a base fee).
+	Receipt *simchain.Receipt
+	// Mined lists every transaction the op mined, its own first when it
+	// mined at once, then the queued ones it unblocked, in order.
+	Mined []*simchain.Receipt
+}
+
+// Do runs one operation at its time, as Apply does, for every kind: a
+// refusal is an error with nothing changed (and nothing to record); a
+// faucet or credit transaction that mined but failed is an error too,
+// with Applied filled, and must be recorded. After the op, whatever queued
+// signed transaction it unblocked is mined.
+func (c *Chain) Do(op Op) (Applied, error) {
+	c.now = op.Time
+	var a Applied
+	switch op.Kind {
+	case OpSend, OpFaucet, OpCredit:
+		r, err := c.Apply(op)
+		if r == nil {
+			return a, err
+		}
+		a.Hash, a.Receipt, a.Mined = r.TxHash, r, []*simchain.Receipt{r}
+		a.Mined = append(a.Mined, c.sim.Promote()...)
+		return a, err
+	case OpRaw:
+		h, mined, err := c.sim.SendRaw(op.Raw)
+		if err != nil {
+			return a, err
+		}
+		a.Hash, a.Mined = h, mined
+		for _, r := range mined {
+			if r.TxHash == h {
+				a.Receipt = r
+			}
+		}
+		return a, nil
+	case OpBaseFee:
+		mined, err := c.sim.SetBaseFee(op.Amount)
+		a.Mined = mined
+		return a, err
+	}
+	return a, fmt.Errorf("%w: %q", ErrUnknownOp, op.Kind)
+}
 
 // Apply runs one operation at its time. A send refused before it is mined
 // (simchain's request errors) and a faucet request refused outright return

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
@@ -202,5 +204,71 @@ func TestApplyRefusesAnUnknownKind(t *testing.T) {
 	c := newChain(t, 1)
 	if r, err := c.Apply(sandboxnet.Op{Kind: "mint"}); r != nil || !errors.Is(err, sandboxnet.ErrUnknownOp) {
 		t.Fatalf("unknown op: %v %v", r, err)
+	}
+}
+
+// TestReplayReproducesSignedTransactions records a history of signed
+// transactions and base fees (one transaction held back by the base fee
+// and mined when it falls, one waiting for a nonce gap at the end) through
+// the op records, and replays it on a fresh chain: the same hashes,
+// blocks, nonces and queue.
+func TestReplayReproducesSignedTransactions(t *testing.T) {
+	const id = 42161
+	key, _ := crypto.ToECDSA(crypto.Keccak256([]byte("replay key")))
+	me := crypto.PubkeyToAddress(key.PublicKey)
+	signer := types.LatestSignerForChainID(big.NewInt(id))
+	sign := func(nonce uint64, feeCap int64) []byte {
+		tx := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: big.NewInt(id), Nonce: nonce,
+			GasFeeCap: big.NewInt(feeCap), GasTipCap: big.NewInt(1), Gas: 21_000, To: &bob, Value: big.NewInt(5)})
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	at := func(s int) time.Time { return time.Date(2026, 3, 1, 12, 0, s, 0, time.UTC) }
+	history := []sandboxnet.Op{
+		{Kind: sandboxnet.OpBaseFee, Time: at(0), Amount: big.NewInt(1_000_000_000_000)},
+		{Kind: sandboxnet.OpRaw, Time: at(1), Raw: sign(0, 2_000_000_000)}, // waits for the fee
+		{Kind: sandboxnet.OpSend, Time: at(2), From: alice, Tx: simchain.TxRequest{To: bob}},
+		{Kind: sandboxnet.OpBaseFee, Time: at(3), Amount: big.NewInt(1_000_000_000)}, // mines it
+		{Kind: sandboxnet.OpRaw, Time: at(4), Raw: sign(2, 5_000_000_000)},           // waits for nonce 1
+	}
+	first := newChain(t, id)
+	var recs [][]byte
+	for i, op := range history {
+		a, err := first.Do(op)
+		if err != nil {
+			t.Fatalf("op %d: %v", i, err)
+		}
+		op.TxHash = a.Hash
+		rec, err := sandboxnet.EncodeOp(op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+		if i == 3 && (len(a.Mined) != 1 || a.Mined[0].TxHash != crypto.Keccak256Hash(history[1].Raw)) {
+			t.Fatalf("lowering the base fee mined %d transactions", len(a.Mined))
+		}
+	}
+	second := newChain(t, id)
+	for i, rec := range recs {
+		op, err := sandboxnet.DecodeOp(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, err := second.Do(op); err != nil || a.Hash != op.TxHash {
+			t.Fatalf("replay of op %d: %v, hash %s want %s", i, err, a.Hash.Hex(), op.TxHash.Hex())
+		}
+	}
+	f, s := first.Sim(), second.Sim()
+	if f.Head().Hash != s.Head().Hash || f.Head().Number != 2 || s.Nonce(me) != 1 || s.PendingNonce(me) != 1 {
+		t.Fatalf("heads %d/%s and %d/%s, nonce %d pending %d", f.Head().Number, f.Head().Hash.Hex(), s.Head().Number, s.Head().Hash.Hex(), s.Nonce(me), s.PendingNonce(me))
+	}
+	if _, ok := s.Queued(crypto.Keccak256Hash(history[4].Raw)); !ok {
+		t.Fatal("the transaction waiting for its nonce gap is not queued after the replay")
+	}
+	if s.BaseFee().Cmp(big.NewInt(1_000_000_000)) != 0 {
+		t.Fatalf("base fee %s after the replay", s.BaseFee())
 	}
 }

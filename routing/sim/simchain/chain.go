@@ -53,6 +53,12 @@ type Config struct {
 	// coin is worth little and whose gas is dear, 100 coins may not pay for
 	// one transaction. It must be positive.
 	GenesisNative *big.Int
+	// BaseFee is the chain's base fee per gas at genesis, in wei (nil: the
+	// gas price, with no tip). It must not exceed GasPrice: the difference
+	// is the priority fee the chain suggests (SuggestedTip). Signed
+	// transactions pay it as EIP-1559 says (see SendRaw); SetBaseFee moves
+	// it.
+	BaseFee *big.Int
 }
 
 // tokenState is an asset's fixed facts and its minters.
@@ -101,6 +107,13 @@ type Chain struct {
 	blocks   []*Block
 	txs      map[common.Hash]*Transaction
 	receipts map[common.Hash]*Receipt
+
+	// The fee market and the signed transactions (signed.go).
+	baseFee, tip *big.Int
+	pool         map[common.Address]map[uint64]*Pending // waiting, by sender and nonce
+	waiting      map[common.Hash]*Pending               // the same, by hash
+	signed       map[common.Hash]*types.Transaction     // every signed transaction mined, by hash
+	blockNumbers map[common.Hash]uint64                 // every block\'s number, by hash
 }
 
 // New builds the chain with its genesis block, stamped by the clock: every
@@ -123,16 +136,29 @@ func New(cfg Config) (*Chain, error) {
 	if !ok || rc.ChainType != registry.EVM {
 		return nil, fmt.Errorf("%w: %d", ErrNotEVM, cfg.ChainID)
 	}
+	baseFee := cfg.GasPrice
+	if cfg.BaseFee != nil {
+		if cfg.BaseFee.Sign() < 0 || cfg.BaseFee.Cmp(cfg.GasPrice) > 0 {
+			return nil, errors.New("simchain: the base fee must be between zero and the gas price")
+		}
+		baseFee = cfg.BaseFee
+	}
 	c := &Chain{
-		id:         cfg.ChainID,
-		gasPrice:   new(big.Int).Set(cfg.GasPrice),
-		clock:      cfg.Clock,
-		faucet:     FaucetAddress(),
-		tokens:     make(map[common.Address]*tokenState),
-		accounts:   make(map[common.Address]*account),
-		allowances: make(map[allowanceKey]*big.Int),
-		txs:        make(map[common.Hash]*Transaction),
-		receipts:   make(map[common.Hash]*Receipt),
+		baseFee:      new(big.Int).Set(baseFee),
+		tip:          new(big.Int).Sub(cfg.GasPrice, baseFee),
+		pool:         make(map[common.Address]map[uint64]*Pending),
+		waiting:      make(map[common.Hash]*Pending),
+		signed:       make(map[common.Hash]*types.Transaction),
+		blockNumbers: make(map[common.Hash]uint64),
+		id:           cfg.ChainID,
+		gasPrice:     new(big.Int).Set(cfg.GasPrice),
+		clock:        cfg.Clock,
+		faucet:       FaucetAddress(),
+		tokens:       make(map[common.Address]*tokenState),
+		accounts:     make(map[common.Address]*account),
+		allowances:   make(map[allowanceKey]*big.Int),
+		txs:          make(map[common.Hash]*Transaction),
+		receipts:     make(map[common.Hash]*Receipt),
 	}
 	for _, t := range cfg.Registry.Tokens(cfg.ChainID) {
 		var addr common.Address
@@ -168,6 +194,8 @@ func New(cfg Config) (*Chain, error) {
 		return nil, fmt.Errorf("simchain: chain %d has no native coin in the registry", c.id)
 	}
 	c.blocks = []*Block{newBlock(c.id, 0, common.Hash{}, clockSeconds(c.clock), nil, 0)}
+	c.blocks[0].BaseFee = new(big.Int).Set(c.baseFee)
+	c.blockNumbers[c.blocks[0].Hash] = 0
 	return c, nil
 }
 

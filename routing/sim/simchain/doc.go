@@ -38,7 +38,9 @@
 // a RevertReason, the nonce consumed and the gas paid, and every other
 // change of the transaction rolled back through the state's journal.
 // ParseTxRequest reads a request as wallets and quotes write it, every
-// field a string.
+// field a string. SendRaw takes a signed transaction instead, as a node
+// does, with nonces, a queue per sender and the base fee (signed.go); it
+// is mined under its own hash.
 //
 // A transaction's hash is keccak256 of the RLP list [chainId, from, nonce,
 // to, value, data, gasLimit, gasPrice], unique per chain, sender and nonce;
@@ -55,7 +57,8 @@
 // entered, StorageReadGas and StorageWriteGas per balance, allowance or
 // storage slot read and written, the EVM's log costs, and whatever a
 // contract charges itself. The sender pays gas used × the chain's fixed gas
-// price in native coin (the fee is burned); a receipt's GasUsed never
+// price in native coin (a signed transaction: its effective gas price
+// under the base fee; the fee is burned); a receipt's GasUsed never
 // exceeds the gas limit, and a transaction that runs out uses all of it and
 // fails with "out of gas".
 //

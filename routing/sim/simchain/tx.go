@@ -34,6 +34,9 @@ type Block struct {
 	GasLimit     uint64
 	GasUsed      uint64
 	Transactions []common.Hash
+	// BaseFee is the chain's base fee per gas when the block was mined
+	// (eth_getBlockByNumber's baseFeePerGas); it is not part of the hash.
+	BaseFee *big.Int
 }
 
 // Send executes a transaction request from an account and mines it in a
@@ -80,17 +83,27 @@ func (c *Chain) Send(from common.Address, req TxRequest) (*Receipt, error) {
 	if need := IntrinsicGas(req.Data); limit < need {
 		return nil, fmt.Errorf("%w: gas limit %d, need %d", ErrIntrinsicGas, limit, need)
 	}
-	prepay := new(big.Int).Mul(new(big.Int).SetUint64(limit), c.gasPrice)
+	price := c.gasPrice
+	if c.baseFee.Cmp(price) > 0 {
+		price = c.baseFee // a base fee raised above the chain's gas price
+	}
+	prepay := new(big.Int).Mul(new(big.Int).SetUint64(limit), price)
 	if have := c.balance(common.Address{}, from); have.Cmp(prepay) < 0 {
 		return nil, fmt.Errorf("%w: have %s wei, need %s", ErrInsufficientFundsForGas, have, prepay)
 	}
-	return c.apply(from, req.To, value, req.Data, limit, c.gasPrice, nil), nil
+	return c.apply(from, req.To, value, req.Data, limit, price, nil), nil
 }
 
 // apply executes and mines a transaction that has passed Send's checks (or
 // a faucet transaction, with a zero gas price and mint crediting the
 // sender with the value before it moves).
 func (c *Chain) apply(from, to common.Address, value *big.Int, data []byte, limit uint64, price, mint *big.Int) *Receipt {
+	return c.applyTx(from, to, value, data, limit, price, mint, nil)
+}
+
+// applyTx is apply for a signed transaction too (signed non-nil): it is
+// mined under its own hash and nonce, and remembered for the node's reads.
+func (c *Chain) applyTx(from, to common.Address, value *big.Int, data []byte, limit uint64, price, mint *big.Int, signed *types.Transaction) *Receipt {
 	head := c.Head()
 	c.exec = blockContext{number: head.Number + 1, time: c.nextTime(head)}
 	tx := &Transaction{
@@ -104,6 +117,10 @@ func (c *Chain) apply(from, to common.Address, value *big.Int, data []byte, limi
 		GasPrice: new(big.Int).Set(price),
 	}
 	tx.Hash = txHash(tx)
+	if signed != nil {
+		tx.Hash = signed.Hash()
+		c.signed[tx.Hash] = signed
+	}
 
 	prepay := new(big.Int).Mul(new(big.Int).SetUint64(limit), price)
 	c.setNonce(from, tx.Nonce+1)
@@ -183,7 +200,9 @@ func (c *Chain) mine(tx *Transaction, r *Receipt) {
 		l.BlockNumber, l.BlockHash, l.BlockTimestamp = b.Number, b.Hash, b.Time
 		l.TxHash, l.TxIndex, l.Index = tx.Hash, 0, uint(i)
 	}
+	b.BaseFee = new(big.Int).Set(c.baseFee)
 	c.blocks = append(c.blocks, b)
+	c.blockNumbers[b.Hash] = b.Number
 	c.txs[tx.Hash] = tx
 	c.receipts[tx.Hash] = r
 	clear(c.journal)
