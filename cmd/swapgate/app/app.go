@@ -188,7 +188,8 @@ type Config struct {
 	StoreCacheSize    int
 	// Cluster makes the node a member of a cluster sharing Store (see
 	// cluster.go); zero runs one process.
-	Cluster ClusterConfig	// Operator is how the transaction manager's account signs (the sealed
+	Cluster ClusterConfig
+	// Operator is how the transaction manager's account signs (the sealed
 	// key, or an external signer) and the balance under which it is low
 	// (operator.go).
 	Operator OperatorConfig

@@ -11,8 +11,11 @@ import (
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/routing/adapters/extsigner"
+	"github.com/swapgate/swapgate/store"
 )
 
 // OperatorConfig is how the transaction manager's account signs and is
@@ -123,4 +126,87 @@ func externalSigner(ctx context.Context, o OperatorConfig) (*extsigner.Signer, e
 		return nil, fmt.Errorf("--signer-url, --signer-address: %w", err)
 	}
 	return s, nil
+}
+
+// OperatorKeyName is the name the operator's EVM key is stored under: one
+// secp256k1 key signs on every EVM chain, so the account has one address.
+const OperatorKeyName = "evm"
+
+// OperatorKeys is where the operator's key is kept: the store's TxIntents,
+// which seals it with secrets.key as it seals webhook secrets.
+type OperatorKeys interface {
+	OperatorKey(ctx context.Context, name string) ([]byte, error)
+	CreateOperatorKey(ctx context.Context, name string, key []byte) (stored []byte, created bool, err error)
+}
+
+// ErrOperatorKeyExists is CreateOperatorKey's refusal: a stored key is
+// never replaced, since the account's funds, nonces and intents in flight
+// belong to its address.
+var ErrOperatorKeyExists = errors.New("an operator key is already stored")
+
+// CreateOperatorKey generates the operator's key and stores it sealed,
+// returning its address; the key itself never leaves the store. When one
+// is stored already (this process's or another's, racing) nothing is
+// replaced and the error, ErrOperatorKeyExists, names the stored key's
+// address.
+func CreateOperatorKey(ctx context.Context, keys OperatorKeys) (common.Address, error) {
+	k, err := crypto.GenerateKey()
+	if err != nil {
+		return common.Address{}, fmt.Errorf("generate the operator key: %w", err)
+	}
+	raw := crypto.FromECDSA(k)
+	defer clear(raw)
+	stored, created, err := keys.CreateOperatorKey(ctx, OperatorKeyName, raw)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("store the operator key: %w", err)
+	}
+	defer clear(stored)
+	addr, err := addressOfKey(stored)
+	if err != nil {
+		return common.Address{}, err
+	}
+	if !created {
+		return addr, fmt.Errorf("%w (address %s): it is never replaced, since the account's funds and transactions belong to it", ErrOperatorKeyExists, addr)
+	}
+	return addr, nil
+}
+
+// OperatorAddress is the address of the stored operator key; a store
+// without one wraps store.ErrNotFound.
+func OperatorAddress(ctx context.Context, keys OperatorKeys) (common.Address, error) {
+	raw, err := keys.OperatorKey(ctx, OperatorKeyName)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("the operator key: %w", err)
+	}
+	defer clear(raw)
+	return addressOfKey(raw)
+}
+
+// addressOfKey is the address of a raw secp256k1 private key.
+func addressOfKey(raw []byte) (common.Address, error) {
+	k, err := crypto.ToECDSA(raw)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("the stored operator key is not a secp256k1 key: %w", err)
+	}
+	return crypto.PubkeyToAddress(k.PublicKey), nil
+}
+
+// registerOperatorAdmin adds to the admin listener what `swapgate tx` and
+// `swapgate operator-key show` read while the server holds the store: the
+// intents, and the account the server signs with (the external signer's
+// when --signer-url names one, the sealed key's otherwise).
+func registerOperatorAdmin(s *admin.Server, intents store.TxIntents, o OperatorConfig) error {
+	if err := admin.RegisterTxs(s, intents); err != nil {
+		return err
+	}
+	return admin.RegisterOperatorKey(s, func(ctx context.Context) (admin.OperatorKeyView, error) {
+		if o.SignerURL != "" {
+			return admin.OperatorKeyView{Address: common.HexToAddress(o.SignerAddress).Hex(), Signer: "external"}, nil
+		}
+		addr, err := OperatorAddress(ctx, intents)
+		if err != nil {
+			return admin.OperatorKeyView{}, err
+		}
+		return admin.OperatorKeyView{Address: addr.Hex(), Signer: "sealed"}, nil
+	})
 }

@@ -370,6 +370,9 @@ func (a *App) startAdmin(_ context.Context, s *startup) (err error) {
 	if err = admin.RegisterPprof(a.admin); err != nil {
 		return fmt.Errorf("app: admin listener: %w", err)
 	}
+	if err = registerOperatorAdmin(a.admin, a.stores.TxIntents, s.cfg.Operator); err != nil {
+		return fmt.Errorf("app: admin listener: %w", err)
+	}
 	if err = a.admin.Start(); err != nil {
 		return fmt.Errorf("app: start admin listener: %w", err)
 	}

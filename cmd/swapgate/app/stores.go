@@ -8,6 +8,7 @@ import (
 	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/actors/tickets"
 	"github.com/swapgate/swapgate/actors/tracker"
+	"github.com/swapgate/swapgate/actors/txm"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
@@ -36,6 +37,7 @@ type Stores struct {
 	Portal      store.Portal
 	QuoteRefs   store.QuoteRefs
 	ChainLog    store.ChainLog
+	TxIntents   store.TxIntents
 	// Health is the readiness check, the caches' figures and the close.
 	store.Health
 
@@ -54,13 +56,13 @@ func (s *Stores) Backend() any { return s.backend }
 // pebbleStores hands out the Pebble store by kind of state.
 func pebbleStores(s *pebblestore.Store) *Stores {
 	return &Stores{Partners: s, FeeWallets: s, Ledger: s, Settlement: s, Webhooks: s, Swaps: s, Inbound: s,
-		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, Health: s, backend: s}
+		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, TxIntents: s, Health: s, backend: s}
 }
 
 // postgresStores hands out the PostgreSQL store by kind of state.
 func postgresStores(s *postgres.Store) *Stores {
 	return &Stores{Partners: s, FeeWallets: s, Ledger: s, Settlement: s, Webhooks: s, Swaps: s, Inbound: s,
-		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, Health: s, backend: s}
+		Onramp: s, Idempotency: s, Usage: s, Portal: s, QuoteRefs: s, ChainLog: s, TxIntents: s, Health: s, backend: s}
 }
 
 // Which kind of state each consumer takes: its own small interface, cut
@@ -104,6 +106,12 @@ var (
 	// The sandbox chains' operation log, and the deliveries they made.
 	_ sandboxchain.Store         = store.ChainLog(nil)
 	_ sandboxchain.DeliveryStore = store.ChainLog(nil)
+	// The transaction manager's intents: the manager's own reads and
+	// writes, the operator's `swapgate tx` readings, and the sealed
+	// operator key.
+	_ txm.Store            = store.TxIntents(nil)
+	_ admin.TxIntentReader = store.TxIntents(nil)
+	_ OperatorKeys         = store.TxIntents(nil)
 )
 
 // accountStore is the account endpoints' store (edge.AccountStore), which
