@@ -36,8 +36,15 @@ import (
 type Node interface {
 	ChainID(ctx context.Context) (*big.Int, error)
 	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
+	// NonceAt at the latest block says which of the account's nonces are
+	// mined, so that receipts are read only for those.
+	NonceAt(ctx context.Context, account common.Address, block *big.Int) (uint64, error)
 	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
 	SuggestGasTipCap(ctx context.Context) (*big.Int, error)
+	// SuggestGasPrice (eth_gasPrice: the next block's base fee plus a
+	// tip) sees a base fee risen since the head, which a replacement must
+	// clear.
+	SuggestGasPrice(ctx context.Context) (*big.Int, error)
 	SendTransaction(ctx context.Context, tx *types.Transaction) error
 	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
 	BlockNumber(ctx context.Context) (uint64, error)
