@@ -108,6 +108,29 @@ func nativeToWei(s string) (*big.Int, error) {
 	return wei, nil
 }
 
+// externalSignerFor is the external signer when --signer-url names one
+// (nil, nil otherwise, and the sealed key signs). A sealed key stored for
+// another address than --signer-address is a start error naming the flags
+// and that address: one account signs, and changing it would strand the
+// intents in flight and the funds of the other. The same address (the key
+// moved into the signer) is no conflict: the signer signs.
+func externalSignerFor(ctx context.Context, o OperatorConfig, keys OperatorKeys) (*extsigner.Signer, error) {
+	if o.SignerURL == "" {
+		return nil, nil
+	}
+	want := common.HexToAddress(o.SignerAddress)
+	sealed, err := OperatorAddress(ctx, keys)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return nil, err
+	case sealed != want:
+		return nil, fmt.Errorf("--signer-url, --signer-address: the store holds the sealed operator key of %s, and --signer-address is %s: "+
+			"one account signs; start without --signer-url, or give the sealed key's address to a signer that holds it", sealed, want)
+	}
+	return externalSigner(ctx, o)
+}
+
 // externalSigner dials the external signer the configuration names and
 // checks that it holds the address (nil, nil without --signer-url). A
 // signer that cannot be reached or does not hold the address is a start
