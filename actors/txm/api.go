@@ -88,6 +88,13 @@ type Options struct {
 	// FeeCap is the highest maxFeePerGas in wei per chain (none when
 	// missing).
 	FeeCap map[uint64]*big.Int
+	// MinBalance is the least native balance (wei) the operator's account
+	// should hold on each chain: under it a warning is logged every
+	// BalanceEvery and Stats says so (nil: no warning).
+	MinBalance *big.Int
+	// BalanceEvery is how often each account's balance is read (default
+	// 1 minute).
+	BalanceEvery time.Duration
 	// Poll is how often receipts and blocks are read (default 1s).
 	Poll   time.Duration
 	Logger *slog.Logger
@@ -161,6 +168,10 @@ type Stats struct {
 	InFlight map[uint64]int
 	// Bumps is the replacements sent since start.
 	Bumps uint64
+	// Balance is each chain's last read native balance of the account
+	// (missing until read); Low the chains where it is under MinBalance.
+	Balance map[uint64]*big.Int
+	Low     map[uint64]bool
 }
 
 // Stats reports the manager's counts.

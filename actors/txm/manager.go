@@ -47,6 +47,9 @@ func newManager(opts Options) (*manager, error) {
 	if opts.BumpAfter <= 0 {
 		opts.BumpAfter = 30 * time.Second
 	}
+	if opts.BalanceEvery <= 0 {
+		opts.BalanceEvery = time.Minute
+	}
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
 	}
@@ -169,9 +172,13 @@ func (m *manager) balance(ctx context.Context, chainID uint64) (*big.Int, error)
 }
 
 func (m *manager) stats() Stats {
-	s := Stats{InFlight: map[uint64]int{}, Bumps: m.bumps.Load()}
+	s := Stats{InFlight: map[uint64]int{}, Bumps: m.bumps.Load(), Balance: map[uint64]*big.Int{}, Low: map[uint64]bool{}}
 	for id, w := range m.workers {
 		s.InFlight[id] = int(w.inFlight.Load())
+		if b := w.balance.Load(); b != nil {
+			s.Balance[id] = new(big.Int).Set(b)
+			s.Low[id] = m.opts.MinBalance != nil && b.Cmp(m.opts.MinBalance) < 0
+		}
 	}
 	return s
 }

@@ -162,3 +162,26 @@ func TestManagerRefusesBadRequests(t *testing.T) {
 		t.Fatalf("refused requests stored %d intents", len(ins))
 	}
 }
+
+// The account's balance is read for the metrics, and a balance under
+// MinBalance is reported low.
+func TestManagerReportsALowBalance(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		min *big.Int
+		low bool
+	}{{big.NewInt(1), false}, {new(big.Int).Lsh(big.NewInt(1), 100), true}} {
+		o := e.options(e.node, e.store)
+		o.MinBalance = c.min
+		m := e.start(o)
+		deadline := time.Now().Add(10 * time.Second)
+		for m.Stats().Balance[chainID] == nil && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		st := m.Stats()
+		if st.Balance[chainID] == nil || st.Balance[chainID].Sign() <= 0 || st.Low[chainID] != c.low {
+			t.Errorf("min %s: balance %v, low %v", c.min, st.Balance[chainID], st.Low[chainID])
+		}
+		m.Stop()
+	}
+}

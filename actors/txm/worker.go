@@ -41,6 +41,9 @@ type worker struct {
 	unseen map[string]time.Time
 
 	inFlight atomic.Int64
+	// balance is the account's last read native balance; balanceAt when.
+	balance   atomic.Pointer[big.Int]
+	balanceAt time.Time
 }
 
 func (w *worker) poke() {
@@ -141,7 +144,27 @@ func (w *worker) step(ctx context.Context) bool {
 	}
 	w.runHooks(ctx)
 	w.inFlight.Store(int64(len(w.flight)))
+	w.checkBalance(ctx)
 	return more
+}
+
+// checkBalance reads the account's balance every BalanceEvery and warns
+// when it is under MinBalance: intents would soon stop being mined.
+func (w *worker) checkBalance(ctx context.Context) {
+	now := w.m.now()
+	if !w.balanceAt.IsZero() && now.Sub(w.balanceAt) < w.m.opts.BalanceEvery {
+		return
+	}
+	w.balanceAt = now
+	b, err := w.node.BalanceAt(ctx, w.account, nil)
+	if err != nil {
+		w.logger().Warn("txm: read the account's balance", slog.Any("err", err))
+		return
+	}
+	w.balance.Store(b)
+	if min := w.m.opts.MinBalance; min != nil && b.Cmp(min) < 0 {
+		w.logger().Warn("txm: the operator's balance is under --operator-min-balance", slog.String("balance", b.String()), slog.String("min", min.String()))
+	}
 }
 
 // scanQueued adds the store's queued intents of the chain not yet known
