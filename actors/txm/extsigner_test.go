@@ -67,7 +67,7 @@ func TestManagerSignsThroughAnExternalSigner(t *testing.T) {
 			if st.Signed() < len(keys) {
 				t.Errorf("the external signer signed %d transactions for %d intents", st.Signed(), len(keys))
 			}
-			got := metricstest.Values(t, metrics.Collector())
+			got := metricstest.Values(t, metrics.Collector(m.Stats, m.Account(chainID).Hex()))
 			for k, v := range map[string]float64{
 				`swapgate_txm_intents_final_total{state="confirmed"}`: 12,
 				`swapgate_txm_intents_final_total{state="failed"}`:    0,

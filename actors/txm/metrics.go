@@ -2,7 +2,6 @@ package txm
 
 import (
 	"context"
-	"log/slog"
 	"math/big"
 	"strconv"
 	"sync"
@@ -33,10 +32,10 @@ import (
 //   - swapgate_txm_inclusion_seconds: from an intent stored to its
 //     transaction seen in a block;
 //   - swapgate_txm_account_balance_wei{chain,account} and
-//     swapgate_txm_balance_low{chain}: the operator's native balance, read
-//     every BalanceEvery by WatchBalances, and 1 while it is under the
-//     chain's --operator-min-balance (a warning is logged when it falls
-//     under, and an info line when it is back).
+//     swapgate_txm_balance_low{chain}: the operator's native balance as the
+//     manager last read it (every Options.BalanceEvery), and 1 while it is
+//     under --operator-min-balance (Options.MinBalance; the manager logs
+//     the warning).
 type Metrics struct {
 	mu   sync.Mutex
 	open map[string]tracked
@@ -44,9 +43,6 @@ type Metrics struct {
 	confirmed, failed atomic.Uint64
 	bumps             atomic.Uint64
 	inclusion         *actors.Histogram
-
-	balMu    sync.Mutex
-	balances map[uint64]balance
 }
 
 // tracked is what the metrics remember of an intent not yet final.
@@ -58,13 +54,6 @@ type tracked struct {
 	version uint64
 }
 
-// balance is the last reading of an account's balance on a chain.
-type balance struct {
-	account string
-	wei     *big.Int
-	low     bool
-}
-
 // NewMetrics returns empty figures.
 func NewMetrics() *Metrics {
 	return &Metrics{
@@ -72,7 +61,6 @@ func NewMetrics() *Metrics {
 		// 100 ms to about 55 min: a block or two on a fast chain, up to a
 		// transaction stuck behind fees for many bump periods.
 		inclusion: actors.NewDurationHistogram(100*time.Millisecond, 2, 16),
-		balances:  map[uint64]balance{},
 	}
 }
 
@@ -183,63 +171,6 @@ func trackedOf(in *txintent.Intent) tracked {
 	return tracked{state: in.State, txs: len(in.Txs), chain: in.ChainID, from: in.From, version: in.Version}
 }
 
-// BalanceEvery is how often WatchBalances reads the operator's balances.
-const BalanceEvery = 30 * time.Second
-
-// balanceTimeout bounds one balance reading.
-const balanceTimeout = 10 * time.Second
-
-// BalanceReader reads the operator's native balance on a chain; the
-// Manager's Balance is one.
-type BalanceReader func(ctx context.Context, chainID uint64) (*big.Int, error)
-
-// WatchBalances reads account's balance on each chain now and then every
-// BalanceEvery until ctx ends, for the balance gauges; a balance under the
-// chain's minimum (min; a chain without one is never low) sets
-// swapgate_txm_balance_low and logs a warning once as it falls under, an
-// info line once it is back over. A failed reading keeps the last one and
-// is logged at debug level: a node that fails is the manager's to report.
-func (m *Metrics) WatchBalances(ctx context.Context, read BalanceReader, account string, chains []uint64, min map[uint64]*big.Int, log *slog.Logger) {
-	if log == nil {
-		log = slog.Default()
-	}
-	t := time.NewTicker(BalanceEvery)
-	defer t.Stop()
-	for {
-		for _, chain := range chains {
-			m.ReadBalance(ctx, read, account, chain, min[chain], log)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// ReadBalance reads one chain's balance and updates its gauges (see
-// WatchBalances).
-func (m *Metrics) ReadBalance(ctx context.Context, read BalanceReader, account string, chain uint64, min *big.Int, log *slog.Logger) {
-	c, cancel := context.WithTimeout(ctx, balanceTimeout)
-	wei, err := read(c, chain)
-	cancel()
-	if err != nil {
-		log.Debug("txm: operator balance not read", "chain", chain, "err", err)
-		return
-	}
-	low := min != nil && wei.Cmp(min) < 0
-	m.balMu.Lock()
-	was := m.balances[chain].low
-	m.balances[chain] = balance{account: account, wei: new(big.Int).Set(wei), low: low}
-	m.balMu.Unlock()
-	switch {
-	case low && !was:
-		log.Warn("txm: operator balance under --operator-min-balance", "chain", chain, "account", account, "balanceWei", wei.String(), "minWei", min.String())
-	case !low && was:
-		log.Info("txm: operator balance back over --operator-min-balance", "chain", chain, "account", account, "balanceWei", wei.String())
-	}
-}
-
 var (
 	intentsDesc = prometheus.NewDesc("swapgate_txm_intents",
 		"Transaction intents not yet final, by state (queued, signed, sent, mined), as this process last stored or read them.",
@@ -258,10 +189,17 @@ var (
 		"1 while the operator's native balance on a chain is under its --operator-min-balance, 0 otherwise.", []string{"chain"}, nil)
 )
 
-// Collector exposes the figures.
-func (m *Metrics) Collector() prometheus.Collector { return metricsCollector{m} }
+// Collector exposes the figures; stats (nil: none) is the manager's
+// Stats, whose balance readings are exposed for account.
+func (m *Metrics) Collector(stats func() Stats, account string) prometheus.Collector {
+	return metricsCollector{m: m, stats: stats, account: account}
+}
 
-type metricsCollector struct{ m *Metrics }
+type metricsCollector struct {
+	m       *Metrics
+	stats   func() Stats
+	account string
+}
 
 func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{intentsDesc, finalDesc, inFlightDesc, bumpsDesc, inclusionDesc, balanceDesc, lowDesc} {
@@ -298,14 +236,19 @@ func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(finalDesc, prometheus.CounterValue, float64(m.failed.Load()), string(txintent.Failed))
 	ch <- prometheus.MustNewConstMetric(bumpsDesc, prometheus.CounterValue, float64(m.bumps.Load()))
 	ch <- m.inclusion.Metric(inclusionDesc)
-	m.balMu.Lock()
-	defer m.balMu.Unlock()
-	for chain, b := range m.balances {
+	if c.stats == nil {
+		return
+	}
+	st := c.stats()
+	for chain, b := range st.Balance {
+		if b == nil {
+			continue
+		}
 		id := strconv.FormatUint(chain, 10)
-		wei, _ := new(big.Float).SetInt(b.wei).Float64()
-		ch <- prometheus.MustNewConstMetric(balanceDesc, prometheus.GaugeValue, wei, id, b.account)
+		wei, _ := new(big.Float).SetInt(b).Float64()
+		ch <- prometheus.MustNewConstMetric(balanceDesc, prometheus.GaugeValue, wei, id, c.account)
 		low := 0.0
-		if b.low {
+		if st.Low[chain] {
 			low = 1
 		}
 		ch <- prometheus.MustNewConstMetric(lowDesc, prometheus.GaugeValue, low, id)

@@ -1,10 +1,8 @@
 package txm
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"math/big"
 	"strings"
 	"testing"
@@ -105,7 +103,7 @@ func TestMetricsFollowTheStoredStates(t *testing.T) {
 		t.Fatal("the stale write went through")
 	}
 
-	got := metricstest.Values(t, m.Collector())
+	got := metricstest.Values(t, m.Collector(nil, ""))
 	want := map[string]float64{
 		`swapgate_txm_intents{state="queued"}`:                 1, // d
 		`swapgate_txm_intents{state="signed"}`:                 0,
@@ -141,7 +139,7 @@ func TestMetricsFollowTheStoredStates(t *testing.T) {
 	if _, err := st.ListTxIntents(ctx, txintent.Query{Open: true}); err != nil {
 		t.Fatal(err)
 	}
-	got = metricstest.Values(t, m.Collector())
+	got = metricstest.Values(t, m.Collector(nil, ""))
 	for k, v := range map[string]float64{
 		`swapgate_txm_in_flight{account="0xop",chain="42161"}`: 1,
 		`swapgate_txm_in_flight{account="0xop",chain="369"}`:   1,
@@ -156,49 +154,23 @@ func TestMetricsFollowTheStoredStates(t *testing.T) {
 	}
 }
 
-// TestBalanceUnderTheMinimum: the balance gauge follows each reading, the
-// low flag is 1 while under the chain's minimum, and the warning is
-// logged once as it falls under, not at every reading.
-func TestBalanceUnderTheMinimum(t *testing.T) {
-	m := NewMetrics()
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	bal := map[uint64]*big.Int{1: big.NewInt(5e17), 369: big.NewInt(1)}
-	read := func(_ context.Context, chain uint64) (*big.Int, error) {
-		if b, ok := bal[chain]; ok {
-			return b, nil
+// TestBalanceFromTheManagersReadings: the balance gauge and the low flag
+// are the manager's last readings, per chain; a chain not read yet has
+// none.
+func TestBalanceFromTheManagersReadings(t *testing.T) {
+	stats := Stats{Balance: map[uint64]*big.Int{1: big.NewInt(9e16), 369: big.NewInt(5e17), 10: nil}, Low: map[uint64]bool{1: true}}
+	got := metricstest.Values(t, NewMetrics().Collector(func() Stats { return stats }, "0xop"))
+	for k, v := range map[string]float64{
+		`swapgate_txm_account_balance_wei{account="0xop",chain="1"}`:   9e16,
+		`swapgate_txm_account_balance_wei{account="0xop",chain="369"}`: 5e17,
+		`swapgate_txm_balance_low{chain="1"}`:                          1,
+		`swapgate_txm_balance_low{chain="369"}`:                        0,
+	} {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
-		return nil, errors.New("no node")
-	}
-	min := map[uint64]*big.Int{1: big.NewInt(1e17)}
-	ctx := context.Background()
-	for _, chain := range []uint64{1, 369, 10} {
-		m.ReadBalance(ctx, read, "0xop", chain, min[chain], log)
-	}
-	got := metricstest.Values(t, m.Collector())
-	if got[`swapgate_txm_account_balance_wei{account="0xop",chain="1"}`] != 5e17 ||
-		got[`swapgate_txm_balance_low{chain="1"}`] != 0 || got[`swapgate_txm_balance_low{chain="369"}`] != 0 {
-		t.Fatalf("first readings: %v", got)
 	}
 	if _, ok := got[`swapgate_txm_balance_low{chain="10"}`]; ok {
 		t.Error("a chain never read has a balance")
-	}
-	bal[1] = big.NewInt(9e16)
-	m.ReadBalance(ctx, read, "0xop", 1, min[1], log)
-	m.ReadBalance(ctx, read, "0xop", 1, min[1], log)
-	got = metricstest.Values(t, m.Collector())
-	if got[`swapgate_txm_balance_low{chain="1"}`] != 1 || got[`swapgate_txm_account_balance_wei{account="0xop",chain="1"}`] != 9e16 {
-		t.Errorf("under the minimum: %v", got)
-	}
-	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
-		t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
-	}
-	bal[1] = big.NewInt(2e17)
-	m.ReadBalance(ctx, read, "0xop", 1, min[1], log)
-	if got := metricstest.Values(t, m.Collector()); got[`swapgate_txm_balance_low{chain="1"}`] != 0 {
-		t.Error("still low after the top-up")
-	}
-	if !strings.Contains(logs.String(), "back over") {
-		t.Errorf("no line saying the balance is back:\n%s", logs.String())
 	}
 }

@@ -130,12 +130,6 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	})
 	fs.StringVar(&cfg.Operator.SignerURL, "signer-url", cfg.Operator.SignerURL, "the external signer (web3signer, Clef) that signs the operator's transactions with eth_signTransaction: an http(s) or ws(s) URL or an IPC socket's path; empty signs with the sealed key of swapgate operator-key create")
 	fs.StringVar(&cfg.Operator.SignerAddress, "signer-address", cfg.Operator.SignerAddress, "the operator account the external signer at --signer-url signs for (required with it)")
-	fs.Func("operator-min-balance", "CHAINID=AMOUNT: the operator's native balance on that chain, in its coin (0.05), under which a warning is logged and swapgate_txm_balance_low{chain} is 1 (repeatable, or comma-separated)", func(v string) error {
-		if err := chainURLs(v, &cfg.Operator.MinBalance); err != nil {
-			return fmt.Errorf("want CHAINID=AMOUNT, got %q", v)
-		}
-		return nil
-	})
 	return fs
 }
 

@@ -207,7 +207,6 @@ var serveSettings = append([]setting{
 		}
 		return nil
 	}},
-	{"operator-min-balance", func(c *app.Config) error { _, err := c.Operator.MinBalanceWei(); return err }},
 	intIn(func(c *app.Config) int { return c.WebhookPoolSize }, "webhook-pool-size", 1, 1024),
 	durIn(func(c *app.Config) time.Duration { return c.WebhookRetryBase }, "webhook-retry-base", time.Millisecond, time.Hour),
 	intIn(func(c *app.Config) int { return c.WebhookMaxAttempts }, "webhook-max-attempts", 1, 100),

@@ -118,8 +118,6 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{[]string{"--signer-url", "http://127.0.0.1:8550"}, []string{"--signer-address: is required with --signer-url"}},
 		{[]string{"--signer-address", "0x1111111111111111111111111111111111111111"}, []string{"--signer-address: needs --signer-url"}},
 		{[]string{"--signer-url", "http://127.0.0.1:8550", "--signer-address", "0x12"}, []string{`--signer-address: must be an EVM address (0x and 40 hexadecimal digits), got "0x12"`}},
-		{[]string{"--operator-min-balance", "1=0.1.2"}, []string{`--operator-min-balance: chain 1: must be an amount of the chain's native coin, a decimal of at most 18 places like 0.05, got "0.1.2"`}},
-		{[]string{"--operator-min-balance", "1=-1"}, []string{`--operator-min-balance: chain 1: must be an amount`}},
 		{[]string{"--webhook-pool-size", "0"}, []string{"--webhook-pool-size: must be between 1 and 1024, got 0"}},
 		{[]string{"--webhook-retry-base", "0s"}, []string{"--webhook-retry-base: must be between 1ms and 1h0m0s, got 0s"}},
 		{[]string{"--webhook-max-attempts", "0"}, []string{"--webhook-max-attempts: must be between 1 and 100, got 0"}},

@@ -189,9 +189,8 @@ type Config struct {
 	// Cluster makes the node a member of a cluster sharing Store (see
 	// cluster.go); zero runs one process.
 	Cluster ClusterConfig
-	// Operator is how the transaction manager's account signs (the sealed
-	// key, or an external signer) and the balance under which it is low
-	// (operator.go).
+	// Operator is how the transaction manager's account signs: the sealed
+	// key, or an external signer (operator.go).
 	Operator OperatorConfig
 }
 

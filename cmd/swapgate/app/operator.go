@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -18,8 +16,7 @@ import (
 	"github.com/swapgate/swapgate/store"
 )
 
-// OperatorConfig is how the transaction manager's account signs and is
-// watched: the sealed operator key in the store (`swapgate operator-key
+// OperatorConfig is how the transaction manager's account signs: the sealed operator key in the store (`swapgate operator-key
 // create`), or an external signer speaking eth_signTransaction (web3signer,
 // Clef) at SignerURL for SignerAddress; one of the two, chosen at start.
 type OperatorConfig struct {
@@ -30,10 +27,6 @@ type OperatorConfig struct {
 	// SignerAddress is the account the external signer signs for; required
 	// with SignerURL, which must hold it (eth_accounts at start).
 	SignerAddress string
-	// MinBalance is per chain id the native balance, in the chain's coin
-	// as a decimal ("0.05"), under which the operator's account is low: a
-	// warning and swapgate_txm_balance_low{chain} 1.
-	MinBalance map[uint64]string
 }
 
 // CheckSigner checks --signer-url and --signer-address together: both or
@@ -75,37 +68,6 @@ func signerURL(s string) error {
 		return nil
 	}
 	return fmt.Errorf("must be an absolute http, https, ws or wss URL or an IPC socket's path, got %q", s)
-}
-
-// MinBalanceWei is MinBalance in wei per chain, or the first entry that is
-// not a non-negative decimal of at most 18 places.
-func (o OperatorConfig) MinBalanceWei() (map[uint64]*big.Int, error) {
-	ids := make([]uint64, 0, len(o.MinBalance))
-	for id := range o.MinBalance {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	out := make(map[uint64]*big.Int, len(ids))
-	for _, id := range ids {
-		wei, err := nativeToWei(o.MinBalance[id])
-		if err != nil {
-			return nil, fmt.Errorf("chain %d: %w", id, err)
-		}
-		out[id] = wei
-	}
-	return out, nil
-}
-
-// nativeToWei reads an amount of a chain's native coin ("0.05") in wei:
-// every EVM chain's coin has 18 decimals.
-func nativeToWei(s string) (*big.Int, error) {
-	whole, frac, _ := strings.Cut(s, ".")
-	digits := func(d string) bool { return strings.Trim(d, "0123456789") == "" }
-	if whole == "" && frac == "" || !digits(whole) || !digits(frac) || len(frac) > 18 || len(whole) > 40 {
-		return nil, fmt.Errorf("must be an amount of the chain's native coin, a decimal of at most 18 places like 0.05, got %q", s)
-	}
-	wei, _ := new(big.Int).SetString(whole+frac+strings.Repeat("0", 18-len(frac)), 10)
-	return wei, nil
 }
 
 // externalSignerFor is the external signer when --signer-url names one

@@ -12,22 +12,6 @@ import (
 	"github.com/swapgate/swapgate/internal/standin/signer"
 )
 
-func TestMinBalanceWei(t *testing.T) {
-	for in, want := range map[string]string{
-		"0.05": "50000000000000000", "1": "1000000000000000000", "0.000000000000000001": "1", ".5": "500000000000000000", "250000": "250000000000000000000000",
-	} {
-		got, err := OperatorConfig{MinBalance: map[uint64]string{1: in}}.MinBalanceWei()
-		if err != nil || got[1].String() != want {
-			t.Errorf("%q: %v %v, want %s", in, got[1], err, want)
-		}
-	}
-	for _, bad := range []string{"", ".", "-1", "1e18", "0.0000000000000000001", "0x10", "1,5", " 1"} {
-		if _, err := (OperatorConfig{MinBalance: map[uint64]string{369: bad}}).MinBalanceWei(); err == nil || !strings.Contains(err.Error(), "chain 369") {
-			t.Errorf("%q accepted (%v)", bad, err)
-		}
-	}
-}
-
 // TestExternalSignerChosenAtStart: --signer-url gives the external signer
 // once it lists --signer-address; a sealed key of another address is a
 // start error naming the flags and that address; the sealed key's own
