@@ -30,12 +30,14 @@ type worker struct {
 	wake   chan struct{}
 	rescan atomic.Bool
 
-	qmu    sync.Mutex
-	queue  []*txintent.Intent // queued, in submission order
-	known  map[string]bool    // IDs queued or in flight (under qmu)
-	next   uint64             // the next nonce to allocate
-	flight []*txintent.Intent // signed, sent or mined, in nonce order
-	final  []*txintent.Intent // final, hooks not yet returned
+	qmu   sync.Mutex
+	queue []*txintent.Intent // queued, in submission order
+	known map[string]bool    // IDs queued or in flight (under qmu)
+	next  uint64             // the next nonce to allocate
+	// reconciled is set once next was reconciled with the node.
+	reconciled bool
+	flight     []*txintent.Intent // signed, sent or mined, in nonce order
+	final      []*txintent.Intent // final, hooks not yet returned
 	// unseen is when an intent's nonce was first seen used with no
 	// receipt for any of its transactions.
 	unseen map[string]time.Time
@@ -93,13 +95,23 @@ func (w *worker) resume(ctx context.Context) error {
 	w.qmu.Unlock()
 	sortByNonce(w.flight)
 	w.inFlight.Store(int64(len(w.flight)))
+	return nil
+}
+
+// reconcile sets the next nonce to the higher of the store's and the
+// node's pending count, before anything is signed: the node may have
+// transactions the store never saw (the key used elsewhere), the store
+// signed ones the node never got. A node down at start delays it (and
+// all signing) to a later round rather than failing the start.
+func (w *worker) reconcile(ctx context.Context) error {
 	pending, err := w.node.PendingNonceAt(ctx, w.account)
 	if err != nil {
-		return fmt.Errorf("txm: chain %d: pending nonce of %s: %w", w.chainID, w.account.Hex(), err)
+		return fmt.Errorf("pending nonce of %s: %w", w.account.Hex(), err)
 	}
-	if w.next, err = st.RaiseNonce(ctx, w.chainID, w.account.Hex(), pending); err != nil {
-		return fmt.Errorf("txm: chain %d: %w", w.chainID, err)
+	if w.next, err = w.m.opts.Store.RaiseNonce(ctx, w.chainID, w.account.Hex(), pending); err != nil {
+		return err
 	}
+	w.reconciled = true
 	return nil
 }
 
@@ -132,6 +144,14 @@ func (w *worker) step(ctx context.Context) bool {
 		if err := w.scanQueued(ctx); err != nil {
 			log.Warn("txm: read queued intents", slog.Any("err", err))
 			w.rescan.Store(true)
+		}
+	}
+	if !w.reconciled {
+		if err := w.reconcile(ctx); err != nil {
+			if ctx.Err() == nil {
+				log.Warn("txm: reconcile the nonce", slog.Any("err", err))
+			}
+			return false
 		}
 	}
 	more, err := w.signQueued(ctx)

@@ -100,19 +100,36 @@ func createOperatorKey(ctx context.Context, dir, storeURL string) (admin.Operato
 	if err != nil {
 		return admin.OperatorKeyView{}, err
 	}
-	addr, err := app.CreateOperatorKey(ctx, stores.TxIntents)
+	addr, created, err := app.CreateOperatorKey(ctx, stores)
 	if cerr := stores.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
 		return admin.OperatorKeyView{}, err
 	}
+	if !created {
+		// A stored key is never replaced: the account's funds and the
+		// nonces of its transactions in flight belong to its address.
+		return admin.OperatorKeyView{}, fmt.Errorf("%w (address %s): it is never replaced, since the account's funds and transactions belong to it", app.ErrOperatorKeyExists, addr.Hex())
+	}
 	return admin.OperatorKeyView{Address: addr.Hex(), Signer: "sealed"}, nil
 }
 
 // showOperatorKey reads the address from the store, or through the admin
-// listener of the server that holds the Pebble store.
+// listener of the server that holds the Pebble store. On PostgreSQL a
+// server running on dir answers when it is there, as for partner
+// commands: it says which account it signs with, an external signer's
+// included, which the store does not know.
 func showOperatorKey(ctx context.Context, dir, storeURL string) (admin.OperatorKeyView, error) {
+	if storeURL != "" {
+		if c, err := admin.Dial(dir); err == nil {
+			v, err := c.OperatorKey(ctx)
+			c.Close()
+			if !errors.Is(err, admin.ErrUnreachable) {
+				return v, err
+			}
+		}
+	}
 	stores, err := openCLIStore(ctx, dir, storeURL)
 	if err == nil {
 		addr, err := app.OperatorAddress(ctx, stores.TxIntents)

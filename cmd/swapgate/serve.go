@@ -130,7 +130,30 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	})
 	fs.StringVar(&cfg.Operator.SignerURL, "signer-url", cfg.Operator.SignerURL, "the external signer (web3signer, Clef) that signs the operator's transactions with eth_signTransaction: an http(s) or ws(s) URL or an IPC socket's path; empty signs with the sealed key of swapgate operator-key create")
 	fs.StringVar(&cfg.Operator.SignerAddress, "signer-address", cfg.Operator.SignerAddress, "the operator account the external signer at --signer-url signs for (required with it)")
+	fs.Uint64Var(&cfg.Tx.Confirmations, "confirmations", cfg.Tx.Confirmations, "blocks, its own included, that make the operator's transaction final (0: 1 in sandbox mode, 12 in live mode)")
+	fs.DurationVar(&cfg.Tx.BumpAfter, "tx-bump-after", cfg.Tx.BumpAfter, "how long the operator's transaction waits to be mined before it is replaced with both fees 12.5% higher")
+	fs.Func("tx-fee-cap", "CHAINID=GWEI: the highest maxFeePerGas of the operator's transactions on that chain (repeatable, or comma-separated; default none)", func(v string) error {
+		return chainGwei(v, &cfg.Tx.FeeCapGwei)
+	})
+	fs.Float64Var(&cfg.Tx.MinBalance, "operator-min-balance", cfg.Tx.MinBalance, "native coins (whole units) under which the operator's balance on a chain is logged as a warning and shown by the metrics (0: never)")
 	return fs
+}
+
+// chainGwei parses CHAINID=GWEI pairs, comma-separated, into m.
+func chainGwei(v string, m *map[uint64]float64) error {
+	for _, part := range strings.Split(v, ",") {
+		id, g, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.ParseUint(id, 10, 64)
+		f, ferr := strconv.ParseFloat(g, 64)
+		if !ok || err != nil || ferr != nil {
+			return fmt.Errorf("want CHAINID=GWEI, got %q", part)
+		}
+		if *m == nil {
+			*m = make(map[uint64]float64)
+		}
+		(*m)[n] = f
+	}
+	return nil
 }
 
 // upstreamValue is an upstream's setting as a flag.

@@ -207,6 +207,22 @@ var serveSettings = append([]setting{
 		}
 		return nil
 	}},
+	{"confirmations", func(c *app.Config) error {
+		if v := c.Tx.Confirmations; v > 1000 {
+			return fmt.Errorf("must be between 0 and 1000, got %d", v)
+		}
+		return nil
+	}},
+	durIn(func(c *app.Config) time.Duration { return c.Tx.BumpAfter }, "tx-bump-after", time.Second, time.Hour),
+	{"tx-fee-cap", func(c *app.Config) error {
+		for id, g := range c.Tx.FeeCapGwei {
+			if !(g > 0 && g <= 1e12) {
+				return fmt.Errorf("chain %d: must be between 0 and 1e12 gwei (exclusive of 0), got %g", id, g)
+			}
+		}
+		return nil
+	}},
+	floatIn(func(c *app.Config) float64 { return c.Tx.MinBalance }, "operator-min-balance", 0, 1e12),
 	intIn(func(c *app.Config) int { return c.WebhookPoolSize }, "webhook-pool-size", 1, 1024),
 	durIn(func(c *app.Config) time.Duration { return c.WebhookRetryBase }, "webhook-retry-base", time.Millisecond, time.Hour),
 	intIn(func(c *app.Config) int { return c.WebhookMaxAttempts }, "webhook-max-attempts", 1, 100),

@@ -30,9 +30,11 @@ import (
 	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/actors/tickets"
 	"github.com/swapgate/swapgate/actors/tracker"
+	"github.com/swapgate/swapgate/actors/txm"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
+	"github.com/swapgate/swapgate/routing/adapters/extsigner"
 	"github.com/swapgate/swapgate/routing/adapters/gasrpc"
 	"github.com/swapgate/swapgate/routing/adapters/moonpay"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
@@ -192,6 +194,8 @@ type Config struct {
 	// Operator is how the transaction manager's account signs: the sealed
 	// key, or an external signer (operator.go).
 	Operator OperatorConfig
+	// Tx is the transaction manager's settings (txmanager.go).
+	Tx TxConfig
 }
 
 // DefaultConfig is what `make run` serves with.
@@ -199,6 +203,7 @@ func DefaultConfig() Config {
 	ec := edge.DefaultConfig()
 	return Config{
 		Mode: ModeSandbox,
+		Tx:   TxConfig{BumpAfter: DefaultTxBumpAfter},
 		// A quoted three-minute bridge takes 18 s in the sandbox.
 		SandboxBridgeScale: 0.1,
 		Addr:               "127.0.0.1:8080",
@@ -253,6 +258,12 @@ type App struct {
 	// evidence reads registrations' step-1 transactions (sandbox mode).
 	evidence *inbound.EvidenceReader
 	chains   *sandboxchain.Service
+	// txm is the transaction manager of the operator's account; nil when
+	// it does not run (live mode without an operator key).
+	txm *txm.Manager
+	// extSigner is the external signer the manager signs through
+	// (--signer-url), nil with the sealed key.
+	extSigner *extsigner.Signer
 	// partners are the partner grains' wiring (cluster_partner.go); nil
 	// for a single node.
 	partners *clusterPartners
@@ -293,6 +304,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.startRefData,         // prices and gas, per chain
 		a.startQuoteStack,      // providers, the engine racing them, ledger, tickets
 		a.startSandboxChain,    // sandbox mode: the sandbox chains
+		a.startTxManager,       // the operator's transactions, signed, sent, replaced
 		a.startWebhooks,        // the delivery pool over the outbox
 		a.startSandboxDesks,    // sandbox mode: bridging, inbound runner, on-ramp desk
 		a.startProviderOnramp,  // live mode: the on-ramp desk on its provider
@@ -335,6 +347,11 @@ func (a *App) publicURL() string {
 // Addr is the address the edge listens on.
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
+// TxManager is the transaction manager of the operator's account, nil
+// when it does not run (live mode without an operator key, or no chain
+// with a node).
+func (a *App) TxManager() *txm.Manager { return a.txm }
+
 // Done delivers the edge's exit error if it stops serving on its own.
 func (a *App) Done() <-chan error { return a.served }
 
@@ -368,6 +385,12 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.tracker != nil {
 		a.tracker.Stop()
+	}
+	if a.txm != nil {
+		a.txm.Stop()
+	}
+	if a.extSigner != nil {
+		a.extSigner.Close()
 	}
 	if a.inbound != nil {
 		a.inbound.Stop()

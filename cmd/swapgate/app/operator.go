@@ -113,10 +113,6 @@ func externalSigner(ctx context.Context, o OperatorConfig) (*extsigner.Signer, e
 	return s, nil
 }
 
-// OperatorKeyName is the name the operator's EVM key is stored under: one
-// secp256k1 key signs on every EVM chain, so the account has one address.
-const OperatorKeyName = "evm"
-
 // OperatorKeys is where the operator's key is kept: the store's TxIntents,
 // which seals it with secrets.key as it seals webhook secrets.
 type OperatorKeys interface {
@@ -128,33 +124,6 @@ type OperatorKeys interface {
 // never replaced, since the account's funds, nonces and intents in flight
 // belong to its address.
 var ErrOperatorKeyExists = errors.New("an operator key is already stored")
-
-// CreateOperatorKey generates the operator's key and stores it sealed,
-// returning its address; the key itself never leaves the store. When one
-// is stored already (this process's or another's, racing) nothing is
-// replaced and the error, ErrOperatorKeyExists, names the stored key's
-// address.
-func CreateOperatorKey(ctx context.Context, keys OperatorKeys) (common.Address, error) {
-	k, err := crypto.GenerateKey()
-	if err != nil {
-		return common.Address{}, fmt.Errorf("generate the operator key: %w", err)
-	}
-	raw := crypto.FromECDSA(k)
-	defer clear(raw)
-	stored, created, err := keys.CreateOperatorKey(ctx, OperatorKeyName, raw)
-	if err != nil {
-		return common.Address{}, fmt.Errorf("store the operator key: %w", err)
-	}
-	defer clear(stored)
-	addr, err := addressOfKey(stored)
-	if err != nil {
-		return common.Address{}, err
-	}
-	if !created {
-		return addr, fmt.Errorf("%w (address %s): it is never replaced, since the account's funds and transactions belong to it", ErrOperatorKeyExists, addr)
-	}
-	return addr, nil
-}
 
 // OperatorAddress is the address of the stored operator key; a store
 // without one wraps store.ErrNotFound.

@@ -41,7 +41,7 @@ func TestExternalSignerChosenAtStart(t *testing.T) {
 	s.Close()
 
 	other := open()
-	sealed, err := CreateOperatorKey(ctx, other.TxIntents)
+	sealed, _, err := CreateOperatorKey(ctx, other)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/swapgate/swapgate/actors/refdata"
 	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/actors/tracker"
+	"github.com/swapgate/swapgate/actors/txm"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
@@ -190,6 +191,46 @@ func (a *App) startSandboxChain(ctx context.Context, s *startup) (err error) {
 	return nil
 }
 
+// startTxManager starts the transaction manager of the operator's
+// account on every chain with a node: sandbox mode's chains (the operator
+// funded from their faucet), live mode's --evm-rpc. Live mode runs it only
+// with an operator key (swapgate operator-key create).
+func (a *App) startTxManager(ctx context.Context, s *startup) error {
+	if s.cfg.Mode == ModeLive && len(s.cfg.EVMRPC) == 0 {
+		return nil // no chain to sign for
+	}
+	signer, err := a.operatorSigner(ctx, s.cfg.Mode)
+	if err != nil || signer == nil {
+		return err // live mode without a key: nothing to sign with
+	}
+	nodes, err := a.txNodes(ctx, s)
+	if err != nil || len(nodes) == 0 {
+		return err
+	}
+	if a.chains != nil {
+		if err := fundOperator(ctx, a.chains, s.reg, signer.Address()); err != nil {
+			return err
+		}
+	}
+	for id := range nodes {
+		if _, ok := s.cfg.Tx.FeeCapGwei[id]; !ok && s.cfg.Mode == ModeLive {
+			a.log.Warn("no --tx-fee-cap: replacements are not capped", slog.Uint64("chainId", id))
+		}
+	}
+	metrics := txm.NewMetrics() // counted from what the manager stores
+	if a.txm, err = txm.New(txOptions(s.cfg, metrics.Store(a.stores.TxIntents), signer, nodes, a.log)); err != nil {
+		return fmt.Errorf("app: transaction manager: %w", err)
+	}
+	if err := a.txm.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("app: start the transaction manager: %w", err)
+	}
+	if err := s.metrics.Register(metrics.Collector(a.txm.Stats, signer.Address().Hex())); err != nil {
+		return fmt.Errorf("app: register transaction manager metrics: %w", err)
+	}
+	a.log.Info("transaction manager ready", slog.String("operator", signer.Address().Hex()), slog.Int("chains", len(nodes)))
+	return nil
+}
+
 // startWebhooks starts the delivery pool over the store's outbox.
 func (a *App) startWebhooks(_ context.Context, s *startup) (err error) {
 	cfg := s.cfg
@@ -313,10 +354,7 @@ func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 		Inbound: s.inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: s.providerWebhook, Sandbox: s.sandboxChain, Cluster: clusterView, Idempotency: a.stores.Idempotency, Usage: a.stores.Usage, Ready: a.ready, Logger: a.log, Metrics: s.metrics,
 		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	}
-	if a.chains != nil {
-		// The sandbox chains' JSON-RPC nodes are served by the process
-		// that owns the chains; a cluster's chains are grains, which do
-		// not serve them.
+	if a.chains != nil { // the chains' owner serves their nodes; a cluster's grains do not
 		deps.SandboxNode = a.chains
 	}
 	if err = a.partners.edgeDeps(&deps); err != nil {
