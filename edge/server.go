@@ -128,7 +128,7 @@ type Deps struct {
 	// endpoints and GET /v1/balances are served; nil leaves them out.
 	Sandbox SandboxChain
 	// SandboxNode is the sandbox chains' JSON-RPC nodes and base-fee knob
-	// (sandbox mode, single process); nil: POST /rpc/{chainId} and POST
+	// (sandbox mode); nil: POST /rpc/{chainId} and POST
 	// /v1/sandbox/gas do not exist.
 	SandboxNode SandboxNode
 	// Cluster, when the node is a cluster member, is reported by

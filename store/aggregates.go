@@ -231,7 +231,10 @@ type TxIntents interface {
 	// advanced. For an intent with a Nonce the account's next nonce
 	// (NextNonce of its ChainID and From) is raised to *Nonce+1 in the
 	// same write, so that a nonce is allocated exactly when the intent
-	// holding it is stored.
+	// holding it is stored. Allocation is compare-and-set too: an intent
+	// given its nonce by this write (stored without one) must hold one at
+	// or above the account's next nonce as stored, or ErrStale is returned
+	// and nothing written, so that two writers never allocate one nonce.
 	UpdateTxIntents(ctx context.Context, ins []*txintent.Intent) error
 	// NextNonce is the account's next nonce as stored (0 when none).
 	NextNonce(ctx context.Context, chainID uint64, account string) (uint64, error)

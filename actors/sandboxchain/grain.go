@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/swapgate/swapgate/actors/cluster"
 	"github.com/swapgate/swapgate/routing/domain/evmtx"
@@ -18,6 +19,7 @@ import (
 	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
+	"github.com/swapgate/swapgate/routing/sim/simrpc"
 	"github.com/swapgate/swapgate/store"
 )
 
@@ -50,6 +52,11 @@ import (
 //     receipt of the transaction it mined the first time. Refusals mine
 //     nothing and are not remembered: a retry is refused again.
 //
+// A JSON-RPC body for the chain's node is run by the activation over its
+// chain (grainNode): signed transactions are applied and appended as
+// changes are, one the chain already holds answered with its hash (its
+// hash is its id), and base fees are changes with an id.
+//
 // Reads (a transaction, balances) are answered from the activation's
 // chain. They are not fenced: during a topology change a read can reach
 // an activation that has not seen the other's last changes.
@@ -61,6 +68,9 @@ const (
 	grainTx       = "tx"
 	grainBalance  = "balance"
 	grainBalances = "balances"
+	// grainRPC's body is a JSON-RPC request body for the chain's node
+	// (package simrpc), and its answer the node's answer.
+	grainRPC = "rpc"
 )
 
 // changeRequest asks a chain grain for a change: a send (From, To, Data,
@@ -141,7 +151,7 @@ func (g *Grains) Activate(ctx context.Context, identity string) (*Grain, error) 
 	started := time.Now()
 	var stats ReplayStats
 	gr.next, err = replayLog(ctx, g.store, c, g.log, &stats, func(op sandboxnet.Op, a sandboxnet.Applied) {
-		if op.Request != "" && a.Hash != (common.Hash{}) {
+		if op.Request != "" {
 			gr.done[op.Request] = a.Hash
 		}
 	})
@@ -174,6 +184,13 @@ const appendTimeout = 10 * time.Second
 func (g *Grain) Receive(ctx context.Context, method string, body []byte) ([]byte, error) {
 	var out grainReply
 	switch method {
+	case grainRPC:
+		n := &grainNode{g: g}
+		answer := simrpc.Serve(ctx, n, g.chain.ID(), body)
+		if n.stale != nil {
+			return nil, n.stale
+		}
+		return answer, nil
 	case grainChange:
 		var req changeRequest
 		if err := json.Unmarshal(body, &req); err != nil {
@@ -211,6 +228,50 @@ func (g *Grain) Receive(ctx context.Context, method string, body []byte) ([]byte
 	return json.Marshal(out)
 }
 
+// grainNode is the chain's node (simrpc) over an activation, which runs one
+// request at a time: reads see its chain, a signed transaction is applied
+// and appended as a change is. A transaction the chain already holds
+// (mined or waiting) is answered with its hash, not "already known": the
+// cluster retries a call whose answer was lost, and the retry must not
+// turn an accepted transaction into a refusal. A failed append makes the
+// whole request stale (the cluster retries it on a fresh activation).
+type grainNode struct {
+	g     *Grain
+	stale error
+}
+
+func (n *grainNode) View(_ context.Context, id uint64, fn func(*simchain.Chain)) error {
+	if id != n.g.chain.ID() {
+		return fmt.Errorf("%w: %d", ErrUnknownChain, id)
+	}
+	fn(n.g.chain.Sim())
+	return nil
+}
+
+func (n *grainNode) SendRaw(ctx context.Context, id uint64, raw []byte) (common.Hash, error) {
+	if id != n.g.chain.ID() {
+		return common.Hash{}, fmt.Errorf("%w: %d", ErrUnknownChain, id)
+	}
+	if n.stale != nil {
+		return common.Hash{}, n.stale
+	}
+	var tx types.Transaction
+	if err := tx.UnmarshalBinary(raw); err == nil {
+		sim := n.g.chain.Sim()
+		if _, mined := sim.Transaction(tx.Hash()); mined {
+			return tx.Hash(), nil
+		}
+		if _, queued := sim.Queued(tx.Hash()); queued {
+			return tx.Hash(), nil
+		}
+	}
+	a, err := n.g.apply(ctx, sandboxnet.Op{Kind: sandboxnet.OpRaw, Raw: raw}, "")
+	if errors.Is(err, cluster.ErrStale) {
+		n.stale = err
+	}
+	return a.Hash, err
+}
+
 // change applies one change request, or answers the one it already
 // applied under the request's id.
 func (g *Grain) change(ctx context.Context, req changeRequest) (*simchain.Receipt, error) {
@@ -218,6 +279,9 @@ func (g *Grain) change(ctx context.Context, req changeRequest) (*simchain.Receip
 		return nil, errors.New("sandboxchain: a change request needs an id")
 	}
 	if h, ok := g.done[req.ID]; ok {
+		if h == (common.Hash{}) {
+			return nil, nil // a base fee, set
+		}
 		if r, ok := g.chain.Sim().Receipt(h); ok {
 			return r, nil
 		}
@@ -241,16 +305,31 @@ func (g *Grain) change(ctx context.Context, req changeRequest) (*simchain.Receip
 		op.Holder, op.Token, op.Amount = req.Holder, req.Token, req.Amount
 	case sandboxnet.OpCredit:
 		op.Holder, op.Token, op.Amount = req.Holder, req.Token, req.Amount
+	case sandboxnet.OpBaseFee:
+		op.Amount = req.Amount
+		_, err := g.apply(ctx, op, req.ID)
+		return nil, err
 	default:
 		return nil, fmt.Errorf("%w: %q", sandboxnet.ErrUnknownOp, req.Kind)
 	}
+	a, err := g.apply(ctx, op, req.ID)
+	return a.Receipt, err
+}
+
+// apply applies an operation and appends it, the append being the fence
+// (see GrainKind); request is the change request's id, empty for a signed
+// transaction, which is known by its hash. A refusal is the chain's error,
+// wrapped for a send, a top-up or a credit, as it is otherwise.
+func (g *Grain) apply(ctx context.Context, op sandboxnet.Op, request string) (sandboxnet.Applied, error) {
 	op.Time = g.now()
 	a, err := g.chain.Do(op)
-	r := a.Receipt
-	if r == nil {
-		return nil, fmt.Errorf("sandboxchain: chain %d: %w", g.chain.ID(), err)
+	if err != nil && a.Receipt == nil {
+		if op.Kind == sandboxnet.OpRaw || op.Kind == sandboxnet.OpBaseFee {
+			return sandboxnet.Applied{}, err
+		}
+		return sandboxnet.Applied{}, fmt.Errorf("sandboxchain: chain %d: %w", g.chain.ID(), err)
 	}
-	op.TxHash = r.TxHash
+	op.TxHash = a.Hash
 	rec, err := sandboxnet.EncodeOp(op)
 	if err == nil {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), appendTimeout)
@@ -265,12 +344,14 @@ func (g *Grain) change(ctx context.Context, req changeRequest) (*simchain.Receip
 			level = slog.LevelWarn
 		}
 		g.log.Log(ctx, level, "sandbox chain grain stops: operation not appended", slog.Uint64("chainId", g.chain.ID()),
-			slog.Uint64("seq", g.next), slog.String("request", req.ID), slog.Any("err", err))
-		return nil, fmt.Errorf("%w: chain %d, operation %d: %v", cluster.ErrStale, g.chain.ID(), g.next, err)
+			slog.Uint64("seq", g.next), slog.String("request", request), slog.Any("err", err))
+		return sandboxnet.Applied{}, fmt.Errorf("%w: chain %d, operation %d: %v", cluster.ErrStale, g.chain.ID(), g.next, err)
 	}
 	g.next++
-	g.done[req.ID] = r.TxHash
-	return r, nil
+	if request != "" {
+		g.done[request] = a.Hash
+	}
+	return a, nil
 }
 
 // Stop ends the activation; the chain holds nothing to release.

@@ -6,12 +6,16 @@ import (
 	"errors"
 	"math/big"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/swapgate/swapgate/actors/cluster"
 	"github.com/swapgate/swapgate/internal/pgtest"
@@ -535,5 +539,78 @@ func TestLedgerOverBothOwners(t *testing.T) {
 				t.Fatalf("delivery after its record was lost: %s (first %s), %d operations; want once %v", again, h, log.count(8453), tc.onceAcrossLoss)
 			}
 		})
+	}
+}
+
+// TestRemoteNodeAnswersAsServiceDoes sends the same JSON-RPC requests to a
+// single node's Service and to the chain grain through Remote (every
+// request delivered twice): signed transactions, one stuck under a raised
+// base fee and replaced, reads and refusals answer byte for byte alike,
+// and a new activation replays the signed transactions and base fees.
+func TestRemoteNodeAnswersAsServiceDoes(t *testing.T) {
+	ctx := context.Background()
+	clock := newSetClock(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	svc, _, err := Start(ctx, reg(t), newLogStore(), Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grains, err := NewGrains(reg(t), newLogStore(), Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := &fakeCluster{grains: grains, active: map[string]*Grain{}}
+	remote := NewRemote(reg(t), fc, time.Minute, nil)
+
+	key, _ := crypto.ToECDSA(crypto.Keccak256([]byte("grain node key")))
+	signer := types.LatestSignerForChainID(big.NewInt(42161))
+	raw := func(nonce uint64, feeCap, tip int64) string {
+		b, err := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: big.NewInt(42161), Nonce: nonce,
+			GasFeeCap: big.NewInt(feeCap), GasTipCap: big.NewInt(tip), Gas: 21_000, To: &gBob, Value: big.NewInt(9)}).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hexutil.Encode(b)
+	}
+	me := crypto.PubkeyToAddress(key.PublicKey).Hex()
+	req := func(method string, params ...any) string {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+		return string(b)
+	}
+	steps := []struct {
+		baseFee int64 // set first, when not zero
+		body    string
+	}{
+		{body: req("eth_sendRawTransaction", raw(0, 100_000_000, 1))},
+		{body: req("eth_sendRawTransaction", raw(0, 200_000_000, 1))},
+		{baseFee: 10_000_000_000, body: req("eth_sendRawTransaction", raw(1, 100_000_000, 1))},
+		{body: "[" + req("eth_getTransactionCount", me, "latest") + "," + req("eth_getTransactionCount", me, "pending") + "]"},
+		{body: req("eth_sendRawTransaction", raw(1, 105_000_000, 2))},
+		{body: req("eth_sendRawTransaction", raw(1, 20_000_000_000, 2))},
+		{body: req("eth_getBlockByNumber", "latest", true)},
+		{body: req("eth_getLogs", map[string]any{"fromBlock": "0x0"})},
+		{body: req("eth_mine")},
+	}
+	for i, st := range steps {
+		clock.set(clock.Now().Add(time.Second))
+		if st.baseFee != 0 {
+			if err := svc.SetBaseFee(ctx, 42161, big.NewInt(st.baseFee)); err != nil {
+				t.Fatal(err)
+			}
+			if err := remote.SetBaseFee(ctx, 42161, big.NewInt(st.baseFee)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := svc.JSONRPC(ctx, 42161, []byte(st.body))
+		got := remote.JSONRPC(ctx, 42161, []byte(st.body))
+		if string(got) != string(want) {
+			t.Fatalf("step %d: %s\nservice: %s\nremote:  %s", i, st.body, want, got)
+		}
+	}
+	// A new activation replays the log: the same head.
+	head := req("eth_getBlockByNumber", "latest", false)
+	before := remote.JSONRPC(ctx, 42161, []byte(head))
+	fc.deactivate()
+	if after := remote.JSONRPC(ctx, 42161, []byte(head)); string(after) != string(before) || !strings.Contains(string(after), `"number":"0x2"`) {
+		t.Fatalf("after a new activation: %s, was %s", after, before)
 	}
 }

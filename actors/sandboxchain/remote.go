@@ -19,6 +19,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
+	"github.com/swapgate/swapgate/routing/sim/simrpc"
 )
 
 // Caller reaches a grain of the cluster; *cluster.Node is one. Call
@@ -251,4 +252,36 @@ func (r *Remote) Balances(ctx context.Context, chainID uint64, holder common.Add
 		return nil, err
 	}
 	return rep.Balances, nil
+}
+
+// JSONRPC answers a JSON-RPC 2.0 body for a chain's node (package simrpc)
+// at the chain's grain, which runs it over its activation's chain. A call
+// the cluster could not answer is a JSON-RPC error (-32000) naming the
+// outage, so that the node's client learns it as from a node.
+func (r *Remote) JSONRPC(ctx context.Context, chainID uint64, body []byte) []byte {
+	if !r.known[chainID] {
+		return rpcFailure(fmt.Errorf("%w: %d", ErrUnknownChain, chainID))
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	out, err := r.node.Call(cctx, GrainKind, strconv.FormatUint(chainID, 10), grainRPC, body)
+	if err != nil {
+		return rpcFailure(fmt.Errorf("%w: chain %d: %v", ErrUnavailable, chainID, err))
+	}
+	return out
+}
+
+// rpcFailure is a JSON-RPC error answer, with a null id, for a request the
+// node could not be asked.
+func rpcFailure(err error) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": simrpc.CodeServer, "message": err.Error()}})
+	return b
+}
+
+// SetBaseFee sets a chain's base fee (see Service.SetBaseFee), once
+// however often the cluster retries the call.
+func (r *Remote) SetBaseFee(ctx context.Context, chainID uint64, fee *big.Int) error {
+	_, err := r.call(ctx, chainID, grainChange, changeRequest{ID: newRequestID(sandboxnet.OpBaseFee), Kind: sandboxnet.OpBaseFee, Amount: fee})
+	return err
 }

@@ -382,7 +382,7 @@ func TestServiceConcurrentUse(t *testing.T) {
 func TestServiceSignedTransactionsSurviveRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := persistence.Open(dir, persistence.Options{})
+	store, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +422,7 @@ func TestServiceSignedTransactionsSurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	store, err = persistence.Open(dir, persistence.Options{})
+	store, err = pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,10 @@ package txm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum"
@@ -98,8 +100,26 @@ type Options struct {
 	// Poll is how often receipts and blocks are read (default 1s).
 	Poll   time.Duration
 	Logger *slog.Logger
+	// Owner, set in a cluster, says whether this node works an account:
+	// each account (chain and address, OwnerKey) is worked by the node
+	// that owns it; the others only store intents, which the owner reads.
+	// A node that stops owning an account drops what it held in memory
+	// and the new owner reads the store; every write is compare-and-set
+	// on the intent's version, so that an old owner's late write fails.
+	Owner Owner
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+}
+
+// Owner says which accounts this node works in a cluster; *cluster.Node
+// is one.
+type Owner interface {
+	Owns(key string) bool
+}
+
+// OwnerKey is the ownership key of an account on a chain.
+func OwnerKey(chainID uint64, account common.Address) string {
+	return fmt.Sprintf("txm/%d/%s", chainID, strings.ToLower(account.Hex()))
 }
 
 // Hook is called with a final intent of the purpose it is registered for.

@@ -54,7 +54,7 @@ func (p inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // testWriter logs through t.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
@@ -63,7 +63,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 // env is a sandbox chain, a store, and the operator funded on the chain.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	store  *pebblestore.Store
 	chains *sandboxchain.Service
@@ -74,7 +74,7 @@ type env struct {
 	base *big.Int
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	reg, err := loadRegistry()

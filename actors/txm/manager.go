@@ -85,6 +85,9 @@ func (m *manager) start(ctx context.Context) error {
 	m.started = true
 	ctx, m.cancel = context.WithCancel(ctx)
 	for _, w := range m.workers {
+		if !w.owned() {
+			continue // its owner works it; this node takes it over when it owns it
+		}
 		if err := w.resume(ctx); err != nil {
 			m.cancel()
 			return err

@@ -1,6 +1,7 @@
 package txm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/swapgate/swapgate/routing/domain/txintent"
+	"github.com/swapgate/swapgate/store"
 )
 
 // worker is one account on one chain: it alone writes that account's
@@ -36,13 +38,18 @@ type worker struct {
 	next  uint64             // the next nonce to allocate
 	// reconciled is set once next was reconciled with the node.
 	reconciled bool
-	flight     []*txintent.Intent // signed, sent or mined, in nonce order
-	final      []*txintent.Intent // final, hooks not yet returned
+	// stale is set when a write of this round found the store moved on.
+	stale  bool
+	flight []*txintent.Intent // signed, sent or mined, in nonce order
+	final  []*txintent.Intent // final, hooks not yet returned
 	// unseen is when an intent's nonce was first seen used with no
 	// receipt for any of its transactions.
 	unseen map[string]time.Time
 
 	inFlight atomic.Int64
+	// active is set while the worker holds the account's state (it owns
+	// the account and read the store).
+	active atomic.Bool
 	// balance is the account's last read native balance; balanceAt when.
 	balance   atomic.Pointer[big.Int]
 	balanceAt time.Time
@@ -56,6 +63,9 @@ func (w *worker) poke() {
 }
 
 func (w *worker) enqueue(in *txintent.Intent) {
+	if !w.active.Load() {
+		return // read from the store by the owner, or here once resumed
+	}
 	w.qmu.Lock()
 	if !w.known[in.ID] {
 		w.known[in.ID] = true
@@ -95,7 +105,27 @@ func (w *worker) resume(ctx context.Context) error {
 	w.qmu.Unlock()
 	sortByNonce(w.flight)
 	w.inFlight.Store(int64(len(w.flight)))
+	w.active.Store(true)
 	return nil
+}
+
+// owned reports whether this node works the account (always, outside a
+// cluster).
+func (w *worker) owned() bool {
+	o := w.m.opts.Owner
+	return o == nil || o.Owns(OwnerKey(w.chainID, w.account))
+}
+
+// deactivate drops what the worker holds in memory, to be read again
+// from the store: the account moved to another node, or a write found
+// the store moved on (another node's write).
+func (w *worker) deactivate() {
+	w.active.Store(false)
+	w.qmu.Lock()
+	w.queue, w.known = nil, map[string]bool{}
+	w.qmu.Unlock()
+	w.flight, w.final, w.unseen, w.reconciled = nil, nil, map[string]time.Time{}, false
+	w.inFlight.Store(0)
 }
 
 // reconcile sets the next nonce to the higher of the store's and the
@@ -140,6 +170,22 @@ func (w *worker) run(ctx context.Context) {
 // reports whether queued intents are left for another round at once.
 func (w *worker) step(ctx context.Context) bool {
 	log := w.logger()
+	if !w.owned() {
+		if w.active.Load() {
+			log.Info("txm: the account moved to another node")
+			w.deactivate()
+		}
+		return false
+	}
+	if !w.active.Load() {
+		if err := w.resume(ctx); err != nil {
+			log.Warn("txm: resume", slog.Any("err", err))
+			return false
+		}
+	}
+	if w.m.opts.Owner != nil {
+		w.rescan.Store(true) // other nodes store intents without a word
+	}
 	if w.rescan.Swap(false) {
 		if err := w.scanQueued(ctx); err != nil {
 			log.Warn("txm: read queued intents", slog.Any("err", err))
@@ -253,6 +299,9 @@ func (w *worker) signQueued(ctx context.Context) (bool, error) {
 		signed = append(signed, c)
 	}
 	if err := w.m.opts.Store.UpdateTxIntents(ctx, signed); err != nil {
+		if errors.Is(err, store.ErrStale) {
+			w.deactivate() // another node signed them: read the store again
+		}
 		return false, fmt.Errorf("store signed intents: %w", err)
 	}
 	w.next += uint64(len(signed))
@@ -272,9 +321,17 @@ func (w *worker) sign(ctx context.Context, chainID *big.Int, in *txintent.Intent
 	if err != nil {
 		return txintent.Tx{}, fmt.Errorf("sign intent %s: %w", in.ID, err)
 	}
-	if tx.Nonce() != nonce || tx.GasFeeCap().Cmp(fees.MaxFeePerGas) != 0 || tx.GasTipCap().Cmp(fees.MaxPriorityFeePerGas) != 0 ||
-		tx.To() == nil || *tx.To() != to || tx.Gas() != in.GasLimit {
+	// What comes back is held to what was asked, field by field, and to
+	// the account's signature: an external signer is another process, and
+	// its answer is broadcast as it is.
+	if tx.Type() != types.DynamicFeeTxType || tx.ChainId().Cmp(chainID) != 0 || tx.Nonce() != nonce ||
+		tx.GasFeeCap().Cmp(fees.MaxFeePerGas) != 0 || tx.GasTipCap().Cmp(fees.MaxPriorityFeePerGas) != 0 ||
+		tx.To() == nil || *tx.To() != to || tx.Gas() != in.GasLimit || tx.Value().Cmp(unsigned.Value()) != 0 ||
+		!bytes.Equal(tx.Data(), in.Data) || len(tx.AccessList()) != 0 {
 		return txintent.Tx{}, fmt.Errorf("sign intent %s: the signer changed the transaction", in.ID)
+	}
+	if from, err := types.Sender(types.LatestSignerForChainID(chainID), tx); err != nil || from != w.account {
+		return txintent.Tx{}, fmt.Errorf("sign intent %s: the transaction is not signed by %s", in.ID, w.account.Hex())
 	}
 	raw, err := tx.MarshalBinary()
 	if err != nil {
@@ -313,10 +370,20 @@ func (w *worker) follow(ctx context.Context) error {
 			changed = append(changed, c)
 		}
 	}
+	if w.stale {
+		// Another node wrote the account's intents: read them again.
+		w.stale = false
+		w.deactivate()
+		return fmt.Errorf("the store moved on: %w", store.ErrStale)
+	}
 	if len(changed) == 0 {
 		return nil
 	}
 	if err := w.m.opts.Store.UpdateTxIntents(ctx, changed); err != nil {
+		if errors.Is(err, store.ErrStale) {
+			w.deactivate()
+			return fmt.Errorf("store %d intents: %w", len(changed), err)
+		}
 		w.reload(ctx)
 		return fmt.Errorf("store %d intents: %w", len(changed), err)
 	}
@@ -351,7 +418,7 @@ func (w *worker) advance(ctx context.Context, in *txintent.Intent, latest uint64
 	if nonce < latest && in.State != txintent.Mined {
 		// The nonce is used: one of the stored transactions was mined,
 		// or another one took the nonce.
-		ok, err := w.findMined(ctx, in, now)
+		ok, err := w.findMined(ctx, in, head, now)
 		if err != nil || ok {
 			return ok, err
 		}
@@ -431,7 +498,7 @@ func (w *worker) send(ctx context.Context, in *txintent.Intent, i int, now time.
 // findMined reads the receipts of every stored hash of in: at most one can
 // be mined, all sharing the nonce. It records it (mined, or failed when
 // reverted) and reports whether one was found.
-func (w *worker) findMined(ctx context.Context, in *txintent.Intent, now time.Time) (bool, error) {
+func (w *worker) findMined(ctx context.Context, in *txintent.Intent, head *uint64, now time.Time) (bool, error) {
 	for i := len(in.Txs) - 1; i >= 0; i-- {
 		t := &in.Txs[i]
 		r, err := w.node.TransactionReceipt(ctx, common.HexToHash(t.Hash))
@@ -451,11 +518,15 @@ func (w *worker) findMined(ctx context.Context, in *txintent.Intent, now time.Ti
 		if err := in.Move(txintent.Mined, now); err != nil {
 			return false, err
 		}
-		if head, err := w.node.BlockNumber(ctx); err == nil {
-			_, err = w.confirm(ctx, in, head, now)
-			return true, err
+		if *head < t.BlockNumber {
+			h, err := w.node.BlockNumber(ctx)
+			if err != nil {
+				return true, nil
+			}
+			*head = h
 		}
-		return true, nil
+		_, err = w.confirm(ctx, in, *head, now)
+		return true, err
 	}
 	return false, nil
 }
@@ -527,6 +598,7 @@ func (w *worker) bump(ctx context.Context, in *txintent.Intent, baseFee **big.In
 	}
 	in.UpdatedAt = now
 	if err := w.m.opts.Store.UpdateTxIntents(ctx, []*txintent.Intent{in}); err != nil {
+		w.stale = w.stale || errors.Is(err, store.ErrStale)
 		return false, fmt.Errorf("store replacement: %w", err)
 	}
 	w.m.bumps.Add(1)

@@ -197,6 +197,14 @@ func TestClusterSwapAcrossNodes(t *testing.T) {
 	if got, want := crashBalance(t, nodeA, dst, topped, dstUSDC), new(big.Int).Add(genesis, big.NewInt(5_000_000)); got.Cmp(want) != 0 {
 		t.Fatalf("node A sees %s USDC base units after node C's top-up, want %s", got, want)
 	}
+	// The chain's JSON-RPC node, through a node that may not own the chain:
+	// the top-up read back with an eth_call of balanceOf.
+	balanceOf := `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"` + dstUSDC + `","data":"0x70a08231` +
+		strings.Repeat("0", 24) + strings.ToLower(topped[2:]) + `"},"latest"]}`
+	if s, raw, err := nodeA.do(http.MethodPost, "/rpc/"+strconv.Itoa(dst), []byte(balanceOf), p.key); err != nil || s != http.StatusOK ||
+		!strings.Contains(string(raw), fmt.Sprintf(`"result":"0x%064x"`, new(big.Int).Add(genesis, big.NewInt(5_000_000)))) {
+		t.Fatalf("eth_call of balanceOf through node A: %d %v %s", s, err, raw)
+	}
 
 	// The chains' refusals cross nodes as the contract's codes, naming
 	// the parameter at fault.

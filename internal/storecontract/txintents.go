@@ -126,6 +126,18 @@ func RunTxIntents(t *testing.T, open Factory[TxIntents]) {
 		if n, _ := s.NextNonce(ctx, 10, txAccount); n != 0 {
 			t.Fatalf("another chain's nonce: %d", n)
 		}
+		// A nonce below the account's next is another writer's: allocating
+		// it again is refused, and nothing of the batch is written.
+		c, _, err := s.PutTxIntent(ctx, newTxIntent(3, "k3", 42161, now))
+		mustNil(t, "put c", err)
+		mustNil(t, "sign c", c.AddTx(txintent.Tx{Hash: fmt.Sprintf("0x%064x", 3), Nonce: 8, MaxFeePerGas: "200", MaxPriorityFeePerGas: "2", Raw: []byte{3}}))
+		mustNil(t, "move c", c.Move(txintent.Signed, now))
+		if err := s.UpdateTxIntents(ctx, []*txintent.Intent{c}); !errors.Is(err, store.ErrStale) {
+			t.Fatalf("a nonce allocated twice: %v", err)
+		}
+		if got, _ := s.TxIntent(ctx, c.ID); got.State != txintent.Queued || got.Nonce != nil {
+			t.Fatalf("the refused allocation was written: %+v", got)
+		}
 		if n, err := s.RaiseNonce(ctx, 42161, txAccount, 5); err != nil || n != 9 {
 			t.Fatalf("a lower raise: %d %v", n, err)
 		}

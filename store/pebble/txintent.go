@@ -197,6 +197,15 @@ func (s *Store) UpdateTxIntents(ctx context.Context, ins []*txintent.Intent) err
 		if old.Version != in.Version {
 			return fmt.Errorf("pebblestore: tx intent %s at version %d, written at %d: %w", in.ID, old.Version, in.Version, store.ErrStale)
 		}
+		if old.Nonce == nil && in.Nonce != nil {
+			next, err := s.nonce(txNonceKey(in.ChainID, in.From))
+			if err != nil {
+				return err
+			}
+			if *in.Nonce < next {
+				return fmt.Errorf("pebblestore: tx intent %s given nonce %d, the account's next is %d: %w", in.ID, *in.Nonce, next, store.ErrStale)
+			}
+		}
 		c := in.Clone()
 		c.Version++
 		c.Handled = old.Handled

@@ -153,14 +153,28 @@ func (s *Store) UpdateTxIntents(ctx context.Context, ins []*txintent.Intent) err
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		for _, in := range ins {
-			var handled bool
-			err := tx.QueryRow(ctx, `SELECT coalesce((record->>'handled')::boolean, false) FROM tx_intents WHERE id = $1 AND version = $2 FOR UPDATE`,
-				in.ID, int64(in.Version)).Scan(&handled)
+			var handled, hadNonce bool
+			err := tx.QueryRow(ctx, `SELECT coalesce((record->>'handled')::boolean, false), coalesce(record->'nonce', 'null'::jsonb) <> 'null'::jsonb
+				FROM tx_intents WHERE id = $1 AND version = $2 FOR UPDATE`,
+				in.ID, int64(in.Version)).Scan(&handled, &hadNonce)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("tx intent %s not at version %d: %w", in.ID, in.Version, store.ErrStale)
 			}
 			if err != nil {
 				return err
+			}
+			if !hadNonce && in.Nonce != nil {
+				// The account's row is locked until the commit, so that
+				// two writers cannot both find a nonce free.
+				var next int64
+				err := tx.QueryRow(ctx, `SELECT next FROM tx_nonces WHERE chain_id = $1 AND account = $2 FOR UPDATE`,
+					int64(in.ChainID), strings.ToLower(in.From)).Scan(&next)
+				if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+					return err
+				}
+				if int64(*in.Nonce) < next {
+					return fmt.Errorf("tx intent %s given nonce %d, the account's next is %d: %w", in.ID, *in.Nonce, next, store.ErrStale)
+				}
 			}
 			c := in.Clone()
 			c.Version++

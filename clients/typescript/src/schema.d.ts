@@ -455,7 +455,7 @@ export interface paths {
         put?: never;
         /**
          * Set a chain's base fee
-         * @description Sets the sandbox chain's base fee per gas, recorded like a transaction (it survives a restart). A signed transaction sent to the chain's JSON-RPC node (POST /rpc/{chainId}, outside this document: Ethereum JSON-RPC 2.0 for wallets) whose maxFeePerGas is below the base fee waits until the fee falls or a replacement with both fees raised by at least 10% takes its place: a stuck transaction on demand. Lowering the fee mines what waited for it. Unsigned broadcasts pay the chain's gas price, or the base fee when it is higher. Sandbox mode, single process only. Where the mode does not serve it, the path is 404 NOT_FOUND.
+         * @description Sets the sandbox chain's base fee per gas, recorded like a transaction (it survives a restart). A signed transaction sent to the chain's JSON-RPC node (POST /rpc/{chainId}, outside this document: Ethereum JSON-RPC 2.0 for wallets) whose maxFeePerGas is below the base fee waits until the fee falls or a replacement with both fees raised by at least 10% takes its place: a stuck transaction on demand. Lowering the fee mines what waited for it. Unsigned broadcasts pay the chain's gas price, or the base fee when it is higher. Sandbox mode only. Where the mode does not serve it, the path is 404 NOT_FOUND.
          */
         post: operations["sandboxGas"];
         delete?: never;

@@ -218,7 +218,9 @@ func (a *App) startTxManager(ctx context.Context, s *startup) error {
 		}
 	}
 	metrics := txm.NewMetrics() // counted from what the manager stores
-	if a.txm, err = txm.New(txOptions(s.cfg, metrics.Store(a.stores.TxIntents), signer, nodes, a.log)); err != nil {
+	o := a.txOptions(s.cfg, signer, nodes)
+	o.Store = metrics.Store(o.Store)
+	if a.txm, err = txm.New(o); err != nil {
 		return fmt.Errorf("app: transaction manager: %w", err)
 	}
 	if err := a.txm.Start(context.WithoutCancel(ctx)); err != nil {
@@ -354,8 +356,8 @@ func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 		Inbound: s.inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: s.providerWebhook, Sandbox: s.sandboxChain, Cluster: clusterView, Idempotency: a.stores.Idempotency, Usage: a.stores.Usage, Ready: a.ready, Logger: a.log, Metrics: s.metrics,
 		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	}
-	if a.chains != nil { // the chains' owner serves their nodes; a cluster's grains do not
-		deps.SandboxNode = a.chains
+	if node, ok := a.sandbox.(edge.SandboxNode); ok { // the chains, or a cluster's grains through the Remote
+		deps.SandboxNode = node
 	}
 	if err = a.partners.edgeDeps(&deps); err != nil {
 		return edge.Deps{}, err

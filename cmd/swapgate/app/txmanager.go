@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"sort"
@@ -150,10 +149,14 @@ func (p inProcessNode) RoundTrip(req *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(bytes.NewReader(out)), ContentLength: int64(len(out)), Request: req}, nil
 }
 
-// txOptions turns the settings into the manager's options.
-func txOptions(cfg Config, st txm.Store, signer txm.Signer, nodes map[uint64]txm.Node, log *slog.Logger) txm.Options {
-	o := txm.Options{Store: st, Signer: signer, Nodes: nodes, Confirmations: cfg.Tx.Confirmations,
-		BumpAfter: cfg.Tx.BumpAfter, FeeCap: map[uint64]*big.Int{}, Logger: log}
+// txOptions turns the settings into the manager's options. In a cluster
+// each account is worked by the node that owns it.
+func (a *App) txOptions(cfg Config, signer txm.Signer, nodes map[uint64]txm.Node) txm.Options {
+	o := txm.Options{Store: a.stores.TxIntents, Signer: signer, Nodes: nodes, Confirmations: cfg.Tx.Confirmations,
+		BumpAfter: cfg.Tx.BumpAfter, FeeCap: map[uint64]*big.Int{}, Logger: a.log}
+	if a.node != nil {
+		o.Owner = a.node
+	}
 	if o.Confirmations == 0 {
 		o.Confirmations = 1
 		if cfg.Mode == ModeLive {
