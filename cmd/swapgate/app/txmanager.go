@@ -108,12 +108,13 @@ func (a *App) operatorSigner(ctx context.Context, mode string) (txm.Signer, erro
 func (a *App) txNodes(ctx context.Context, s *startup) (map[uint64]txm.Node, error) {
 	nodes := map[uint64]txm.Node{}
 	if s.cfg.Mode == ModeSandbox {
-		if a.chains == nil {
-			return nodes, nil // a cluster's chains are grains: no node served
+		chains, ok := a.sandbox.(jsonRPCChains) // the chains, or a cluster's grains through the Remote
+		if !ok {
+			return nodes, nil
 		}
-		for _, id := range a.chains.ChainIDs() {
+		for _, id := range chains.ChainIDs() {
 			c, err := rpc.DialOptions(ctx, "http://sandbox.invalid/rpc/"+strconv.FormatUint(id, 10),
-				rpc.WithHTTPClient(&http.Client{Transport: inProcessNode{chains: a.chains, id: id}}))
+				rpc.WithHTTPClient(&http.Client{Transport: inProcessNode{chains: chains, id: id}}))
 			if err != nil {
 				return nil, fmt.Errorf("app: sandbox node %d: %w", id, err)
 			}
@@ -131,10 +132,16 @@ func (a *App) txNodes(ctx context.Context, s *startup) (map[uint64]txm.Node, err
 	return nodes, nil
 }
 
+// jsonRPCChains is the sandbox chains as JSON-RPC nodes.
+type jsonRPCChains interface {
+	ChainIDs() []uint64
+	JSONRPC(ctx context.Context, chainID uint64, body []byte) []byte
+}
+
 // inProcessNode hands a JSON-RPC request to the sandbox chains' node
 // without a socket.
 type inProcessNode struct {
-	chains *sandboxchain.Service
+	chains jsonRPCChains
 	id     uint64
 }
 
