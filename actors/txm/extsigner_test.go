@@ -86,7 +86,9 @@ func TestManagerSignsThroughAnExternalSigner(t *testing.T) {
 // TestManagerNeverSendsWhatTheSignerChanged: while the external signer
 // returns another transaction than the one asked (a raised value, a key
 // not the operator's), nothing is broadcast and the intent waits queued;
-// once it signs what is asked the intent is sent and confirmed, once.
+// once it signs what is asked the intent is sent and confirmed, once. The
+// adapter's checks (routing/adapters/extsigner) and the manager's own both
+// refuse such an answer; this holds the two together over HTTP.
 func TestManagerNeverSendsWhatTheSignerChanged(t *testing.T) {
 	other, _ := crypto.GenerateKey()
 	for name, misbehave := range map[string]func(*signer.Server){
@@ -106,10 +108,12 @@ func TestManagerNeverSendsWhatTheSignerChanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(2 * time.Second)
-			for st.Signed() < 2 && time.Now().Before(deadline) {
+			// Wait for the signer's first answer, refused by the checks.
+			deadline := time.Now().Add(15 * time.Second)
+			for st.Signed() < 1 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
+			time.Sleep(50 * time.Millisecond) // a round to store what it would
 			if st.Signed() < 1 {
 				t.Fatal("the signer was never asked")
 			}
