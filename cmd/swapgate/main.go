@@ -20,6 +20,8 @@ commands:
   webhook-receiver  a local HTTPS endpoint that prints and verifies webhook deliveries
   partner   manage partner accounts: create, list, rotate-key, set-fees, set-limits, disable
   settle    pay out pending partner earnings of one ecosystem (see swapgate settle -h)
+  tx        the transaction manager's intents and their transactions: list, show
+  operator-key  the operator's signing key: create (prints the address, never the key), show
   bench     drive load against a loopback server, HDR percentiles each second (see swapgate bench -h)
   bench-bare  the bare-server limit: Swapgate's ping bytes from a bare fasthttp server (see swapgate bench-bare -h)
   bench-suite  Swapgate against the bare-server limit, every scenario in rounds; table, JSON and HTML report (see swapgate bench-suite -h)
@@ -39,6 +41,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runReceiver(args[1:], stdout, stderr)
 	case "settle":
 		return runSettle(args[1:], stdout, stderr)
+	case "tx":
+		return runTx(args[1:], stdout, stderr)
+	case "operator-key":
+		return runOperatorKey(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
 	case "bench-bare":

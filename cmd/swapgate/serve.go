@@ -128,6 +128,8 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.Func("gas-rpc", "CHAINID=URL: read this chain's gas with eth_feeHistory (repeatable, or comma-separated)", func(v string) error {
 		return chainURLs(v, &cfg.GasRPC)
 	})
+	fs.StringVar(&cfg.Operator.SignerURL, "signer-url", cfg.Operator.SignerURL, "the external signer (web3signer, Clef) that signs the operator's transactions with eth_signTransaction: an http(s) or ws(s) URL or an IPC socket's path; empty signs with the sealed key of swapgate operator-key create")
+	fs.StringVar(&cfg.Operator.SignerAddress, "signer-address", cfg.Operator.SignerAddress, "the operator account the external signer at --signer-url signs for (required with it)")
 	fs.Uint64Var(&cfg.Tx.Confirmations, "confirmations", cfg.Tx.Confirmations, "blocks, its own included, that make the operator's transaction final (0: 1 in sandbox mode, 12 in live mode)")
 	fs.DurationVar(&cfg.Tx.BumpAfter, "tx-bump-after", cfg.Tx.BumpAfter, "how long the operator's transaction waits to be mined before it is replaced with both fees 12.5% higher")
 	fs.Func("tx-fee-cap", "CHAINID=GWEI: the highest maxFeePerGas of the operator's transactions on that chain (repeatable, or comma-separated; default none)", func(v string) error {

@@ -195,6 +195,18 @@ var serveSettings = append([]setting{
 		return smtpmail.CheckFrom(c.SMTPFrom)
 	}},
 	{"evm-rpc", func(c *app.Config) error { return rpcURLs(c.EVMRPC) }},
+	{"signer-url", func(c *app.Config) error {
+		if flag, err := c.Operator.CheckSigner(); flag == "signer-url" {
+			return err
+		}
+		return nil
+	}},
+	{"signer-address", func(c *app.Config) error {
+		if flag, err := c.Operator.CheckSigner(); flag == "signer-address" {
+			return err
+		}
+		return nil
+	}},
 	{"confirmations", func(c *app.Config) error {
 		if v := c.Tx.Confirmations; v > 1000 {
 			return fmt.Errorf("must be between 0 and 1000, got %d", v)

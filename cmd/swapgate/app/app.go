@@ -34,6 +34,7 @@ import (
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
+	"github.com/swapgate/swapgate/routing/adapters/extsigner"
 	"github.com/swapgate/swapgate/routing/adapters/gasrpc"
 	"github.com/swapgate/swapgate/routing/adapters/moonpay"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
@@ -190,6 +191,9 @@ type Config struct {
 	// Cluster makes the node a member of a cluster sharing Store (see
 	// cluster.go); zero runs one process.
 	Cluster ClusterConfig
+	// Operator is how the transaction manager's account signs: the sealed
+	// key, or an external signer (operator.go).
+	Operator OperatorConfig
 	// Tx is the transaction manager's settings (txmanager.go).
 	Tx TxConfig
 }
@@ -257,6 +261,9 @@ type App struct {
 	// txm is the transaction manager of the operator's account; nil when
 	// it does not run (live mode without an operator key).
 	txm *txm.Manager
+	// extSigner is the external signer the manager signs through
+	// (--signer-url), nil with the sealed key.
+	extSigner *extsigner.Signer
 	// partners are the partner grains' wiring (cluster_partner.go); nil
 	// for a single node.
 	partners *clusterPartners
@@ -384,6 +391,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.txm != nil {
 		a.txm.Stop()
+	}
+	if a.extSigner != nil {
+		a.extSigner.Close()
 	}
 	if a.inbound != nil {
 		a.inbound.Stop()

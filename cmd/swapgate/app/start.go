@@ -217,7 +217,10 @@ func (a *App) startTxManager(ctx context.Context, s *startup) error {
 			a.log.Warn("no --tx-fee-cap: replacements are not capped", slog.Uint64("chainId", id))
 		}
 	}
-	if a.txm, err = txm.New(a.txOptions(s.cfg, signer, nodes)); err != nil {
+	metrics := txm.NewMetrics() // counted from what the manager stores
+	o := a.txOptions(s.cfg, signer, nodes)
+	o.Store = metrics.Store(o.Store)
+	if a.txm, err = txm.New(o); err != nil {
 		return fmt.Errorf("app: transaction manager: %w", err)
 	}
 	a.payouts = newPayoutSender(a.txm, func(id uint64) bool { return nodes[id] != nil }, payoutStoreOf(a.stores), a.log)
@@ -225,6 +228,9 @@ func (a *App) startTxManager(ctx context.Context, s *startup) error {
 		return fmt.Errorf("app: start the transaction manager: %w", err)
 	}
 	a.payouts.startPayouts(ctx)
+	if err := s.metrics.Register(metrics.Collector(a.txm.Stats, signer.Address().Hex())); err != nil {
+		return fmt.Errorf("app: register transaction manager metrics: %w", err)
+	}
 	a.log.Info("transaction manager ready", slog.String("operator", signer.Address().Hex()), slog.Int("chains", len(nodes)))
 	return nil
 }
@@ -403,6 +409,9 @@ func (a *App) startAdmin(_ context.Context, s *startup) (err error) {
 		return fmt.Errorf("app: admin listener: %w", err)
 	}
 	if err = admin.RegisterPprof(a.admin); err != nil {
+		return fmt.Errorf("app: admin listener: %w", err)
+	}
+	if err = registerOperatorAdmin(a.admin, a.stores.TxIntents, s.cfg.Operator); err != nil {
 		return fmt.Errorf("app: admin listener: %w", err)
 	}
 	if err = a.admin.Start(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/actors/tickets"
 	"github.com/swapgate/swapgate/actors/tracker"
+	"github.com/swapgate/swapgate/actors/txm"
 	webhookpool "github.com/swapgate/swapgate/actors/webhook"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
@@ -111,6 +112,12 @@ var (
 	// The sandbox chains' operation log, and the deliveries they made.
 	_ sandboxchain.Store         = store.ChainLog(nil)
 	_ sandboxchain.DeliveryStore = store.ChainLog(nil)
+	// The transaction manager's intents: the manager's own reads and
+	// writes, the operator's `swapgate tx` readings, and the sealed
+	// operator key.
+	_ txm.Store            = store.TxIntents(nil)
+	_ admin.TxIntentReader = store.TxIntents(nil)
+	_ OperatorKeys         = store.TxIntents(nil)
 )
 
 // accountStore is the account endpoints' store (edge.AccountStore), which

@@ -77,6 +77,15 @@ func CreateOperatorKey(ctx context.Context, stores *Stores) (common.Address, boo
 // required in live mode (nil, no error, when there is none: the manager
 // does not run).
 func (a *App) operatorSigner(ctx context.Context, mode string) (txm.Signer, error) {
+	// --signer-url: the external signer, and no sealed key is made.
+	ext, err := externalSignerFor(ctx, a.cfg.Operator, a.stores.TxIntents)
+	if err != nil {
+		return nil, err
+	}
+	if ext != nil {
+		a.extSigner = ext
+		return ext, nil
+	}
 	if mode == ModeSandbox {
 		if _, _, err := CreateOperatorKey(ctx, a.stores); err != nil {
 			return nil, err
