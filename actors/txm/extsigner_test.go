@@ -67,14 +67,23 @@ func TestManagerSignsThroughAnExternalSigner(t *testing.T) {
 			if st.Signed() < len(keys) {
 				t.Errorf("the external signer signed %d transactions for %d intents", st.Signed(), len(keys))
 			}
-			got := metricstest.Values(t, metrics.Collector(m.Stats, m.Account(chainID).Hex()))
-			for k, v := range map[string]float64{
+			want := map[string]float64{
 				`swapgate_txm_intents_final_total{state="confirmed"}`: 12,
 				`swapgate_txm_intents_final_total{state="failed"}`:    0,
 				`swapgate_txm_inclusion_seconds_count`:                12,
 				`swapgate_txm_intents{state="queued"}`:                0,
 				`swapgate_txm_intents{state="sent"}`:                  0,
-			} {
+			}
+			// The metrics count a write once the store has taken it, so
+			// they may trail the intents' final state a moment.
+			var got map[string]float64
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				got = metricstest.Values(t, metrics.Collector(m.Stats, m.Account(chainID).Hex()))
+				if equalAt(got, want) || time.Now().After(deadline) {
+					break
+				}
+			}
+			for k, v := range want {
 				if got[k] != v {
 					t.Errorf("%s = %v, want %v", k, got[k], v)
 				}
@@ -136,4 +145,14 @@ func TestManagerNeverSendsWhatTheSignerChanged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// equalAt reports whether got holds want's value at each of want's keys.
+func equalAt(got, want map[string]float64) bool {
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	return true
 }
