@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -18,20 +20,20 @@ import (
 
 	"github.com/swapgate/swapgate/actors/txm"
 	"github.com/swapgate/swapgate/bench/loadgen"
-	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/routing/adapters/evmnode"
 	"github.com/swapgate/swapgate/routing/domain/txintent"
 )
 
 // tx-throughput measures the transaction manager as the service runs it
-// (actors/txm over a Pebble store, a local key, one confirmation, the
-// service's poll interval) against a sandbox chain of the main Swapgate
-// through its JSON-RPC node, POST /rpc/{chainId} over loopback HTTP: the
-// same client code, store writes and node round trips as the service's own
-// manager against a real node. The manager runs in the suite's process
-// because the service takes intents from its own parts only (payouts, the
-// next issue's step 2), not over an API; its account is a fresh key funded
-// from the sandbox faucet, so the service's own operator is left alone.
+// (actors/txm over a Pebble store, a local key, one confirmation) against
+// a sandbox chain of the main Swapgate through its JSON-RPC node, POST
+// /rpc/{chainId} over loopback HTTP: the same client code, store writes
+// and node round trips as the service's own manager against a real node.
+// The manager runs in a process of its own, `swapgate bench-tx` (the
+// binary opens its store; the suite opens none), because the service takes
+// intents from its own parts only (payouts, the next issue's step 2), not
+// over an API; its account is a fresh key funded from the sandbox faucet,
+// so the service's own operator is left alone.
 //
 // A run submits a fixed batch of intents (native transfers of 1 wei) from
 // txSubmitters concurrent callers, as the service's parts submit, and
@@ -41,8 +43,8 @@ import (
 // manager recording its receipt with the one confirmation (the intent's
 // last update), both on the manager's clock.
 
-// txChainID is the sandbox chain the scenario sends on (Arbitrum's).
-const txChainID = 42161
+// TxChainID is the sandbox chain the scenario sends on (Arbitrum's).
+const TxChainID = 42161
 
 // txSubmitters is how many callers submit at once.
 const txSubmitters = 32
@@ -51,20 +53,27 @@ const txSubmitters = 32
 // preset's 1.6 s makes 400 intents, the full preset's 5 s 1,250.
 const txPerMeasureSecond = 250
 
-// txLoad is one tx-throughput run.
-type txLoad struct {
-	// rpcURL is the chain's JSON-RPC node.
-	rpcURL string
-	// fund tops the account up with native coin on txChainID.
-	fund func(ctx context.Context, account common.Address) error
-	// intents is the batch.
-	intents int
-	// dataDir holds the manager's Pebble store (made and removed here).
-	dataDir string
-	// poll is the manager's receipt poll (0: the service's default).
-	poll time.Duration
-	// timeout bounds the wait for the batch.
-	timeout time.Duration
+// TxLoad is one tx-throughput batch.
+type TxLoad struct {
+	// RPCURL is the chain's JSON-RPC node (chain TxChainID).
+	RPCURL string
+	// Fund tops the account up with native coin on TxChainID.
+	Fund func(ctx context.Context, account common.Address) error
+	// Intents is the batch.
+	Intents int
+	// Store is the manager's store, empty (the caller opens it).
+	Store txm.Store
+	// Poll is the manager's receipt poll (0: the service's default, 1 s).
+	Poll time.Duration
+	// Timeout bounds the wait for the batch.
+	Timeout time.Duration
+}
+
+// TxResult is a batch's summary, in loadgen's shape for the table, and
+// its figure: what `swapgate bench-tx` prints.
+type TxResult struct {
+	Summary *loadgen.Summary `json:"summary"`
+	Figure  *TxFigure        `json:"figure"`
 }
 
 // TxFigure is what a tx-throughput run measured besides its summary.
@@ -82,10 +91,21 @@ type TxFigure struct {
 	InclusionP99Us int64 `json:"inclusionP99Us"`
 }
 
-// runTx runs one batch; the summary carries the rate as RPS and the time
+// RunTx runs one batch; the summary carries the rate as RPS and the time
 // to inclusion as its latency, so that the table shows them as it shows
 // any scenario's.
-func runTx(ctx context.Context, l txLoad) (*loadgen.Summary, *TxFigure, error) {
+func RunTx(ctx context.Context, l TxLoad) (*TxResult, error) {
+	sum, f, err := runTx(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	return &TxResult{Summary: sum, Figure: f}, nil
+}
+
+func runTx(ctx context.Context, l TxLoad) (*loadgen.Summary, *TxFigure, error) {
+	if l.Intents < 1 || l.RPCURL == "" || l.Fund == nil || l.Store == nil {
+		return nil, nil, fmt.Errorf("tx-throughput: a node, a funder, a store and at least one intent are needed")
+	}
 	key, err := crypto.GenerateKey()
 	if err != nil {
 		return nil, nil, err
@@ -95,29 +115,20 @@ func runTx(ctx context.Context, l txLoad) (*loadgen.Summary, *TxFigure, error) {
 		return nil, nil, err
 	}
 	account := crypto.PubkeyToAddress(key.PublicKey)
-	if err := l.fund(ctx, account); err != nil {
+	if err := l.Fund(ctx, account); err != nil {
 		return nil, nil, fmt.Errorf("funding the account: %w", err)
 	}
-	if err := os.MkdirAll(l.dataDir, 0o700); err != nil {
-		return nil, nil, err
-	}
-	defer os.RemoveAll(l.dataDir)
-	stores, err := app.OpenStore(ctx, app.StoreConfig{DataDir: l.dataDir})
-	if err != nil {
-		return nil, nil, fmt.Errorf("the manager's store: %w", err)
-	}
-	defer stores.Close()
-	c, err := rpc.DialContext(ctx, l.rpcURL)
+	c, err := rpc.DialContext(ctx, l.RPCURL)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the chain's node: %w", err)
 	}
 	defer c.Close()
 	node := evmnode.New(c, 0)
-	if err := node.Check(ctx, txChainID); err != nil {
+	if err := node.Check(ctx, TxChainID); err != nil {
 		return nil, nil, err
 	}
-	m, err := txm.New(txm.Options{Store: stores.TxIntents, Signer: signer, Nodes: map[uint64]txm.Node{txChainID: node},
-		Confirmations: 1, BumpAfter: 30 * time.Second, Poll: l.poll, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	m, err := txm.New(txm.Options{Store: l.Store, Signer: signer, Nodes: map[uint64]txm.Node{TxChainID: node},
+		Confirmations: 1, BumpAfter: 30 * time.Second, Poll: l.Poll, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,7 +137,7 @@ func runTx(ctx context.Context, l txLoad) (*loadgen.Summary, *TxFigure, error) {
 	}
 	defer m.Stop()
 	recipient := common.Address{0xb0}
-	keys := make([]string, l.intents)
+	keys := make([]string, l.Intents)
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, txSubmitters)
@@ -136,7 +147,7 @@ func runTx(ctx context.Context, l txLoad) (*loadgen.Summary, *TxFigure, error) {
 			defer wg.Done()
 			for i := w; i < len(keys); i += txSubmitters {
 				keys[i] = fmt.Sprintf("bench/%s/%d", account.Hex(), i)
-				r := txintent.Request{Purpose: "bench", Key: keys[i], ChainID: txChainID, To: recipient, Value: common.Big1, GasLimit: 21_000}
+				r := txintent.Request{Purpose: "bench", Key: keys[i], ChainID: TxChainID, To: recipient, Value: common.Big1, GasLimit: 21_000}
 				if _, err := m.Submit(ctx, r); err != nil {
 					errs <- fmt.Errorf("submit %d: %w", i, err)
 					return
@@ -149,12 +160,12 @@ func runTx(ctx context.Context, l txLoad) (*loadgen.Summary, *TxFigure, error) {
 	if err := <-errs; err != nil {
 		return nil, nil, err
 	}
-	final, err := waitFinal(ctx, stores.TxIntents, keys, l.timeout)
+	final, err := waitFinal(ctx, l.Store, keys, l.Timeout)
 	elapsed := time.Since(start)
 	if err != nil {
 		return nil, nil, err
 	}
-	f := &TxFigure{Intents: l.intents, Seconds: elapsed.Seconds(), Bumps: m.Stats().Bumps}
+	f := &TxFigure{Intents: l.Intents, Seconds: elapsed.Seconds(), Bumps: m.Stats().Bumps}
 	var incl []int64
 	for _, in := range final {
 		if in.State != txintent.Confirmed {
@@ -169,7 +180,7 @@ func runTx(ctx context.Context, l txLoad) (*loadgen.Summary, *TxFigure, error) {
 	f.InclusionP50Us, f.InclusionP99Us = quantile(incl, 0.50), quantile(incl, 0.99)
 	sum := &loadgen.Summary{Scenario: "tx-throughput", Mode: "batch", Workers: txSubmitters, ElapsedSec: elapsed.Seconds(),
 		RPS: f.PerSec, Status: map[int]int64{}}
-	sum.Requests, sum.Errors = int64(l.intents), int64(f.Failed)
+	sum.Requests, sum.Errors = int64(l.Intents), int64(f.Failed)
 	sum.Class = map[string]int64{"2xx": int64(f.Confirmed)}
 	sum.Latency = loadgen.Percentiles{P50: f.InclusionP50Us, P99: f.InclusionP99Us, Max: quantile(incl, 1)}
 	if len(incl) > 0 {
@@ -230,9 +241,9 @@ func quantile(sorted []int64, q float64) int64 {
 // pipeline's (store, signing, the node's round trips), not the poll's.
 const txPoll = 20 * time.Millisecond
 
-// txRun runs one tx-throughput batch against target's sandbox chain and
-// records it like a fixed-rate run: Offered is 0, so the table shows no
-// ratio to the bare ping for it.
+// txRun runs one tx-throughput batch (`swapgate bench-tx`) against
+// target's sandbox chain and records it like a fixed-rate run: Offered is
+// 0, so the table shows no ratio to the bare ping for it.
 func (env *environment) txRun(ctx context.Context, d scenarioDef, target string, round int) error {
 	server := env.serverOf(d, target)
 	a, ok := env.apis[server]
@@ -242,33 +253,43 @@ func (env *environment) txRun(ctx context.Context, d scenarioDef, target string,
 	n := max(1, int(env.cfg.Measure.Seconds()*txPerMeasureSecond))
 	label := fmt.Sprintf("r%d %s@%s %d intents", round, d.name, target, n)
 	env.stage("%s\n", label)
-	l := txLoad{rpcURL: fmt.Sprintf("%s/rpc/%d", a.base, txChainID), intents: n, poll: txPoll,
-		dataDir: filepath.Join(env.tmp, fmt.Sprintf("txm-r%d-%s", round, target)), timeout: 60*time.Second + time.Duration(n)*20*time.Millisecond,
-		fund: func(ctx context.Context, account common.Address) error {
-			return a.do(ctx, http.MethodPost, "/v1/sandbox/faucet", "", map[string]any{
-				"chainId": txChainID, "address": account.Hex(), "token": "native", "amount": "1000000000000000000000"}, nil)
-		}}
+	dir := filepath.Join(env.tmp, fmt.Sprintf("txm-r%d-%s", round, target))
+	defer os.RemoveAll(dir)
 	pids := env.pids(d, target)
 	srv0 := procsCPU(pids)
-	gen0, _ := SelfCPU()
 	start := time.Now()
 	rec := RunRecord{Scenario: d.name, Target: target, Round: round, StartSec: env.since()}
-	sum, f, err := runTx(ctx, l)
+	out, err := cli(ctx, env.cfg.Binary, nil, "bench-tx", "--url", a.base, "--intents", strconv.Itoa(n), "--data", dir, "--poll", txPoll.String())
 	if err != nil {
 		return fmt.Errorf("%s: %w", label, err)
+	}
+	var res TxResult
+	if err := json.Unmarshal(out, &res); err != nil || res.Summary == nil || res.Figure == nil {
+		return fmt.Errorf("%s: bench-tx printed %q (%v)", label, out, err)
 	}
 	wall := time.Since(start)
 	rec.EndSec = env.since()
 	srv1 := procsCPU(pids)
-	gen1, _ := SelfCPU()
-	sum.Target = target
-	rec.Summary, rec.Tx = sum, f
-	rec.GenCPU = CPUShare(gen1-gen0, wall, env.cores)
+	f := res.Figure
+	res.Summary.Target = target
+	rec.Summary, rec.Tx = res.Summary, f
+	// The manager's process is the generator here; its CPU is not the
+	// suite's, so GenCPU stays 0.
 	rec.ServerCPU = CPUShare(srv1-srv0, wall, env.cores)
 	env.printf("  %-40s %d confirmed, %d failed in %.2fs: %.0f intents/s; time to inclusion p50 %s, p99 %s; %d bumps\n", label,
 		f.Confirmed, f.Failed, f.Seconds, f.PerSec, fmtUs(float64(f.InclusionP50Us)), fmtUs(float64(f.InclusionP99Us)), f.Bumps)
 	env.runs = append(env.runs, rec)
 	return ctx.Err()
+}
+
+// FaucetFunder tops an account up with native coin on TxChainID from the
+// sandbox faucet of the Swapgate at base (POST /v1/sandbox/faucet).
+func FaucetFunder(base string) func(ctx context.Context, account common.Address) error {
+	a := newAPI(base)
+	return func(ctx context.Context, account common.Address) error {
+		return a.do(ctx, http.MethodPost, "/v1/sandbox/faucet", "", map[string]any{
+			"chainId": TxChainID, "address": account.Hex(), "token": "native", "amount": "1000000000000000000000"}, nil)
+	}
 }
 
 // txNote sums the tx-throughput runs on target for the notes.
