@@ -84,6 +84,8 @@ type RunRecord struct {
 	// Ledger is what the server's quote ledger committed during the run,
 	// on both stores' servers when the run has a PostgreSQL store.
 	Ledger *LedgerFigure `json:"ledger,omitempty"`
+	// Tx is what a tx-throughput run measured.
+	Tx *TxFigure `json:"tx,omitempty"`
 }
 
 // LedgerFigure is what a server's quote ledger did during a run or a
@@ -607,6 +609,9 @@ func (env *environment) provision(ctx context.Context) error {
 		env.txHashes = hashes
 	}
 	for _, d := range env.selected() {
+		if d.tx {
+			continue
+		}
 		for _, t := range env.targetsOf(d) {
 			server := env.serverOf(d, t)
 			_, method, paths, err := d.build(env, server)
@@ -914,6 +919,9 @@ func (env *environment) progress(label string, l loadgen.Line) {
 // fixedRun runs d against target at the fixed rate (webhook-storm: at its
 // event rate) and records it.
 func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target string, round int) error {
+	if d.tx {
+		return env.txRun(ctx, d, target, round)
+	}
 	lc, err := env.loadConfig(d, target)
 	if err != nil {
 		return err
@@ -1232,6 +1240,10 @@ func (env *environment) summaryNotes(rows []Row) []string {
 			notes = append(notes, fmt.Sprintf("quote-stream: the first route event %s after the request was written, its leg %s into the race: the stream adds p50 %s (target 1 ms: %s), p99 %s; %.1f routes a stream; the table's latency is to the done event.",
 				fmtUs(SpreadOf(first).Median), fmtUs(SpreadOf(leg).Median), fmtUs(SpreadOf(gap50).Median), verdict(SpreadOf(gap50).Median, 1000),
 				fmtUs(SpreadOf(gap99).Median), SpreadOf(routes).Median))
+		case "tx-throughput":
+			if note, ok := env.txNote(r.Target); ok {
+				notes = append(notes, note)
+			}
 		case "webhook-storm":
 			var per, events []float64
 			var n, failed int

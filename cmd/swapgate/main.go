@@ -51,6 +51,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runBenchBare(args[1:], stdout, stderr)
 	case "bench-suite":
 		return runBenchSuite(args[1:], stdout, stderr)
+	case "bench-tx":
+		// Hidden: the bench suite's tx-throughput batch.
+		return runBenchTx(args[1:], stdout, stderr)
 	case "standins":
 		// Hidden: local stand-ins of the live upstreams, for the bench.
 		return runStandins(args[1:], stdout, stderr)

@@ -74,17 +74,32 @@ func (s *Store) PutTxIntent(ctx context.Context, in *txintent.Intent) (*txintent
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, false, err
 	}
+	// The lock covers the check and the batch's apply, not the WAL's sync:
+	// puts that arrive together share one fsync (Pebble's commit pipeline
+	// groups the syncs of batches waiting at once), where holding the lock
+	// through the sync made every submit wait for the previous one's
+	// fsync. Each put still returns only once its own batch is synced.
 	s.txMu.Lock()
-	defer s.txMu.Unlock()
 	id, err := s.get(txKeyKey(in.Key))
 	switch {
 	case err == nil:
 		old, err := s.txIntent(string(id))
-		return old, false, err
+		s.txMu.Unlock()
+		if err != nil {
+			return nil, false, err
+		}
+		// The put that stored old may still be waiting for its sync: the
+		// intent returned must be as durable as a new one.
+		if err := s.syncWAL(); err != nil {
+			return nil, false, fmt.Errorf("pebblestore: tx intent key %q: %w", in.Key, err)
+		}
+		return old, false, nil
 	case !errors.Is(err, store.ErrNotFound):
+		s.txMu.Unlock()
 		return nil, false, fmt.Errorf("pebblestore: tx intent key %q: %w", in.Key, err)
 	}
 	if ok, err := s.has(txIntentKey(in.ID)); err != nil || ok {
+		s.txMu.Unlock()
 		if ok {
 			err = fmt.Errorf("pebblestore: tx intent %s: %w", in.ID, store.ErrExists)
 		}
@@ -94,16 +109,23 @@ func (s *Store) PutTxIntent(ctx context.Context, in *txintent.Intent) (*txintent
 	c.Version = 1
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := setTxIntent(b, c); err != nil {
-		return nil, false, err
+	err = setTxIntent(b, c)
+	if err == nil {
+		err = b.Set(txKeyKey(c.Key), []byte(c.ID), nil)
 	}
-	if err := b.Set(txKeyKey(c.Key), []byte(c.ID), nil); err != nil {
-		return nil, false, err
+	if err == nil {
+		err = s.db.ApplyNoSyncWait(b, pebble.Sync)
+		if err == nil {
+			s.txMu.Unlock()
+			err = b.SyncWait()
+			if err != nil {
+				return nil, false, fmt.Errorf("pebblestore: put tx intent %s: %w", c.ID, err)
+			}
+			return c, true, nil
+		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return nil, false, fmt.Errorf("pebblestore: put tx intent %s: %w", c.ID, err)
-	}
-	return c, true, nil
+	s.txMu.Unlock()
+	return nil, false, fmt.Errorf("pebblestore: put tx intent %s: %w", c.ID, err)
 }
 
 func (s *Store) txIntent(id string) (*txintent.Intent, error) {
