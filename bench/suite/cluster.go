@@ -57,7 +57,7 @@ func isClusterTarget(target string) bool { return strings.HasPrefix(target, "clu
 func clusterScenarios() []string {
 	var out []string
 	for _, d := range scenarioDefs() {
-		if d.server == serverMain && d.name != "mixed" && !d.stream {
+		if d.server == serverMain && d.name != "mixed" && !d.stream && !d.tx {
 			out = append(out, d.name)
 		}
 	}

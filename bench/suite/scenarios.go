@@ -209,8 +209,8 @@ func scenarioDefs() []scenarioDef {
 		{name: "quote-live-one-call", server: serverLive, key: keyZero, explicit: true,
 			doc:   "quote-live without the multi-step pairs, whose quotes wait for two upstream answers in turn (step 1's route, then the chain-369 leg priced from it): every quote here waits for one upstream call at a time, so p99 is measured against --live-latency + 50 ms (run only when --scenarios names it)",
 			build: quoteMix("quote-live-one-call", "/v1/quote", oneCallKinds()...)},
-		{name: "tx-throughput", server: serverMain, tx: true,
-			doc: "a batch of transaction intents (native transfers) submitted to a transaction manager (actors/txm, Pebble, a fresh funded key, one confirmation) against the sandbox chain 42161 of the main Swapgate through POST /rpc/42161 over loopback: intents confirmed per second from one account, and each intent's time to inclusion (stored to its receipt recorded) as the latency"},
+		{name: "tx-throughput", server: serverMain, tx: true, explicit: true,
+			doc: "a batch of transaction intents (native transfers) submitted to a transaction manager (actors/txm, Pebble, a fresh funded key, one confirmation) against the sandbox chain 42161 of the main Swapgate through POST /rpc/42161 over loopback: intents confirmed per second from one account, and each intent's time to inclusion (stored to its receipt recorded) as the latency (run only when --scenarios names it)"},
 		{name: "webhook-storm", server: serverMain, key: keyHooks,
 			doc: "POST /v1/partner/webhooks/{id}/test at a fixed rate: each a durable event delivered over HTTPS to a local receiver that answers a share with 500, forcing retries; reports deliveries per second seen at the receiver, retries included",
 			build: func(env *environment, server string) (loadgen.Scenario, string, []string, error) {
