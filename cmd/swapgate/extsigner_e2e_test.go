@@ -68,15 +68,29 @@ func TestExternalSignerE2E(t *testing.T) {
 		t.Errorf("operator-key show with an external signer: %+v", shown)
 	}
 
-	metrics := scrape(t, ts)
 	account := st.Address().Hex()
-	for series, ok := range map[string]func(float64) bool{
+	checks := map[string]func(float64) bool{
 		`swapgate_txm_intents_final_total{state="confirmed"}`:                       func(v float64) bool { return v == 1 },
 		`swapgate_txm_inclusion_seconds_count`:                                      func(v float64) bool { return v == 1 },
 		`swapgate_txm_intents{state="sent"}`:                                        func(v float64) bool { return v == 0 },
 		`swapgate_txm_account_balance_wei{account="` + account + `",chain="42161"}`: func(v float64) bool { return v > 0 },
 		`swapgate_txm_balance_low{chain="42161"}`:                                   func(v float64) bool { return v == 1 },
-	} {
+	}
+	// The manager's metrics count a write once the store has taken it, a
+	// moment after the intent reads confirmed: scraped until they agree.
+	var metrics map[string]float64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		metrics = scrape(t, ts)
+		agree := true
+		for series, ok := range checks {
+			v, found := metrics[series]
+			agree = agree && found && ok(v)
+		}
+		if agree || time.Now().After(deadline) {
+			break
+		}
+	}
+	for series, ok := range checks {
 		v, found := metrics[series]
 		if !found || !ok(v) {
 			t.Errorf("/metrics: %s = %v (found %v)", series, v, found)
