@@ -93,16 +93,7 @@ func TestCrashRecoveryPostgres(t *testing.T) {
 // Pebble in the data directory).
 func crashRecovery(t *testing.T, storeURL string) {
 	started := time.Now()
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("CRASH_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("CRASH_SEED=%q: %v", s, err)
-		}
-		seed = v
-	}
-	t.Logf("crash seed %d (CRASH_SEED=%d repeats these kill times)", seed, seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+	rng := crashRNG(t, 0x5eed)
 
 	work := t.TempDir()
 	linkSwapgate(t, work)
@@ -1666,4 +1657,21 @@ func (s *crashState) summary(rcv *crashReceiver) string {
 	}
 	return fmt.Sprintf("%d quotes timed out; acknowledged: %d fee quotes, %d webhooks, %d test events, %d swaps, %d paid orders, %d deposits; the receiver got %d deliveries of %d events (%d delivered more than once)",
 		s.timeouts, len(s.feeQuotes), len(s.hooks), len(s.tests), len(s.swaps), len(s.paid), len(s.deposits), total, len(rcv.deliveries), again)
+}
+
+// crashRNG is a crash test's source of kill times: seeded from the clock,
+// or from CRASH_SEED to repeat a run, the seed logged either way; stream
+// keeps each test's sequence its own.
+func crashRNG(t *testing.T, stream uint64) *rand.Rand {
+	t.Helper()
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("CRASH_SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("CRASH_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	t.Logf("crash seed %d (CRASH_SEED=%d repeats these kill times)", seed, seed)
+	return rand.New(rand.NewPCG(uint64(seed), stream))
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -85,16 +84,7 @@ func TestCrashTxIntentSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills the service several times")
 	}
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("CRASH_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("CRASH_SEED=%q: %v", s, err)
-		}
-		seed = v
-	}
-	t.Logf("crash seed %d (CRASH_SEED=%d repeats these kill times)", seed, seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x7c5))
+	rng := crashRNG(t, 0x7c5)
 	started := time.Now()
 
 	work := t.TempDir()
