@@ -22,10 +22,16 @@ const (
 	MethodBalanceOf                = "balanceOf"
 	MethodAllowance                = "allowance"
 	MethodBridgeAndSwap            = "bridgeAndSwap"
+	MethodGetPair                  = "getPair"
+	MethodGetReserves              = "getReserves"
+	MethodToken0                   = "token0"
+	MethodToken1                   = "token1"
 )
 
 // abiJSON is every function pulseroute calls: the Hyperlane TokenRouter, the
-// PulseX v2 router, ERC-20, and Swapgate's sender contract. Their selectors
+// PulseX v2 router, factory (getPair) and pairs (getReserves, token0,
+// token1, and their Swap and Sync events), ERC-20, and Swapgate's sender
+// contract. Their selectors
 // do not collide, so one ABI decodes calldata to any of them. It also holds
 // the events the warp routes and the sender contract emit: the TokenRouter's
 // SentTransferRemote, the mailbox's DispatchId (emitted by the sandbox warp
@@ -69,6 +75,18 @@ const abiJSON = `[
  {"type":"function","name":"bridgeAndSwap","stateMutability":"payable",
   "inputs":[{"name":"quoteRef","type":"bytes32"},{"name":"destinationDomain","type":"uint32"},{"name":"recipient","type":"bytes32"},{"name":"amount","type":"uint256"},{"name":"fee","type":"uint256"},{"name":"outputToken","type":"address"},{"name":"minOutput","type":"uint256"}],
   "outputs":[]},
+ {"type":"function","name":"getPair","stateMutability":"view",
+  "inputs":[{"name":"tokenA","type":"address"},{"name":"tokenB","type":"address"}],
+  "outputs":[{"name":"pair","type":"address"}]},
+ {"type":"function","name":"getReserves","stateMutability":"view",
+  "inputs":[],
+  "outputs":[{"name":"reserve0","type":"uint112"},{"name":"reserve1","type":"uint112"},{"name":"blockTimestampLast","type":"uint32"}]},
+ {"type":"function","name":"token0","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"address"}]},
+ {"type":"function","name":"token1","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"address"}]},
+ {"type":"event","name":"Swap","anonymous":false,
+  "inputs":[{"name":"sender","type":"address","indexed":true},{"name":"amount0In","type":"uint256","indexed":false},{"name":"amount1In","type":"uint256","indexed":false},{"name":"amount0Out","type":"uint256","indexed":false},{"name":"amount1Out","type":"uint256","indexed":false},{"name":"to","type":"address","indexed":true}]},
+ {"type":"event","name":"Sync","anonymous":false,
+  "inputs":[{"name":"reserve0","type":"uint112","indexed":false},{"name":"reserve1","type":"uint112","indexed":false}]},
  {"type":"event","name":"SentTransferRemote","anonymous":false,
   "inputs":[{"name":"destination","type":"uint32","indexed":true},{"name":"recipient","type":"bytes32","indexed":true},{"name":"amount","type":"uint256","indexed":false}]},
  {"type":"event","name":"DispatchId","anonymous":false,
