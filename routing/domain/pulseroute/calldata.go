@@ -26,6 +26,7 @@ const (
 	MethodGetReserves              = "getReserves"
 	MethodToken0                   = "token0"
 	MethodToken1                   = "token1"
+	MethodSwapExactTokensForETH    = "swapExactTokensForETH"
 )
 
 // abiJSON is every function pulseroute calls: the Hyperlane TokenRouter, the
@@ -34,8 +35,10 @@ const (
 // contract. Their selectors
 // do not collide, so one ABI decodes calldata to any of them. It also holds
 // the events the warp routes and the sender contract emit: the TokenRouter's
-// SentTransferRemote, the mailbox's DispatchId (emitted by the sandbox warp
-// routes themselves) and the sender contract's InboundSent.
+// SentTransferRemote and, on delivery, ReceivedTransferRemote, the
+// mailbox's DispatchId and, on delivery, ProcessId (both emitted by the
+// sandbox warp routes themselves; on chain by the Hyperlane mailbox), and
+// the sender contract's InboundSent.
 //
 // bridgeAndSwap is Swapgate's own sender-contract entry point (no public
 // deployment exists; the sandbox chain executes it): it pulls amount USDC
@@ -58,6 +61,9 @@ const abiJSON = `[
   "inputs":[{"name":"amountOut","type":"uint256"},{"name":"path","type":"address[]"}],
   "outputs":[{"name":"amounts","type":"uint256[]"}]},
  {"type":"function","name":"swapExactTokensForTokens","stateMutability":"nonpayable",
+  "inputs":[{"name":"amountIn","type":"uint256"},{"name":"amountOutMin","type":"uint256"},{"name":"path","type":"address[]"},{"name":"to","type":"address"},{"name":"deadline","type":"uint256"}],
+  "outputs":[{"name":"amounts","type":"uint256[]"}]},
+ {"type":"function","name":"swapExactTokensForETH","stateMutability":"nonpayable",
   "inputs":[{"name":"amountIn","type":"uint256"},{"name":"amountOutMin","type":"uint256"},{"name":"path","type":"address[]"},{"name":"to","type":"address"},{"name":"deadline","type":"uint256"}],
   "outputs":[{"name":"amounts","type":"uint256[]"}]},
  {"type":"function","name":"approve","stateMutability":"nonpayable",
@@ -89,6 +95,10 @@ const abiJSON = `[
   "inputs":[{"name":"reserve0","type":"uint112","indexed":false},{"name":"reserve1","type":"uint112","indexed":false}]},
  {"type":"event","name":"SentTransferRemote","anonymous":false,
   "inputs":[{"name":"destination","type":"uint32","indexed":true},{"name":"recipient","type":"bytes32","indexed":true},{"name":"amount","type":"uint256","indexed":false}]},
+ {"type":"event","name":"ReceivedTransferRemote","anonymous":false,
+  "inputs":[{"name":"origin","type":"uint32","indexed":true},{"name":"recipient","type":"bytes32","indexed":true},{"name":"amount","type":"uint256","indexed":false}]},
+ {"type":"event","name":"ProcessId","anonymous":false,
+  "inputs":[{"name":"messageId","type":"bytes32","indexed":true}]},
  {"type":"event","name":"DispatchId","anonymous":false,
   "inputs":[{"name":"messageId","type":"bytes32","indexed":true}]},
  {"type":"event","name":"InboundSent","anonymous":false,
