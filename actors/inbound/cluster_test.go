@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,9 +15,7 @@ import (
 	"github.com/swapgate/swapgate/actors/cluster/clustertest"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
-	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
-	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/store"
 	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
@@ -50,26 +49,18 @@ func (f *fencedPebble) SaveInboundDepositFrom(ctx context.Context, prev, d *inbo
 // each delivery on 369 is asked for once.
 func TestClusteredRunners(t *testing.T) {
 	ctx := context.Background()
-	reg, err := registry.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dex, err := pulsesim.NewSandboxChain(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	contracts := pulseroute.DefaultContracts()
 	plsx := common.HexToAddress("0x95B303987A60C71504D99Aa1b13B4DA07b0790ab")
 	cases := []struct {
 		name string
-		// aBridge is node a's bridge delay; on is the node the deposit is
-		// registered on; dies makes a die once it bridges and b own it.
-		aBridge time.Duration
-		on      string
-		dies    bool
+		// on is the node the deposit is registered on; dies makes a die
+		// once it bridges (the delivery on 369 held until then) and b own
+		// it.
+		on   string
+		dies bool
 	}{
-		{name: "registered on a node that does not own it", aBridge: time.Millisecond, on: "b"},
-		{name: "owner dies while the bridge is under way", aBridge: time.Hour, on: "a", dies: true},
+		{name: "registered on a node that does not own it", on: "b"},
+		{name: "owner dies while the bridge is under way", on: "a", dies: true},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,17 +72,20 @@ func TestClusteredRunners(t *testing.T) {
 			store := &fencedPebble{Store: pebble}
 			tx := common.BigToHash(big.NewInt(int64(2000 + i)))
 			b, from := body(t, 8453, tx, plsx)
-			chain := &fakeChain{contracts: contracts, from: from, delivered: map[string]string{}}
+			chain := &fakeChain{contracts: contracts, from: from}
+			w := newWorld()
+			w.deliver = !c.dies
 			m := clustertest.New("a")
-			start := func(name string, bridge time.Duration) *Runner {
-				r, err := Start(ctx, store, chain, nil, Options{Contracts: contracts, DEX: dex, BridgeDelay: bridge,
-					Owner: m.Node(name), RescanInterval: 10 * time.Millisecond})
+			start := func(name string) *Runner {
+				o := stepOptions(contracts, w)
+				o.Owner, o.RescanInterval, o.BridgeHorizon = m.Node(name), 10*time.Millisecond, time.Minute
+				r, err := Start(ctx, store, chain, quoteTickets{}, o)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return r
 			}
-			runners := map[string]*Runner{"a": start("a", c.aBridge), "b": start("b", time.Millisecond)}
+			runners := map[string]*Runner{"a": start("a"), "b": start("b")}
 			stopped := map[string]bool{}
 			defer func() {
 				for name, r := range runners {
@@ -122,15 +116,14 @@ func TestClusteredRunners(t *testing.T) {
 				runners["a"].Stop()
 				stopped["a"] = true
 				m.Set("b")
+				w.deliverAll()
 			}
 			d := wait("the end", func(d *inbound.Record) bool { return d.Deposit.State.Terminal() })
 			if d.Deposit.State != inbound.Completed {
 				t.Fatalf("final %+v", d.Deposit)
 			}
-			chain.mu.Lock()
-			defer chain.mu.Unlock()
-			if _, ok := chain.delivered[tx.Hex()+"/swap"]; !ok || len(chain.delivered) != 1 {
-				t.Fatalf("deliveries %v, want one /swap", chain.delivered)
+			if steps, twice := w.steps(); strings.Join(steps, " ") != "approve bridge swap-approve swap" || twice {
+				t.Fatalf("steps %v (a key twice: %v), want each once", steps, twice)
 			}
 		})
 	}

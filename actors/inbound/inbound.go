@@ -1,8 +1,9 @@
 // Package inbound runs the multi-step pulseroute deposits after step 1:
 // it registers a deposit (the signed registration checked against the
-// source chain) and then carries step 2 by itself — the bridge to chain
-// 369, the DEX leg into the asked token for the user, and, when that leg
-// fails, the fallback that sends the bridged USDCh to the user instead.
+// source chain) and then carries step 2 through the transaction manager —
+// the bridge to chain 369, the DEX leg into the asked token for the user,
+// and, when that leg fails, the fallback that sends the bridged USDCh to
+// the user instead (step2.go).
 // Every step is persisted with the webhook event it publishes in one synced
 // batch, and a started runner resumes every deposit not yet terminal.
 //
@@ -14,8 +15,9 @@
 // deposits are taken over, and a node stops a deposit it no longer owns
 // before its next step. Two nodes may briefly both run one deposit; every
 // step is written fenced (FencedStore), so the one that read a state no
-// longer stored writes nothing and stops, and each delivery on 369 is made
-// once per reference by the chain.
+// longer stored writes nothing and stops, and each of step 2's transactions
+// is one intent of the transaction manager under a key of its own, sent
+// once whichever node submits it.
 package inbound
 
 import (
@@ -23,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"strings"
 	"sync"
 	"time"
@@ -70,15 +71,14 @@ func OwnerKey(txHash string) string { return "inbound/" + strings.ToLower(txHash
 // that does not own it waits for its owner to adopt it.
 const DefaultRescanInterval = 2 * time.Second
 
-// Chain reads the source chain and moves funds on chain 369 (the sandbox
-// chains, or a node where configured).
+// Chain reads the source chain: a registration's evidence and the quote
+// its step 1 executed. Step 2 moves funds through the transaction manager
+// (Options.Txs, step2.go).
 type Chain interface {
 	// Evidence is what the source chain shows of a transaction.
 	Evidence(ctx context.Context, chainID uint64, txHash common.Hash) (inbound.Evidence, error)
 	// QuoteRef is the quote reference a step-1 transaction carries, if any.
 	QuoteRef(ctx context.Context, chainID uint64, txHash common.Hash) (ref [32]byte, ok bool, err error)
-	// Deliver pays amount of token to to on chainID for ref, once.
-	Deliver(ctx context.Context, chainID uint64, ref, to, token string, amount *big.Int) (txHash string, err error)
 }
 
 // Tickets returns issued quotes' tickets, expired ones included.
@@ -94,16 +94,26 @@ type Options struct {
 	// 1 registered moments after its quote); nil reads the store alone,
 	// and a deposit whose quote is not found has no partner to tell.
 	PendingRef func(ref [32]byte) (quoteID string, ok bool)
-	// DEX prices the leg on 369; pulseroute's chain state is one.
-	DEX pulseroute.ChainState
-	// BridgeDelay is how long the bridge takes to deliver on 369.
-	BridgeDelay time.Duration
+	// Txs submits step 2's transactions, signed by the operator's account
+	// (the inbound receiver), and Nodes reads the chains they go to; a
+	// runner without them registers deposits and leaves them RECEIVED.
+	Txs   Transactions
+	Nodes Nodes
+	// Poll paces the reads of step 2's intents and of the delivery on 369
+	// (default DefaultPoll).
+	Poll time.Duration
+	// BridgeHorizon is how long BRIDGING waits for the delivery on 369
+	// before the deposit FAILED (default DefaultBridgeHorizon).
+	BridgeHorizon time.Duration
+	// SwapDeadline is the swap's deadline after its submission (default
+	// DefaultSwapDeadline).
+	SwapDeadline time.Duration
 	// BridgeFails reports whether the bridge of the deposit whose step-1
 	// transaction is txHash fails: the sandbox's share of failing bridges
 	// (sandbox.BridgeFails), so that a deposit ending FAILED can be seen
-	// and tested through the real service. Such a deposit ends FAILED when
-	// its bridge would have delivered, and nothing is paid on 369. Nil: no
-	// bridge fails.
+	// and tested through the real service. Such a deposit sends no
+	// transferRemote and ends FAILED from RECEIVED, its USDC left with the
+	// operator account. Nil: no bridge fails.
 	BridgeFails func(txHash string) bool
 	// Published is called after a step published an event.
 	Published func()
@@ -147,6 +157,18 @@ func Start(ctx context.Context, store Store, chain Chain, tickets Tickets, o Opt
 	}
 	if o.RescanInterval <= 0 {
 		o.RescanInterval = DefaultRescanInterval
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	if o.BridgeHorizon <= 0 {
+		o.BridgeHorizon = DefaultBridgeHorizon
+	}
+	if o.SwapDeadline <= 0 {
+		o.SwapDeadline = DefaultSwapDeadline
+	}
+	if o.Txs == nil || o.Nodes == nil {
+		o.Logger.Warn("inbound: no transaction manager: registered deposits wait in RECEIVED")
 	}
 	r := &Runner{store: store, chain: chain, tickets: tickets, opts: o, running: map[string]bool{}, stop: make(chan struct{})}
 	if o.Owner != nil {

@@ -168,6 +168,14 @@ func (m *Manager) Intent(ctx context.Context, id string) (*txintent.Intent, erro
 	return m.m.opts.Store.TxIntent(ctx, id)
 }
 
+// IntentByKey returns the stored intent submitted under key, or
+// store.ErrNotFound: a caller that decides whether to submit (the inbound
+// runner's swap or fallback) first looks for what it submitted before a
+// restart.
+func (m *Manager) IntentByKey(ctx context.Context, key string) (*txintent.Intent, error) {
+	return m.m.opts.Store.TxIntentByKey(ctx, key)
+}
+
 // Wake tells the workers that intents were stored by another process (the
 // settle command) and should be read.
 func (m *Manager) Wake() { m.m.wake() }

@@ -305,6 +305,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.openStore,            // the durable state, and the actor system
 		a.joinCluster,          // a cluster's membership and grains (--cluster-*)
 		a.startRefData,         // prices and gas, per chain
+		a.sandboxReceivers,     // sandbox mode: the operator's account receives step 1
 		a.startQuoteStack,      // providers, the engine racing them, ledger, tickets
 		a.startSandboxChain,    // sandbox mode: the sandbox chains
 		a.startTxManager,       // the operator's transactions, signed, sent, replaced

@@ -42,6 +42,11 @@ type startup struct {
 	contracts *pulseroute.Contracts
 	// upstreams are the configured upstreams' clients, opened once.
 	upstreams []opened
+	// signer is the operator's, read once (operator, inbound.go); txNodes
+	// the transaction manager's nodes, which step 2 reads too.
+	signer     txm.Signer
+	signerRead bool
+	txNodes    map[uint64]txm.Node
 
 	// What the edge is given: each nil when its part does not run in this
 	// mode (see edgeDeps).
@@ -199,7 +204,7 @@ func (a *App) startTxManager(ctx context.Context, s *startup) error {
 	if s.cfg.Mode == ModeLive && len(s.cfg.EVMRPC) == 0 {
 		return nil // no chain to sign for
 	}
-	signer, err := a.operatorSigner(ctx, s.cfg.Mode)
+	signer, err := s.operator(ctx, a)
 	if err != nil || signer == nil {
 		return err // live mode without a key: nothing to sign with
 	}
@@ -207,6 +212,7 @@ func (a *App) startTxManager(ctx context.Context, s *startup) error {
 	if err != nil || len(nodes) == 0 {
 		return err
 	}
+	s.txNodes = nodes
 	if a.chains != nil {
 		if err := fundOperator(ctx, a.chains, s.reg, signer.Address()); err != nil {
 			return err
@@ -270,10 +276,11 @@ func (a *App) startSandboxDesks(ctx context.Context, s *startup) (err error) {
 	}
 	chain := inboundChain{Ledger: ledger, evidence: a.evidence}
 	// A multi-step deposit's bridge to 369 fails at the rate the
-	// sandbox's other bridges do, by the same rule.
+	// sandbox's other bridges do, by the same rule; step 2 is the
+	// operator's transactions on the sandbox chains.
 	bridgeFails := func(txHash string) bool { return sandbox.BridgeFails(cfg.SandboxBridgeFailureRate, txHash) }
 	if a.inbound, err = inboundrun.Start(ctx, a.stores.Inbound, chain, a.quotes.quoter, inboundrun.Options{Contracts: s.contracts, PendingRef: a.quotes.tickets.PendingQuoteByRef,
-		DEX: a.quotes.pulseState, BridgeDelay: time.Duration(cfg.SandboxBridgeScale * float64(time.Minute)),
+		Txs: a.stepTransactions(), Nodes: newStepNodes(s.txNodes), Poll: stepPoll(cfg),
 		BridgeFails: bridgeFails, Published: a.hooks.Wake, Owner: a.inboundOwner(), Logger: a.log}); err != nil {
 		return fmt.Errorf("app: start the inbound runner: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/actors/txm"
 	"github.com/swapgate/swapgate/routing/adapters/evmnode"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
@@ -128,6 +129,15 @@ func (a *App) txNodes(ctx context.Context, s *startup) (map[uint64]txm.Node, err
 			return nil, fmt.Errorf("app: --evm-rpc: %w", err)
 		}
 		nodes[id] = n
+	}
+	// Chain 369's node may be named by --pulse-rpc alone: step 2 of a
+	// multi-step deposit signs its swap or fallback there.
+	if url, ok := pulseNodes(s.cfg.Quote)[quote.PulseChainID]; ok && nodes[quote.PulseChainID] == nil {
+		n, err := evmnode.Dial(ctx, quote.PulseChainID, url, s.cfg.RPCTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("app: --pulse-rpc: %w", err)
+		}
+		nodes[quote.PulseChainID] = n
 	}
 	return nodes, nil
 }

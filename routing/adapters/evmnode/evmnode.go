@@ -138,3 +138,11 @@ func (n *Node) CallContract(ctx context.Context, call ethereum.CallMsg, block *b
 	defer cancel()
 	return n.c.CallContract(ctx, call, block)
 }
+
+// FilterLogs is eth_getLogs: the inbound runner finds a warp-route
+// message's delivery on chain 369 with it.
+func (n *Node) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
+	return n.c.FilterLogs(ctx, q)
+}

@@ -169,6 +169,14 @@ type Deposit struct {
 	Reason    string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Txs are step 2's transactions in the order submitted (step2.go).
+	Txs []StepTx `json:",omitempty"`
+	// MessageID is the warp-route message of the bridge (its DispatchId),
+	// which the delivery on 369 names (ProcessId), from BRIDGING on.
+	MessageID common.Hash
+	// DeliveryFromBlock is 369's block number when the bridge was mined:
+	// the delivery is looked for from there on.
+	DeliveryFromBlock uint64 `json:",omitempty"`
 }
 
 // Errors of NewDeposit and Apply: the tracker's mistakes, never a client's.
@@ -192,6 +200,10 @@ type Update struct {
 	AmountOut *big.Int
 	// Reason says why, for SwapFailed, BridgeFailed and FallbackFailed.
 	Reason string
+	// MessageID and FromBlock are the bridge's message and 369's block
+	// number then, for BridgeSent (optional).
+	MessageID common.Hash
+	FromBlock uint64
 }
 
 // usdch is the synthetic warp-route token on 369 that the bridge mints.
@@ -247,6 +259,7 @@ func (d Deposit) Apply(u Update) (Deposit, *webhook.Event, error) {
 			return d, nil, fmt.Errorf("%w: %q without the bridge transaction", ErrUpdate, u.Trigger)
 		}
 		next.BridgeTxHash = u.TxHash
+		next.MessageID, next.DeliveryFromBlock = u.MessageID, u.FromBlock
 	case Delivered, Swapped, Refunded:
 		if u.TxHash == (common.Hash{}) || u.AmountOut == nil || u.AmountOut.Sign() <= 0 {
 			return d, nil, fmt.Errorf("%w: %q needs the paying transaction and a positive amount", ErrUpdate, u.Trigger)
@@ -300,6 +313,9 @@ type Data struct {
 	DestinationTxHash string `json:"destinationTxHash,omitempty"`
 	Fallback          bool   `json:"fallback"`
 	Reason            string `json:"reason,omitempty"`
+	// Transactions are step 2's mined transactions, each with its step
+	// and chain.
+	Transactions []TxData `json:"transactions,omitempty"`
 }
 
 // Data is the deposit as webhook events show it.
@@ -329,6 +345,7 @@ func (d Deposit) Data() Data {
 	if d.DestinationTxHash != (common.Hash{}) {
 		out.DestinationTxHash = d.DestinationTxHash.Hex()
 	}
+	out.Transactions = d.txData()
 	return out
 }
 

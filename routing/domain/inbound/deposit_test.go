@@ -3,6 +3,7 @@ package inbound
 import (
 	"errors"
 	"math/big"
+	"reflect"
 	"testing"
 	"time"
 
@@ -211,10 +212,10 @@ func TestApplyPaths(t *testing.T) {
 			want.TxHash, want.SourceChain, want.DestinationChain = reg.TxHash.Hex(), 8453, 369
 			want.FromAddress, want.ToAddress, want.OutputToken = reg.FromAddress.Hex(), reg.ToAddress.Hex(), reg.OutputToken.Hex()
 			want.InputToken, want.AmountIn = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "1000000"
-			if got := d.Data(); got != want {
+			if got := d.Data(); !reflect.DeepEqual(got, want) {
 				t.Fatalf("data\n%+v\nwant\n%+v", got, want)
 			}
-			if got := last.Data.(Data); got != want {
+			if got := last.Data.(Data); !reflect.DeepEqual(got, want) {
 				t.Fatalf("event data\n%+v\nwant\n%+v", got, want)
 			}
 		})

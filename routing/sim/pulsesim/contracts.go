@@ -283,7 +283,10 @@ func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulse
 			return err
 		}
 	}
-	if receiver, ok := contracts.InboundReceiver(id); ok {
+	// The inbound receiver's code goes only to its default address: a
+	// receiver configured elsewhere is the operator's account (the
+	// service's sandbox mode), which signs step 2 and must stay an account.
+	if receiver, ok := contracts.InboundReceiver(id); ok && receiver == pulseroute.SandboxAddress(pulseroute.LabelInboundReceiver, id) {
 		if err := deploy(receiver, InboundReceiverCode{}); err != nil {
 			return err
 		}
