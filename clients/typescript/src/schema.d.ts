@@ -1894,6 +1894,13 @@ export interface components {
             status: "RECEIVED" | "BRIDGING" | "SWAPPING" | "COMPLETED" | "FALLBACK" | "REFUNDED_USDCH" | "FAILED";
             bridgeTxHash?: string;
             destinationTxHash?: string;
+            /** @description Step 2's transactions once mined, in the order sent: approve (when the allowance was short) and bridge (transferRemote) on the source chain; then on 369 deliver (outputToken USDCh), or swap-approve and swap, and fallback when the swap could not be made. */
+            transactions?: {
+                /** @enum {string} */
+                step: "approve" | "bridge" | "deliver" | "swap-approve" | "swap" | "fallback";
+                chainId: number;
+                txHash: string;
+            }[];
             /** @description True once the fallback paid USDCh instead of outputToken. */
             fallback: boolean;
             /** @description Why a deposit FAILED. */
@@ -2575,6 +2582,13 @@ export interface components {
             status: "RECEIVED" | "BRIDGING" | "SWAPPING" | "COMPLETED" | "FALLBACK" | "REFUNDED_USDCH" | "FAILED";
             bridgeTxHash?: string;
             destinationTxHash?: string;
+            /** @description Step 2's transactions once mined, in the order sent: approve (when the allowance was short) and bridge (transferRemote) on the source chain; then on 369 deliver (outputToken USDCh), or swap-approve and swap, and fallback when the swap could not be made. */
+            transactions?: {
+                /** @enum {string} */
+                step: "approve" | "bridge" | "deliver" | "swap-approve" | "swap" | "fallback";
+                chainId: number;
+                txHash: string;
+            }[];
             /** @description True once the fallback paid USDCh instead of outputToken. */
             fallback: boolean;
             /** @description Why a deposit FAILED. */
