@@ -22,7 +22,7 @@ func TestNext(t *testing.T) {
 	allowed := map[State]map[Trigger]move{
 		None:       {Registered: {Received, webhook.DepositReceived}, Awaited: {Confirming, ""}},
 		Confirming: {Confirmed: {Received, webhook.DepositReceived}, Refused: {Failed, webhook.DepositFailed}},
-		Received: {BridgeSent: {Bridging, ""}, BridgeFailed: {Failed, webhook.DepositFailed}},
+		Received:   {BridgeSent: {Bridging, ""}, BridgeFailed: {Failed, webhook.DepositFailed}},
 		Bridging: {
 			Bridged:      {Swapping, ""},
 			Delivered:    {Completed, webhook.DepositCompleted},
