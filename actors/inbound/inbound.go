@@ -116,8 +116,23 @@ type Options struct {
 	// deposits (default DefaultRescanInterval); topology changes scan at
 	// once.
 	RescanInterval time.Duration
-	Logger         *slog.Logger
-	Now            func() time.Time
+	// Confirmations is how many blocks, its own included, a step-1
+	// transaction needs before its deposit is RECEIVED (the transaction
+	// manager's --confirmations; 0 counts as 1). A registration before that
+	// waits in CONFIRMING (register.go).
+	Confirmations uint64
+	// Horizon is how long after its registration a CONFIRMING deposit is
+	// read again before it fails (default DefaultHorizon; the service
+	// passes the tracker's horizon).
+	Horizon time.Duration
+	// ConfirmPoll paces the reads of a CONFIRMING deposit's transaction
+	// (default DefaultConfirmPoll).
+	ConfirmPoll time.Duration
+	// HoldReceived stops a deposit at RECEIVED: live mode, until its step
+	// 2 runs through the transaction manager.
+	HoldReceived bool
+	Logger       *slog.Logger
+	Now          func() time.Time
 }
 
 // Runner registers deposits and runs their step 2.
@@ -148,6 +163,15 @@ func Start(ctx context.Context, store Store, chain Chain, tickets Tickets, o Opt
 	}
 	if o.RescanInterval <= 0 {
 		o.RescanInterval = DefaultRescanInterval
+	}
+	if o.Confirmations == 0 {
+		o.Confirmations = 1
+	}
+	if o.Horizon <= 0 {
+		o.Horizon = DefaultHorizon
+	}
+	if o.ConfirmPoll <= 0 {
+		o.ConfirmPoll = DefaultConfirmPoll
 	}
 	r := &Runner{store: store, chain: chain, tickets: tickets, opts: o, running: map[string]bool{}, stop: make(chan struct{})}
 	if o.Owner != nil {
@@ -259,7 +283,10 @@ func (r *Runner) run(rec inbound.Record) {
 			if !r.owns(hash) {
 				return
 			}
-			u, wait := r.next(d)
+			u, wait := r.step(d)
+			if wait < 0 {
+				return // held (Options.HoldReceived)
+			}
 			if wait > 0 {
 				select {
 				case <-r.stop:
