@@ -140,7 +140,10 @@ func (r *Runner) run(rec inbound.Record) {
 			if !r.owns(hash) {
 				return
 			}
-			m := r.next(d)
+			m := r.step(d)
+			if m.held {
+				return // held (Options.HoldReceived)
+			}
 			if m.wait > 0 {
 				select {
 				case <-r.stop:
@@ -209,6 +212,7 @@ type move struct {
 	update   inbound.Update
 	progress *inbound.Deposit
 	wait     time.Duration
+	held     bool
 }
 
 func (r *Runner) waitMove() move { return move{wait: r.opts.Poll} }

@@ -1,0 +1,149 @@
+package inbound
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/swapgate/swapgate/routing/domain/inbound"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
+)
+
+// scriptChain shows each transaction as its script's current page: the
+// test moves it on (sent, mined, confirmed) while the runner reads.
+type scriptChain struct {
+	fakeChain
+	smu sync.Mutex
+	ev  inbound.Evidence
+}
+
+func (c *scriptChain) set(ev inbound.Evidence) {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	c.ev = ev
+}
+
+func (c *scriptChain) Evidence(_ context.Context, chainID uint64, _ common.Hash) (inbound.Evidence, error) {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	ev := c.ev
+	ev.ChainID = chainID
+	return ev, nil
+}
+
+// TestRegisterBeforeConfirmation scripts a step-1 transaction's life on
+// the source chain around its registration: a registration before the
+// transaction is confirmed (unknown, pending, or in fewer blocks than the
+// confirmations) is CONFIRMING, publishes nothing, and becomes RECEIVED
+// with deposit.received once confirmed, or FAILED with the reason when
+// the confirmed transaction is not the deposit or the horizon passes; a
+// mined transaction that is not the deposit is refused at once.
+func TestRegisterBeforeConfirmation(t *testing.T) {
+	ctx := context.Background()
+	contracts := pulseroute.DefaultContracts()
+	st, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w, _ := contracts.WarpRoute(8453)
+	recv, _ := contracts.InboundReceiver(8453)
+	plsx := common.HexToAddress("0x95B303987A60C71504D99Aa1b13B4DA07b0790ab")
+	_, from := body(t, 8453, common.Hash{}, plsx)
+	mined := func(status, block, head uint64) inbound.Evidence {
+		return inbound.Evidence{State: inbound.TxMined, From: from, Status: status, BlockNumber: block, Head: head,
+			Transfers: []inbound.Transfer{{Token: w.Token, From: common.HexToAddress("0xde"), To: recv, Amount: big.NewInt(25_000_000)}}}
+	}
+	unknown, pending := inbound.Evidence{}, inbound.Evidence{State: inbound.TxPending}
+	tests := []struct {
+		name    string
+		at      inbound.Evidence   // at registration
+		then    []inbound.Evidence // afterwards, one page each poll or so
+		refused string             // refused at registration: details.reason
+		final   inbound.State
+		reason  string // FAILED: the reason's start
+	}{
+		{name: "unknown, then mined and confirmed", at: unknown, then: []inbound.Evidence{pending, mined(1, 10, 11), mined(1, 10, 12)}, final: inbound.Received},
+		{name: "mined one block short, then confirmed", at: mined(1, 10, 11), then: []inbound.Evidence{mined(1, 10, 12)}, final: inbound.Received},
+		{name: "pending, then reverted", at: pending, then: []inbound.Evidence{mined(0, 10, 12)}, final: inbound.Failed, reason: inbound.ReasonFailed},
+		{name: "never mined: the horizon", at: unknown, final: inbound.Failed, reason: inbound.ReasonHorizon},
+		{name: "mined and reverted, unconfirmed", at: mined(0, 10, 10), refused: inbound.ReasonFailed},
+		{name: "mined by another sender, unconfirmed", at: mined(1, 10, 10), refused: inbound.ReasonSender},
+		{name: "confirmed at once", at: mined(1, 10, 20), final: inbound.Received},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tx := common.BigToHash(big.NewInt(int64(5000 + i)))
+			b, _ := body(t, 8453, tx, plsx)
+			chain := &scriptChain{fakeChain: fakeChain{contracts: contracts, from: from}}
+			at := tt.at
+			if tt.refused == inbound.ReasonSender {
+				at.From = common.HexToAddress("0xbad")
+			} else if at.State == inbound.TxMined {
+				at.From = from
+			}
+			chain.set(at)
+			var published atomic.Int32
+			r, err := Start(ctx, st, chain, nil, Options{Contracts: contracts, Confirmations: 3, Horizon: 400 * time.Millisecond,
+				ConfirmPoll: 10 * time.Millisecond, HoldReceived: true, Published: func() { published.Add(1) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Stop()
+			d, perr := r.Register(ctx, b)
+			if tt.refused != "" {
+				if perr == nil || perr.Details["reason"] != tt.refused {
+					t.Fatalf("registered %+v, refusal %v; want %s", d, perr, tt.refused)
+				}
+				return
+			}
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			if len(tt.then) > 0 || tt.final == inbound.Failed {
+				if d.Deposit.State != inbound.Confirming || d.Deposit.AmountIn != nil || published.Load() != 0 {
+					t.Fatalf("registered %+v (%d published), want CONFIRMING without an amount or an event", d.Deposit, published.Load())
+				}
+			}
+			for _, ev := range tt.then {
+				time.Sleep(30 * time.Millisecond)
+				if got, _ := r.Deposit(ctx, tx.Hex()); got.Deposit.State != inbound.Confirming {
+					t.Fatalf("left CONFIRMING for %s before the chain confirmed", got.Deposit.State)
+				}
+				ev.From = from
+				chain.set(ev)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for d.Deposit.State != tt.final {
+				if time.Now().After(deadline) {
+					t.Fatalf("deposit %+v, want %s", d.Deposit, tt.final)
+				}
+				time.Sleep(10 * time.Millisecond)
+				if d, err = r.Deposit(ctx, tx.Hex()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Published is called just after the step is stored.
+			for published.Load() == 0 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			switch tt.final {
+			case inbound.Received:
+				if d.Deposit.AmountIn.Int64() != 25_000_000 || published.Load() != 1 {
+					t.Fatalf("received %+v, %d events published", d.Deposit, published.Load())
+				}
+			case inbound.Failed:
+				if !strings.HasPrefix(d.Deposit.Reason, tt.reason+": ") || published.Load() != 1 {
+					t.Fatalf("failed %q, %d events published; want the reason %s", d.Deposit.Reason, published.Load(), tt.reason)
+				}
+			}
+		})
+	}
+}
