@@ -2,6 +2,7 @@ package sandboxchain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -171,4 +172,74 @@ func (s *Service) Arbitrage(ctx context.Context) (int, error) {
 		func(op sandboxnet.Op, head uint64) (*simchain.Receipt, error) {
 			return s.apply(ctx, arbitrageChain, op, unchangedSince(head))
 		})
+}
+
+// grainArbitrage asks chain 369's grain for one round of the arbitrage; it
+// answers only a failure, so that a retried round (which finds nothing
+// left to do) answers as the first did.
+const grainArbitrage = "arbitrage"
+
+// arbitrage runs one round of the arbitrage on the grain's chain, each
+// transaction applied and appended as a change is (the grain runs one
+// request at a time, so nothing moves the chain between the decision and
+// the send). A grain of another chain, or without pools, does nothing.
+func (g *Grain) arbitrage(ctx context.Context) (int, error) {
+	if g.arb == nil {
+		return 0, nil
+	}
+	return arbitrageTick(g.arb, g.now,
+		func(fn func(*simchain.Chain)) error { fn(g.chain.Sim()); return nil },
+		func(op sandboxnet.Op, _ uint64) (*simchain.Receipt, error) {
+			a, err := g.apply(ctx, op, "")
+			return a.Receipt, err
+		})
+}
+
+// ArbitrageOwner is what RunArbitrage needs of a cluster node
+// (*cluster.Node): whether it owns a grain now, and a way to call it.
+type ArbitrageOwner interface {
+	Caller
+	Owns(key string) bool
+}
+
+// RunArbitrage drives the arbitrage of chain 369's grain in a cluster until
+// ctx ends: every period (zero: DefaultArbitragePeriod), the node that owns
+// the grain now asks it for a round; the other nodes do nothing, so that
+// one node trades at a time. Every node runs it; ownership moves with the
+// grain.
+func RunArbitrage(ctx context.Context, node ArbitrageOwner, period time.Duration, log *slog.Logger) {
+	if period == 0 {
+		period = DefaultArbitragePeriod
+	}
+	if period < 0 {
+		return
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	identity := fmt.Sprint(arbitrageChain)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !node.Owns(GrainKind + "/" + identity) {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, DefaultCallTimeout)
+		body, err := node.Call(cctx, GrainKind, identity, grainArbitrage, nil)
+		cancel()
+		if err == nil {
+			var out grainReply
+			if err = json.Unmarshal(body, &out); err == nil {
+				err = out.Err.decode()
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("sandbox arbitrage", slog.Any("err", err))
+		}
+	}
 }

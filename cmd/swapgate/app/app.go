@@ -279,6 +279,9 @@ type App struct {
 	// sandbox is the sandbox chains as the service uses them: chains on a
 	// single node, the chain grains' proxy in a cluster (sandbox mode).
 	sandbox sandboxChains
+	// stopArbitrage ends a cluster node's drive of chain 369's arbitrage
+	// (cluster_chain.go); nil elsewhere.
+	stopArbitrage func()
 }
 
 // Start brings the service up and starts serving; it returns once the
@@ -417,6 +420,9 @@ func (a *App) closeAll(ctx context.Context) error {
 		a.hooks.Stop()
 	}
 	a.partners.stop()
+	if a.stopArbitrage != nil {
+		a.stopArbitrage()
+	}
 	if a.node != nil {
 		// Leaving deregisters this node, so that the others take over its
 		// grains and work without waiting for its health to fail; it shuts

@@ -181,7 +181,10 @@ func (a *Arbitrage) Next(c *simchain.Chain, now time.Time) (tx simchain.TxReques
 	if out.Sign() <= 0 {
 		return tx, false, nil
 	}
-	deadline := big.NewInt(now.Add(ArbitrageDeadline).Unix())
+	// The block's time is now, or a second after the head where the clock
+	// lags the chain.
+	at := max(now.Unix(), int64(c.Head().Time)+1)
+	deadline := big.NewInt(at + int64(ArbitrageDeadline/time.Second))
 	data, err := pulseroute.SwapExactTokensForTokens(in, out, path, arb, deadline)
 	if err != nil {
 		return tx, false, fmt.Errorf("pulsesim: arbitrage swap: %w", err)
