@@ -141,6 +141,11 @@ type Config struct {
 	// payment to sending the crypto, and from there to completion (zero:
 	// onrampdesk.DefaultStepDelay).
 	SandboxOnrampStep time.Duration
+	// SandboxArbitragePeriod is how often the sandbox's arbitrage trades
+	// chain 369's PulseX pools back to their reference prices after swaps
+	// moved them (zero: sandboxchain.DefaultArbitragePeriod; negative: no
+	// arbitrage, so that a moved pool stays moved).
+	SandboxArbitragePeriod time.Duration
 	// Now is the on-ramp desk's clock: when it expires unpaid orders and
 	// the time of each transition it makes (nil: time.Now). Tests set it to
 	// run the desk later than the real time, as a restart after an order's

@@ -58,7 +58,7 @@ func (a *App) remoteChains(reg *registry.Registry) sandboxChains {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		sandboxchain.RunArbitrage(ctx, a.node, 0, a.log)
+		sandboxchain.RunArbitrage(ctx, a.node, a.cfg.SandboxArbitragePeriod, a.log)
 	}()
 	a.stopArbitrage = func() { cancel(); <-done }
 	r := sandboxchain.NewRemote(reg, a.node, 0, a.log)
