@@ -174,7 +174,9 @@ type warpLedger struct {
 	arrival WarpArrival
 }
 
-func (w *warpLedger) WarpArrival(context.Context, uint64, string) (WarpArrival, error) { return w.arrival, nil }
+func (w *warpLedger) WarpArrival(context.Context, uint64, string) (WarpArrival, error) {
+	return w.arrival, nil
+}
 
 // TestBridgingWarpRoutes: a swap whose source transaction sent a
 // warp-route message is the relayer's to deliver: bridging waits for the
