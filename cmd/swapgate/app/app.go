@@ -53,11 +53,10 @@ const (
 	// /v1/balances are served from it, so that a client can play the
 	// wallet for every sandbox quote.
 	ModeSandbox = "sandbox"
-	// ModeLive runs no sandbox chain; those endpoints do not exist, and
-	// neither does the multi-step deposit registration: its step 2 (the
-	// bridge to 369 and the DEX leg there) runs only on the sandbox chain,
-	// and a deposit registered with nothing to carry it would never
-	// complete.
+	// ModeLive runs no sandbox chain; those endpoints do not exist. The
+	// multi-step deposit registration is served where inbound receivers
+	// (the operator account) and --evm-rpc nodes are configured, its
+	// evidence read from the source chain's node.
 	ModeLive = "live"
 )
 
@@ -262,7 +261,7 @@ type App struct {
 	onramp  *onrampdesk.Desk
 	// relayer delivers the sandbox's warp-route messages (sandbox mode).
 	relayer *sandboxchain.Relayer
-	// evidence reads registrations' step-1 transactions (sandbox mode).
+	// evidence reads registrations' step-1 transactions.
 	evidence *inbound.EvidenceReader
 	chains   *sandboxchain.Service
 	// txm is the transaction manager of the operator's account; nil when
@@ -312,22 +311,24 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	for _, part := range []func(context.Context, *startup) error{
-		a.openStore,            // the durable state, and the actor system
-		a.joinCluster,          // a cluster's membership and grains (--cluster-*)
-		a.startRefData,         // prices and gas, per chain
-		a.sandboxReceivers,     // sandbox mode: the operator's account receives step 1
-		a.startQuoteStack,      // providers, the engine racing them, ledger, tickets
-		a.startSandboxChain,    // sandbox mode: the sandbox chains
-		a.startTxManager,       // the operator's transactions, signed, sent, replaced
-		a.startWebhooks,        // the delivery pool over the outbox
-		a.startSandboxDesks,    // sandbox mode: bridging, inbound runner, on-ramp desk
-		a.startWarpRelayer,     // sandbox mode: warp-route messages delivered
-		a.startProviderOnramp,  // live mode: the on-ramp desk on its provider
-		a.startTracker,         // swaps followed to their end
-		a.startEdge,            // the HTTP server over all of the above
-		a.registerStoreMetrics, // caches' and the WAL's figures
-		a.startAdmin,           // the operator's loopback listener
-		a.serve,                // the listener: serving from here on
+		a.openStore,             // the durable state, and the actor system
+		a.joinCluster,           // a cluster's membership and grains (--cluster-*)
+		a.startRefData,          // prices and gas, per chain
+		a.sandboxReceivers,      // sandbox mode: the operator's account receives step 1
+		a.startQuoteStack,       // providers, the engine racing them, ledger, tickets
+		a.startSandboxChain,     // sandbox mode: the sandbox chains
+		a.startTxManager,        // the operator's transactions, signed, sent, replaced
+		a.checkInboundReceivers, // live mode: the inbound receivers are the operator account
+		a.startWebhooks,         // the delivery pool over the outbox
+		a.startSandboxDesks,     // sandbox mode: bridging, inbound runner, on-ramp desk
+		a.startWarpRelayer,      // sandbox mode: warp-route messages delivered
+		a.startLiveInbound,      // live mode: deposit registration (--evm-rpc) and step 2
+		a.startProviderOnramp,   // live mode: the on-ramp desk on its provider
+		a.startTracker,          // swaps followed to their end
+		a.startEdge,             // the HTTP server over all of the above
+		a.registerStoreMetrics,  // caches' and the WAL's figures
+		a.startAdmin,            // the operator's loopback listener
+		a.serve,                 // the listener: serving from here on
 	} {
 		if err := part(ctx, s); err != nil {
 			return nil, err

@@ -350,7 +350,9 @@ type Data struct {
 	// InputToken is the source chain's USDC, the token of AmountIn.
 	InputToken  string `json:"inputToken"`
 	OutputToken string `json:"outputToken"`
-	AmountIn    string `json:"amountIn"`
+	// AmountIn is absent while CONFIRMING (and on a deposit that failed
+	// there): the amount is what the confirmed transaction delivered.
+	AmountIn string `json:"amountIn,omitempty"`
 	// AmountOut is in DeliveredToken: outputToken, or USDCh after the
 	// fallback.
 	AmountOut         string `json:"amountOut,omitempty"`
