@@ -295,8 +295,7 @@ type App struct {
 // each on what the ones before it started (start.go); a part that fails
 // ends the start, and what was started is closed in reverse.
 func Start(ctx context.Context, cfg Config) (_ *App, err error) {
-	// a is not the named result: a failed start returns nil, and the
-	// deferred cleanup still needs what was started.
+	// a, not the named result: a failed start returns nil; cleanup needs a.
 	a := &App{cfg: cfg, log: cfg.Logger, served: make(chan error, 1)}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -314,7 +313,6 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.openStore,             // the durable state, and the actor system
 		a.joinCluster,           // a cluster's membership and grains (--cluster-*)
 		a.startRefData,          // prices and gas, per chain
-		a.sandboxReceivers,      // sandbox mode: the operator's account receives step 1
 		a.startQuoteStack,       // providers, the engine racing them, ledger, tickets
 		a.startSandboxChain,     // sandbox mode: the sandbox chains
 		a.startTxManager,        // the operator's transactions, signed, sent, replaced

@@ -166,9 +166,14 @@ func (a *App) startRefData(ctx context.Context, s *startup) error {
 }
 
 // startQuoteStack starts the providers, the engine racing them, the
-// ledger's group commit and the ticket keeper (quotes.go).
+// ledger's group commit and the ticket keeper (quotes.go), on contracts
+// whose inbound receivers are, in sandbox mode, the operator's account
+// (sandboxReceivers).
 func (a *App) startQuoteStack(ctx context.Context, s *startup) (err error) {
 	cfg := s.cfg
+	if err := a.sandboxReceivers(ctx, s); err != nil {
+		return err
+	}
 	a.quotes, err = startQuotes(ctx, cfg.Mode, cfg.Quote, cfg.EVMRPC, a.sys, s.reg, a.ref, a.stores, cfg.DataDir, a.node != nil, s.metrics, s.contracts,
 		s.upstreams)
 	return err
