@@ -188,7 +188,8 @@ const unpooled369 = "0x4444444444444444444444444444444444444444"
 
 // A multi-step deposit that does not complete ends REFUNDED_USDCH (the DEX
 // leg on 369 failed, so the bridged USDCh is paid to toAddress on 369
-// instead) or FAILED (the bridge to 369 failed, so nothing arrives there).
+// instead) or FAILED (the sandbox's failing bridge: no transferRemote is
+// sent, so nothing arrives there).
 // The partner whose key made the quote hears deposit.received at
 // registration, then deposit.failed, with fallback true after the
 // fallback.
@@ -204,8 +205,9 @@ func TestMultiStepDepositEndsRefundedOrFailed(t *testing.T) {
 		reason string
 	}{
 		{
-			// The sandbox's pools never move, so no DEX leg fails short of
-			// a quoted minimum; one with no pool fails every time.
+			// A token with no pool: the DEX leg cannot run (a pool moved
+			// past the quote's minimum is
+			// TestMultiStepDepositFallbackWhenThePoolMoved).
 			name:        "the DEX leg has no pool: the bridged USDCh goes to toAddress",
 			outputToken: unpooled369, final: "REFUNDED_USDCH", fallback: true,
 			reason: "DEX leg failed: ",
@@ -214,7 +216,7 @@ func TestMultiStepDepositEndsRefundedOrFailed(t *testing.T) {
 			name:        "the bridge to 369 fails",
 			mutate:      func(c *app.Config) { c.SandboxBridgeFailureRate = 1 },
 			outputToken: plsx369, final: "FAILED", fallback: false,
-			reason: "the bridge to chain 369 did not deliver",
+			reason: "the bridge to chain 369 could not be sent",
 		},
 	}
 	for _, tt := range tests {
@@ -239,7 +241,7 @@ func TestMultiStepDepositEndsRefundedOrFailed(t *testing.T) {
 				ts.get("/v1/inbound-receiver/deposits/"+m.step1.TxHash).decode(t, &d)
 				return d.Status == tt.final
 			})
-			if d.Fallback != tt.fallback || !strings.HasPrefix(d.Reason, tt.reason) || d.BridgeTxHash == "" {
+			if d.Fallback != tt.fallback || !strings.HasPrefix(d.Reason, tt.reason) || (d.BridgeTxHash == "") != (tt.final == "FAILED") {
 				t.Fatalf("final %+v, want fallback %v and a reason starting %q", d, tt.fallback, tt.reason)
 			}
 

@@ -53,10 +53,14 @@ func (s *startup) operator(ctx context.Context, a *App) (txm.Signer, error) {
 }
 
 // sandboxReceivers makes, in sandbox mode, the operator's account the
-// inbound receiver of every source chain, before the quotes and the
-// chains read the contracts: step 1 of a sandbox multi-step quote then
-// delivers the USDC to the account whose transactions carry step 2, as an
-// operator sets it up in live mode (--pulse-inbound-receiver).
+// inbound receiver of every source chain the sandbox carries step 1 on,
+// before the quotes and the chains read the contracts: step 1 of a
+// sandbox multi-step quote then delivers the USDC to the account whose
+// transactions carry step 2, as an operator sets it up in live mode
+// (--pulse-inbound-receiver). A chain whose step 1 is read from a node
+// (--evm-rpc) keeps the sandbox's default receiver, the address such a
+// deposit was made to; its step 2 on the sandbox chains bridges the
+// operator's own sandbox USDC.
 func (a *App) sandboxReceivers(ctx context.Context, s *startup) error {
 	if s.cfg.Mode != ModeSandbox {
 		return nil
@@ -67,7 +71,9 @@ func (a *App) sandboxReceivers(ctx context.Context, s *startup) error {
 	}
 	receivers := map[uint64]common.Address{}
 	for _, id := range s.contracts.SenderChains() {
-		receivers[id] = signer.Address()
+		if _, fromNode := s.cfg.EVMRPC[id]; !fromNode {
+			receivers[id] = signer.Address()
+		}
 	}
 	if s.contracts, err = pulseroute.NewContracts(pulseroute.Config{InboundReceivers: receivers}); err != nil {
 		return fmt.Errorf("app: the operator as inbound receiver: %w", err)
