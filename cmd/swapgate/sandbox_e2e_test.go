@@ -217,7 +217,8 @@ func (d delta) holderOf(q *anyQuote) string {
 func TestSandboxQuoteVariantsExecute(t *testing.T) {
 	ts := sandboxServer(t, "")
 	contracts := pulseroute.DefaultContracts()
-	inbound, _ := contracts.InboundReceiver(42161)
+	// The sandbox's inbound receiver is the operator's account.
+	inbound := ts.app.TxManager().Account(42161)
 	fromAmount := func(q *anyQuote, _ receiptAnswer) *big.Int { return neg(q.in(t)) }
 	toAmount := func(q *anyQuote, _ receiptAnswer) *big.Int { return bigOf(t, q.Quote.Estimate.ToAmount) }
 	cases := []struct {
