@@ -17,6 +17,7 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/routing/domain/txintent"
 	"github.com/swapgate/swapgate/store"
 	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
@@ -323,4 +324,53 @@ func TestFailingBridgeEndsFailed(t *testing.T) {
 	if len(asked) != 1 || asked[0] != tx.Hex() {
 		t.Fatalf("BridgeFails asked for %v, want once for %s", asked, tx.Hex())
 	}
+}
+
+// A deposit in FALLBACK whose swap intent exists (submitted by a node that
+// still ran it when another decided the fallback, in a cluster's
+// handover) waits for that swap, and sends no fallback once it paid.
+func TestFallbackDefersToASwapAlreadySubmitted(t *testing.T) {
+	ctx := context.Background()
+	contracts := pulseroute.DefaultContracts()
+	st, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w := newWorld()
+	w.hold["swap"] = true
+	r, err := Start(ctx, st, &fakeChain{contracts: contracts}, quoteTickets{}, stepOptions(contracts, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	tx := common.BigToHash(big.NewInt(4000))
+	key := inbound.IntentKey(tx, inbound.StepSwap)
+	if _, err := w.Submit(ctx, txintent.Request{Purpose: "inbound.swap", Key: key, ChainID: 369, To: contracts.PulseX().Router, GasLimit: 1,
+		Data: mustSwapData(t, contracts)}); err != nil {
+		t.Fatal(err)
+	}
+	rec := &inbound.Record{Deposit: inbound.Deposit{State: inbound.Fallback, AmountIn: big.NewInt(25_000_000),
+		Registration: inbound.Registration{TxHash: tx, OutputToken: common.HexToAddress("0x95B303987A60C71504D99Aa1b13B4DA07b0790ab")}}}
+	if m := r.next(rec); m.wait <= 0 || m.progress != nil || m.update.Trigger != "" {
+		t.Fatalf("with the swap in flight: %+v, want a wait", m)
+	}
+	w.release("swap")
+	m := r.next(rec)
+	if m.update.Trigger != inbound.FallbackFailed || !strings.Contains(m.update.Reason, "paid toAddress after the fallback was decided") {
+		t.Fatalf("after the swap paid: %+v, want no fallback", m)
+	}
+	if steps, _ := w.steps(); strings.Join(steps, " ") != "swap" {
+		t.Fatalf("steps %v, want the swap alone", steps)
+	}
+}
+
+func mustSwapData(t *testing.T, contracts *pulseroute.Contracts) []byte {
+	t.Helper()
+	data, err := pulseroute.SwapExactTokensForTokens(big.NewInt(25_000_000), big.NewInt(1),
+		[]common.Address{contracts.USDCh().Token, common.HexToAddress("0x95B303987A60C71504D99Aa1b13B4DA07b0790ab")}, common.HexToAddress("0x3333"), big.NewInt(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -476,9 +476,23 @@ func (r *Runner) swap(ctx context.Context, d *inbound.Record, now time.Time) (mo
 	return move{update: inbound.Update{Trigger: inbound.Swapped, At: now, TxHash: st.hash, AmountOut: amount}}, nil
 }
 
-// refund runs FALLBACK: the bridged USDCh to toAddress.
+// refund runs FALLBACK: the bridged USDCh to toAddress. A swap intent
+// that is not failed (submitted by a node that still ran the deposit when
+// another decided the fallback, in a cluster's handover) is waited for,
+// and one that paid stops the fallback: the user is paid once.
 func (r *Runner) refund(ctx context.Context, d *inbound.Record, now time.Time) (move, error) {
 	dep := d.Deposit
+	if _, started := dep.Tx(inbound.StepFallback); !started {
+		in, err := r.opts.Txs.IntentByKey(ctx, inbound.IntentKey(dep.Registration.TxHash, inbound.StepSwap))
+		switch {
+		case err == nil && !in.Final():
+			return r.waitMove(), nil
+		case err == nil && in.State != txintent.Failed:
+			return move{}, refusal{"the swap " + minedHash(in).Hex() + " paid toAddress after the fallback was decided; no fallback"}
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return move{}, err
+		}
+	}
 	st, err := r.follow(ctx, d, inbound.StepFallback, quote.PulseChainID, r.transfer(r.opts.Contracts.USDCh().Token, dep.Registration.ToAddress, dep.AmountIn))
 	if err != nil || st.pending() {
 		return st.move(r), err
