@@ -47,11 +47,14 @@ import (
 //     timeout or a stale answer, and a broadcast, a faucet top-up or a
 //     credit is not idempotent by nature. Every change request carries an
 //     id (a random one per call, made by the Remote; for a delivery's
-//     credit, the delivery's reference), which the operation records in the
-//     log (sandboxnet.Op.Request); an activation knows the ids of every
-//     operation it applied or replayed and answers a repeated id with the
-//     receipt of the transaction it mined the first time. Refusals mine
-//     nothing and are not remembered: a retry is refused again.
+//     credit, the delivery's reference; for the relayer's delivery of a
+//     warp-route message, "warp/" and the message id, and a message the
+//     chain already delivered is answered with that delivery), which the
+//     operation records in the log (sandboxnet.Op.Request); an activation
+//     knows the ids of every operation it applied or replayed and answers
+//     a repeated id with the receipt of the transaction it mined the first
+//     time. Refusals mine nothing and are not remembered: a retry is
+//     refused again.
 //
 // A JSON-RPC body for the chain's node is run by the activation over its
 // chain (grainNode): signed transactions are applied and appended as

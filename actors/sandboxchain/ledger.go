@@ -48,14 +48,15 @@ type Chains interface {
 // chains: a transaction's outcome and evidence, the quote a step-1
 // transaction executed, and deliveries made once per reference.
 type Ledger struct {
-	svc  Chains
-	refs DeliveryStore
-	reg  *registry.Registry
+	svc       Chains
+	refs      DeliveryStore
+	reg       *registry.Registry
+	contracts *pulseroute.Contracts // the sandbox's warp routes
 }
 
 // NewLedger returns the ledger over the sandbox chains.
 func NewLedger(svc Chains, refs DeliveryStore, reg *registry.Registry) *Ledger {
-	return &Ledger{svc: svc, refs: refs, reg: reg}
+	return &Ledger{svc: svc, refs: refs, reg: reg, contracts: pulseroute.DefaultContracts()}
 }
 
 var (
@@ -149,7 +150,7 @@ func (l *Ledger) QuoteRef(ctx context.Context, chainID uint64, txHash common.Has
 // transferRemote) and the relayer's delivery of it on its destination.
 func (l *Ledger) WarpArrival(ctx context.Context, chainID uint64, hash string) (sandbox.WarpArrival, error) {
 	var a sandbox.WarpArrival
-	w, ok := pulseroute.DefaultContracts().WarpRoute(chainID)
+	w, ok := l.contracts.WarpRoute(chainID)
 	if !ok {
 		return a, nil
 	}
@@ -163,7 +164,7 @@ func (l *Ledger) WarpArrival(ctx context.Context, chainID uint64, hash string) (
 	}
 	msg := msgs[0]
 	a.Sent, a.MessageID, a.Recipient, a.Amount = true, msg.ID.Hex(), msg.RecipientAddress().Hex(), msg.Amount.String()
-	if dw, ok := pulseroute.DefaultContracts().WarpRoute(msg.Destination); ok {
+	if dw, ok := l.contracts.WarpRoute(msg.Destination); ok {
 		a.Token = dw.Token.Hex()
 	}
 	r, delivered, err := l.svc.WarpDelivery(ctx, msg.Destination, msg.ID)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/swapgate/swapgate/actors/sandboxchain"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
@@ -221,5 +223,47 @@ func TestRelayerDeliversOnceAcrossRestarts(t *testing.T) {
 	r, err := f.svc.Relay(context.Background(), m)
 	if err != nil || r.TxHash != first.TxHash || store.count(369) != ops {
 		t.Fatalf("a second attempt: %v %v, %d ops (had %d)", r, err, store.count(369), ops)
+	}
+}
+
+// TestRelayerDeliversASignedTransfer: a transferRemote signed by an
+// account's key and sent to the chain's node (as the transaction manager
+// sends the operator's) is delivered like any other: USDCh burned on 369,
+// USDC released on Arbitrum to the recipient once the bridge time has
+// passed.
+func TestRelayerDeliversASignedTransfer(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: sentAt}
+	f := startRelayFixture(t, newMemStore(), clk)
+	key, _ := crypto.ToECDSA(crypto.Keccak256([]byte("relayer test operator")))
+	sc, err := pulsesim.NewSandboxChain(testRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay, _ := sc.QuoteGasPayment(ctx, 369, 42161)
+	amount := big.NewInt(4_000_000)
+	call, _ := pulseroute.TransferRemote(42161, bob, amount)
+	usdch := common.HexToAddress(pulseroute.USDChAddress)
+	raw, err := types.MustSignNewTx(key, types.LatestSignerForChainID(big.NewInt(369)), &types.DynamicFeeTx{ChainID: big.NewInt(369),
+		GasFeeCap: big.NewInt(1e15), GasTipCap: big.NewInt(1), Gas: 400_000, To: &usdch, Value: pay, Data: call}).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.svc.SendRaw(ctx, 369, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, ok := f.svc.Receipt(ctx, h)
+	if !ok || !sent.Succeeded() {
+		t.Fatalf("signed transferRemote: %+v", sent)
+	}
+	before := f.balance(t, 42161, bob, usdcArb)
+	clk.set(time.Unix(int64(sent.BlockTime), 0).Add(bridgeTime))
+	f.relay.Step()
+	if _, ok := f.delivery(t, 42161, messageID(t, sent)); !ok {
+		t.Fatal("the signed transfer was not delivered")
+	}
+	if got := new(big.Int).Sub(f.balance(t, 42161, bob, usdcArb), before); got.Cmp(amount) != 0 {
+		t.Fatalf("bob got %s, want %s", got, amount)
 	}
 }

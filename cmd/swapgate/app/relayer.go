@@ -28,6 +28,9 @@ func (a *App) startWarpRelayer(_ context.Context, s *startup) error {
 	}
 	o := sandboxchain.RelayerOptions{Contracts: s.contracts, Delay: warpBridgeTime(s.cfg), Logger: a.log}
 	if a.node != nil {
+		// Each scan is a call to every warp chain's grain: a slower pace
+		// keeps a cluster's nodes from asking them four times a second.
+		o.Interval = time.Second
 		node := a.node
 		o.Delivers = func(dest uint64) bool {
 			return node.Owns(sandboxchain.GrainKind + "/" + strconv.FormatUint(dest, 10))

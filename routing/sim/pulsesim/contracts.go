@@ -252,8 +252,8 @@ func (InboundReceiverCode) Execute(*simchain.Env, common.Address, *big.Int, []by
 // route's collateral side, the collateral router (holding
 // CollateralGenesis USDC), the sender contract and the inbound receiver; on
 // chain 369, USDCh's code becomes the synthetic router (its balances stay),
-// the arrival desk is deployed, and PulseX with gas's genesis pools
-// (DeployPulseX: gas must be a *SandboxChain, or another state with
+// the arrival desk is deployed, and PulseX is deployed with gas's genesis
+// pools (DeployPulseX: gas must be a *SandboxChain, or another state with
 // GenesisPools). The interchain gas payments come from gas, the same
 // ChainState the provider quotes with. Other chains get nothing.
 func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulseroute.ChainState) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 )
@@ -102,7 +103,7 @@ func (b *Bridging) SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observati
 			SubstatusMessage: "the swap is complete",
 			Receiving:        swap.Leg{TxHash: s.Sending.TxHash, ChainID: s.ToChain, Amount: s.ToAmount, Token: s.ToToken, Timestamp: sent}}, nil
 	}
-	if wl, ok := b.ledger.(WarpLedger); ok {
+	if wl, ok := b.ledger.(WarpLedger); ok && (s.FromChain == quote.PulseChainID || s.ToChain == quote.PulseChainID) {
 		a, err := wl.WarpArrival(ctx, s.FromChain, s.Sending.TxHash)
 		if err != nil {
 			return swap.Observation{}, err
