@@ -132,6 +132,22 @@ func (r *Runner) owner(ctx context.Context, chainID uint64, txHash common.Hash, 
 	return id, t.PartnerID, min
 }
 
+// quoteOf is a deposit's quote and partner, found on confirmation.
+type quoteOf struct{ id, partner string }
+
+// takeFound records on rec, the deposit after a step, the quote its
+// confirmation found, if any.
+func (r *Runner) takeFound(rec *inbound.Record) {
+	key := OwnerKey(rec.Deposit.Registration.TxHash.Hex())
+	r.mu.Lock()
+	q, ok := r.found[key]
+	delete(r.found, key)
+	r.mu.Unlock()
+	if ok {
+		rec.QuoteID, rec.PartnerID = q.id, q.partner
+	}
+}
+
 // waitable reports whether a CheckDeposit refusal is one a CONFIRMING
 // deposit waits out: the transaction unknown or pending.
 func waitable(e *apierr.Error) bool {
@@ -198,7 +214,11 @@ func (r *Runner) confirm(d *inbound.Record) (inbound.Update, time.Duration) {
 	// registration had no calldata to find it by), and its minimum held.
 	id, partner, min := r.owner(ctx, dep.SourceChain, dep.Registration.TxHash, ev)
 	if id != "" {
-		d.QuoteID, d.PartnerID = id, partner
+		// Recorded with the step (takeFound), not on d: d stays the
+		// record as stored, what a fenced write compares with.
+		r.mu.Lock()
+		r.found[OwnerKey(dep.Registration.TxHash.Hex())] = quoteOf{id: id, partner: partner}
+		r.mu.Unlock()
 	}
 	if perr := inbound.CheckMinimum(dep.SourceChain, dep.Registration, amount, min); perr != nil {
 		return inbound.Update{Trigger: inbound.Refused, At: now, Reason: inbound.ReasonBelowMinimum + ": " + perr.Message}, 0
