@@ -140,6 +140,11 @@ type Config struct {
 	// payment to sending the crypto, and from there to completion (zero:
 	// onrampdesk.DefaultStepDelay).
 	SandboxOnrampStep time.Duration
+	// SandboxArbitragePeriod is how often the sandbox's arbitrage trades
+	// chain 369's PulseX pools back to their reference prices after swaps
+	// moved them (zero: sandboxchain.DefaultArbitragePeriod; negative: no
+	// arbitrage, so that a moved pool stays moved).
+	SandboxArbitragePeriod time.Duration
 	// Now is the on-ramp desk's clock: when it expires unpaid orders and
 	// the time of each transition it makes (nil: time.Now). Tests set it to
 	// run the desk later than the real time, as a restart after an order's
@@ -254,6 +259,8 @@ type App struct {
 	tracker *tracker.Tracker
 	inbound *inboundrun.Runner
 	onramp  *onrampdesk.Desk
+	// relayer delivers the sandbox's warp-route messages (sandbox mode).
+	relayer *sandboxchain.Relayer
 	// evidence reads registrations' step-1 transactions.
 	evidence *inbound.EvidenceReader
 	chains   *sandboxchain.Service
@@ -278,6 +285,9 @@ type App struct {
 	// sandbox is the sandbox chains as the service uses them: chains on a
 	// single node, the chain grains' proxy in a cluster (sandbox mode).
 	sandbox sandboxChains
+	// stopArbitrage ends a cluster node's drive of chain 369's arbitrage
+	// (cluster_chain.go); nil elsewhere.
+	stopArbitrage func()
 }
 
 // Start brings the service up and starts serving; it returns once the
@@ -310,6 +320,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.checkInboundReceivers, // live mode: the inbound receivers are the operator account
 		a.startWebhooks,         // the delivery pool over the outbox
 		a.startSandboxDesks,     // sandbox mode: bridging, inbound runner, on-ramp desk
+		a.startWarpRelayer,      // sandbox mode: warp-route messages delivered
 		a.startLiveInbound,      // live mode: deposit registration (--evm-rpc)
 		a.startProviderOnramp,   // live mode: the on-ramp desk on its provider
 		a.startTracker,          // swaps followed to their end
@@ -390,6 +401,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	if a.tracker != nil {
 		a.tracker.Stop()
 	}
+	if a.relayer != nil {
+		a.relayer.Stop()
+	}
 	if a.txm != nil {
 		a.txm.Stop()
 	}
@@ -418,6 +432,9 @@ func (a *App) closeAll(ctx context.Context) error {
 		a.hooks.Stop()
 	}
 	a.partners.stop()
+	if a.stopArbitrage != nil {
+		a.stopArbitrage()
+	}
 	if a.node != nil {
 		// Leaving deregisters this node, so that the others take over its
 		// grains and work without waiting for its health to fail; it shuts

@@ -17,9 +17,9 @@ import (
 // sandbox chain (package simchain), so that every pulseroute quote's
 // transaction executes there as it would on chain: bridgeAndSwap on the
 // sender contract, transferRemote on either side of the warp route, and
-// deposits to the inbound receiver. What happens on the other chain of a
-// transfer (the warp route's delivery, the PulseX swap after it) is not
-// done here: a tracker delivers it later.
+// deposits to the inbound receiver. The warp route's delivery on the other
+// chain of a transfer is the relayer's process call (warp.go); the PulseX
+// swap after a bridgeAndSwap is the swap tracker's.
 
 // Gas the contracts charge for their own work on top of what the chain
 // meters, so that a quote's gas limit (sbx-warp's gas units × 1.25) covers
@@ -56,10 +56,11 @@ var nonceSlot = common.Hash{} // the warp router's message count
 //     origin, destination, recipient, amount and the router's message
 //     count, so that every message has its own.
 //   - quoteGasPayment(destination), view: the payment above.
+//   - process(messageId, origin, recipient, amount), from the sandbox
+//     relayer alone: the delivery of a message on this side (USDCh minted
+//     on 369, USDC released on a collateral chain), once per message id
+//     (warp.go).
 //   - on chain 369 every other call is USDCh's own ERC-20 code.
-//
-// The delivery on the destination (USDCh minted on 369, USDC released on a
-// collateral chain) is not done here.
 type WarpRouterContract struct {
 	Route pulseroute.WarpRoute
 	// Payments is the interchain gas payment per enrolled destination
@@ -71,6 +72,9 @@ var _ simchain.Contract = (*WarpRouterContract)(nil)
 
 // Execute runs one call of the warp router.
 func (w *WarpRouterContract) Execute(env *simchain.Env, from common.Address, value *big.Int, data []byte) ([]byte, error) {
+	if isProcess(data) {
+		return w.process(env, from, value, data)
+	}
 	if len(data) >= 4 {
 		if m, err := pulseroute.ABI().MethodById(data[:4]); err == nil {
 			switch m.Name {
@@ -156,14 +160,18 @@ func (w *WarpRouterContract) transferRemote(env *simchain.Env, from common.Addre
 //     transferFrom (approve the sender contract, the quote's approval
 //     address: without it the call reverts with "ERC20: insufficient
 //     allowance"), keeps fee (the service's, settled from the ledger), and
-//     sends the rest over the warp route to recipient on 369 with msg.value
-//     as the interchain gas payment;
+//     sends the rest over the warp route with msg.value as the interchain
+//     gas payment: to recipient on 369 when outputToken is USDCh, to the
+//     arrival desk (ArrivalDesk) when the quote swaps it there;
 //   - it emits InboundSent(quoteRef, sender, recipient, bridged, fee,
 //     outputToken, minOutput, messageId), which is what the tracker needs to
 //     deliver USDCh on 369 and swap it into outputToken there (or refund
 //     USDCh when the swap cannot meet minOutput).
 type SenderContractCode struct {
 	Route pulseroute.WarpRoute
+	// USDCh is the synthetic token on 369: an outputToken other than it
+	// sends the transfer to the arrival desk.
+	USDCh common.Address
 }
 
 var _ simchain.Contract = (*SenderContractCode)(nil)
@@ -202,7 +210,11 @@ func (s *SenderContractCode) Execute(env *simchain.Env, from common.Address, val
 	if err := env.Approve(usdc, s.Route.Router, bridged); err != nil {
 		return nil, err
 	}
-	call, err := pulseroute.ABI().Pack(pulseroute.MethodTransferRemote, dest, recipient, bridged)
+	to := recipient
+	if output != s.USDCh {
+		to = pulseroute.AddressToBytes32(ArrivalDesk)
+	}
+	call, err := pulseroute.ABI().Pack(pulseroute.MethodTransferRemote, dest, to, bridged)
 	if err != nil {
 		return nil, simchain.Revertf("SenderContract: %v", err)
 	}
@@ -237,10 +249,13 @@ func (InboundReceiverCode) Execute(*simchain.Env, common.Address, *big.Int, []by
 
 // DeploySandbox installs the warp routes and Swapgate's own contracts on a
 // sandbox chain, before its first transaction: on a chain of the warp
-// route's collateral side, the collateral router, the sender contract and
-// the inbound receiver; on chain 369, USDCh's code becomes the synthetic
-// router (its balances stay). The interchain gas payments come from gas,
-// the same ChainState the provider quotes with. Other chains get nothing.
+// route's collateral side, the collateral router (holding
+// CollateralGenesis USDC), the sender contract and the inbound receiver; on
+// chain 369, USDCh's code becomes the synthetic router (its balances stay),
+// the arrival desk is deployed, and PulseX is deployed with gas's genesis
+// pools (DeployPulseX: gas must be a *SandboxChain, or another state with
+// GenesisPools). The interchain gas payments come from gas, the same
+// ChainState the provider quotes with. Other chains get nothing.
 func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulseroute.ChainState) error {
 	id := c.ChainID()
 	w, ok := contracts.WarpRoute(id)
@@ -274,12 +289,22 @@ func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulse
 	}
 	if w.Synthetic {
 		if id == uint64(pulseDomain) {
-			return deploy(contracts.PulseX().Router, PulseXRouterCode{State: gas})
+			if err := deploy(ArrivalDesk, ArrivalDeskCode{}); err != nil {
+				return err
+			}
+			pools, ok := gas.(interface{ GenesisPools() []GenesisPool })
+			if !ok {
+				return fmt.Errorf("pulsesim: deploy on chain %d: the chain state %T has no genesis pools for PulseX", id, gas)
+			}
+			return DeployPulseX(c, contracts.PulseX(), pools.GenesisPools())
 		}
 		return nil
 	}
+	if err := c.Allocate(w.Router, w.Token, CollateralGenesis); err != nil {
+		return fmt.Errorf("pulsesim: collateral of chain %d: %w", id, err)
+	}
 	if sender, ok := contracts.SenderContract(id); ok {
-		if err := deploy(sender, &SenderContractCode{Route: w}); err != nil {
+		if err := deploy(sender, &SenderContractCode{Route: w, USDCh: contracts.USDCh().Token}); err != nil {
 			return err
 		}
 	}
@@ -289,52 +314,4 @@ func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulse
 		}
 	}
 	return nil
-}
-
-// PulseXRouterCode is the PulseX router's read side on the sandbox chain
-// 369, so that a node's eth_call of getAmountsOut and getAmountsIn answers
-// what the sandbox quotes with: the amounts State gives (a hop without a
-// pool reverts, as the router's getReserves on a missing pair does). The
-// sandbox settles swaps within 369 by itself (step 2), not through this
-// contract: its swap functions, and everything else, revert.
-type PulseXRouterCode struct {
-	State pulseroute.ChainState
-}
-
-// Execute answers getAmountsOut and getAmountsIn.
-func (p PulseXRouterCode) Execute(env *simchain.Env, _ common.Address, value *big.Int, data []byte) ([]byte, error) {
-	if len(data) < 4 {
-		return nil, simchain.Revert("PulseXRouter: no function selector")
-	}
-	m, err := pulseroute.ABI().MethodById(data[:4])
-	if err != nil || (m.Name != pulseroute.MethodGetAmountsOut && m.Name != pulseroute.MethodGetAmountsIn) {
-		return nil, simchain.Revertf("PulseXRouter: function %#x is not served by the sandbox (only getAmountsOut and getAmountsIn)", data[:4])
-	}
-	if value != nil && value.Sign() != 0 {
-		return nil, simchain.Revertf("PulseXRouter: %s is not payable", m.Name)
-	}
-	args, err := m.Inputs.Unpack(data[4:])
-	if err != nil || len(args) != 2 {
-		return nil, simchain.Revertf("PulseXRouter: invalid calldata for %s", m.Name)
-	}
-	amount, _ := args[0].(*big.Int)
-	path, _ := args[1].([]common.Address)
-	if amount == nil || len(path) < 2 {
-		return nil, simchain.Revert("PulseXLibrary: INVALID_PATH")
-	}
-	if err := env.UseGas(uint64(len(path)-1) * simchain.StorageReadGas); err != nil {
-		return nil, err
-	}
-	var amounts []*big.Int
-	if m.Name == pulseroute.MethodGetAmountsOut {
-		amounts, err = p.State.AmountsOut(context.Background(), amount, path)
-	} else if in, ok := p.State.(pulseroute.AmountsInReader); ok {
-		amounts, err = in.AmountsIn(context.Background(), amount, path)
-	} else {
-		err = pulseroute.ErrNoPair
-	}
-	if err != nil {
-		return nil, simchain.Revertf("PulseXLibrary: %v", err)
-	}
-	return m.Outputs.Pack(amounts)
 }
