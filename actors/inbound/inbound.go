@@ -155,6 +155,10 @@ type Runner struct {
 	// OwnerKey, so that a scan starts none twice.
 	mu      sync.Mutex
 	running map[string]bool
+	// found holds, by OwnerKey, the quote a CONFIRMING deposit's
+	// confirmation found (register.go), for the step leaving CONFIRMING
+	// to record.
+	found map[string]quoteOf
 
 	wg   sync.WaitGroup
 	stop chan struct{}
@@ -192,7 +196,7 @@ func Start(ctx context.Context, store Store, chain Chain, tickets Tickets, o Opt
 	if o.ConfirmPoll <= 0 {
 		o.ConfirmPoll = DefaultConfirmPoll
 	}
-	r := &Runner{store: store, chain: chain, tickets: tickets, opts: o, running: map[string]bool{}, stop: make(chan struct{})}
+	r := &Runner{store: store, chain: chain, tickets: tickets, opts: o, running: map[string]bool{}, found: map[string]quoteOf{}, stop: make(chan struct{})}
 	if o.Owner != nil {
 		f, ok := store.(FencedStore)
 		if !ok {

@@ -23,7 +23,7 @@ import (
 )
 
 // fakeChain shows every asked transaction as a successful step 1 that paid
-// 25 USDC into Base's inbound receiver.
+// 25 USDC into Base's inbound receiver, its calldata naming a quote.
 type fakeChain struct {
 	contracts *pulseroute.Contracts
 	from      common.Address
@@ -32,12 +32,12 @@ type fakeChain struct {
 func (f *fakeChain) Evidence(_ context.Context, chainID uint64, _ common.Hash) (inbound.Evidence, error) {
 	w, _ := f.contracts.WarpRoute(chainID)
 	recv, _ := f.contracts.InboundReceiver(chainID)
-	return inbound.Evidence{ChainID: chainID, State: inbound.TxMined, From: f.from, Status: 1, BlockNumber: 7,
+	return inbound.Evidence{ChainID: chainID, State: inbound.TxMined, From: f.from, Status: 1, BlockNumber: 7, CallRef: [32]byte{1},
 		Transfers: []inbound.Transfer{{Token: w.Token, From: common.HexToAddress("0xde"), To: recv, Amount: big.NewInt(25_000_000)}}}, nil
 }
 
 func (f *fakeChain) QuoteRef(context.Context, uint64, common.Hash) ([32]byte, bool, error) {
-	return [32]byte{1}, true, nil
+	return [32]byte{}, false, nil
 }
 
 // quoteTickets knows one quote, q1, whose minimum output is 50 units for

@@ -3,6 +3,7 @@ package inbound
 import (
 	"context"
 	"errors"
+	"math/big"
 	"strconv"
 	"time"
 
@@ -66,7 +67,13 @@ func (r *Runner) Register(ctx context.Context, body []byte) (*inbound.Record, *a
 		return nil, apierr.From(err)
 	}
 	rec := &inbound.Record{Deposit: d}
-	rec.QuoteID, rec.PartnerID = r.owner(ctx, src, reg.TxHash)
+	var min *big.Int
+	rec.QuoteID, rec.PartnerID, min = r.owner(ctx, src, reg.TxHash, ev)
+	if !awaiting {
+		if perr := inbound.CheckMinimum(src, reg, amount, min); perr != nil {
+			return nil, perr
+		}
+	}
 	stored, created, err := r.store.CreateInboundDeposit(ctx, rec, events)
 	if err != nil {
 		return nil, apierr.New(apierr.ServiceUnavailable, "could not record the deposit; retry").Wrap(err)
@@ -83,12 +90,25 @@ func (r *Runner) Register(ctx context.Context, body []byte) (*inbound.Record, *a
 }
 
 // owner finds the quote (and so the partner) whose step 1 the transaction
-// executed, through the quote reference its calldata carried; "" when the
-// transaction names no quote the service issued.
-func (r *Runner) owner(ctx context.Context, chainID uint64, txHash common.Hash) (quoteID, partnerID string) {
+// executed, and the least USDC that step 1 delivers (the ticket's
+// Step1AmountMin, nil when not known): through the quote reference the
+// transaction announced (the sandbox router's), or else keccak256 of its
+// calldata (ev.CallRef: a live step 1 is the aggregator's transaction,
+// found by the calldata the quote gave). "" when the transaction names no
+// quote the service issued; such a deposit is accepted on the USDC that
+// reached the receiver alone (a quote's index entry can be lost with the
+// last moments before a crash, and a user who sent step 1 by other means
+// still has USDC to bridge), with no partner to tell.
+func (r *Runner) owner(ctx context.Context, chainID uint64, txHash common.Hash, ev inbound.Evidence) (quoteID, partnerID string, min *big.Int) {
 	ref, ok, err := r.chain.QuoteRef(ctx, chainID, txHash)
-	if err != nil || !ok {
-		return "", ""
+	if err != nil {
+		ok = false
+	}
+	if !ok && ev.CallRef != ([32]byte{}) {
+		ref, ok = ev.CallRef, true
+	}
+	if !ok {
+		return "", "", nil
 	}
 	id, ok := "", false
 	if r.opts.PendingRef != nil {
@@ -96,14 +116,36 @@ func (r *Runner) owner(ctx context.Context, chainID uint64, txHash common.Hash) 
 	}
 	if !ok {
 		if id, err = r.store.QuoteByRef(ctx, ref); err != nil {
-			return "", ""
+			return "", "", nil
 		}
+	}
+	if r.tickets == nil {
+		return id, "", nil
 	}
 	t, err := r.tickets.Ticket(ctx, id)
 	if err != nil {
-		return id, ""
+		return id, "", nil
 	}
-	return id, t.PartnerID
+	if m, ok := new(big.Int).SetString(t.Step1AmountMin, 10); ok {
+		min = m
+	}
+	return id, t.PartnerID, min
+}
+
+// quoteOf is a deposit's quote and partner, found on confirmation.
+type quoteOf struct{ id, partner string }
+
+// takeFound records on rec, the deposit after a step, the quote its
+// confirmation found, if any.
+func (r *Runner) takeFound(rec *inbound.Record) {
+	key := OwnerKey(rec.Deposit.Registration.TxHash.Hex())
+	r.mu.Lock()
+	q, ok := r.found[key]
+	delete(r.found, key)
+	r.mu.Unlock()
+	if ok {
+		rec.QuoteID, rec.PartnerID = q.id, q.partner
+	}
 }
 
 // waitable reports whether a CheckDeposit refusal is one a CONFIRMING
@@ -168,6 +210,19 @@ func (r *Runner) confirm(d *inbound.Record) (inbound.Update, time.Duration) {
 			dep.Registration.TxHash.Hex() + " was not confirmed on " + chain + " before the deposit's horizon (" + reason + ")"}, 0
 	case awaiting:
 		return inbound.Update{}, r.opts.ConfirmPoll
+	}
+	// Confirmed: the quote is found now (a transaction unknown at the
+	// registration had no calldata to find it by), and its minimum held.
+	id, partner, min := r.owner(ctx, dep.SourceChain, dep.Registration.TxHash, ev)
+	if id != "" {
+		// Recorded with the step (takeFound), not on d: d stays the
+		// record as stored, what a fenced write compares with.
+		r.mu.Lock()
+		r.found[OwnerKey(dep.Registration.TxHash.Hex())] = quoteOf{id: id, partner: partner}
+		r.mu.Unlock()
+	}
+	if perr := inbound.CheckMinimum(dep.SourceChain, dep.Registration, amount, min); perr != nil {
+		return inbound.Update{Trigger: inbound.Refused, At: now, Reason: inbound.ReasonBelowMinimum + ": " + perr.Message}, 0
 	}
 	return inbound.Update{Trigger: inbound.Confirmed, At: now, AmountIn: amount}, 0
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+	"github.com/swapgate/swapgate/routing/domain/quote"
+	"github.com/swapgate/swapgate/store"
 	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
@@ -143,6 +145,105 @@ func TestRegisterBeforeConfirmation(t *testing.T) {
 				if !strings.HasPrefix(d.Deposit.Reason, tt.reason+": ") || published.Load() != 1 {
 					t.Fatalf("failed %q, %d events published; want the reason %s", d.Deposit.Reason, published.Load(), tt.reason)
 				}
+			}
+		})
+	}
+}
+
+// ticketsOf answers one ticket.
+type ticketsOf struct{ t quote.Ticket }
+
+func (k ticketsOf) Ticket(_ context.Context, id string) (*quote.Ticket, error) {
+	if id != k.t.ID {
+		return nil, store.ErrNotFound
+	}
+	t := k.t
+	return &t, nil
+}
+
+// TestRegisterHoldsTheQuotesMinimum: a step-1 transaction whose calldata
+// is a quote's step 1 (found by keccak256 of it, as a live step 1 from the
+// aggregator is) must deliver at least the quote's step-1 minimum: below it
+// the registration is refused BELOW_MINIMUM, or, confirmed later, the
+// deposit FAILS so; at or above it the deposit carries the quote and its
+// partner. A transaction no quote gave is accepted on its USDC alone.
+func TestRegisterHoldsTheQuotesMinimum(t *testing.T) {
+	ctx := context.Background()
+	contracts := pulseroute.DefaultContracts()
+	st, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w, _ := contracts.WarpRoute(8453)
+	recv, _ := contracts.InboundReceiver(8453)
+	plsx := common.HexToAddress("0x95B303987A60C71504D99Aa1b13B4DA07b0790ab")
+	_, from := body(t, 8453, common.Hash{}, plsx)
+	call := quote.CallRef([]byte("the aggregator's step 1"))
+	mined := func(head uint64, ref [32]byte) inbound.Evidence {
+		return inbound.Evidence{State: inbound.TxMined, From: from, Status: 1, BlockNumber: 10, Head: head, CallRef: ref,
+			Transfers: []inbound.Transfer{{Token: w.Token, From: common.HexToAddress("0xde"), To: recv, Amount: big.NewInt(25_000_000)}}}
+	}
+	tests := []struct {
+		name    string
+		at      inbound.Evidence
+		then    inbound.Evidence // zero: nothing later
+		min     string
+		refused bool
+		final   inbound.State
+		quoteID string
+	}{
+		{name: "at least the minimum", at: mined(10, call), min: "25000000", final: inbound.Received, quoteID: "qt_1"},
+		{name: "below the minimum", at: mined(10, call), min: "25000001", refused: true},
+		{name: "confirmed later, below the minimum", at: inbound.Evidence{}, then: mined(10, call), min: "30000000", final: inbound.Failed},
+		{name: "confirmed later, the quote found then", at: inbound.Evidence{}, then: mined(10, call), min: "1", final: inbound.Received, quoteID: "qt_1"},
+		{name: "no quote gave it: the USDC alone", at: mined(10, quote.CallRef([]byte("other"))), min: "30000000", final: inbound.Received},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tx := common.BigToHash(big.NewInt(int64(7000 + i)))
+			b, _ := body(t, 8453, tx, plsx)
+			chain := &scriptChain{fakeChain: fakeChain{contracts: contracts, from: from}}
+			chain.set(tt.at)
+			tickets := ticketsOf{quote.Ticket{ID: "qt_1", PartnerID: "ptn_x", Step1AmountMin: tt.min}}
+			r, err := Start(ctx, st, chain, tickets, Options{Contracts: contracts, Confirmations: 1, ConfirmPoll: 10 * time.Millisecond,
+				HoldReceived: true, PendingRef: func(ref [32]byte) (string, bool) { return "qt_1", ref == call }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Stop()
+			d, perr := r.Register(ctx, b)
+			if tt.refused {
+				if perr == nil || perr.Details["reason"] != inbound.ReasonBelowMinimum || perr.Details["minimum"] != tt.min {
+					t.Fatalf("registered %+v, refusal %v; want BELOW_MINIMUM", d, perr)
+				}
+				return
+			}
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			if tt.then.State != inbound.TxNotFound {
+				chain.set(tt.then)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for d.Deposit.State != tt.final {
+				if time.Now().After(deadline) {
+					t.Fatalf("deposit %+v, want %s", d.Deposit, tt.final)
+				}
+				time.Sleep(10 * time.Millisecond)
+				if d, err = r.Deposit(ctx, tx.Hex()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.final == inbound.Failed && !strings.HasPrefix(d.Deposit.Reason, inbound.ReasonBelowMinimum+": ") {
+				t.Fatalf("failed for %q, want BELOW_MINIMUM", d.Deposit.Reason)
+			}
+			wantPartner := ""
+			if tt.quoteID != "" {
+				wantPartner = "ptn_x"
+			}
+			if tt.final == inbound.Received && (d.QuoteID != tt.quoteID || d.PartnerID != wantPartner) {
+				t.Fatalf("deposit of quote %q partner %q, want %q", d.QuoteID, d.PartnerID, tt.quoteID)
 			}
 		})
 	}

@@ -163,6 +163,7 @@ func (r *Runner) run(rec inbound.Record) {
 					return
 				}
 				rec.Deposit = next
+				r.takeFound(&rec)
 				if ev != nil {
 					events = append(events, *ev)
 				}

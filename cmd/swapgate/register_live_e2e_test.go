@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
 	"math/big"
 	"net/http"
 	"strings"
@@ -171,5 +175,61 @@ func TestLiveRegisterDepositE2E(t *testing.T) {
 	})
 	if d.Status != "FAILED" || !strings.HasPrefix(d.Reason, "NOT_CONFIRMED: ") {
 		t.Fatalf("at the horizon: %+v, want FAILED, NOT_CONFIRMED", d)
+	}
+}
+
+// TestLiveInboundReceiverMustBeOperator: live mode refuses to start with an
+// inbound receiver the transaction manager does not sign for, naming the
+// flag, the address and the account it signs for: without any operator
+// account, against an external signer's account, and against the sealed
+// key's (swapgate operator-key create); the sealed key's own address
+// starts.
+func TestLiveInboundReceiverMustBeOperator(t *testing.T) {
+	live := liveWithAggregator(t)
+	dir := t.TempDir()
+	stranger := "0x4eCe1e0000000000000000000000000000000A16"
+	start := func(receiver string, op app.OperatorConfig) error {
+		cfg := app.DefaultConfig()
+		live(&cfg)
+		cfg.Addr, cfg.DataDir = "127.0.0.1:0", dir
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Quote.Pulse = app.PulseContracts{Receivers: map[uint64]string{42161: receiver}}
+		cfg.Operator = op
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		a, err := app.Start(ctx, cfg)
+		if a != nil {
+			_ = a.Close(ctx)
+		}
+		return err
+	}
+	wantRefusal := func(err error, parts ...string) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("started, want a refusal naming %v", parts)
+		}
+		for _, p := range append([]string{"--pulse-inbound-receiver"}, parts...) {
+			if !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(p)) {
+				t.Fatalf("refusal %q does not name %q", err, p)
+			}
+		}
+	}
+	wantRefusal(start(stranger, app.OperatorConfig{}), "operator-key create", "--signer-url")
+
+	_, sgn := signer.Start(liveOperatorKey(), signer.Web3Signer)
+	t.Cleanup(sgn.Close)
+	wantRefusal(start(stranger, app.OperatorConfig{SignerURL: sgn.URL, SignerAddress: liveReceiver}), "42161="+stranger, liveReceiver)
+
+	var out, errOut strings.Builder
+	if rc := runOperatorKey([]string{"create", "--data", dir}, &out, &errOut); rc != 0 {
+		t.Fatalf("operator-key create: %d %s", rc, errOut.String())
+	}
+	var key struct{ Address string }
+	if err := json.Unmarshal([]byte(out.String()), &key); err != nil || key.Address == "" {
+		t.Fatalf("operator-key create printed %q (%v)", out.String(), err)
+	}
+	wantRefusal(start(stranger, app.OperatorConfig{}), "42161="+stranger, key.Address)
+	if err := start(key.Address, app.OperatorConfig{}); err != nil {
+		t.Fatalf("the sealed key's account as the receiver: %v", err)
 	}
 }

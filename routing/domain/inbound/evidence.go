@@ -60,6 +60,10 @@ type Evidence struct {
 	Status      uint64 // types.ReceiptStatusSuccessful or types.ReceiptStatusFailed
 	BlockNumber uint64
 	Transfers   []Transfer
+	// CallRef is keccak256 of the transaction's calldata (quote.CallRef),
+	// by which a multi-step quote whose step 1 carries no quote reference
+	// (the aggregator's, in live mode) is found; zero when not read.
+	CallRef [32]byte
 	// Head is the chain's latest block when the evidence was read, for
 	// counting confirmations; 0 when the source read no head (the sandbox
 	// chain's ledger, whose transactions are final once mined), which
@@ -155,7 +159,26 @@ const (
 	// ReasonHorizon: still not confirmed at the deposit's horizon (the
 	// reason of a FAILED deposit, never a refusal).
 	ReasonHorizon = "NOT_CONFIRMED"
+	// ReasonBelowMinimum: the transaction delivered less USDC than the
+	// quote's step 1 promised at least (its minimum out).
+	ReasonBelowMinimum = "BELOW_MINIMUM"
 )
+
+// CheckMinimum refuses a deposit of amount below min, the least USDC the
+// quote's step 1 delivers to the inbound receiver (its ticket's
+// Step1AmountMin): INVALID_PARAMS naming txHash with details.reason
+// BELOW_MINIMUM, the amount and the minimum. A nil min (no quote found, or
+// one issued without it) checks nothing: CheckDeposit's positive amount is
+// then all that is asked.
+func CheckMinimum(sourceChainID uint64, reg Registration, amount, min *big.Int) *apierr.Error {
+	if min == nil || amount == nil || amount.Cmp(min) >= 0 {
+		return nil
+	}
+	return apierr.Param(FieldTxHash, "transaction "+reg.TxHash.Hex()+" delivered "+amount.String()+
+		" USDC base units to the inbound receiver, below the quote's minimum of "+min.String()).
+		With("reason", ReasonBelowMinimum).With("chainId", sourceChainID).With("value", reg.TxHash.Hex()).
+		With("amount", amount.String()).With("minimum", min.String())
+}
 
 // CheckDeposit decides whether ev, read from the source chain the
 // registration was signed for (sourceChainID, as SourceChain found it),

@@ -297,3 +297,19 @@ func TestAwaitingCountsConfirmations(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckMinimum: below the quote's step-1 minimum is BELOW_MINIMUM
+// naming txHash with the amount and the minimum; at or above it, or with
+// no minimum known, nothing is refused.
+func TestCheckMinimum(t *testing.T) {
+	reg := Registration{TxHash: common.HexToHash("0xab")}
+	if e := CheckMinimum(42161, reg, big.NewInt(99), big.NewInt(100)); e == nil || e.Code != apierr.InvalidParams || e.Details["param"] != FieldTxHash ||
+		e.Details["reason"] != ReasonBelowMinimum || e.Details["amount"] != "99" || e.Details["minimum"] != "100" || e.Details["chainId"] != uint64(42161) {
+		t.Fatalf("below: %+v", e)
+	}
+	for _, min := range []*big.Int{big.NewInt(100), big.NewInt(1), nil} {
+		if e := CheckMinimum(42161, reg, big.NewInt(100), min); e != nil {
+			t.Fatalf("100 against %v: %v", min, e)
+		}
+	}
+}

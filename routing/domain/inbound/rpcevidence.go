@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/swapgate/swapgate/routing/domain/noderead"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // TxReader reads a transaction and its receipt from one chain's node, with
@@ -78,6 +79,7 @@ func ReadEvidence(ctx context.Context, node TxReader, chainID uint64, txHash com
 	}
 	ev := Mined(chainID, from, r.Status, r.BlockNumber.Uint64(), r.Logs)
 	ev.Head = head
+	ev.CallRef = quote.CallRef(tx.Data())
 	return ev, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/swapgate/swapgate/routing/domain/noderead"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // fakeNode is a TxReader answering from fields, as go-ethereum's client
@@ -154,6 +155,11 @@ func TestReadEvidence(t *testing.T) {
 			want := c.want
 			want.ChainID = chain
 			sameEvidence(t, ev, want)
+			if ev.State == TxMined {
+				if wantRef := quote.CallRef(c.node.tx.Data()); ev.CallRef != wantRef {
+					t.Fatalf("calldata reference %x, want %x", ev.CallRef, wantRef)
+				}
+			}
 		})
 	}
 }
