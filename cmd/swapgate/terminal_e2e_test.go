@@ -280,6 +280,20 @@ func TestMultiStepDepositEndsRefundedOrFailed(t *testing.T) {
 			if tt.fallback && (failed["amountOut"] != d.AmountIn || !strings.EqualFold(str(failed["deliveredToken"]), usdch)) {
 				t.Fatalf("%s data %v: the fallback's USDCh is not in it", webhook.DepositFailed, failed)
 			}
+			// The event lists step 2's mined transactions, the fallback's
+			// last (the paying one); a bridge never sent lists none.
+			txs, _ := failed["transactions"].([]any)
+			if tt.fallback {
+				var last map[string]any
+				if len(txs) > 0 {
+					last, _ = txs[len(txs)-1].(map[string]any)
+				}
+				if len(txs) < 2 || last["step"] != "fallback" || last["txHash"] != d.DestinationTxHash || last["chainId"] != float64(369) {
+					t.Fatalf("%s data's transactions %v, want the fallback's %s last", webhook.DepositFailed, txs, d.DestinationTxHash)
+				}
+			} else if len(txs) != 0 {
+				t.Fatalf("%s data's transactions %v, want none", webhook.DepositFailed, txs)
+			}
 		})
 	}
 }
