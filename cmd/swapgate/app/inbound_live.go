@@ -160,6 +160,9 @@ func (a *App) inboundOptions(s *startup, o inboundrun.Options) inboundrun.Option
 	// Step 2: the operator's transactions through the manager, read back
 	// from its nodes.
 	o.Txs, o.Nodes, o.Poll = a.stepTransactions(), newStepNodes(s.txNodes), stepPoll(s.cfg)
+	// A bridge's delivery on 369 is awaited as long as a CONFIRMING
+	// deposit's confirmations: the tracker's horizon.
+	o.BridgeHorizon = o.Horizon
 	// A CONFIRMING deposit's chain is read as often as a tracked swap's
 	// provider is first polled.
 	o.ConfirmPoll = s.cfg.SwapSchedule.First
