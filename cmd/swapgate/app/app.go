@@ -37,6 +37,7 @@ import (
 	"github.com/swapgate/swapgate/routing/adapters/extsigner"
 	"github.com/swapgate/swapgate/routing/adapters/gasrpc"
 	"github.com/swapgate/swapgate/routing/adapters/moonpay"
+	"github.com/swapgate/swapgate/routing/adapters/pulserpc"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
@@ -232,7 +233,7 @@ func DefaultConfig() Config {
 			MinWait: engine.DefaultMinWait, ExpectedResults: engine.DefaultExpectedResults, ReduceEvery: engine.DefaultReduceEvery,
 			BreakerWindow: breaker.DefaultWindow, BreakerFailureRatio: breaker.DefaultFailureRatio,
 			BreakerMinCalls: breaker.DefaultMinCalls, BreakerCoolDown: breaker.DefaultCoolDown,
-			WarmThroughput: DefaultWarmThroughput, UpstreamTimeout: 10 * time.Second,
+			WarmThroughput: DefaultWarmThroughput, UpstreamTimeout: 10 * time.Second, PulseReservesMaxAge: pulserpc.DefaultReservesMaxAge,
 			LedgerSyncInterval: ledger.DefaultSyncInterval, LedgerMaxBatch: ledger.DefaultMaxBatch,
 			LedgerBusyBatch: ledger.DefaultBusyBatch, LedgerMaxUnsynced: ledger.DefaultMaxUnsynced,
 			TicketBufferBytes: tickets.DefaultMaxPendingBytes, TicketGrace: tickets.DefaultGrace,

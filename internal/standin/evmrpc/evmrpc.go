@@ -339,6 +339,14 @@ func (s *Server) Calls(method string) int {
 	return s.calls[method]
 }
 
+// EthCalls counts the eth_calls of a contract function (getAmountsOut,
+// getReserves, ...), batched ones included.
+func (s *Server) EthCalls(function string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls["eth_call "+function]
+}
+
 func (s *Server) chain(id uint64) (*chainState, error) {
 	st, ok := s.chains[id]
 	if !ok {
@@ -674,6 +682,7 @@ func (s *Server) call(st *chainState, to common.Address, data []byte) ([]byte, e
 	if err != nil {
 		return nil, nil // no such function: as an address without code
 	}
+	s.calls["eth_call "+m.Name]++
 	args, err := m.Inputs.Unpack(data[4:])
 	if err != nil {
 		return nil, errRevert{"bad calldata for " + m.Name}
