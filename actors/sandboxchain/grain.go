@@ -111,6 +111,7 @@ type Grains struct {
 	cfg   sandboxnet.Config
 	now   func() time.Time
 	log   *slog.Logger
+	arb   *pulsesim.Arbitrage // chain 369's (arbitrage.go)
 }
 
 // NewGrains returns the activator of chain grains over the store that
@@ -133,7 +134,7 @@ func NewGrains(reg *registry.Registry, store Store, o Options) (*Grains, error) 
 		o.Payments = sc
 	}
 	return &Grains{reg: reg, store: store, cfg: sandboxnet.Config{Registry: reg, Contracts: o.Contracts, Payments: o.Payments},
-		now: o.Now, log: o.Logger}, nil
+		now: o.Now, log: o.Logger, arb: newArbitrage(o.Contracts, o.Payments)}, nil
 }
 
 // Activate starts the activation of chain identity (its id in decimal):
@@ -148,6 +149,9 @@ func (g *Grains) Activate(ctx context.Context, identity string) (*Grain, error) 
 		return nil, err
 	}
 	gr := &Grain{chain: c, store: g.store, now: g.now, log: g.log, done: map[string]common.Hash{}}
+	if id == arbitrageChain {
+		gr.arb = g.arb
+	}
 	started := time.Now()
 	var stats ReplayStats
 	gr.next, err = replayLog(ctx, g.store, c, g.log, &stats, func(op sandboxnet.Op, a sandboxnet.Applied) {
@@ -174,6 +178,8 @@ type Grain struct {
 	// done maps the id of every request whose operation is in the log to
 	// the transaction it mined.
 	done map[string]common.Hash
+	// arb is the arbitrage of chain 369's grain, nil on other chains.
+	arb *pulsesim.Arbitrage
 }
 
 // appendTimeout bounds an append, so that a store that does not answer
@@ -191,6 +197,12 @@ func (g *Grain) Receive(ctx context.Context, method string, body []byte) ([]byte
 			return nil, n.stale
 		}
 		return answer, nil
+	case grainArbitrage:
+		_, err := g.arbitrage(ctx)
+		if errors.Is(err, cluster.ErrStale) {
+			return nil, err
+		}
+		out.Err = encodeError(err)
 	case grainChange:
 		var req changeRequest
 		if err := json.Unmarshal(body, &req); err != nil {

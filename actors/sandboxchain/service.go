@@ -69,6 +69,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives replay and recording failures; nil discards them.
 	Logger *slog.Logger
+	// ArbitragePeriod is how often the sandbox's arbitrage trades chain
+	// 369's PulseX pools back to their reference prices (arbitrage.go):
+	// zero is DefaultArbitragePeriod, a negative period holds it off.
+	ArbitragePeriod time.Duration
 }
 
 // Service owns the sandbox chains. It is safe for concurrent use.
@@ -79,6 +83,7 @@ type Service struct {
 	chains map[uint64]*slot // fixed by Start
 	ids    []uint64
 	closed atomic.Bool
+	arb    arbitrageLoop
 
 	// hashes finds the chain of a mined transaction.
 	hashMu sync.RWMutex
@@ -136,6 +141,7 @@ func Start(ctx context.Context, reg *registry.Registry, store Store, o Options) 
 		s.chains[id] = sl
 		s.ids = append(s.ids, id)
 	}
+	s.startArbitrage(o)
 	return s, stats, nil
 }
 
@@ -191,9 +197,11 @@ func (s *Service) index(h common.Hash, chainID uint64) {
 	s.hashMu.Unlock()
 }
 
-// Close refuses every later change; reads go on. The chains hold no
-// goroutines, so there is nothing else to stop.
-func (s *Service) Close() { s.closed.Store(true) }
+// Close refuses every later change and stops the arbitrage; reads go on.
+func (s *Service) Close() {
+	s.closed.Store(true)
+	s.stopArbitrage()
+}
 
 // ChainIDs lists the sandbox chains in registry order.
 func (s *Service) ChainIDs() []uint64 { return append([]uint64(nil), s.ids...) }

@@ -185,6 +185,7 @@ var serveSettings = append([]setting{
 	floatIn(func(c *app.Config) float64 { return c.SandboxBridgeScale }, "sandbox-bridge-scale", 0, 1000),
 	floatIn(func(c *app.Config) float64 { return c.SandboxBridgeFailureRate }, "sandbox-bridge-failure-rate", 0, 1),
 	durIn(func(c *app.Config) time.Duration { return c.SandboxOnrampStep }, "sandbox-onramp-step", 0, time.Hour),
+	durIn(func(c *app.Config) time.Duration { return c.SandboxArbitragePeriod }, "sandbox-arbitrage-period", -time.Hour, time.Hour),
 	{"public-url", func(c *app.Config) error { return httpURL(c.PublicURL) }},
 	{"smtp-url", func(c *app.Config) error {
 		if c.SMTPURL == "" {

@@ -116,6 +116,7 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{[]string{"--sandbox-bridge-failure-rate", "1.5"}, []string{"--sandbox-bridge-failure-rate: must be between 0 and 1, got 1.5"}},
 		{[]string{"--sandbox-bridge-failure-rate", "NaN"}, []string{"--sandbox-bridge-failure-rate: must be between 0 and 1, got NaN"}},
 		{[]string{"--sandbox-onramp-step", "-1s"}, []string{"--sandbox-onramp-step: must be between 0s and 1h0m0s, got -1s"}},
+		{[]string{"--sandbox-arbitrage-period", "2h"}, []string{"--sandbox-arbitrage-period: must be between -1h0m0s and 1h0m0s, got 2h0m0s"}},
 		{[]string{"--smtp-url", "smtps://mail.example.com", "--smtp-from", "portal@example.com"}, []string{`--smtp-url: must be smtp://[user:password@]host[:port], got "smtps://mail.example.com"`}},
 		{[]string{"--smtp-from", "portal@example.com"}, []string{"--smtp-from: needs --smtp-url"}},
 		{[]string{"--public-url", "ftp://example.com"}, []string{`--public-url: must be an absolute http or https URL, got "ftp://example.com"`}},

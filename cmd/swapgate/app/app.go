@@ -142,6 +142,11 @@ type Config struct {
 	// payment to sending the crypto, and from there to completion (zero:
 	// onrampdesk.DefaultStepDelay).
 	SandboxOnrampStep time.Duration
+	// SandboxArbitragePeriod is how often the sandbox's arbitrage trades
+	// chain 369's PulseX pools back to their reference prices after swaps
+	// moved them (zero: sandboxchain.DefaultArbitragePeriod; negative: no
+	// arbitrage, so that a moved pool stays moved).
+	SandboxArbitragePeriod time.Duration
 	// Now is the on-ramp desk's clock: when it expires unpaid orders and
 	// the time of each transition it makes (nil: time.Now). Tests set it to
 	// run the desk later than the real time, as a restart after an order's
@@ -280,6 +285,9 @@ type App struct {
 	// sandbox is the sandbox chains as the service uses them: chains on a
 	// single node, the chain grains' proxy in a cluster (sandbox mode).
 	sandbox sandboxChains
+	// stopArbitrage ends a cluster node's drive of chain 369's arbitrage
+	// (cluster_chain.go); nil elsewhere.
+	stopArbitrage func()
 }
 
 // Start brings the service up and starts serving; it returns once the
@@ -418,6 +426,9 @@ func (a *App) closeAll(ctx context.Context) error {
 		a.hooks.Stop()
 	}
 	a.partners.stop()
+	if a.stopArbitrage != nil {
+		a.stopArbitrage()
+	}
 	if a.node != nil {
 		// Leaving deregisters this node, so that the others take over its
 		// grains and work without waiting for its health to fail; it shuts

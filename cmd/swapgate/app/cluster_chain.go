@@ -50,8 +50,17 @@ func (a *App) clusterKinds(reg *registry.Registry) ([]cluster.Kind, error) {
 
 // remoteChains is a cluster node's view of the sandbox chains: the proxy
 // of the chain grains. Nothing is replayed here: a chain's grain replays
-// its log when it activates, on its owner.
+// its log when it activates, on its owner. Every node drives the
+// arbitrage of chain 369's PulseX pools (sandboxchain.RunArbitrage), which
+// only the grain's owner of the moment acts on, until the app closes.
 func (a *App) remoteChains(reg *registry.Registry) sandboxChains {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sandboxchain.RunArbitrage(ctx, a.node, a.cfg.SandboxArbitragePeriod, a.log)
+	}()
+	a.stopArbitrage = func() { cancel(); <-done }
 	r := sandboxchain.NewRemote(reg, a.node, 0, a.log)
 	a.log.Info("sandbox chains are cluster grains", "chains", len(r.ChainIDs()), "kind", sandboxchain.GrainKind)
 	return r

@@ -182,7 +182,8 @@ func (a *App) startSandboxChain(ctx context.Context, s *startup) (err error) {
 	}
 	started := time.Now()
 	var stats sandboxchain.ReplayStats
-	if a.chains, stats, err = sandboxchain.Start(ctx, s.reg, a.stores.ChainLog, sandboxchain.Options{Contracts: s.contracts, Logger: a.log}); err != nil {
+	if a.chains, stats, err = sandboxchain.Start(ctx, s.reg, a.stores.ChainLog, sandboxchain.Options{Contracts: s.contracts, Logger: a.log,
+		ArbitragePeriod: s.cfg.SandboxArbitragePeriod}); err != nil {
 		return fmt.Errorf("app: start the sandbox chain: %w", err)
 	}
 	a.sandbox, s.sandboxChain = a.chains, a.chains

@@ -30,9 +30,14 @@ const (
 // chains: every registry token on 369 with a reference price is paired with
 // USDCh in a constant-product pool holding PulseXPoolSideUSD on each side at
 // reference prices, with the PulseX fee of 0.29%; the interchain gas payment
-// is GasPaymentUSD of the source chain's native coin. Reserves never move
-// (quotes do not execute here), so the same path and amount always yield the
-// same amounts. It is immutable and safe for concurrent use.
+// is GasPaymentUSD of the source chain's native coin. It is the genesis
+// state: its reserves never move, so the same path and amount always yield
+// the same amounts. The sandbox chain 369 deploys its PulseX pools with
+// these reserves (GenesisPools, DeployPulseX), whose swaps then move them
+// on chain; what still reads SandboxChain itself is what needs the genesis
+// state or no chain: the interchain gas payments, the PulseX deployment and
+// its arbitrage's reference prices, and quotes priced without the chain's
+// node. It is immutable and safe for concurrent use.
 type SandboxChain struct {
 	reserves map[common.Address]pool // keyed by the non-USDCh token
 	gasPay   map[uint64]*big.Int
@@ -132,11 +137,7 @@ func (s *SandboxChain) AmountsOut(ctx context.Context, amountIn *big.Int, path [
 		if err != nil {
 			return nil, err
 		}
-		in := new(big.Int).Mul(out[i], big.NewInt(pulseXFeeKeep))
-		num := new(big.Int).Mul(in, rOut)
-		den := new(big.Int).Mul(rIn, big.NewInt(10_000))
-		den.Add(den, in)
-		out = append(out, num.Quo(num, den))
+		out = append(out, pulseroute.AmountOut(out[i], rIn, rOut))
 	}
 	return out, nil
 }
@@ -169,11 +170,7 @@ func (s *SandboxChain) AmountsIn(ctx context.Context, amountOut *big.Int, path [
 		if out.Cmp(rOut) >= 0 {
 			return nil, fmt.Errorf("sandbox chain: %s/%s holds less than %s: %w", path[i-1].Hex(), path[i].Hex(), out, pulseroute.ErrNoPair)
 		}
-		num := new(big.Int).Mul(rIn, out)
-		num.Mul(num, big.NewInt(10_000))
-		den := new(big.Int).Sub(rOut, out)
-		den.Mul(den, big.NewInt(pulseXFeeKeep))
-		amounts[i-1] = num.Quo(num, den).Add(num, big.NewInt(1))
+		amounts[i-1] = pulseroute.AmountIn(out, rIn, rOut)
 	}
 	return amounts, nil
 }

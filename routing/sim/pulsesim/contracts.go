@@ -239,8 +239,10 @@ func (InboundReceiverCode) Execute(*simchain.Env, common.Address, *big.Int, []by
 // sandbox chain, before its first transaction: on a chain of the warp
 // route's collateral side, the collateral router, the sender contract and
 // the inbound receiver; on chain 369, USDCh's code becomes the synthetic
-// router (its balances stay). The interchain gas payments come from gas,
-// the same ChainState the provider quotes with. Other chains get nothing.
+// router (its balances stay) and PulseX is deployed with gas's genesis
+// pools (DeployPulseX: gas must be a *SandboxChain, or another state with
+// GenesisPools). The interchain gas payments come from gas, the same
+// ChainState the provider quotes with. Other chains get nothing.
 func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulseroute.ChainState) error {
 	id := c.ChainID()
 	w, ok := contracts.WarpRoute(id)
@@ -274,7 +276,11 @@ func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulse
 	}
 	if w.Synthetic {
 		if id == uint64(pulseDomain) {
-			return deploy(contracts.PulseX().Router, PulseXRouterCode{State: gas})
+			pools, ok := gas.(interface{ GenesisPools() []GenesisPool })
+			if !ok {
+				return fmt.Errorf("pulsesim: deploy on chain %d: the chain state %T has no genesis pools for PulseX", id, gas)
+			}
+			return DeployPulseX(c, contracts.PulseX(), pools.GenesisPools())
 		}
 		return nil
 	}
@@ -289,52 +295,4 @@ func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulse
 		}
 	}
 	return nil
-}
-
-// PulseXRouterCode is the PulseX router's read side on the sandbox chain
-// 369, so that a node's eth_call of getAmountsOut and getAmountsIn answers
-// what the sandbox quotes with: the amounts State gives (a hop without a
-// pool reverts, as the router's getReserves on a missing pair does). The
-// sandbox settles swaps within 369 by itself (step 2), not through this
-// contract: its swap functions, and everything else, revert.
-type PulseXRouterCode struct {
-	State pulseroute.ChainState
-}
-
-// Execute answers getAmountsOut and getAmountsIn.
-func (p PulseXRouterCode) Execute(env *simchain.Env, _ common.Address, value *big.Int, data []byte) ([]byte, error) {
-	if len(data) < 4 {
-		return nil, simchain.Revert("PulseXRouter: no function selector")
-	}
-	m, err := pulseroute.ABI().MethodById(data[:4])
-	if err != nil || (m.Name != pulseroute.MethodGetAmountsOut && m.Name != pulseroute.MethodGetAmountsIn) {
-		return nil, simchain.Revertf("PulseXRouter: function %#x is not served by the sandbox (only getAmountsOut and getAmountsIn)", data[:4])
-	}
-	if value != nil && value.Sign() != 0 {
-		return nil, simchain.Revertf("PulseXRouter: %s is not payable", m.Name)
-	}
-	args, err := m.Inputs.Unpack(data[4:])
-	if err != nil || len(args) != 2 {
-		return nil, simchain.Revertf("PulseXRouter: invalid calldata for %s", m.Name)
-	}
-	amount, _ := args[0].(*big.Int)
-	path, _ := args[1].([]common.Address)
-	if amount == nil || len(path) < 2 {
-		return nil, simchain.Revert("PulseXLibrary: INVALID_PATH")
-	}
-	if err := env.UseGas(uint64(len(path)-1) * simchain.StorageReadGas); err != nil {
-		return nil, err
-	}
-	var amounts []*big.Int
-	if m.Name == pulseroute.MethodGetAmountsOut {
-		amounts, err = p.State.AmountsOut(context.Background(), amount, path)
-	} else if in, ok := p.State.(pulseroute.AmountsInReader); ok {
-		amounts, err = in.AmountsIn(context.Background(), amount, path)
-	} else {
-		err = pulseroute.ErrNoPair
-	}
-	if err != nil {
-		return nil, simchain.Revertf("PulseXLibrary: %v", err)
-	}
-	return m.Outputs.Pack(amounts)
 }

@@ -12,8 +12,12 @@
 // the sandbox router (sandbox.DeployRouter: a minter of every token, with a
 // native reserve to pay swaps into the native coin); on the chains of the
 // USDC warp route, the collateral router, Swapgate's sender contract and
-// inbound receiver; on chain 369, USDCh's synthetic router
-// (pulsesim.DeploySandbox). The genesis block is stamped GenesisTime on
+// inbound receiver; on chain 369, USDCh's synthetic router and PulseX v2
+// (factory, pairs holding the genesis reserves, router, and the
+// arbitrageur's genesis balances: pulsesim.DeploySandbox and DeployPulseX),
+// so that a swap through the router moves a pool's reserves as on chain,
+// and an ordinary send of a large swap (faucet, approve, swap) is how a
+// test moves one. The genesis block is stamped GenesisTime on
 // every chain, so that a chain's history depends only on the operations
 // applied to it.
 //
