@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -71,4 +75,69 @@ func (c reservesCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(reservesAgeDesc, prometheus.GaugeValue, age, chain)
 	ch <- prometheus.MustNewConstMetric(reservesFallbacksDesc, prometheus.CounterValue, float64(fallbacks), chain)
+}
+
+// sandboxReserves is a Reserves over the sandbox chain 369's node, built
+// with the quote stack and started once the sandbox chains run (they start
+// after the quote stack): until then its snapshot is empty and the sandbox
+// chain's genesis state prices the leg, which is what the chain's pools
+// hold until a swap moves them.
+type sandboxReserves struct {
+	res  *pulserpc.Reserves
+	node *lateNode
+}
+
+// lateNode is the sandbox chains' JSON-RPC node as Reserves reads it:
+// bound by readSandboxReserves, before which nothing reads it.
+type lateNode struct {
+	chains atomic.Pointer[jsonRPCChainsRef]
+}
+
+type jsonRPCChainsRef struct{ jsonRPCChains }
+
+func (n *lateNode) ChainIDs() []uint64 { return []uint64{quote.PulseChainID} }
+
+func (n *lateNode) JSONRPC(ctx context.Context, chainID uint64, body []byte) []byte {
+	c := n.chains.Load()
+	if c == nil {
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"the sandbox chains have not started"}}`)
+	}
+	return c.JSONRPC(ctx, chainID, body)
+}
+
+// sandboxPulseReserves puts local pricing from the sandbox chain 369's
+// PulseX pools in front of next in sandbox mode: the same reader as live
+// mode's, over the chain's node in process (the ethclient code of a real
+// node, without a socket), so that a swap that moved a pool moves the
+// quotes. It answers next itself where --pulse-reserves-max-age is 0.
+func (q *quoteStack) sandboxPulseReserves(ctx context.Context, cfg QuoteConfig, reg *registry.Registry,
+	contracts *pulseroute.Contracts, next pulseroute.ChainState) (pulseroute.ChainState, error) {
+	if cfg.PulseReservesMaxAge <= 0 {
+		return next, nil
+	}
+	node := &lateNode{}
+	c, err := rpc.DialOptions(ctx, "http://sandbox.invalid/rpc/369",
+		rpc.WithHTTPClient(&http.Client{Transport: inProcessNode{chains: node, id: quote.PulseChainID}}))
+	if err != nil {
+		return nil, fmt.Errorf("app: sandbox node %d: %w", quote.PulseChainID, err)
+	}
+	r := pulserpc.NewReserves(c, "", contracts, pulseroute.PricedPairs(reg, contracts), next,
+		pulserpc.ReservesConfig{MaxAge: cfg.PulseReservesMaxAge, Timeout: cfg.rpcTimeout, Logger: cfg.Logger})
+	q.reserves = append(q.reserves, r)
+	q.sandboxReserves = append(q.sandboxReserves, sandboxReserves{res: r, node: node})
+	return r, nil
+}
+
+// readSandboxReserves binds the sandbox chains' node to the readers
+// sandboxPulseReserves built and starts them, until the quote stack stops.
+func (q *quoteStack) readSandboxReserves(ctx context.Context, chains any) {
+	c, ok := chains.(jsonRPCChains)
+	if !ok {
+		return
+	}
+	for _, s := range q.sandboxReserves {
+		s.node.chains.Store(&jsonRPCChainsRef{c})
+		q.stopReserves = append(q.stopReserves, s.res.Start(context.WithoutCancel(ctx)))
+	}
+	q.sandboxReserves = nil
 }

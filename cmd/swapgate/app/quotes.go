@@ -161,6 +161,8 @@ type quoteStack struct {
 	// pulseReserves); stopReserves end their refresh loops.
 	reserves     []*pulserpc.Reserves
 	stopReserves []func()
+	// sandboxReserves wait for the sandbox chains (readSandboxReserves).
+	sandboxReserves []sandboxReserves
 }
 
 func (q *quoteStack) stop() error {
