@@ -44,8 +44,9 @@ type ReservesConfig struct {
 	// every amount is the router's.
 	MaxAge time.Duration
 	// Poll spaces the reader's eth_blockNumber reads (DefaultReservesPoll
-	// when 0); with a newHeads subscription, it only spaces the attempts
-	// to subscribe again after one dropped.
+	// when 0). With a newHeads subscription the reader polls only when no
+	// head came for ten of them (a subscription that went quiet without
+	// an error), and tries to subscribe again as often after one dropped.
 	Poll time.Duration
 	// Timeout bounds each read of the node (--rpc-timeout); 0 adds none.
 	Timeout time.Duration
@@ -190,9 +191,11 @@ func (r *Reserves) run(ctx context.Context) {
 		sub       *rpc.ClientSubscription
 		subErr    <-chan error
 		lastTried time.Time
+		lastHead  time.Time
 	)
+	quiet := 10 * r.cfg.Poll
 	subscribe := func() {
-		if !r.ws || sub != nil || r.cfg.Now().Sub(lastTried) < 10*r.cfg.Poll {
+		if !r.ws || sub != nil || r.cfg.Now().Sub(lastTried) < quiet {
 			return
 		}
 		lastTried = r.cfg.Now()
@@ -202,7 +205,7 @@ func (r *Reserves) run(ctx context.Context) {
 			r.cfg.Logger.Warn("pulseroute reserves: no newHeads subscription; polling eth_blockNumber", "err", err)
 			return
 		}
-		sub, subErr = s, s.Err()
+		sub, subErr, lastHead = s, s.Err(), r.cfg.Now()
 	}
 	defer func() {
 		if sub != nil {
@@ -219,6 +222,7 @@ func (r *Reserves) run(ctx context.Context) {
 			return
 		case h := <-heads:
 			if h != nil && h.Number != nil {
+				lastHead = r.cfg.Now()
 				r.atBlock(ctx, h.Number.Uint64())
 			}
 		case err := <-subErr:
@@ -226,7 +230,7 @@ func (r *Reserves) run(ctx context.Context) {
 			sub, subErr, heads = nil, nil, nil
 		case <-t.C:
 			subscribe()
-			if sub == nil {
+			if sub == nil || r.cfg.Now().Sub(lastHead) >= quiet {
 				r.poll(ctx)
 			}
 		}
