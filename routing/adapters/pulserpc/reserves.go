@@ -89,8 +89,11 @@ type Reserves struct {
 	seen      atomic.Int64
 	fallbacks atomic.Uint64
 
-	// pairs is the factory's answers so far, owned by the refresh loop.
-	pairs map[pulseroute.Pair]*pairInfo
+	// pairs is the factory's answers so far, and failing whether the last
+	// refresh failed (its warning is logged once, not at every poll); both
+	// owned by the refresh loop.
+	pairs   map[pulseroute.Pair]*pairInfo
+	failing bool
 }
 
 var (
@@ -243,12 +246,20 @@ func (r *Reserves) poll(ctx context.Context) {
 	if err := noderead.Read(ctx, r.cfg.Timeout, func(ctx context.Context) error {
 		return r.client.CallContext(ctx, &n, "eth_blockNumber")
 	}); err != nil {
-		if ctx.Err() == nil {
-			r.cfg.Logger.Warn("pulseroute reserves: eth_blockNumber failed", "err", err)
-		}
+		r.failed(ctx, fmt.Errorf("eth_blockNumber: %w", err))
 		return
 	}
 	r.atBlock(ctx, uint64(n))
+}
+
+// failed logs the first of a run of failed reads; the snapshot ages
+// meanwhile, and past MaxAge the router prices the leg.
+func (r *Reserves) failed(ctx context.Context, err error) {
+	if ctx.Err() != nil || r.failing {
+		return
+	}
+	r.failing = true
+	r.cfg.Logger.Warn("pulseroute reserves: a read failed; the snapshot ages until one succeeds, the router pricing PulseX once it is older than the max age", "err", err)
 }
 
 // atBlock refreshes the snapshot unless it is already block's.
@@ -257,8 +268,13 @@ func (r *Reserves) atBlock(ctx context.Context, block uint64) {
 		r.seen.Store(r.cfg.Now().UnixNano())
 		return
 	}
-	if err := r.refresh(ctx, block); err != nil && ctx.Err() == nil {
-		r.cfg.Logger.Warn("pulseroute reserves: refresh failed; the router prices PulseX until one succeeds", "block", block, "err", err)
+	if err := r.refresh(ctx, block); err != nil {
+		r.failed(ctx, fmt.Errorf("block %d: %w", block, err))
+		return
+	}
+	if r.failing {
+		r.failing = false
+		r.cfg.Logger.Info("pulseroute reserves: reads succeed again", "block", block)
 	}
 }
 
@@ -283,9 +299,11 @@ func (r *Reserves) batch(ctx context.Context, calls []rpc.BatchElem) error {
 }
 
 // refresh learns the pairs it does not know yet (getPair, then token0)
-// and reads every pair's reserves, publishing the snapshot only when
-// every read succeeded: a partial one would price some hops at another
-// block than others.
+// and reads every known pair's reserves, publishing the snapshot only
+// when every read succeeded: a partial one would price some hops at
+// another block than others. A pair the factory has not answered for yet
+// is left out (a path through it goes to the router) and asked again at
+// the next block.
 func (r *Reserves) refresh(ctx context.Context, block uint64) error {
 	if err := r.learnPairs(ctx); err != nil {
 		return err
@@ -305,7 +323,7 @@ func (r *Reserves) refresh(ctx context.Context, block uint64) error {
 		p := r.pairs[k]
 		switch {
 		case p == nil || (!p.none && !p.known0):
-			return fmt.Errorf("pair %s/%s: the factory's answer is missing", k.A.Hex(), k.B.Hex())
+			continue
 		case p.none:
 			next.pools[k] = pool{none: true}
 		default:

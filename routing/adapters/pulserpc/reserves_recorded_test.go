@@ -114,7 +114,8 @@ func selector(method string) string {
 // one and two hops, forwards and backwards, and the router's reverts (no
 // pair, more than the pool holds) as ErrNoPair. The snapshot costs one
 // getPair per pair and one token0 and getReserves per existing pair, and
-// no router call.
+// no router call; a pair the factory did not answer for is left out of it
+// (its paths go to the router) without holding back the others.
 func TestReservesAgainstRecordedAnswers(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "reserves", "*.json"))
 	if err != nil || len(files) == 0 {
@@ -148,10 +149,14 @@ func TestReservesAgainstRecordedAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	usdch := contracts.USDCh().Token
+	wbtc := common.HexToAddress("0xb17D901469B9208B17d916112988A3FeD19b5cA1")
 	wanted := []pulseroute.Pair{
 		{A: contracts.PulseX().WPLS, B: usdch},
 		{A: common.HexToAddress("0xefD766cCb38EaF1dfd701853BFCe31359239F305"), B: usdch}, // DAI
 		{A: common.HexToAddress("0x2b591e99afE9f32eAA6214f7B7629768c40Eeb39"), B: usdch}, // HEX: no pair
+		// WBTC: the node answers no getPair for it (no recording): the
+		// snapshot leaves the pair out, and its paths go to the router.
+		{A: wbtc, B: usdch},
 	}
 	res, err := DialReserves(ctx, srv.URL, contracts, wanted, chain, ReservesConfig{MaxAge: time.Minute, Poll: 5 * time.Millisecond, Timeout: 5 * time.Second})
 	if err != nil {
@@ -209,6 +214,12 @@ func TestReservesAgainstRecordedAnswers(t *testing.T) {
 				t.Fatalf("from reserves %v, %v; the router answers %v", got, err, out[0])
 			}
 		})
+	}
+	if n := res.Fallbacks(); n != 0 {
+		t.Errorf("%d fallbacks to the router", n)
+	}
+	if _, err := res.AmountsOut(ctx, big.NewInt(1_000_000), []common.Address{usdch, wbtc}); err == nil || res.Fallbacks() != 1 {
+		t.Errorf("a path through a pair the factory did not answer for: %v, %d fallbacks; want the router's (unrecorded) answer", err, res.Fallbacks())
 	}
 	stop()
 	if n := node.count(selector(pulseroute.MethodGetAmountsOut)) + node.count(selector(pulseroute.MethodGetAmountsIn)); n != 0 {
