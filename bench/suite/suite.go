@@ -951,7 +951,7 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 	case "webhook-storm":
 		rate = env.cfg.WebhookRate
 	}
-	if d.server == serverLive {
+	if d.server == serverLive || d.server == serverLiveRouter {
 		rate, lc.Workers = env.cfg.LiveRate, env.cfg.LiveWorkers
 	}
 	label := fmt.Sprintf("r%d %s@%s %s/s", round, d.name, target, fmtRate(rate))
