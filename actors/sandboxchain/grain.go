@@ -15,6 +15,7 @@ import (
 
 	"github.com/swapgate/swapgate/actors/cluster"
 	"github.com/swapgate/swapgate/routing/domain/evmtx"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
@@ -46,11 +47,14 @@ import (
 //     timeout or a stale answer, and a broadcast, a faucet top-up or a
 //     credit is not idempotent by nature. Every change request carries an
 //     id (a random one per call, made by the Remote; for a delivery's
-//     credit, the delivery's reference), which the operation records in the
-//     log (sandboxnet.Op.Request); an activation knows the ids of every
-//     operation it applied or replayed and answers a repeated id with the
-//     receipt of the transaction it mined the first time. Refusals mine
-//     nothing and are not remembered: a retry is refused again.
+//     credit, the delivery's reference; for the relayer's delivery of a
+//     warp-route message, "warp/" and the message id, and a message the
+//     chain already delivered is answered with that delivery), which the
+//     operation records in the log (sandboxnet.Op.Request); an activation
+//     knows the ids of every operation it applied or replayed and answers
+//     a repeated id with the receipt of the transaction it mined the first
+//     time. Refusals mine nothing and are not remembered: a retry is
+//     refused again.
 //
 // A JSON-RPC body for the chain's node is run by the activation over its
 // chain (grainNode): signed transactions are applied and appended as
@@ -71,6 +75,10 @@ const (
 	// grainRPC's body is a JSON-RPC request body for the chain's node
 	// (package simrpc), and its answer the node's answer.
 	grainRPC = "rpc"
+	// grainWarp lists the warp-route messages dispatched from a block on;
+	// grainDelivery finds a message's delivery.
+	grainWarp     = "warp"
+	grainDelivery = "delivery"
 )
 
 // changeRequest asks a chain grain for a change: a send (From, To, Data,
@@ -84,6 +92,8 @@ type changeRequest struct {
 	Holder common.Address      `json:"holder,omitempty"`
 	Token  common.Address      `json:"token,omitempty"`
 	Amount *big.Int            `json:"amount,omitempty"`
+	// Message is a relay's warp-route message.
+	Message *pulsesim.WarpMessage `json:"message,omitempty"`
 }
 
 // readRequest asks a chain grain for a transaction (Hash) or balances
@@ -92,16 +102,20 @@ type readRequest struct {
 	Hash   common.Hash    `json:"hash,omitempty"`
 	Holder common.Address `json:"holder,omitempty"`
 	Token  common.Address `json:"token,omitempty"`
+	// From is the first block of a warp read; Hash a delivery's message id.
+	From uint64 `json:"from,omitempty"`
 }
 
 // grainReply is every answer of a chain grain: the field its method fills,
 // or the chain's refusal.
 type grainReply struct {
-	Receipt  *evmtx.Receipt  `json:"receipt,omitempty"`
-	Mined    *evmtx.Mined    `json:"mined,omitempty"`
-	Amount   *big.Int        `json:"amount,omitempty"`
-	Balances []evmtx.Balance `json:"balances,omitempty"`
-	Err      *wireError      `json:"err,omitempty"`
+	Receipt  *evmtx.Receipt         `json:"receipt,omitempty"`
+	Mined    *evmtx.Mined           `json:"mined,omitempty"`
+	Amount   *big.Int               `json:"amount,omitempty"`
+	Balances []evmtx.Balance        `json:"balances,omitempty"`
+	Messages []pulsesim.WarpMessage `json:"messages,omitempty"`
+	Head     uint64                 `json:"head,omitempty"`
+	Err      *wireError             `json:"err,omitempty"`
 }
 
 // Grains activates chain grains; its Activate is the kind's.
@@ -148,7 +162,7 @@ func (g *Grains) Activate(ctx context.Context, identity string) (*Grain, error) 
 	if err != nil {
 		return nil, err
 	}
-	gr := &Grain{chain: c, store: g.store, now: g.now, log: g.log, done: map[string]common.Hash{}}
+	gr := &Grain{chain: c, contracts: g.cfg.Contracts, store: g.store, now: g.now, log: g.log, done: map[string]common.Hash{}}
 	if id == arbitrageChain {
 		gr.arb = g.arb
 	}
@@ -170,11 +184,12 @@ func (g *Grains) Activate(ctx context.Context, identity string) (*Grain, error) 
 // Grain is one activation of a chain grain. The cluster runs its requests
 // one at a time, so it holds no lock.
 type Grain struct {
-	chain *sandboxnet.Chain
-	store Store
-	now   func() time.Time
-	log   *slog.Logger
-	next  uint64
+	chain     *sandboxnet.Chain
+	contracts *pulseroute.Contracts
+	store     Store
+	now       func() time.Time
+	log       *slog.Logger
+	next      uint64
 	// done maps the id of every request whose operation is in the log to
 	// the transaction it mined.
 	done map[string]common.Hash
@@ -213,7 +228,7 @@ func (g *Grain) Receive(ctx context.Context, method string, body []byte) ([]byte
 			return nil, err
 		}
 		out.Receipt, out.Err = r, encodeError(err)
-	case grainTx, grainBalance, grainBalances:
+	case grainTx, grainBalance, grainBalances, grainWarp, grainDelivery:
 		var req readRequest
 		if err := json.Unmarshal(body, &req); err != nil {
 			return nil, fmt.Errorf("sandboxchain: %s request: %w", method, err)
@@ -233,6 +248,12 @@ func (g *Grain) Receive(ctx context.Context, method string, body []byte) ([]byte
 			}
 		case grainBalances:
 			out.Balances = g.chain.Balances(req.Holder)
+		case grainWarp:
+			out.Messages, out.Head = g.chain.WarpMessages(req.From)
+		case grainDelivery:
+			if r, ok := g.chain.Delivery(req.Hash); ok {
+				out.Receipt = r
+			}
 		}
 	default:
 		return nil, fmt.Errorf("sandboxchain: unknown grain method %q", method)
@@ -317,6 +338,21 @@ func (g *Grain) change(ctx context.Context, req changeRequest) (*simchain.Receip
 		op.Holder, op.Token, op.Amount = req.Holder, req.Token, req.Amount
 	case sandboxnet.OpCredit:
 		op.Holder, op.Token, op.Amount = req.Holder, req.Token, req.Amount
+	case sandboxnet.OpRelay:
+		if req.Message == nil {
+			return nil, errors.New("sandboxchain: a relay without a message")
+		}
+		if d, ok := g.chain.Delivery(req.Message.ID); ok {
+			return d, nil // delivered by an earlier request: a no-op
+		}
+		relay, err := sandboxnet.RelayOp(g.contracts, *req.Message)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.chain.CheckRelay(relay); err != nil {
+			return nil, err
+		}
+		op.From, op.Tx = relay.From, relay.Tx
 	case sandboxnet.OpBaseFee:
 		op.Amount = req.Amount
 		_, err := g.apply(ctx, op, req.ID)

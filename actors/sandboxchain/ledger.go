@@ -12,7 +12,9 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/swapgate/swapgate/routing/domain/inbound"
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
@@ -37,24 +39,29 @@ type Chains interface {
 	// reference ref: a retried request for the same ref mines nothing
 	// twice where the chain's owner can be asked twice (a grain).
 	CreditOnce(ctx context.Context, chainID uint64, ref string, holder, token common.Address, amount *big.Int) (*simchain.Receipt, error)
+	// WarpDelivery finds the relayer's delivery of a warp-route message
+	// on its destination chain.
+	WarpDelivery(ctx context.Context, chainID uint64, id common.Hash) (*simchain.Receipt, bool, error)
 }
 
 // Ledger is what trackers and the step-2 runner read and do on the sandbox
 // chains: a transaction's outcome and evidence, the quote a step-1
 // transaction executed, and deliveries made once per reference.
 type Ledger struct {
-	svc  Chains
-	refs DeliveryStore
-	reg  *registry.Registry
+	svc       Chains
+	refs      DeliveryStore
+	reg       *registry.Registry
+	contracts *pulseroute.Contracts // the sandbox's warp routes
 }
 
 // NewLedger returns the ledger over the sandbox chains.
 func NewLedger(svc Chains, refs DeliveryStore, reg *registry.Registry) *Ledger {
-	return &Ledger{svc: svc, refs: refs, reg: reg}
+	return &Ledger{svc: svc, refs: refs, reg: reg, contracts: pulseroute.DefaultContracts()}
 }
 
 var (
-	_ sandbox.Ledger = (*Ledger)(nil)
+	_ sandbox.Ledger     = (*Ledger)(nil)
+	_ sandbox.WarpLedger = (*Ledger)(nil)
 )
 
 // Outcome reports a transaction on chainID: whether it is mined there,
@@ -136,4 +143,34 @@ func (l *Ledger) QuoteRef(ctx context.Context, chainID uint64, txHash common.Has
 	}
 	ref, ok := sandbox.ExecutedQuoteRef(chainID, m.Receipt.Logs)
 	return ref, ok, nil
+}
+
+// WarpArrival finds the warp-route message a transaction on chainID
+// dispatched (a direct pulseroute route's bridgeAndSwap or
+// transferRemote) and the relayer's delivery of it on its destination.
+func (l *Ledger) WarpArrival(ctx context.Context, chainID uint64, hash string) (sandbox.WarpArrival, error) {
+	var a sandbox.WarpArrival
+	w, ok := l.contracts.WarpRoute(chainID)
+	if !ok {
+		return a, nil
+	}
+	m, found, err := l.svc.TransactionOn(ctx, chainID, common.HexToHash(hash))
+	if err != nil || !found || m.Receipt == nil {
+		return a, err
+	}
+	msgs := pulsesim.MessagesIn(chainID, w.Router, m.Receipt.Logs)
+	if len(msgs) == 0 {
+		return a, nil
+	}
+	msg := msgs[0]
+	a.Sent, a.MessageID, a.Recipient, a.Amount = true, msg.ID.Hex(), msg.RecipientAddress().Hex(), msg.Amount.String()
+	if dw, ok := l.contracts.WarpRoute(msg.Destination); ok {
+		a.Token = dw.Token.Hex()
+	}
+	r, delivered, err := l.svc.WarpDelivery(ctx, msg.Destination, msg.ID)
+	if err != nil || !delivered {
+		return a, err
+	}
+	a.Delivered, a.TxHash, a.At = true, r.TxHash.Hex(), time.Unix(int64(r.BlockTime), 0)
+	return a, nil
 }

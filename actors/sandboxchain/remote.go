@@ -17,6 +17,7 @@ import (
 
 	"github.com/swapgate/swapgate/actors/cluster"
 	"github.com/swapgate/swapgate/routing/domain/registry"
+	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandboxnet"
 	"github.com/swapgate/swapgate/routing/sim/simchain"
 	"github.com/swapgate/swapgate/routing/sim/simrpc"
@@ -284,4 +285,33 @@ func rpcFailure(err error) []byte {
 func (r *Remote) SetBaseFee(ctx context.Context, chainID uint64, fee *big.Int) error {
 	_, err := r.call(ctx, chainID, grainChange, changeRequest{ID: newRequestID(sandboxnet.OpBaseFee), Kind: sandboxnet.OpBaseFee, Amount: fee})
 	return err
+}
+
+// Relay delivers a warp-route message at its destination chain's grain
+// (see Service.Relay), identified by the message id: every later request
+// for it, from any node and any activation, is answered with the first
+// delivery.
+func (r *Remote) Relay(ctx context.Context, m pulsesim.WarpMessage) (*simchain.Receipt, error) {
+	return r.change(ctx, m.Destination, changeRequest{ID: "warp/" + m.ID.Hex(), Kind: sandboxnet.OpRelay, Message: &m})
+}
+
+// WarpMessages lists the warp-route messages a chain dispatched in blocks
+// from on, and the head it read up to (see Service.WarpMessages).
+func (r *Remote) WarpMessages(ctx context.Context, chainID, from uint64) ([]pulsesim.WarpMessage, uint64, error) {
+	rep, err := r.call(ctx, chainID, grainWarp, readRequest{From: from})
+	if err != nil {
+		return nil, 0, err
+	}
+	return rep.Messages, rep.Head, nil
+}
+
+// WarpDelivery finds the delivery of message id on chainID (see
+// Service.WarpDelivery).
+func (r *Remote) WarpDelivery(ctx context.Context, chainID uint64, id common.Hash) (*simchain.Receipt, bool, error) {
+	rep, err := r.call(ctx, chainID, grainDelivery, readRequest{Hash: id})
+	if err != nil || rep.Receipt == nil {
+		return nil, false, err
+	}
+	r.remember(rep.Receipt.TxHash, chainID)
+	return rep.Receipt, true, nil
 }

@@ -77,13 +77,14 @@ type Options struct {
 
 // Service owns the sandbox chains. It is safe for concurrent use.
 type Service struct {
-	store  Store
-	now    func() time.Time
-	log    *slog.Logger
-	chains map[uint64]*slot // fixed by Start
-	ids    []uint64
-	closed atomic.Bool
-	arb    arbitrageLoop
+	store     Store
+	contracts *pulseroute.Contracts
+	now       func() time.Time
+	log       *slog.Logger
+	chains    map[uint64]*slot // fixed by Start
+	ids       []uint64
+	closed    atomic.Bool
+	arb       arbitrageLoop
 
 	// hashes finds the chain of a mined transaction.
 	hashMu sync.RWMutex
@@ -127,7 +128,10 @@ func Start(ctx context.Context, reg *registry.Registry, store Store, o Options) 
 		}
 		o.Payments = sc
 	}
-	s := &Service{store: store, now: o.Now, log: o.Logger, chains: map[uint64]*slot{}, hashes: map[common.Hash]uint64{}}
+	if o.Contracts == nil {
+		o.Contracts = pulseroute.DefaultContracts()
+	}
+	s := &Service{store: store, contracts: o.Contracts, now: o.Now, log: o.Logger, chains: map[uint64]*slot{}, hashes: map[common.Hash]uint64{}}
 	cfg := sandboxnet.Config{Registry: reg, Contracts: o.Contracts, Payments: o.Payments}
 	for _, id := range sandboxnet.ChainIDs(reg) {
 		c, err := sandboxnet.New(cfg, id)
@@ -441,4 +445,53 @@ func (s *Service) Call(_ context.Context, chainID uint64, from, to common.Addres
 		return nil, err
 	}
 	return out, callErr
+}
+
+// errDelivered stops a relay whose message the destination already
+// delivered: nothing is mined, and the first delivery is the answer.
+var errDelivered = errors.New("sandboxchain: message already delivered")
+
+// Relay delivers a warp-route message on its destination chain (the
+// sandbox Hyperlane relayer's transaction, sandboxnet's relay operation),
+// recorded like every change, and answers with its receipt. A message the
+// chain already delivered is answered with that delivery's receipt and
+// nothing is mined, so that a second attempt, before or after a restart,
+// is a no-op; a delivery that would fail (a collateral router short of
+// USDC) is refused without mining anything.
+func (s *Service) Relay(ctx context.Context, m pulsesim.WarpMessage) (*simchain.Receipt, error) {
+	op, err := sandboxnet.RelayOp(s.contracts, m)
+	if err != nil {
+		return nil, err
+	}
+	var first *simchain.Receipt
+	r, err := s.apply(ctx, m.Destination, op, func(c *sandboxnet.Chain) error {
+		if d, ok := c.Delivery(m.ID); ok {
+			first = d
+			return errDelivered
+		}
+		return c.CheckRelay(op)
+	})
+	if errors.Is(err, errDelivered) {
+		return first, nil
+	}
+	return r, err
+}
+
+// WarpMessages lists the warp-route messages a chain dispatched in blocks
+// from on, and the head it read up to.
+func (s *Service) WarpMessages(_ context.Context, chainID, from uint64) ([]pulsesim.WarpMessage, uint64, error) {
+	var out []pulsesim.WarpMessage
+	var head uint64
+	err := s.read(chainID, func(c *sandboxnet.Chain) { out, head = c.WarpMessages(from) })
+	return out, head, err
+}
+
+// WarpDelivery finds the delivery of message id on chainID, its
+// destination: the relayer's transaction, whose logs carry
+// ReceivedTransferRemote and ProcessId(id).
+func (s *Service) WarpDelivery(_ context.Context, chainID uint64, id common.Hash) (*simchain.Receipt, bool, error) {
+	var r *simchain.Receipt
+	var ok bool
+	err := s.read(chainID, func(c *sandboxnet.Chain) { r, ok = c.Delivery(id) })
+	return r, ok, err
 }

@@ -90,7 +90,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.Func("sandbox-tools", "sandbox latency and failure injection per tool as JSON, e.g. {\"sbx-canal\":{\"latencyMs\":300,\"failureRate\":0.1}}", func(v string) error {
 		return json.Unmarshal([]byte(v), &cfg.Quote.SandboxTools)
 	})
-	fs.Float64Var(&cfg.SandboxBridgeScale, "sandbox-bridge-scale", cfg.SandboxBridgeScale, "sandbox bridges take the quoted duration times this (0: deliver at the first poll)")
+	fs.Float64Var(&cfg.SandboxBridgeScale, "sandbox-bridge-scale", cfg.SandboxBridgeScale, "sandbox bridges take the quoted duration times this, the warp route's relayer this many minutes (0: deliver at once)")
 	fs.DurationVar(&cfg.SandboxArbitragePeriod, "sandbox-arbitrage-period", cfg.SandboxArbitragePeriod, "how often the sandbox's arbitrageur trades chain 369's PulseX pools back to their reference prices (0: 5s; negative: never, a moved pool stays moved)")
 	fs.DurationVar(&cfg.SandboxOnrampStep, "sandbox-onramp-step", cfg.SandboxOnrampStep, "the sandbox on-ramp's delay from payment to crypto sent, and from there to completion (0: 2s)")
 	fs.StringVar(&cfg.SMTPURL, "smtp-url", cfg.SMTPURL, "SMTP relay of the partner portal's sign-in codes, smtp://[user:password@]host[:port] (STARTTLS when offered); without it, sandbox mode keeps them in the sandbox mailbox (GET /v1/sandbox/mailbox) and live mode serves no portal")

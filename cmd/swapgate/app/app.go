@@ -261,6 +261,8 @@ type App struct {
 	tracker *tracker.Tracker
 	inbound *inboundrun.Runner
 	onramp  *onrampdesk.Desk
+	// relayer delivers the sandbox's warp-route messages (sandbox mode).
+	relayer *sandboxchain.Relayer
 	// evidence reads registrations' step-1 transactions (sandbox mode).
 	evidence *inbound.EvidenceReader
 	chains   *sandboxchain.Service
@@ -319,6 +321,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.startTxManager,       // the operator's transactions, signed, sent, replaced
 		a.startWebhooks,        // the delivery pool over the outbox
 		a.startSandboxDesks,    // sandbox mode: bridging, inbound runner, on-ramp desk
+		a.startWarpRelayer,     // sandbox mode: warp-route messages delivered
 		a.startProviderOnramp,  // live mode: the on-ramp desk on its provider
 		a.startTracker,         // swaps followed to their end
 		a.startEdge,            // the HTTP server over all of the above
@@ -397,6 +400,9 @@ func (a *App) closeAll(ctx context.Context) error {
 	}
 	if a.tracker != nil {
 		a.tracker.Stop()
+	}
+	if a.relayer != nil {
+		a.relayer.Stop()
 	}
 	if a.txm != nil {
 		a.txm.Stop()

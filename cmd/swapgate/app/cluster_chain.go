@@ -21,6 +21,8 @@ type sandboxChains interface {
 	edge.SandboxChain
 	evmbalance.Source
 	sandboxchain.Chains
+	sandboxchain.RelayChains
+	ChainIDs() []uint64
 }
 
 var (

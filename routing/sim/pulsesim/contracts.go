@@ -17,9 +17,9 @@ import (
 // sandbox chain (package simchain), so that every pulseroute quote's
 // transaction executes there as it would on chain: bridgeAndSwap on the
 // sender contract, transferRemote on either side of the warp route, and
-// deposits to the inbound receiver. What happens on the other chain of a
-// transfer (the warp route's delivery, the PulseX swap after it) is not
-// done here: a tracker delivers it later.
+// deposits to the inbound receiver. The warp route's delivery on the other
+// chain of a transfer is the relayer's process call (warp.go); the PulseX
+// swap after a bridgeAndSwap is the swap tracker's.
 
 // Gas the contracts charge for their own work on top of what the chain
 // meters, so that a quote's gas limit (sbx-warp's gas units × 1.25) covers
@@ -56,10 +56,11 @@ var nonceSlot = common.Hash{} // the warp router's message count
 //     origin, destination, recipient, amount and the router's message
 //     count, so that every message has its own.
 //   - quoteGasPayment(destination), view: the payment above.
+//   - process(messageId, origin, recipient, amount), from the sandbox
+//     relayer alone: the delivery of a message on this side (USDCh minted
+//     on 369, USDC released on a collateral chain), once per message id
+//     (warp.go).
 //   - on chain 369 every other call is USDCh's own ERC-20 code.
-//
-// The delivery on the destination (USDCh minted on 369, USDC released on a
-// collateral chain) is not done here.
 type WarpRouterContract struct {
 	Route pulseroute.WarpRoute
 	// Payments is the interchain gas payment per enrolled destination
@@ -71,6 +72,9 @@ var _ simchain.Contract = (*WarpRouterContract)(nil)
 
 // Execute runs one call of the warp router.
 func (w *WarpRouterContract) Execute(env *simchain.Env, from common.Address, value *big.Int, data []byte) ([]byte, error) {
+	if isProcess(data) {
+		return w.process(env, from, value, data)
+	}
 	if len(data) >= 4 {
 		if m, err := pulseroute.ABI().MethodById(data[:4]); err == nil {
 			switch m.Name {
@@ -156,14 +160,18 @@ func (w *WarpRouterContract) transferRemote(env *simchain.Env, from common.Addre
 //     transferFrom (approve the sender contract, the quote's approval
 //     address: without it the call reverts with "ERC20: insufficient
 //     allowance"), keeps fee (the service's, settled from the ledger), and
-//     sends the rest over the warp route to recipient on 369 with msg.value
-//     as the interchain gas payment;
+//     sends the rest over the warp route with msg.value as the interchain
+//     gas payment: to recipient on 369 when outputToken is USDCh, to the
+//     arrival desk (ArrivalDesk) when the quote swaps it there;
 //   - it emits InboundSent(quoteRef, sender, recipient, bridged, fee,
 //     outputToken, minOutput, messageId), which is what the tracker needs to
 //     deliver USDCh on 369 and swap it into outputToken there (or refund
 //     USDCh when the swap cannot meet minOutput).
 type SenderContractCode struct {
 	Route pulseroute.WarpRoute
+	// USDCh is the synthetic token on 369: an outputToken other than it
+	// sends the transfer to the arrival desk.
+	USDCh common.Address
 }
 
 var _ simchain.Contract = (*SenderContractCode)(nil)
@@ -202,7 +210,11 @@ func (s *SenderContractCode) Execute(env *simchain.Env, from common.Address, val
 	if err := env.Approve(usdc, s.Route.Router, bridged); err != nil {
 		return nil, err
 	}
-	call, err := pulseroute.ABI().Pack(pulseroute.MethodTransferRemote, dest, recipient, bridged)
+	to := recipient
+	if output != s.USDCh {
+		to = pulseroute.AddressToBytes32(ArrivalDesk)
+	}
+	call, err := pulseroute.ABI().Pack(pulseroute.MethodTransferRemote, dest, to, bridged)
 	if err != nil {
 		return nil, simchain.Revertf("SenderContract: %v", err)
 	}
@@ -237,9 +249,10 @@ func (InboundReceiverCode) Execute(*simchain.Env, common.Address, *big.Int, []by
 
 // DeploySandbox installs the warp routes and Swapgate's own contracts on a
 // sandbox chain, before its first transaction: on a chain of the warp
-// route's collateral side, the collateral router, the sender contract and
-// the inbound receiver; on chain 369, USDCh's code becomes the synthetic
-// router (its balances stay) and PulseX is deployed with gas's genesis
+// route's collateral side, the collateral router (holding
+// CollateralGenesis USDC), the sender contract and the inbound receiver; on
+// chain 369, USDCh's code becomes the synthetic router (its balances stay),
+// the arrival desk is deployed, and PulseX is deployed with gas's genesis
 // pools (DeployPulseX: gas must be a *SandboxChain, or another state with
 // GenesisPools). The interchain gas payments come from gas, the same
 // ChainState the provider quotes with. Other chains get nothing.
@@ -276,6 +289,9 @@ func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulse
 	}
 	if w.Synthetic {
 		if id == uint64(pulseDomain) {
+			if err := deploy(ArrivalDesk, ArrivalDeskCode{}); err != nil {
+				return err
+			}
 			pools, ok := gas.(interface{ GenesisPools() []GenesisPool })
 			if !ok {
 				return fmt.Errorf("pulsesim: deploy on chain %d: the chain state %T has no genesis pools for PulseX", id, gas)
@@ -284,8 +300,11 @@ func DeploySandbox(c *simchain.Chain, contracts *pulseroute.Contracts, gas pulse
 		}
 		return nil
 	}
+	if err := c.Allocate(w.Router, w.Token, CollateralGenesis); err != nil {
+		return fmt.Errorf("pulsesim: collateral of chain %d: %w", id, err)
+	}
 	if sender, ok := contracts.SenderContract(id); ok {
-		if err := deploy(sender, &SenderContractCode{Route: w}); err != nil {
+		if err := deploy(sender, &SenderContractCode{Route: w, USDCh: contracts.USDCh().Token}); err != nil {
 			return err
 		}
 	}

@@ -127,7 +127,7 @@ func TestDirectInboundExecutes(t *testing.T) {
 			if ok := mustSend(t, c, user, approveTx(t, w.Token, common.HexToAddress(r.ApprovalAddress), req.FromAmount)); !ok.Succeeded() {
 				t.Fatal(ok.RevertReason)
 			}
-			before := c.Balance(w.Token, user)
+			before, lockedBefore := c.Balance(w.Token, user), c.Balance(w.Token, w.Router)
 			rc = mustSend(t, c, user, tx)
 			if !rc.Succeeded() {
 				t.Fatalf("reverted: %s", rc.RevertReason)
@@ -137,7 +137,7 @@ func TestDirectInboundExecutes(t *testing.T) {
 			if got := new(big.Int).Sub(before, c.Balance(w.Token, user)); got.Cmp(req.FromAmount) != 0 {
 				t.Errorf("user paid %s, want %s", got, req.FromAmount)
 			}
-			if got := c.Balance(w.Token, w.Router); got.Cmp(bridged) != 0 {
+			if got := new(big.Int).Sub(c.Balance(w.Token, w.Router), lockedBefore); got.Cmp(bridged) != 0 {
 				t.Errorf("collateral locked %s, want %s", got, bridged)
 			}
 			if got := c.Balance(w.Token, senderAddr); got.Cmp(fee) != 0 {
@@ -146,8 +146,15 @@ func TestDirectInboundExecutes(t *testing.T) {
 			if got := c.Balance(common.Address{}, w.Router); got.Cmp(tx.Value) != 0 {
 				t.Errorf("interchain gas paid %s, want %s", got, tx.Value)
 			}
+			// The transfer goes to the user when it delivers the output
+			// (USDCh), and to the arrival desk when the output is swapped
+			// on arrival.
+			to := common.HexToAddress(recipient)
+			if tc.toTok != "USDCh" {
+				to = ArrivalDesk
+			}
 			topics, vals, ok := logOf(rc, "SentTransferRemote")
-			if !ok || topics[1] != common.BigToHash(big.NewInt(369)) || topics[2] != common.Hash(pulseroute.AddressToBytes32(common.HexToAddress(recipient))) ||
+			if !ok || topics[1] != common.BigToHash(big.NewInt(369)) || topics[2] != common.Hash(pulseroute.AddressToBytes32(to)) ||
 				vals[0].(*big.Int).Cmp(bridged) != 0 {
 				t.Errorf("SentTransferRemote %v %v", topics, vals)
 			}

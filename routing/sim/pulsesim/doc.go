@@ -6,8 +6,9 @@
 // a fixed interchain gas payment; the genesis state), and the code the
 // quotes' transactions run on the sandbox chain (package simchain): both
 // sides of the warp route (WarpRouterContract: transferRemote pulls USDC on
-// a collateral chain and burns USDCh on 369), the sender contract
-// (bridgeAndSwap) and the inbound receiver, installed by DeploySandbox with
+// a collateral chain and burns USDCh on 369; process, the sandbox
+// relayer's delivery, mints or releases it on the destination, warp.go),
+// the sender contract (bridgeAndSwap) and the inbound receiver, installed by DeploySandbox with
 // the interchain gas payments of the same chain state the quotes use; and
 // on chain 369 PulseX v2 (pulsex.go: PulseXFactoryCode, PulseXPairCode,
 // PulseXRouterCode, DeployPulseX), whose pools start at SandboxChain's

@@ -291,6 +291,7 @@ func TestPulseXSwapMovesReserves(t *testing.T) {
 	if syncs != 2 || swaps != 2 {
 		t.Fatalf("%d Sync and %d Swap logs, want 2 of each", syncs, swaps)
 	}
+	t.Logf("two-hop swap: %d gas", r.GasUsed)
 	if r.GasUsed < 150_000 || r.GasUsed > 300_000 {
 		t.Fatalf("a two-hop swap used %d gas", r.GasUsed)
 	}
@@ -310,6 +311,11 @@ func TestPulseXSwapMovesReserves(t *testing.T) {
 	}
 	if got := new(big.Int).Sub(p.c.Balance(common.Address{}, to), plsBefore); got.Cmp(q[1]) != 0 {
 		t.Fatalf("recipient got %s PLS, quoted %s", got, q[1])
+	}
+	// UniswapV2's one-hop swap costs about 110,000 gas.
+	t.Logf("one-hop swap to the native coin: %d gas", r.GasUsed)
+	if r.GasUsed < 80_000 || r.GasUsed > 180_000 {
+		t.Fatalf("a one-hop swap used %d gas", r.GasUsed)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 )
@@ -28,6 +29,29 @@ type Ledger interface {
 	Deliver(ctx context.Context, chainID uint64, ref, to, token string, amount *big.Int) (txHash string, err error)
 }
 
+// WarpLedger is what bridging reads of the warp route's relayer, where the
+// ledger offers it: a swap whose source transaction dispatched a warp-route
+// message (a direct pulseroute route) is delivered by the sandbox's
+// Hyperlane relayer, not by bridging, which only watches for it.
+type WarpLedger interface {
+	// WarpArrival finds the warp-route message the transaction hash on
+	// chainID dispatched, if any, and its delivery.
+	WarpArrival(ctx context.Context, chainID uint64, hash string) (WarpArrival, error)
+}
+
+// WarpArrival is a warp-route message and its delivery.
+type WarpArrival struct {
+	// Sent: the transaction dispatched a message, to Recipient, of Amount
+	// of Token (the destination's side of the route).
+	Sent                     bool
+	MessageID                string
+	Recipient, Amount, Token string
+	// Delivered: the relayer's transaction TxHash delivered it, at At.
+	Delivered bool
+	TxHash    string
+	At        time.Time
+}
+
 // BridgingConfig tunes simulated bridging.
 type BridgingConfig struct {
 	// DurationScale multiplies a route's quoted execution duration: 1
@@ -42,7 +66,9 @@ type BridgingConfig struct {
 // Bridging is the sandbox's status source: it follows a swap's source
 // transaction on the sandbox chain and, for a cross-chain route, delivers
 // the output on the destination chain once the quoted duration has passed
-// (or refunds the input on the source chain when the bridge fails).
+// (or refunds the input on the source chain when the bridge fails). A
+// route over the warp route (pulseroute's direct routes) is the relayer's
+// to deliver (see warp).
 type Bridging struct {
 	ledger Ledger
 	cfg    BridgingConfig
@@ -77,6 +103,15 @@ func (b *Bridging) SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observati
 			SubstatusMessage: "the swap is complete",
 			Receiving:        swap.Leg{TxHash: s.Sending.TxHash, ChainID: s.ToChain, Amount: s.ToAmount, Token: s.ToToken, Timestamp: sent}}, nil
 	}
+	if wl, ok := b.ledger.(WarpLedger); ok && (s.FromChain == quote.PulseChainID || s.ToChain == quote.PulseChainID) {
+		a, err := wl.WarpArrival(ctx, s.FromChain, s.Sending.TxHash)
+		if err != nil {
+			return swap.Observation{}, err
+		}
+		if a.Sent {
+			return b.warp(ctx, s, sent, a)
+		}
+	}
 	wait := time.Duration(float64(time.Duration(s.ExpectedDuration)*time.Second) * b.cfg.DurationScale)
 	if s.Scenario == scenario.Slow {
 		wait *= scenario.SlowFactor
@@ -106,6 +141,37 @@ func (b *Bridging) SwapStatus(ctx context.Context, s *swap.Swap) (swap.Observati
 	}
 	return swap.Observation{Status: swap.StatusDone, Substatus: swap.Completed, SendingTimestamp: sent,
 		SubstatusMessage: "the transfer is complete",
+		Receiving:        swap.Leg{TxHash: h, ChainID: s.ToChain, Amount: s.ToAmount, Token: s.ToToken, Timestamp: b.now().Unix()}}, nil
+}
+
+// warp observes a swap whose source transaction sent a warp-route message,
+// which the sandbox's relayer delivers after the bridge time, whoever sent
+// it: the swap waits for that delivery. When the swap's output is what the
+// warp route delivers (USDCh on 369, USDC on a collateral chain), the
+// relayer's transaction is the receiving one, and bridging delivers
+// nothing itself. Otherwise (bridgeAndSwap into another token, whose
+// USDCh arrived at the arrival desk) the swap on arrival is bridging's:
+// the output paid to the user once, by the swap's delivery reference, as
+// for every other route. The bridge scenarios and failure rate play on the
+// simulated bridges, not on the warp route: its relayer delivers every
+// message.
+func (b *Bridging) warp(ctx context.Context, s *swap.Swap, sent int64, a WarpArrival) (swap.Observation, error) {
+	if !a.Delivered {
+		return swap.Observation{Status: swap.StatusPending, Substatus: swap.WaitDestinationTransaction, SendingTimestamp: sent,
+			SubstatusMessage: "the warp route's relayer is delivering message " + a.MessageID + " to chain " + uintString(s.ToChain)}, nil
+	}
+	if strings.EqualFold(a.Token, s.ToToken) {
+		return swap.Observation{Status: swap.StatusDone, Substatus: swap.Completed, SendingTimestamp: sent,
+			SubstatusMessage: "the transfer is complete",
+			Receiving:        swap.Leg{TxHash: a.TxHash, ChainID: s.ToChain, Amount: a.Amount, Token: s.ToToken, Timestamp: a.At.Unix()}}, nil
+	}
+	amount, _ := new(big.Int).SetString(s.ToAmount, 10)
+	h, err := b.ledger.Deliver(ctx, s.ToChain, s.ID+"/deliver", s.ToAddress, s.ToToken, amount)
+	if err != nil {
+		return swap.Observation{}, err
+	}
+	return swap.Observation{Status: swap.StatusDone, Substatus: swap.Completed, SendingTimestamp: sent,
+		SubstatusMessage: "the transfer and the swap on arrival are complete",
 		Receiving:        swap.Leg{TxHash: h, ChainID: s.ToChain, Amount: s.ToAmount, Token: s.ToToken, Timestamp: b.now().Unix()}}, nil
 }
 

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,5 +164,65 @@ func TestBridgingRefundsToRefundTo(t *testing.T) {
 		if s.RefundedTo() != tt.want {
 			t.Errorf("%s: RefundedTo %q, want %q", tt.name, s.RefundedTo(), tt.want)
 		}
+	}
+}
+
+// warpLedger is a fakeLedger whose source transaction sent a warp-route
+// message, delivered or not.
+type warpLedger struct {
+	fakeLedger
+	arrival WarpArrival
+}
+
+func (w *warpLedger) WarpArrival(context.Context, uint64, string) (WarpArrival, error) {
+	return w.arrival, nil
+}
+
+// TestBridgingWarpRoutes: a swap whose source transaction sent a
+// warp-route message is the relayer's to deliver: bridging waits for the
+// delivery whatever the quoted duration and the bridge failure rate, and
+// delivers nothing of its own when the warp route's token is the output
+// (the relayer's transaction is the receiving one); when the output is
+// swapped on arrival, it pays it once by the swap's reference.
+func TestBridgingWarpRoutes(t *testing.T) {
+	mined := time.Unix(1_767_225_600, 0)
+	const usdch = "0xA0b86a33E6441b8C4C8C0C8C0C8C0C8C0C8C0C8C"
+	direct := swap.Swap{ID: "0xsrc", FromChain: 42161, ToChain: 369, FromAmount: "1000", ToAmount: "1000", ToToken: usdch,
+		FromAddress: "0xf", ToAddress: "0xt", ExpectedDuration: 600, Sending: swap.Leg{TxHash: "0xsrc"}}
+	swapped := direct
+	swapped.ToToken, swapped.ToAmount = "0x95B303987A60C71504D99Aa1b13B4DA07b0790ab", "777"
+	sent := WarpArrival{Sent: true, MessageID: "0xmsg", Amount: "1000", Token: strings.ToLower(usdch)}
+	delivered := sent
+	delivered.Delivered, delivered.TxHash, delivered.At = true, "0xrelayed", mined.Add(time.Minute)
+	for _, tc := range []struct {
+		name       string
+		arrival    WarpArrival
+		s          swap.Swap
+		status     string
+		receiving  string
+		deliveries int
+	}{
+		{"not yet delivered: pending past the quoted duration", sent, direct, swap.StatusPending, "", 0},
+		{"USDCh delivered by the relayer", delivered, direct, swap.StatusDone, "0xrelayed", 0},
+		{"not yet arrived for the swap on arrival", sent, swapped, swap.StatusPending, "", 0},
+		{"arrived: the swap on arrival pays the output", delivered, swapped, swap.StatusDone, "0xdeliver369777", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &warpLedger{fakeLedger: fakeLedger{found: true, ok: true, minedAt: mined, deliveries: map[string]string{}}, arrival: tc.arrival}
+			b := NewBridging(l, BridgingConfig{FailureRate: 1}, func() time.Time { return mined.Add(24 * time.Hour) })
+			s := tc.s
+			for range 2 {
+				obs, err := b.SwapStatus(context.Background(), &s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if obs.Status != tc.status || obs.Receiving.TxHash != tc.receiving {
+					t.Fatalf("%+v, want %s received in %q", obs, tc.status, tc.receiving)
+				}
+			}
+			if len(l.deliveries) != tc.deliveries {
+				t.Fatalf("bridging delivered %v, want %d", l.deliveries, tc.deliveries)
+			}
+		})
 	}
 }

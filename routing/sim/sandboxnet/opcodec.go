@@ -18,7 +18,7 @@ type chainOpRecord struct {
 	V    int    `json:"v"`
 	Kind string `json:"kind"`
 	At   string `json:"at"`
-	// A send's.
+	// A send's or a relay's.
 	From     string `json:"from,omitempty"`
 	To       string `json:"to,omitempty"`
 	Data     string `json:"data,omitempty"`
@@ -43,7 +43,7 @@ type chainOpRecord struct {
 func EncodeOp(op Op) ([]byte, error) {
 	rec := chainOpRecord{V: 1, Kind: string(op.Kind), At: op.Time.UTC().Format(time.RFC3339Nano), TxHash: op.TxHash.Hex(), Req: op.Request}
 	switch op.Kind {
-	case OpSend:
+	case OpSend, OpRelay:
 		rec.From, rec.To = op.From.Hex(), op.Tx.To.Hex()
 		rec.Data = "0x" + hex.EncodeToString(op.Tx.Data)
 		if op.Tx.Value != nil {
@@ -89,7 +89,7 @@ func DecodeOp(val []byte) (Op, error) {
 		return fmt.Errorf("sandboxnet: operation: malformed %s %q", field, v)
 	}
 	switch op.Kind {
-	case OpSend:
+	case OpSend, OpRelay:
 		op.From, op.Tx.To, op.Tx.GasLimit = common.HexToAddress(rec.From), common.HexToAddress(rec.To), rec.GasLimit
 		if op.Tx.Data, err = hex.DecodeString(strings.TrimPrefix(rec.Data, "0x")); err != nil {
 			return op, bad("data", rec.Data)

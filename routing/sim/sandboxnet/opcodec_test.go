@@ -31,6 +31,9 @@ func TestOpRecordRoundTrip(t *testing.T) {
 		// A signed transaction and a base fee.
 		{Kind: OpRaw, Time: at.Add(5 * time.Second), Raw: []byte{0x02, 0xf8, 0x6e, 0x01}, TxHash: common.HexToHash("0x06")},
 		{Kind: OpBaseFee, Time: at.Add(6 * time.Second), Amount: big.NewInt(30_000_000_000)},
+		// The relayer's delivery of a warp-route message, under its id.
+		{Kind: OpRelay, Time: at.Add(7 * time.Second), From: alice, TxHash: common.HexToHash("0x07"), Request: "warp/0xabc",
+			Tx: simchain.TxRequest{To: token, Data: []byte{0x01, 0x02, 0x03, 0x04, 0x05}, GasLimit: 300_000}},
 	}
 	for i, want := range ops {
 		rec, err := EncodeOp(want)

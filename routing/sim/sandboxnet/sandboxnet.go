@@ -35,9 +35,12 @@
 //
 // An Op is a broadcast transaction (OpSend), a signed transaction sent to
 // the chain's node (OpRaw), a base fee set (OpBaseFee), a faucet top-up
-// (OpFaucet) or a credit (OpCredit: what a tracker delivers on a bridge's destination
+// (OpFaucet), a credit (OpCredit: what a tracker delivers on a bridge's destination
 // chain, minted by the faucet account like a top-up, so that it is a mined
-// transaction with a hash and a Transfer log). Chain.Apply runs one with
+// transaction with a hash and a Transfer log) or a relay (OpRelay: the
+// sandbox Hyperlane relayer's delivery of a warp-route message, a
+// transaction from pulsesim.RelayerAddress to the destination router's
+// process, which no broadcast may send). Chain.Apply runs one with
 // the chain's clock set to the op's Time, which is what makes a replay
 // reproduce the block timestamps, and so the hashes.
 package sandboxnet
@@ -104,8 +107,9 @@ func ChainIDs(reg *registry.Registry) []uint64 {
 // Chain is one sandbox chain with Swapgate's contracts, changed only by
 // Apply. It is not safe for concurrent use.
 type Chain struct {
-	sim *simchain.Chain
-	now time.Time
+	sim       *simchain.Chain
+	contracts *pulseroute.Contracts
+	now       time.Time
 }
 
 // New builds the sandbox chain of an EVM chain of the registry, with every
@@ -138,7 +142,7 @@ func New(cfg Config, chainID uint64) (*Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Chain{now: GenesisTime}
+	c := &Chain{now: GenesisTime, contracts: contracts}
 	c.sim, err = simchain.New(simchain.Config{
 		Registry: cfg.Registry, ChainID: chainID, GasPrice: price, GenesisNative: genesis, BaseFee: baseFee(rc, price),
 		Clock: func() time.Time { return c.now },
@@ -206,6 +210,10 @@ const (
 	OpRaw OpKind = "raw"
 	// OpBaseFee sets the chain's base fee to Amount wei.
 	OpBaseFee OpKind = "basefee"
+	// OpRelay is the relayer's delivery of a warp-route message: Tx sent
+	// by pulsesim.RelayerAddress (From) to the destination router (see
+	// RelayOp).
+	OpRelay OpKind = "relay"
 )
 
 // Op is one operation applied to a chain: what is recorded, and replayed.
@@ -214,7 +222,8 @@ type Op struct {
 	// Time is the chain's clock while the op runs: its block's timestamp,
 	// or one second after the parent's if that is later.
 	Time time.Time
-	// From and Tx are a send's sender and transaction request.
+	// From and Tx are a send's (or a relay's) sender and transaction
+	// request.
 	From common.Address
 	Tx   simchain.TxRequest
 	// Holder, Token (the zero address: the native coin) and Amount are a
@@ -261,7 +270,7 @@ func (c *Chain) Do(op Op) (Applied, error) {
 	c.now = op.Time
 	var a Applied
 	switch op.Kind {
-	case OpSend, OpFaucet, OpCredit:
+	case OpSend, OpFaucet, OpCredit, OpRelay:
 		r, err := c.Apply(op)
 		if r == nil {
 			return a, err
@@ -299,7 +308,12 @@ func (c *Chain) Apply(op Op) (*simchain.Receipt, error) {
 	c.now = op.Time
 	switch op.Kind {
 	case OpSend:
+		if op.From == pulsesim.RelayerAddress {
+			return nil, fmt.Errorf("%w: the sandbox relayer's account sends only warp-route deliveries", simchain.ErrInvalidSender)
+		}
 		return c.sim.Send(op.From, op.Tx)
+	case OpRelay:
+		return c.sim.Send(pulsesim.RelayerAddress, op.Tx)
 	case OpFaucet, OpCredit:
 		return c.sim.Faucet(op.Holder, op.Token, op.Amount)
 	}
@@ -334,3 +348,42 @@ func (c *Chain) Balances(holder common.Address) []Balance {
 // Mined is a mined transaction with its receipt and its chain. Neither is
 // modified once mined; both must not be modified.
 type Mined = evmtx.Mined
+
+// RelayOp is the relay operation that delivers m on its destination chain.
+func RelayOp(contracts *pulseroute.Contracts, m pulsesim.WarpMessage) (Op, error) {
+	if contracts == nil {
+		contracts = pulseroute.DefaultContracts()
+	}
+	w, ok := contracts.WarpRoute(m.Destination)
+	if !ok {
+		return Op{}, fmt.Errorf("sandboxnet: message %s: chain %d has no warp router", m.ID.Hex(), m.Destination)
+	}
+	data, err := pulsesim.ProcessCalldata(m)
+	if err != nil {
+		return Op{}, err
+	}
+	return Op{Kind: OpRelay, From: pulsesim.RelayerAddress, Tx: simchain.TxRequest{To: w.Router, Data: data, GasLimit: pulsesim.RelayGasLimit}}, nil
+}
+
+// WarpMessages lists the warp-route messages the chain dispatched in
+// blocks from on, and the head it read up to.
+func (c *Chain) WarpMessages(from uint64) ([]pulsesim.WarpMessage, uint64) {
+	return pulsesim.WarpMessagesSince(c.sim, c.contracts, from)
+}
+
+// Delivery is the transaction that delivered message id on this chain, if
+// one did.
+func (c *Chain) Delivery(id common.Hash) (*simchain.Receipt, bool) {
+	return pulsesim.Delivery(c.sim, c.contracts, id)
+}
+
+// CheckRelay refuses a relay operation that would not deliver now (a
+// release beyond the collateral router's USDC, a message already
+// delivered), by running it as a call: a relay is mined only when it
+// delivers.
+func (c *Chain) CheckRelay(op Op) error {
+	if _, err := c.sim.Call(pulsesim.RelayerAddress, op.Tx.To, op.Tx.Data); err != nil {
+		return fmt.Errorf("sandboxnet: chain %d: the delivery would fail: %w", c.ID(), err)
+	}
+	return nil
+}
