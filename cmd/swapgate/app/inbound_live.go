@@ -106,13 +106,17 @@ func (liveInboundChain) Deliver(context.Context, uint64, string, string, string,
 	return "", errors.New("app: live mode delivers on chain 369 through the transaction manager")
 }
 
-// startLiveInbound starts, in live mode with inbound receivers and
+// startLiveInbound checks live mode's inbound receivers
+// (checkInboundReceivers) and starts, with inbound receivers and
 // --evm-rpc nodes, the inbound runner that serves POST
 // /v1/inbound-receiver/register: the same Register as the sandbox's, the
 // evidence read from the source chain's node with the manager's
 // confirmations, a registration before them kept CONFIRMING until the
 // tracker's horizon.
 func (a *App) startLiveInbound(ctx context.Context, s *startup) (err error) {
+	if err := a.checkInboundReceivers(ctx, s); err != nil {
+		return err
+	}
 	cfg := s.cfg
 	if cfg.Mode != ModeLive || len(cfg.Quote.Pulse.Receivers) == 0 || len(cfg.EVMRPC) == 0 {
 		return nil
