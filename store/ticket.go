@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 
 	"github.com/swapgate/swapgate/routing/codec/jsonenc"
 	"github.com/swapgate/swapgate/routing/domain/quote"
@@ -30,6 +31,10 @@ type EncodedTicket struct {
 	// is one.
 	ref       [32]byte
 	multiStep bool
+	// callRef is keccak256 of step 1's calldata (hasCallRef: a multi-step
+	// quote with a transaction), the second key QuoteByRef answers.
+	callRef    [32]byte
+	hasCallRef bool
 }
 
 // Record is the ticket's encoding (EncodeTicket's JSON), for another
@@ -66,6 +71,14 @@ func (t EncodedTicket) DepositKey() string { return string(t.deposit) }
 func (t EncodedTicket) QuoteRef() (ref [32]byte, ok bool) {
 	return t.ref, t.multiStep
 }
+
+// CallRef is the second reference of a multi-step quote's ticket: keccak256
+// of its step-1 transaction's calldata (Step1CallRef), ok false for another
+// quote or one without a transaction. A live step 1 is the aggregator's
+// transaction, which carries no quote reference, so a registration finds
+// its quote by the calldata the user sent (quote.CallRef): backends index
+// both references for QuoteByRef.
+func (t EncodedTicket) CallRef() (ref [32]byte, ok bool) { return t.callRef, t.hasCallRef }
 
 // DepositIndexKey is the deposit index key of a deposit target.
 func DepositIndexKey(address, memo string) string { return string(depositKey(address, memo)) }
@@ -128,6 +141,9 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 	}
 	o.StringOmitEmpty("scenario", string(req.Scenario))
 	o.StringOmitEmpty("upstreamRef", r.UpstreamRef)
+	if r.Shape == quote.ShapeMultiStep && r.Step1AmountMin != nil {
+		o.Decimal("step1AmountMin", r.Step1AmountMin)
+	}
 	b, err := o.End()
 	if err != nil {
 		return EncodedTicket{}, fmt.Errorf("store: encode ticket %s: %w", is.ID, err)
@@ -176,6 +192,12 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 	}
 	if r.Shape == quote.ShapeMultiStep {
 		t.ref, t.multiStep = quote.Ref(is.ID), true
+		if r.MultiStep != nil && len(r.MultiStep.Steps) > 0 && r.MultiStep.Steps[0].TransactionRequest != nil {
+			data, err := hex.DecodeString(strings.TrimPrefix(r.MultiStep.Steps[0].TransactionRequest.Data, "0x"))
+			if err == nil {
+				t.callRef, t.hasCallRef = quote.CallRef(data), true
+			}
+		}
 	}
 	return t, nil
 }

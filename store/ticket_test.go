@@ -125,3 +125,34 @@ func TestUpstreamRefRouteToTicketToSwap(t *testing.T) {
 		t.Fatalf("old record: %+v %v", tk, err)
 	}
 }
+
+// A multi-step quote's ticket keeps step 1's minimum USDC and is found by
+// its step-1 calldata too (CallRef: keccak256 of the calldata the quote
+// gave); another quote has neither.
+func TestMultiStepTicketStep1MinimumAndCallRef(t *testing.T) {
+	now := time.Unix(1_767_225_600, 0).UTC()
+	ms := &quote.Route{Shape: quote.ShapeMultiStep, Step1AmountMin: big.NewInt(24_875_000), MultiStep: &quote.MultiStepQuote{Steps: []quote.Step{
+		{Step: 1, TransactionRequest: &quote.StepTx{To: "0x1231DEB6f5749EF6cE6943a275A1D3E7486F4EaE", Data: "0x4630a0d8beef", Value: "0x0", ChainID: 42161}},
+		{Step: 2, Automated: true}}}}
+	enc, err := EncodeTicket(issued(now, ms))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := DecodeTicketRecord(enc.ID, enc.Record())
+	if err != nil || tk.Step1AmountMin != "24875000" {
+		t.Fatalf("ticket %+v %v, want step1AmountMin 24875000", tk, err)
+	}
+	if ref, ok := enc.CallRef(); !ok || ref != quote.CallRef([]byte{0x46, 0x30, 0xa0, 0xd8, 0xbe, 0xef}) {
+		t.Fatalf("step-1 reference %x %v", ref, ok)
+	}
+	plain, err := EncodeTicket(issued(now, &quote.Route{Tool: "relay"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.CallRef(); ok {
+		t.Fatal("a plain quote has a step-1 reference")
+	}
+	if tk, err := DecodeTicketRecord(plain.ID, plain.Record()); err != nil || tk.Step1AmountMin != "" {
+		t.Fatalf("plain ticket %+v %v", tk, err)
+	}
+}

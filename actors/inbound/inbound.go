@@ -32,7 +32,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
@@ -117,8 +116,23 @@ type Options struct {
 	// deposits (default DefaultRescanInterval); topology changes scan at
 	// once.
 	RescanInterval time.Duration
-	Logger         *slog.Logger
-	Now            func() time.Time
+	// Confirmations is how many blocks, its own included, a step-1
+	// transaction needs before its deposit is RECEIVED (the transaction
+	// manager's --confirmations; 0 counts as 1). A registration before that
+	// waits in CONFIRMING (register.go).
+	Confirmations uint64
+	// Horizon is how long after its registration a CONFIRMING deposit is
+	// read again before it fails (default DefaultHorizon; the service
+	// passes the tracker's horizon).
+	Horizon time.Duration
+	// ConfirmPoll paces the reads of a CONFIRMING deposit's transaction
+	// (default DefaultConfirmPoll).
+	ConfirmPoll time.Duration
+	// HoldReceived stops a deposit at RECEIVED: live mode, until its step
+	// 2 runs through the transaction manager.
+	HoldReceived bool
+	Logger       *slog.Logger
+	Now          func() time.Time
 }
 
 // Runner registers deposits and runs their step 2.
@@ -134,6 +148,10 @@ type Runner struct {
 	// OwnerKey, so that a scan starts none twice.
 	mu      sync.Mutex
 	running map[string]bool
+	// found holds, by OwnerKey, the quote a CONFIRMING deposit's
+	// confirmation found (register.go), for the step leaving CONFIRMING
+	// to record.
+	found map[string]quoteOf
 
 	wg   sync.WaitGroup
 	stop chan struct{}
@@ -150,7 +168,16 @@ func Start(ctx context.Context, store Store, chain Chain, tickets Tickets, o Opt
 	if o.RescanInterval <= 0 {
 		o.RescanInterval = DefaultRescanInterval
 	}
-	r := &Runner{store: store, chain: chain, tickets: tickets, opts: o, running: map[string]bool{}, stop: make(chan struct{})}
+	if o.Confirmations == 0 {
+		o.Confirmations = 1
+	}
+	if o.Horizon <= 0 {
+		o.Horizon = DefaultHorizon
+	}
+	if o.ConfirmPoll <= 0 {
+		o.ConfirmPoll = DefaultConfirmPoll
+	}
+	r := &Runner{store: store, chain: chain, tickets: tickets, opts: o, running: map[string]bool{}, found: map[string]quoteOf{}, stop: make(chan struct{})}
 	if o.Owner != nil {
 		f, ok := store.(FencedStore)
 		if !ok {
@@ -224,82 +251,6 @@ func (r *Runner) Deposit(ctx context.Context, txHash string) (*inbound.Record, e
 	return r.store.InboundDepositByHash(ctx, txHash)
 }
 
-// Register checks a registration body and records the deposit: the body
-// has exactly the six fields, the signature is the EIP-712 RegisterDeposit
-// of fromAddress on the source chain, and the source chain shows txHash as
-// a successful transaction from fromAddress that delivered USDC to the
-// inbound receiver. The same body again returns the same deposit; another
-// body for a registered txHash is refused.
-func (r *Runner) Register(ctx context.Context, body []byte) (*inbound.Record, *apierr.Error) {
-	reg, perr := inbound.Parse(body)
-	if perr != nil {
-		return nil, perr
-	}
-	if old, err := r.store.InboundDepositByHash(ctx, reg.TxHash.Hex()); err == nil {
-		if e := inbound.SameRegistration(old.Deposit.Registration, reg); e != nil {
-			return nil, e
-		}
-		return old, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.From(err)
-	}
-	src, perr := inbound.SourceChain(reg, r.opts.Contracts.SenderChains())
-	if perr != nil {
-		return nil, perr
-	}
-	ev, err := r.chain.Evidence(ctx, src, reg.TxHash)
-	if err != nil {
-		return nil, inbound.ReadFailed(src, err)
-	}
-	amount, perr := inbound.CheckDeposit(r.opts.Contracts, src, reg, ev)
-	if perr != nil {
-		return nil, perr
-	}
-	d, event, err := inbound.NewDeposit(r.opts.Contracts, src, reg, amount, r.opts.Now())
-	if err != nil {
-		return nil, apierr.From(err)
-	}
-	rec := &inbound.Record{Deposit: d}
-	rec.QuoteID, rec.PartnerID = r.owner(ctx, src, reg.TxHash)
-	stored, created, err := r.store.CreateInboundDeposit(ctx, rec, []webhook.Event{event})
-	if err != nil {
-		return nil, apierr.New(apierr.ServiceUnavailable, "could not record the deposit; retry").Wrap(err)
-	}
-	if !created {
-		if e := inbound.SameRegistration(stored.Deposit.Registration, reg); e != nil {
-			return nil, e
-		}
-		return stored, nil
-	}
-	r.published(1)
-	r.run(*stored)
-	return stored, nil
-}
-
-// owner finds the quote (and so the partner) whose step 1 the transaction
-// executed, through the quote reference its calldata carried; "" when the
-// transaction names no quote the service issued.
-func (r *Runner) owner(ctx context.Context, chainID uint64, txHash common.Hash) (quoteID, partnerID string) {
-	ref, ok, err := r.chain.QuoteRef(ctx, chainID, txHash)
-	if err != nil || !ok {
-		return "", ""
-	}
-	id, ok := "", false
-	if r.opts.PendingRef != nil {
-		id, ok = r.opts.PendingRef(ref)
-	}
-	if !ok {
-		if id, err = r.store.QuoteByRef(ctx, ref); err != nil {
-			return "", ""
-		}
-	}
-	t, err := r.tickets.Ticket(ctx, id)
-	if err != nil {
-		return id, ""
-	}
-	return id, t.PartnerID
-}
-
 func (r *Runner) published(n int) {
 	if n > 0 && r.opts.Published != nil {
 		r.opts.Published()
@@ -336,7 +287,10 @@ func (r *Runner) run(rec inbound.Record) {
 			if !r.owns(hash) {
 				return
 			}
-			u, wait := r.next(d)
+			u, wait := r.step(d)
+			if wait < 0 {
+				return // held (Options.HoldReceived)
+			}
 			if wait > 0 {
 				select {
 				case <-r.stop:
@@ -352,6 +306,7 @@ func (r *Runner) run(rec inbound.Record) {
 			}
 			rec := *d
 			rec.Deposit = next
+			r.takeFound(&rec)
 			var events []webhook.Event
 			if ev != nil {
 				events = append(events, *ev)

@@ -198,6 +198,9 @@ func (k *Keeper) Keep(ctx context.Context, is *quote.Issued) error {
 	if ref, ok := t.QuoteRef(); ok {
 		k.refs[ref] = t.ID
 	}
+	if call, ok := t.CallRef(); ok {
+		k.refs[call] = t.ID
+	}
 	k.queue = append(k.queue, t)
 	k.bytes += t.Size()
 	select {
@@ -296,7 +299,8 @@ func (k *Keeper) awaitPeer(ctx context.Context, id string, miss error) (*quote.T
 }
 
 // PendingQuoteByRef returns the id of the multi-step quote whose
-// reference is ref while its ticket's commit (which writes the store's
+// reference (or step-1 calldata's, store.EncodedTicket.CallRef) is ref
+// while its ticket's commit (which writes the store's
 // reference index) is pending: a step-1 transaction can be registered
 // within moments of its quote, before the index has it.
 func (k *Keeper) PendingQuoteByRef(ref [32]byte) (string, bool) {
@@ -380,6 +384,9 @@ func (k *Keeper) commit() {
 		delete(k.deposits, t.DepositKey())
 		if ref, ok := t.QuoteRef(); ok {
 			delete(k.refs, ref)
+		}
+		if call, ok := t.CallRef(); ok {
+			delete(k.refs, call)
 		}
 		k.bytes -= t.Size()
 	}

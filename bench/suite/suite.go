@@ -525,11 +525,10 @@ func (env *environment) start(ctx context.Context) error {
 	return nil
 }
 
-// The bench's stand-ins for Swapgate's own pulseroute contracts.
-const (
-	benchSenderContract  = "0x5ce0c2f6b6b33f36b17e4fd3dda2b1c16f0e3a01"
-	benchInboundReceiver = "0x7a1b9d3e5c2f4a6b8d0e1f2a3b4c5d6e7f8a9b0c"
-)
+// The bench's stand-in for Swapgate's own sender contract. Its inbound
+// receiver is the live server's operator account, as live mode requires
+// (made with swapgate operator-key create before the server starts).
+const benchSenderContract = "0x5ce0c2f6b6b33f36b17e4fd3dda2b1c16f0e3a01"
 
 // startStandins starts the upstream stand-ins (swapgate standins) and
 // returns the spec of the live server that quotes against them: both
@@ -545,6 +544,17 @@ func (env *environment) startStandins(ctx context.Context, logPath string, limit
 	env.children[processStandins] = sc
 	env.stage("started %-8s pid %-7d on %s (every upstream answering after %s)\n", processStandins, sc.pid(), sc.addr, env.cfg.LiveLatency)
 	base := "http://" + sc.addr
+	dataDir := filepath.Join(env.tmp, serverLive)
+	out, err := cli(ctx, env.cfg.Binary, nil, "operator-key", "create", "--data", dataDir)
+	if err != nil {
+		return childSpec{}, err
+	}
+	var operator struct {
+		Address string `json:"address"`
+	}
+	if err := json.Unmarshal(out, &operator); err != nil || operator.Address == "" {
+		return childSpec{}, fmt.Errorf("operator-key create: unexpected output %q (%v)", out, err)
+	}
 	var rpcs, senders, receivers []string
 	for _, id := range []string{"369", "1", "42161", "8453"} {
 		rpcs = append(rpcs, id+"="+base+"/rpc/"+id)
@@ -553,11 +563,11 @@ func (env *environment) startStandins(ctx context.Context, logPath string, limit
 			// live mode quotes only where configured; quoting reads none of
 			// their state, so any address serves.
 			senders = append(senders, id+"="+benchSenderContract)
-			receivers = append(receivers, id+"="+benchInboundReceiver)
+			receivers = append(receivers, id+"="+operator.Address)
 		}
 	}
 	return childSpec{name: serverLive, addrOf: jsonAddr("swapgate serving"),
-		args: append([]string{"serve", "--mode", "live", "--addr", "127.0.0.1:0", "--data", filepath.Join(env.tmp, serverLive),
+		args: append([]string{"serve", "--mode", "live", "--addr", "127.0.0.1:0", "--data", dataDir,
 			"--aggregator-url", base + "/lifi", "--intents-url", base + "/oneclick", "--pulse-rpc", strings.Join(rpcs, ","),
 			"--pulse-sender-contract", strings.Join(senders, ","), "--pulse-inbound-receiver", strings.Join(receivers, ",")}, limits...)}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"math"
 	"math/big"
 	"net/http"
@@ -12,11 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/crypto"
+
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/internal/standin/evmrpc"
 	lifistandin "github.com/swapgate/swapgate/internal/standin/lifi"
 	mpstandin "github.com/swapgate/swapgate/internal/standin/moonpay"
 	oneclickstandin "github.com/swapgate/swapgate/internal/standin/oneclick"
+	"github.com/swapgate/swapgate/internal/standin/signer"
 	"github.com/swapgate/swapgate/routing/adapters/moonpay"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
@@ -25,11 +29,21 @@ import (
 )
 
 // Swapgate's own pulseroute contracts on Arbitrum, as an operator configures
-// them in live mode (--pulse-sender-contract, --pulse-inbound-receiver).
-const (
-	liveSender   = "0x5ce0c2f6b6b33f36b17e4fd3dda2b1c16f0e3a01"
-	liveReceiver = "0x7a1b9d3e5c2f4a6b8d0e1f2a3b4c5d6e7f8a9b0c"
-)
+// them in live mode (--pulse-sender-contract, --pulse-inbound-receiver):
+// the inbound receiver is the operator account, which the external
+// signer's stand-in holds (--signer-url, --signer-address).
+const liveSender = "0x5ce0c2f6b6b33f36b17e4fd3dda2b1c16f0e3a01"
+
+// liveReceiver is the operator account of the live stand-ins' signer.
+var liveReceiver = crypto.PubkeyToAddress(liveOperatorKey().PublicKey).Hex()
+
+func liveOperatorKey() *ecdsa.PrivateKey {
+	k, err := crypto.ToECDSA(crypto.Keccak256([]byte("swapgate/live-e2e-operator")))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
 
 // liveStandins are local stand-ins of every upstream live mode talks to.
 type liveStandins struct {
@@ -37,9 +51,11 @@ type liveStandins struct {
 	intents *oneclickstandin.Server
 	node    *evmrpc.Server
 	mp      *mpstandin.Server
-	aggURL  string
-	intURL  string
-	nodeURL string
+	// signerURL is the operator's external signer, holding liveReceiver.
+	signerURL string
+	aggURL    string
+	intURL    string
+	nodeURL   string
 }
 
 func startLiveStandins(t *testing.T) *liveStandins {
@@ -59,6 +75,9 @@ func startLiveStandins(t *testing.T) *liveStandins {
 		t.Fatal(err)
 	}
 	t.Cleanup(nodeSrv.Close)
+	_, signerSrv := signer.Start(liveOperatorKey(), signer.Web3Signer)
+	t.Cleanup(signerSrv.Close)
+	s.signerURL = signerSrv.URL
 	s.mp = mpstandin.Start(mpstandin.Config{APIKey: "pk_live_e2e", SecretKey: "sk_live_e2e", WebhookKey: "wk_live_e2e"})
 	t.Cleanup(s.mp.Close)
 	s.aggURL, s.intURL, s.nodeURL = aggSrv.URL, intSrv.URL, nodeSrv.URL
@@ -72,6 +91,7 @@ func (s *liveStandins) configure(c *app.Config) {
 	c.Quote.IntentsURL, c.Quote.IntentsKey = s.intURL, "jwt-live-e2e"
 	c.Quote.PulseRPC = map[uint64]string{369: evmrpc.URL(s.nodeURL, 369), 42161: evmrpc.URL(s.nodeURL, 42161)}
 	c.Quote.Pulse = app.PulseContracts{Senders: map[uint64]string{42161: liveSender}, Receivers: map[uint64]string{42161: liveReceiver}}
+	c.Operator = app.OperatorConfig{SignerURL: s.signerURL, SignerAddress: liveReceiver}
 	c.OnrampProvider = app.OnrampMoonPay
 	c.MoonPay = moonpay.Config{APIURL: s.mp.URL(), WidgetURL: s.mp.WidgetURL(), APIKey: "pk_live_e2e", SecretKey: "sk_live_e2e", WebhookKey: "wk_live_e2e"}
 	c.OnrampLookupInterval = time.Minute

@@ -8,6 +8,7 @@ import (
 
 // TestReadmeLiveWalkthrough runs the README's offline live-mode
 // walkthrough the way a person does: the stand-ins and the live service
+// (its operator account made first and named as the inbound receiver)
 // from the README's own command lines (each on a free port: the service's
 // through SWAPGATE_ADDR, the stand-ins' replaced in both lines), then the
 // third terminal's curls as written. The tools are the upstreams' own, the
@@ -25,9 +26,12 @@ func TestReadmeLiveWalkthrough(t *testing.T) {
 	up := startCommand(t, dir, nil, strings.Replace(standinsLine, "127.0.0.1:8090", "127.0.0.1:0", 1))
 	upAddr := up.waitFor(t, "the stand-ins serve", func(stdout, stderr string) string { return loggedAddr(stdout+stderr, "standins serving") })
 
+	// The operator account made first, then the service whose inbound
+	// receiver it is (a start refused otherwise).
 	serveLine := readmeBlockAfter(t, "In another, Swapgate in live mode against them")
-	if !strings.HasPrefix(serveLine, "bin/swapgate serve --mode live ") {
-		t.Fatalf("the README's live serve command: %q", serveLine)
+	if !strings.HasPrefix(serveLine, "bin/swapgate operator-key create --data ./data-live\nbin/swapgate serve --mode live ") ||
+		!strings.Contains(serveLine, "--pulse-inbound-receiver 42161=$(bin/swapgate operator-key show --data ./data-live") {
+		t.Fatalf("the README's live serve commands: %q", serveLine)
 	}
 	srv := startCommand(t, dir, []string{"SWAPGATE_ADDR=127.0.0.1:0"}, strings.ReplaceAll(serveLine, "127.0.0.1:8090", upAddr))
 	serveAddr := srv.waitFor(t, "the service serves", func(_, stderr string) string { return loggedAddr(stderr, "swapgate serving") })

@@ -15,6 +15,7 @@ import (
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 	"github.com/swapgate/swapgate/store"
@@ -239,8 +240,19 @@ func RunInboundDeposits(t *testing.T, open Factory[InboundDeposits]) {
 			if id, err := h.Store.QuoteByRef(ctx, ref); err != nil || id != ms.ID {
 				t.Fatalf("by reference %q %v, want %q", id, err, ms.ID)
 			}
+			// And by its step-1 calldata's, which a live step 1 (the
+			// aggregator's transaction, no quote reference) is found by.
+			if call, ok := ms.CallRef(); !ok || call != quote.CallRef([]byte{0x02}) {
+				t.Fatalf("step-1 reference %x %v, want keccak256 of the calldata", call, ok)
+			}
+			if id, err := h.Store.QuoteByRef(ctx, quote.CallRef([]byte{0x02})); err != nil || id != ms.ID {
+				t.Fatalf("by step-1 calldata %q %v, want %q", id, err, ms.ID)
+			}
 			if _, ok := plain.QuoteRef(); ok {
 				t.Fatal("a plain quote has a reference")
+			}
+			if _, ok := plain.CallRef(); ok {
+				t.Fatal("a plain quote has a step-1 reference")
 			}
 			if _, err := h.Store.QuoteByRef(ctx, [32]byte{1}); !errors.Is(err, account.ErrNotFound) {
 				t.Fatalf("unknown reference: %v", err)

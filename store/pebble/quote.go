@@ -17,8 +17,8 @@ const prefixQuoteRef = "quoteref/"
 
 func quoteRefKey(ref [32]byte) []byte { return append([]byte(prefixQuoteRef), ref[:]...) }
 
-// PutQuoteRefs indexes the multi-step quotes among ts by their reference,
-// unsynced like the tickets they go with, and writes nothing for a batch
+// PutQuoteRefs indexes the multi-step quotes among ts by their reference
+// and by their step-1 calldata's (EncodedTicket.CallRef), unsynced like the tickets they go with, and writes nothing for a batch
 // with none. The index is kept here rather than with the tickets in the
 // ticket log because a registration may come after its ticket is swept.
 func (s *Store) PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) error {
@@ -37,6 +37,11 @@ func (s *Store) PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) erro
 		}
 		if err := b.Set(quoteRefKey(ref), []byte(t.ID), nil); err != nil {
 			return fmt.Errorf("pebblestore: batch reference of quote %s: %w", t.ID, err)
+		}
+		if call, ok := t.CallRef(); ok {
+			if err := b.Set(quoteRefKey(call), []byte(t.ID), nil); err != nil {
+				return fmt.Errorf("pebblestore: batch step-1 reference of quote %s: %w", t.ID, err)
+			}
 		}
 	}
 	if b == nil {

@@ -12,7 +12,8 @@ import (
 )
 
 // PutQuoteRefs indexes the multi-step quotes among ts by their reference
-// and writes nothing for a batch with none. Like the tickets they go with,
+// and by their step-1 calldata's (EncodedTicket.CallRef), and writes
+// nothing for a batch with none. Like the tickets they go with,
 // the entries commit with synchronous_commit off (the unsynced pool): a crash of the server
 // may lose the last few hundred milliseconds of them, as it may lose the
 // Pebble store's unsynced ones.
@@ -28,6 +29,9 @@ func (s *Store) PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) erro
 		}
 		ref := quote.Ref(t.ID)
 		refs, ids = append(refs, ref[:]), append(ids, t.ID)
+		if call, ok := t.CallRef(); ok {
+			refs, ids = append(refs, call[:]), append(ids, t.ID)
+		}
 	}
 	if len(refs) == 0 {
 		return nil

@@ -355,7 +355,7 @@ export interface paths {
         put?: never;
         /**
          * Register a multi-step deposit
-         * @description After step 1 of a Shape C quote confirms: exactly the six fields, signed by fromAddress (EIP-712 RegisterDeposit, domain ServiceInboundReceiver, version 1, chainId the source chain, which is the chain whose domain recovers fromAddress). The step-1 transaction must be fromAddress's successful transaction delivering USDC to the inbound receiver; it is read from the chain's node where --evm-rpc names one, from the sandbox chain otherwise. A refused transaction is INVALID_PARAMS naming txHash with details.reason TX_NOT_FOUND, TX_PENDING, TX_FAILED, WRONG_SENDER, NO_DEPOSIT or WRONG_CHAIN; a node that cannot be read is RPC_FAILURE (504 UPSTREAM_TIMEOUT when it does not answer within --rpc-timeout). The same body again returns the same record; another body for a registered txHash is refused. Sandbox mode only: step 2 runs on the sandbox chain. Where the mode does not serve it, the path is 404 NOT_FOUND.
+         * @description After step 1 of a Shape C quote is sent (or signed: it may be registered before it is broadcast): exactly the six fields, signed by fromAddress (EIP-712 RegisterDeposit, domain ServiceInboundReceiver, version 1, chainId the source chain, which is the chain whose domain recovers fromAddress). The step-1 transaction must be fromAddress's successful transaction delivering USDC to the inbound receiver, in at least the confirmations (--confirmations: 1 in sandbox mode, 12 in live mode); it is read from the chain's node where --evm-rpc names one, from the sandbox chain otherwise (live mode reads the node only). A transaction the chain does not show yet (unknown to the node, pending) or not with its confirmations is accepted as CONFIRMING, without amountIn and without an event, and read again until the tracker's horizon: then RECEIVED (deposit.received is published then) or FAILED with the reason (a refusal below, or NOT_CONFIRMED at the horizon). A mined transaction that is not the deposit is refused at once, confirmed or not: INVALID_PARAMS naming txHash with details.reason TX_FAILED, WRONG_SENDER, NO_DEPOSIT, WRONG_CHAIN, or BELOW_MINIMUM (with details.amount and details.minimum) when it delivered less USDC than its quote's step 1 promised at least; the quote is found by the reference the sandbox router announces, or by keccak256 of the transaction's calldata (a live step 1 is the aggregator's transaction, exactly as the quote gave it), and a transaction no quote gave is accepted on the USDC it delivered alone, without a quote or partner; a node that cannot be read is RPC_FAILURE (504 UPSTREAM_TIMEOUT when it does not answer within --rpc-timeout). The same body again returns the same record; another body for a registered txHash is refused. Served in sandbox mode, and in live mode where --pulse-inbound-receiver (the operator account) and --evm-rpc are configured; where the server does not serve it, the path is 404 NOT_FOUND.
          */
         post: operations["inboundRegister"];
         delete?: never;
@@ -373,7 +373,7 @@ export interface paths {
         };
         /**
          * A registered deposit
-         * @description The registered deposit of a step-1 transaction; an unregistered one is 404 INVALID_PARAMS naming txHash. Sandbox mode only. Where the mode does not serve it, the path is 404 NOT_FOUND.
+         * @description The registered deposit of a step-1 transaction; an unregistered one is 404 INVALID_PARAMS naming txHash. Served where POST /v1/inbound-receiver/register is; where the server does not serve it, the path is 404 NOT_FOUND.
          */
         get: operations["inboundDeposit"];
         put?: never;
@@ -1882,16 +1882,16 @@ export interface components {
             inputToken: string;
             outputToken: string;
             /** @description Base units. */
-            amountIn: string;
+            amountIn?: string;
             /** @description Base units of deliveredToken. */
             amountOut?: string;
             /** @description outputToken, or USDCh after the fallback. */
             deliveredToken?: string;
             /**
-             * @description RECEIVED, BRIDGING, SWAPPING, FALLBACK, then one of the terminal COMPLETED, REFUNDED_USDCH (the DEX leg failed; the user holds the bridged USDCh on 369) and FAILED.
+             * @description CONFIRMING (registered before its step-1 transaction was confirmed: no amountIn yet), RECEIVED, BRIDGING, SWAPPING, FALLBACK, then one of the terminal COMPLETED, REFUNDED_USDCH (the DEX leg failed; the user holds the bridged USDCh on 369) and FAILED.
              * @enum {string}
              */
-            status: "RECEIVED" | "BRIDGING" | "SWAPPING" | "COMPLETED" | "FALLBACK" | "REFUNDED_USDCH" | "FAILED";
+            status: "CONFIRMING" | "RECEIVED" | "BRIDGING" | "SWAPPING" | "COMPLETED" | "FALLBACK" | "REFUNDED_USDCH" | "FAILED";
             bridgeTxHash?: string;
             destinationTxHash?: string;
             /** @description True once the fallback paid USDCh instead of outputToken. */
@@ -2563,16 +2563,16 @@ export interface components {
             inputToken: string;
             outputToken: string;
             /** @description Base units. */
-            amountIn: string;
+            amountIn?: string;
             /** @description Base units of deliveredToken. */
             amountOut?: string;
             /** @description outputToken, or USDCh after the fallback. */
             deliveredToken?: string;
             /**
-             * @description RECEIVED, BRIDGING, SWAPPING, FALLBACK, then one of the terminal COMPLETED, REFUNDED_USDCH (the DEX leg failed; the user holds the bridged USDCh on 369) and FAILED.
+             * @description CONFIRMING (registered before its step-1 transaction was confirmed: no amountIn yet), RECEIVED, BRIDGING, SWAPPING, FALLBACK, then one of the terminal COMPLETED, REFUNDED_USDCH (the DEX leg failed; the user holds the bridged USDCh on 369) and FAILED.
              * @enum {string}
              */
-            status: "RECEIVED" | "BRIDGING" | "SWAPPING" | "COMPLETED" | "FALLBACK" | "REFUNDED_USDCH" | "FAILED";
+            status: "CONFIRMING" | "RECEIVED" | "BRIDGING" | "SWAPPING" | "COMPLETED" | "FALLBACK" | "REFUNDED_USDCH" | "FAILED";
             bridgeTxHash?: string;
             destinationTxHash?: string;
             /** @description True once the fallback paid USDCh instead of outputToken. */

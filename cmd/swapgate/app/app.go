@@ -54,11 +54,10 @@ const (
 	// /v1/balances are served from it, so that a client can play the
 	// wallet for every sandbox quote.
 	ModeSandbox = "sandbox"
-	// ModeLive runs no sandbox chain; those endpoints do not exist, and
-	// neither does the multi-step deposit registration: its step 2 (the
-	// bridge to 369 and the DEX leg there) runs only on the sandbox chain,
-	// and a deposit registered with nothing to carry it would never
-	// complete.
+	// ModeLive runs no sandbox chain; those endpoints do not exist. The
+	// multi-step deposit registration is served where inbound receivers
+	// (the operator account) and --evm-rpc nodes are configured, its
+	// evidence read from the source chain's node.
 	ModeLive = "live"
 )
 
@@ -263,7 +262,7 @@ type App struct {
 	onramp  *onrampdesk.Desk
 	// relayer delivers the sandbox's warp-route messages (sandbox mode).
 	relayer *sandboxchain.Relayer
-	// evidence reads registrations' step-1 transactions (sandbox mode).
+	// evidence reads registrations' step-1 transactions.
 	evidence *inbound.EvidenceReader
 	chains   *sandboxchain.Service
 	// txm is the transaction manager of the operator's account; nil when
@@ -322,6 +321,7 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.startWebhooks,        // the delivery pool over the outbox
 		a.startSandboxDesks,    // sandbox mode: bridging, inbound runner, on-ramp desk
 		a.startWarpRelayer,     // sandbox mode: warp-route messages delivered
+		a.startLiveInbound,     // live mode: receivers checked, deposit registration
 		a.startProviderOnramp,  // live mode: the on-ramp desk on its provider
 		a.startTracker,         // swaps followed to their end
 		a.startEdge,            // the HTTP server over all of the above

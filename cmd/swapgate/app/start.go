@@ -258,8 +258,8 @@ func (a *App) startWebhooks(_ context.Context, s *startup) (err error) {
 // in place of upstreams: swaps followed by simulated bridging, multi-step
 // deposits carried on them (their step 1 checked on the source chain's
 // node where --evm-rpc names one, on the sandbox chain otherwise), and
-// the on-ramp desk's deliveries. Live mode registers no deposits (see
-// ModeLive): the edge then has no register endpoint.
+// the on-ramp desk's deliveries. Live mode registers deposits in
+// startLiveInbound (inbound_live.go).
 func (a *App) startSandboxDesks(ctx context.Context, s *startup) (err error) {
 	if a.sandbox == nil {
 		return nil
@@ -275,9 +275,9 @@ func (a *App) startSandboxDesks(ctx context.Context, s *startup) (err error) {
 	// A multi-step deposit's bridge to 369 fails at the rate the
 	// sandbox's other bridges do, by the same rule.
 	bridgeFails := func(txHash string) bool { return sandbox.BridgeFails(cfg.SandboxBridgeFailureRate, txHash) }
-	if a.inbound, err = inboundrun.Start(ctx, a.stores.Inbound, chain, a.quotes.quoter, inboundrun.Options{Contracts: s.contracts, PendingRef: a.quotes.tickets.PendingQuoteByRef,
+	if a.inbound, err = inboundrun.Start(ctx, a.stores.Inbound, chain, a.quotes.quoter, a.inboundOptions(s, inboundrun.Options{
 		DEX: a.quotes.pulseState, BridgeDelay: time.Duration(cfg.SandboxBridgeScale * float64(time.Minute)),
-		BridgeFails: bridgeFails, Published: a.hooks.Wake, Owner: a.inboundOwner(), Logger: a.log}); err != nil {
+		BridgeFails: bridgeFails})); err != nil {
 		return fmt.Errorf("app: start the inbound runner: %w", err)
 	}
 	s.inboundDeposits = a.inbound

@@ -28,7 +28,11 @@ func TestEvidenceOverRPC(t *testing.T) {
 	_, stranger := testKey(t, "mallory")
 	unknown := common.HexToHash("0x7a1f0c6e5b4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a1908f7e6d5c4b3a")
 	both := func(name string) map[string]string {
-		return map[string]string{"eth_getTransactionByHash": name, "eth_getTransactionReceipt": name}
+		m := map[string]string{"eth_getTransactionByHash": name, "eth_getTransactionReceipt": name}
+		if name == caseDeposit || name == caseReverted {
+			m["eth_blockNumber"] = name // a mined transaction's confirmations
+		}
+		return m
 	}
 
 	cases := []struct {
@@ -44,12 +48,12 @@ func TestEvidenceOverRPC(t *testing.T) {
 		reason   string            // refused as INVALID_PARAMS: details.reason
 	}{
 		{name: "USDC delivered to the receiver", node: both(caseDeposit), receipts: 1, amount: rpcDeposited,
-			want: inbound.Evidence{State: inbound.TxMined, From: depositor, Status: types.ReceiptStatusSuccessful, BlockNumber: 312_457_108}},
+			want: inbound.Evidence{State: inbound.TxMined, From: depositor, Status: types.ReceiptStatusSuccessful, BlockNumber: 312_457_108, Head: rpcHead}},
 		{name: "sent by another account than fromAddress", node: both(caseDeposit), from: stranger, receipts: 1,
-			want: inbound.Evidence{State: inbound.TxMined, From: depositor, Status: types.ReceiptStatusSuccessful, BlockNumber: 312_457_108},
+			want: inbound.Evidence{State: inbound.TxMined, From: depositor, Status: types.ReceiptStatusSuccessful, BlockNumber: 312_457_108, Head: rpcHead},
 			code: apierr.InvalidParams, reason: inbound.ReasonSender},
 		{name: "reverted", node: both(caseReverted), receipts: 1,
-			want: inbound.Evidence{State: inbound.TxMined, From: depositor, Status: types.ReceiptStatusFailed, BlockNumber: 312_457_311},
+			want: inbound.Evidence{State: inbound.TxMined, From: depositor, Status: types.ReceiptStatusFailed, BlockNumber: 312_457_311, Head: 312_457_322},
 			code: apierr.InvalidParams, reason: inbound.ReasonFailed},
 		{name: "pending", node: both(casePending), want: inbound.Evidence{State: inbound.TxPending},
 			code: apierr.InvalidParams, reason: inbound.ReasonPending},
@@ -105,6 +109,17 @@ func TestEvidenceOverRPC(t *testing.T) {
 					}
 				}
 				sameEvidence(t, ev, want)
+				if want.State == inbound.TxMined {
+					// The recorded head makes twelve confirmations, live
+					// mode's default: the deposit is checked, not awaited;
+					// one more block asked for awaits it.
+					if r, ok := inbound.Awaiting(ev, 12); ok {
+						t.Fatalf("awaited (%s) with %d confirmations", r, ev.Confirmations())
+					}
+					if r, ok := inbound.Awaiting(ev, 13); !ok || r != inbound.ReasonUnconfirmed {
+						t.Fatalf("Awaiting(13) = %q, %v", r, ok)
+					}
+				}
 				amount, refusal = inbound.CheckDeposit(c, chain, reg, ev)
 			}
 
@@ -134,7 +149,7 @@ func TestEvidenceOverRPC(t *testing.T) {
 func sameEvidence(t *testing.T, got, want inbound.Evidence) {
 	t.Helper()
 	if got.ChainID != want.ChainID || got.State != want.State || got.From != want.From ||
-		got.Status != want.Status || got.BlockNumber != want.BlockNumber || len(got.Transfers) != len(want.Transfers) {
+		got.Status != want.Status || got.BlockNumber != want.BlockNumber || got.Head != want.Head || len(got.Transfers) != len(want.Transfers) {
 		t.Fatalf("evidence %+v, want %+v", got, want)
 	}
 	for i, tr := range got.Transfers {
@@ -158,7 +173,7 @@ func (s *stubSource) Evidence(_ context.Context, chainID uint64, _ common.Hash) 
 // otherwise; with neither the chain cannot be read, which is an error (so
 // RPC_FAILURE), never a "not found" that blames the client's hash.
 func TestEvidenceReaderChoosesTheSource(t *testing.T) {
-	node := startRecordedNode(t, map[string]string{"eth_getTransactionByHash": caseDeposit, "eth_getTransactionReceipt": caseDeposit})
+	node := startRecordedNode(t, map[string]string{"eth_getTransactionByHash": caseDeposit, "eth_getTransactionReceipt": caseDeposit, "eth_blockNumber": caseDeposit})
 	deposit := recordedHash(t, caseDeposit)
 	ctx := context.Background()
 	cases := []struct {

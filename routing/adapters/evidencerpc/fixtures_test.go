@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
@@ -50,7 +51,11 @@ const (
 	caseRPCError = "rpc_error" // the node's provider refuses the call
 )
 
-var rpcMethods = []string{"eth_getTransactionByHash", "eth_getTransactionReceipt"}
+var rpcMethods = []string{"eth_getTransactionByHash", "eth_getTransactionReceipt", "eth_blockNumber"}
+
+// rpcHead is the node's latest block in the recorded answers: the deposit's
+// block and eleven after it, twelve confirmations.
+const rpcHead = 312_457_119
 
 // TestRecordedNodeAnswers rebuilds the recorded answers (signing the
 // transactions with go-ethereum, so that types.Sender recovers the
@@ -129,10 +134,12 @@ func recordNode(t *testing.T) map[string]map[string]any {
 		caseDeposit: {
 			"eth_getTransactionByHash":  response(nodeTx(t, deposit, from, 312_457_108, 3)),
 			"eth_getTransactionReceipt": response(nodeReceipt(t, deposit, from, types.ReceiptStatusSuccessful, 312_457_108, 3, 161_412, logs)),
+			"eth_blockNumber":           response(hexutil.Uint64(rpcHead)),
 		},
 		caseReverted: {
 			"eth_getTransactionByHash":  response(nodeTx(t, reverted, from, 312_457_311, 1)),
 			"eth_getTransactionReceipt": response(nodeReceipt(t, reverted, from, types.ReceiptStatusFailed, 312_457_311, 1, 118_204, nil)),
+			"eth_blockNumber":           response(hexutil.Uint64(312_457_322)),
 		},
 		casePending: {
 			"eth_getTransactionByHash":  response(nodeTx(t, pending, from, 0, 0)),

@@ -22,6 +22,12 @@ type State string
 const (
 	// None is a deposit not registered yet, the start of the machine.
 	None State = ""
+	// Confirming: registered (the signature checked) before the source
+	// chain shows the step-1 transaction with its confirmations (unknown to
+	// the node, pending, or in fewer blocks than --confirmations). The
+	// runner reads the chain again until the deposit's horizon; nothing is
+	// published, and no amount is known, until it moves on.
+	Confirming State = "CONFIRMING"
 	// Received: registered and verified; the USDC sits in the inbound
 	// receiver on the source chain.
 	Received State = "RECEIVED"
@@ -48,7 +54,7 @@ const (
 
 // States lists every state after None, in the order of the flow.
 func States() []State {
-	return []State{Received, Bridging, Swapping, Completed, Fallback, RefundedUSDCh, Failed}
+	return []State{Confirming, Received, Bridging, Swapping, Completed, Fallback, RefundedUSDCh, Failed}
 }
 
 // Terminal reports whether nothing leaves s.
@@ -60,6 +66,16 @@ type Trigger string
 const (
 	// Registered: the registration passed every check (None → RECEIVED).
 	Registered Trigger = "registered"
+	// Awaited: the registration is sound but its transaction is not yet
+	// confirmed on the source chain (None → CONFIRMING).
+	Awaited Trigger = "awaited"
+	// Confirmed: the source chain now shows the deposit, confirmed, and it
+	// passed every check (CONFIRMING → RECEIVED, with the amount).
+	Confirmed Trigger = "confirmed"
+	// Refused: the confirmed transaction is not the deposit (reverted,
+	// another sender, too little USDC), or it was not confirmed before the
+	// horizon (CONFIRMING → FAILED, with the reason).
+	Refused Trigger = "refused"
 	// BridgeSent: the bridge transaction is mined on the source chain
 	// (RECEIVED → BRIDGING).
 	BridgeSent Trigger = "bridge_sent"
@@ -87,7 +103,7 @@ const (
 
 // Triggers lists every trigger.
 func Triggers() []Trigger {
-	return []Trigger{Registered, BridgeSent, Bridged, Delivered, Swapped, SwapFailed, Refunded, BridgeFailed, FallbackFailed}
+	return []Trigger{Registered, Awaited, Confirmed, Refused, BridgeSent, Bridged, Delivered, Swapped, SwapFailed, Refunded, BridgeFailed, FallbackFailed}
 }
 
 // Transition is one allowed move and the webhook event it publishes (""
@@ -100,8 +116,10 @@ type Transition struct {
 }
 
 // Transitions is the whole machine. A deposit publishes exactly two events:
-// deposit.received when it is registered, and one final event when it
-// reaches a terminal state — deposit.completed for COMPLETED,
+// deposit.received when it is registered with its transaction confirmed
+// (at once, or on leaving CONFIRMING), and one final event when it
+// reaches a terminal state; a deposit that never leaves CONFIRMING but
+// for FAILED publishes deposit.failed alone — deposit.completed for COMPLETED,
 // deposit.failed for REFUNDED_USDCH and FAILED. The intermediate moves
 // publish nothing.
 //
@@ -115,6 +133,9 @@ type Transition struct {
 func Transitions() []Transition {
 	return []Transition{
 		{None, Registered, Received, webhook.DepositReceived},
+		{None, Awaited, Confirming, ""},
+		{Confirming, Confirmed, Received, webhook.DepositReceived},
+		{Confirming, Refused, Failed, webhook.DepositFailed},
 		{Received, BridgeSent, Bridging, ""},
 		{Received, BridgeFailed, Failed, webhook.DepositFailed},
 		{Bridging, Bridged, Swapping, ""},
@@ -190,7 +211,11 @@ type Update struct {
 	// AmountOut is what toAddress received, for Delivered, Swapped and
 	// Refunded.
 	AmountOut *big.Int
-	// Reason says why, for SwapFailed, BridgeFailed and FallbackFailed.
+	// AmountIn is the USDC the confirmed transaction delivered to the
+	// inbound receiver, for Confirmed.
+	AmountIn *big.Int
+	// Reason says why, for SwapFailed, BridgeFailed, FallbackFailed and
+	// Refused.
 	Reason string
 }
 
@@ -221,6 +246,23 @@ func NewDeposit(c *pulseroute.Contracts, sourceChainID uint64, reg Registration,
 		return Deposit{}, webhook.Event{}, err
 	}
 	return d, *ev, nil
+}
+
+// NewPendingDeposit makes the deposit of a registration whose signature
+// checked but whose transaction the source chain does not show confirmed
+// yet (Awaiting), in CONFIRMING, without an amount and without an event:
+// deposit.received waits for Confirmed.
+func NewPendingDeposit(c *pulseroute.Contracts, sourceChainID uint64, reg Registration, at time.Time) (Deposit, error) {
+	w, ok := c.WarpRoute(sourceChainID)
+	switch {
+	case !ok || w.Synthetic:
+		return Deposit{}, fmt.Errorf("%w: chain %d has no collateral warp route", ErrUpdate, sourceChainID)
+	case at.IsZero():
+		return Deposit{}, fmt.Errorf("%w: registration needs a time", ErrUpdate)
+	}
+	d := Deposit{Registration: reg, SourceChain: sourceChainID, InputToken: w.Token, CreatedAt: at}
+	d, _, err := d.Apply(Update{Trigger: Awaited, At: at})
+	return d, err
 }
 
 // Apply returns the deposit after u and the webhook event the transition
@@ -257,7 +299,12 @@ func (d Deposit) Apply(u Update) (Deposit, *webhook.Event, error) {
 		if u.Trigger == Refunded {
 			next.DeliveredToken = usdch()
 		}
-	case SwapFailed, BridgeFailed, FallbackFailed:
+	case Confirmed:
+		if u.AmountIn == nil || u.AmountIn.Sign() <= 0 {
+			return d, nil, fmt.Errorf("%w: %q needs a positive amount", ErrUpdate, u.Trigger)
+		}
+		next.AmountIn = new(big.Int).Set(u.AmountIn)
+	case SwapFailed, BridgeFailed, FallbackFailed, Refused:
 		if u.Reason == "" {
 			return d, nil, fmt.Errorf("%w: %q without a reason", ErrUpdate, u.Trigger)
 		}
@@ -290,7 +337,9 @@ type Data struct {
 	// InputToken is the source chain's USDC, the token of AmountIn.
 	InputToken  string `json:"inputToken"`
 	OutputToken string `json:"outputToken"`
-	AmountIn    string `json:"amountIn"`
+	// AmountIn is absent while CONFIRMING (and on a deposit that failed
+	// there): the amount is what the confirmed transaction delivered.
+	AmountIn string `json:"amountIn,omitempty"`
 	// AmountOut is in DeliveredToken: outputToken, or USDCh after the
 	// fallback.
 	AmountOut         string `json:"amountOut,omitempty"`

@@ -20,8 +20,9 @@ func TestNext(t *testing.T) {
 		event string
 	}
 	allowed := map[State]map[Trigger]move{
-		None:     {Registered: {Received, webhook.DepositReceived}},
-		Received: {BridgeSent: {Bridging, ""}, BridgeFailed: {Failed, webhook.DepositFailed}},
+		None:       {Registered: {Received, webhook.DepositReceived}, Awaited: {Confirming, ""}},
+		Confirming: {Confirmed: {Received, webhook.DepositReceived}, Refused: {Failed, webhook.DepositFailed}},
+		Received:   {BridgeSent: {Bridging, ""}, BridgeFailed: {Failed, webhook.DepositFailed}},
 		Bridging: {
 			Bridged:      {Swapping, ""},
 			Delivered:    {Completed, webhook.DepositCompleted},
@@ -88,7 +89,10 @@ func TestEveryPathPublishesTwice(t *testing.T) {
 		}
 		if s.Terminal() {
 			paths++
-			if len(published) != 2 || published[0] != webhook.DepositReceived || published[1] != final[s] {
+			// A deposit refused out of CONFIRMING was never received: it
+			// publishes its final event alone.
+			refusedUnconfirmed := len(published) == 1 && s == Failed && published[0] == webhook.DepositFailed
+			if !refusedUnconfirmed && (len(published) != 2 || published[0] != webhook.DepositReceived || published[1] != final[s]) {
 				t.Errorf("a path to %q publishes %v", s, published)
 			}
 			return
@@ -111,9 +115,10 @@ func TestEveryPathPublishesTwice(t *testing.T) {
 		}
 	}
 	// received→bridge_failed, bridging→bridge_failed, delivered, swapped,
-	// refunded, fallback_failed.
-	if paths != 6 {
-		t.Errorf("%d paths, want 6", paths)
+	// refunded, fallback_failed, each from registered and from confirmed,
+	// and confirming→refused.
+	if paths != 13 {
+		t.Errorf("%d paths, want 13", paths)
 	}
 }
 
@@ -390,5 +395,39 @@ func TestPayloadBytes(t *testing.T) {
 				t.Fatalf("body\n%s\nwant\n%s", b, tc.want)
 			}
 		})
+	}
+}
+
+// TestConfirmingDeposit: a registration awaiting its transaction is
+// CONFIRMING without an amount and publishes nothing; Confirmed brings the
+// amount and deposit.received, Refused the reason and deposit.failed; each
+// without its fact is refused.
+func TestConfirmingDeposit(t *testing.T) {
+	reg := signedRegistration(t, "alice", 8453)
+	d, err := NewPendingDeposit(pulseroute.DefaultContracts(), 8453, reg, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.State != Confirming || d.AmountIn != nil || !d.CreatedAt.Equal(t0) || d.Data().Status != "CONFIRMING" || d.Data().AmountIn != "" {
+		t.Fatalf("pending deposit %+v", d)
+	}
+	if _, err := NewPendingDeposit(pulseroute.DefaultContracts(), 369, reg, t0); !errors.Is(err, ErrUpdate) {
+		t.Fatalf("pending deposit on 369: %v", err)
+	}
+	at := t0.Add(time.Minute)
+	if _, _, err := d.Apply(Update{Trigger: Confirmed, At: at}); !errors.Is(err, ErrUpdate) {
+		t.Fatalf("confirmed without an amount: %v", err)
+	}
+	got, ev, err := d.Apply(Update{Trigger: Confirmed, At: at, AmountIn: big.NewInt(7_000_000)})
+	if err != nil || got.State != Received || got.AmountIn.Cmp(big.NewInt(7_000_000)) != 0 || ev == nil || ev.Name != webhook.DepositReceived ||
+		ev.Data.(Data).AmountIn != "7000000" {
+		t.Fatalf("confirmed: %+v %+v %v", got, ev, err)
+	}
+	if _, _, err := d.Apply(Update{Trigger: Refused, At: at}); !errors.Is(err, ErrUpdate) {
+		t.Fatalf("refused without a reason: %v", err)
+	}
+	got, ev, err = d.Apply(Update{Trigger: Refused, At: at, Reason: "NOT_CONFIRMED: never mined"})
+	if err != nil || got.State != Failed || got.Reason != "NOT_CONFIRMED: never mined" || ev == nil || ev.Name != webhook.DepositFailed {
+		t.Fatalf("refused: %+v %+v %v", got, ev, err)
 	}
 }

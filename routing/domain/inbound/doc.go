@@ -32,12 +32,22 @@
 //     CheckDeposit accept it, or refuse it with INVALID_PARAMS naming
 //     txHash and a details.reason.
 //  5. NewDeposit makes the deposit in RECEIVED and its deposit.received
-//     event, stored together in one batch.
+//     event, stored together in one batch. A transaction the chain does
+//     not show with its confirmations yet (Awaiting: unknown to the node,
+//     pending, or in fewer blocks than the confirmations) is not refused:
+//     NewPendingDeposit makes the deposit in CONFIRMING, without an event,
+//     and the runner reads the chain again until the deposit's horizon:
+//     confirmed (CheckDeposit accepting it) → RECEIVED and
+//     deposit.received; refused by CheckDeposit, or the horizon passed →
+//     FAILED and deposit.failed.
 //
 // # The deposit's states
 //
 //	from      trigger          to              publishes
-//	(none)    registered       RECEIVED        deposit.received
+//	(none)      registered     RECEIVED        deposit.received
+//	(none)      awaited        CONFIRMING
+//	CONFIRMING  confirmed      RECEIVED        deposit.received
+//	CONFIRMING  refused        FAILED          deposit.failed
 //	RECEIVED  bridge_sent      BRIDGING
 //	RECEIVED  bridge_failed    FAILED          deposit.failed
 //	BRIDGING  bridged          SWAPPING
@@ -50,6 +60,7 @@
 //
 // COMPLETED, REFUNDED_USDCH and FAILED are terminal; Transitions is this
 // table in code. A deposit publishes exactly two events: deposit.received,
-// and one final event. The fallback's is deposit.failed with data.fallback
+// and one final event; one refused out of CONFIRMING was never received
+// and publishes deposit.failed alone. The fallback's is deposit.failed with data.fallback
 // true, because the user holds USDCh, not the token asked for.
 package inbound

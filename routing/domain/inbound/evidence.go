@@ -60,6 +60,49 @@ type Evidence struct {
 	Status      uint64 // types.ReceiptStatusSuccessful or types.ReceiptStatusFailed
 	BlockNumber uint64
 	Transfers   []Transfer
+	// CallRef is keccak256 of the transaction's calldata (quote.CallRef),
+	// by which a multi-step quote whose step 1 carries no quote reference
+	// (the aggregator's, in live mode) is found; zero when not read.
+	CallRef [32]byte
+	// Head is the chain's latest block when the evidence was read, for
+	// counting confirmations; 0 when the source read no head (the sandbox
+	// chain's ledger, whose transactions are final once mined), which
+	// counts as the transaction's own block.
+	Head uint64
+}
+
+// Confirmations is how many blocks, the transaction's own included, ev's
+// mined transaction has: 0 for one not mined.
+func (ev Evidence) Confirmations() uint64 {
+	if ev.State != TxMined {
+		return 0
+	}
+	if ev.Head < ev.BlockNumber {
+		return 1 // no head read, or a node whose head lags its receipts
+	}
+	return ev.Head - ev.BlockNumber + 1
+}
+
+// Awaiting reports whether ev shows a transaction the source chain may
+// still confirm: unknown to the node (not broadcast yet, or not seen by
+// this node), pending, or mined in fewer than need blocks (the transaction
+// manager's --confirmations, the depth below which a reorganisation can
+// still drop it). A registration of such a transaction is accepted in
+// CONFIRMING and read again, rather than refused; reason says what it
+// waits for (TX_NOT_FOUND, TX_PENDING or TX_UNCONFIRMED). A mined
+// transaction that reverted or shows no deposit is not awaited even
+// unconfirmed: CheckDeposit refuses it at once.
+func Awaiting(ev Evidence, need uint64) (reason string, ok bool) {
+	switch ev.State {
+	case TxNotFound:
+		return ReasonNotFound, true
+	case TxPending:
+		return ReasonPending, true
+	}
+	if ev.Confirmations() < need {
+		return ReasonUnconfirmed, true
+	}
+	return "", false
 }
 
 // Mined is the evidence of a mined transaction: its sender, receipt status
@@ -110,7 +153,32 @@ const (
 	ReasonFailed     = "TX_FAILED"    // mined, but reverted
 	ReasonSender     = "WRONG_SENDER" // sent by another account than fromAddress
 	ReasonNoDeposit  = "NO_DEPOSIT"   // no USDC reached the inbound receiver
+	// ReasonUnconfirmed: mined in fewer blocks than the confirmations; a
+	// deposit waits in CONFIRMING for it, it is never a refusal.
+	ReasonUnconfirmed = "TX_UNCONFIRMED"
+	// ReasonHorizon: still not confirmed at the deposit's horizon (the
+	// reason of a FAILED deposit, never a refusal).
+	ReasonHorizon = "NOT_CONFIRMED"
+	// ReasonBelowMinimum: the transaction delivered less USDC than the
+	// quote's step 1 promised at least (its minimum out).
+	ReasonBelowMinimum = "BELOW_MINIMUM"
 )
+
+// CheckMinimum refuses a deposit of amount below min, the least USDC the
+// quote's step 1 delivers to the inbound receiver (its ticket's
+// Step1AmountMin): INVALID_PARAMS naming txHash with details.reason
+// BELOW_MINIMUM, the amount and the minimum. A nil min (no quote found, or
+// one issued without it) checks nothing: CheckDeposit's positive amount is
+// then all that is asked.
+func CheckMinimum(sourceChainID uint64, reg Registration, amount, min *big.Int) *apierr.Error {
+	if min == nil || amount == nil || amount.Cmp(min) >= 0 {
+		return nil
+	}
+	return apierr.Param(FieldTxHash, "transaction "+reg.TxHash.Hex()+" delivered "+amount.String()+
+		" USDC base units to the inbound receiver, below the quote's minimum of "+min.String()).
+		With("reason", ReasonBelowMinimum).With("chainId", sourceChainID).With("value", reg.TxHash.Hex()).
+		With("amount", amount.String()).With("minimum", min.String())
+}
 
 // CheckDeposit decides whether ev, read from the source chain the
 // registration was signed for (sourceChainID, as SourceChain found it),

@@ -266,3 +266,50 @@ func TestEvidenceFromSandboxChain(t *testing.T) {
 		})
 	}
 }
+
+// TestAwaitingCountsConfirmations: unknown and pending transactions are
+// awaited, a mined one until it has the confirmations (its own block
+// counted; no head read counts that block alone).
+func TestAwaitingCountsConfirmations(t *testing.T) {
+	mined := func(block, head uint64) Evidence {
+		return Evidence{ChainID: 8453, State: TxMined, Status: 1, BlockNumber: block, Head: head}
+	}
+	cases := []struct {
+		name   string
+		ev     Evidence
+		need   uint64
+		reason string // "" not awaited
+	}{
+		{"unknown", Evidence{ChainID: 8453}, 1, ReasonNotFound},
+		{"pending", Evidence{ChainID: 8453, State: TxPending}, 1, ReasonPending},
+		{"mined, one block of one", mined(100, 100), 1, ""},
+		{"mined, no head read, one of one", mined(100, 0), 1, ""},
+		{"mined, no head read, one of twelve", mined(100, 0), 12, ReasonUnconfirmed},
+		{"mined, eleven of twelve", mined(100, 110), 12, ReasonUnconfirmed},
+		{"mined, twelve of twelve", mined(100, 111), 12, ""},
+		{"mined, a head behind the receipt", mined(100, 90), 2, ReasonUnconfirmed},
+		{"none asked", mined(100, 100), 0, ""},
+	}
+	for _, c := range cases {
+		reason, ok := Awaiting(c.ev, c.need)
+		if ok != (c.reason != "") || reason != c.reason {
+			t.Errorf("%s: Awaiting = %q, %v; want %q", c.name, reason, ok, c.reason)
+		}
+	}
+}
+
+// TestCheckMinimum: below the quote's step-1 minimum is BELOW_MINIMUM
+// naming txHash with the amount and the minimum; at or above it, or with
+// no minimum known, nothing is refused.
+func TestCheckMinimum(t *testing.T) {
+	reg := Registration{TxHash: common.HexToHash("0xab")}
+	if e := CheckMinimum(42161, reg, big.NewInt(99), big.NewInt(100)); e == nil || e.Code != apierr.InvalidParams || e.Details["param"] != FieldTxHash ||
+		e.Details["reason"] != ReasonBelowMinimum || e.Details["amount"] != "99" || e.Details["minimum"] != "100" || e.Details["chainId"] != uint64(42161) {
+		t.Fatalf("below: %+v", e)
+	}
+	for _, min := range []*big.Int{big.NewInt(100), big.NewInt(1), nil} {
+		if e := CheckMinimum(42161, reg, big.NewInt(100), min); e != nil {
+			t.Fatalf("100 against %v: %v", min, e)
+		}
+	}
+}

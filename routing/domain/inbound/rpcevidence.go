@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/swapgate/swapgate/routing/domain/noderead"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // TxReader reads a transaction and its receipt from one chain's node, with
@@ -22,6 +23,9 @@ import (
 type TxReader interface {
 	TransactionByHash(ctx context.Context, hash common.Hash) (tx *types.Transaction, isPending bool, err error)
 	TransactionReceipt(ctx context.Context, txHash common.Hash) (*types.Receipt, error)
+	// BlockNumber is the chain's latest block, read after the receipt to
+	// count its confirmations.
+	BlockNumber(ctx context.Context) (uint64, error)
 }
 
 // ReadEvidence reads what chainID's node shows of txHash, as the Evidence
@@ -69,7 +73,14 @@ func ReadEvidence(ctx context.Context, node TxReader, chainID uint64, txHash com
 	if r == nil || r.TxHash != txHash || r.BlockNumber == nil {
 		return Evidence{}, fmt.Errorf("inbound: chain %d: receipt of %s: the node answered an incomplete or another transaction's receipt", chainID, txHash.Hex())
 	}
-	return Mined(chainID, from, r.Status, r.BlockNumber.Uint64(), r.Logs), nil
+	head, err := node.BlockNumber(ctx)
+	if err != nil {
+		return Evidence{}, fmt.Errorf("inbound: chain %d: latest block: %w", chainID, err)
+	}
+	ev := Mined(chainID, from, r.Status, r.BlockNumber.Uint64(), r.Logs)
+	ev.Head = head
+	ev.CallRef = quote.CallRef(tx.Data())
+	return ev, nil
 }
 
 // EvidenceSource reads evidence another way than a node: the sandbox

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/swapgate/swapgate/routing/domain/noderead"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // fakeNode is a TxReader answering from fields, as go-ethereum's client
@@ -25,6 +26,9 @@ type fakeNode struct {
 	txErr      error
 	receipt    *types.Receipt
 	receiptErr error
+	// head and headErr are BlockNumber's answer.
+	head    uint64
+	headErr error
 	// block, when set, makes every call wait for its context's end.
 	block bool
 
@@ -50,6 +54,8 @@ func (n *fakeNode) TransactionReceipt(context.Context, common.Hash) (*types.Rece
 	n.mu.Unlock()
 	return n.receipt, n.receiptErr
 }
+
+func (n *fakeNode) BlockNumber(context.Context) (uint64, error) { return n.head, n.headErr }
 
 func (n *fakeNode) calls() (txs, receipts int) {
 	n.mu.Lock()
@@ -121,6 +127,10 @@ func TestReadEvidence(t *testing.T) {
 		{name: "mined, the receipt not yet served", node: &fakeNode{tx: tx, receiptErr: ethereum.NotFound}, receipts: 1, err: "receipt of"},
 		{name: "mined, the receipt refused", node: &fakeNode{tx: tx, receiptErr: refused}, receipts: 1, err: "daily request count"},
 		{name: "another transaction's receipt", node: &fakeNode{tx: tx, receipt: receipt(other, types.ReceiptStatusSuccessful)}, receipts: 1, err: "another transaction's receipt"},
+		{name: "mined, with the chain's head", node: &fakeNode{tx: tx, receipt: receipt(tx, types.ReceiptStatusSuccessful), head: 312_457_119}, receipts: 1,
+			want: Evidence{State: TxMined, From: depositor, Status: types.ReceiptStatusSuccessful, BlockNumber: 312_457_108, Head: 312_457_119,
+				Transfers: []Transfer{{Token: testOutput, From: depositor, To: testTo, Amount: big.NewInt(5)}}}},
+		{name: "the head cannot be read", node: &fakeNode{tx: tx, receipt: receipt(tx, types.ReceiptStatusSuccessful), headErr: errors.New("boom")}, receipts: 1, err: "latest block"},
 		{name: "a receipt without its block", node: &fakeNode{tx: tx, receipt: &types.Receipt{TxHash: tx.Hash(), Status: 1}}, receipts: 1, err: "incomplete"},
 	}
 	for _, c := range cases {
@@ -145,6 +155,11 @@ func TestReadEvidence(t *testing.T) {
 			want := c.want
 			want.ChainID = chain
 			sameEvidence(t, ev, want)
+			if ev.State == TxMined {
+				if wantRef := quote.CallRef(c.node.tx.Data()); ev.CallRef != wantRef {
+					t.Fatalf("calldata reference %x, want %x", ev.CallRef, wantRef)
+				}
+			}
 		})
 	}
 }
@@ -152,7 +167,7 @@ func TestReadEvidence(t *testing.T) {
 func sameEvidence(t *testing.T, got, want Evidence) {
 	t.Helper()
 	if got.ChainID != want.ChainID || got.State != want.State || got.From != want.From ||
-		got.Status != want.Status || got.BlockNumber != want.BlockNumber || len(got.Transfers) != len(want.Transfers) {
+		got.Status != want.Status || got.BlockNumber != want.BlockNumber || got.Head != want.Head || len(got.Transfers) != len(want.Transfers) {
 		t.Fatalf("evidence %+v, want %+v", got, want)
 	}
 	for i, tr := range got.Transfers {

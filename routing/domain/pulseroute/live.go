@@ -197,7 +197,7 @@ func (l *LiveMarket) SwapToUSDC(ctx context.Context, req *quote.Request, warp *t
 		tool = r.Tool
 	}
 	return &Step1{
-		InUSD: l.usdOrUnknown(req.FromAmount, req.FromToken), PreFee: r.PreFeeToAmount, Net: r.ToAmount,
+		InUSD: l.usdOrUnknown(req.FromAmount, req.FromToken), PreFee: r.PreFeeToAmount, Net: r.ToAmount, NetMin: r.ToAmountMin,
 		GasCosts: r.GasCosts, FeeCosts: r.FeeCosts, ListsPartnerFee: req.FeeBps > 0,
 		Duration: r.ExecutionDuration, ApprovalAddress: r.ApprovalAddress, ToolName: tool, Tx: r.Tx,
 	}, nil

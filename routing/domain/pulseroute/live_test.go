@@ -317,6 +317,11 @@ func TestLiveMultiStep(t *testing.T) {
 				r.Tx.To != want.Tx.To || r.Tx.GasLimit != want.Tx.GasLimit {
 				t.Errorf("step 1 %+v, want the aggregator's transaction %+v", s1, want.Tx)
 			}
+			// The deposit's registration holds step 1 to the aggregator's
+			// own minimum out.
+			if want.ToAmountMin == nil || r.Step1AmountMin == nil || r.Step1AmountMin.Cmp(want.ToAmountMin) != 0 {
+				t.Errorf("step 1's minimum %v, want the aggregator's %v", r.Step1AmountMin, want.ToAmountMin)
+			}
 			if r.ApprovalAddress != want.ApprovalAddress || !strings.Contains(mq.Instructions.Step1, "Approve "+want.ApprovalAddress) {
 				t.Errorf("approval %q, instructions %q", r.ApprovalAddress, mq.Instructions.Step1)
 			}

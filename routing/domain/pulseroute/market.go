@@ -74,6 +74,10 @@ type Step1 struct {
 	// PreFee and Net are the USDC delivered to the inbound receiver before
 	// and after the partner fee.
 	PreFee, Net *big.Int
+	// NetMin is the least USDC step 1's transaction delivers to the
+	// inbound receiver (its minimum out); nil when not known. A deposit
+	// registered for the quote is refused below it.
+	NetMin *big.Int
 	// GasCosts are step 1's gas costs.
 	GasCosts []quote.GasCost
 	// FeeCosts are step 1's fees; ListsPartnerFee says whether they list

@@ -67,6 +67,7 @@ func (p *Provider) multiStepInbound(ctx context.Context, req *quote.Request, t *
 		FeeCosts:          append(s1.FeeCosts, p.m.ToolFeeCosts(t, req, inUSD)...),
 		ExecutionDuration: s1.Duration + t.DurationSec,
 		ApprovalAddress:   s1.ApprovalAddress,
+		Step1AmountMin:    s1.NetMin,
 	}
 	if swap {
 		r.FeeCosts = append(r.FeeCosts, p.pulseXFeeCost(usdcNet, dexBps))

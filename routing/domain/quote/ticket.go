@@ -26,6 +26,12 @@ var (
 // pulseroute's sender contract name a quote alike.
 func Ref(quoteID string) [32]byte { return crypto.Keccak256Hash([]byte(quoteID)) }
 
+// CallRef is the other reference a multi-step quote is found by: keccak256
+// of its step-1 transaction's calldata, which a registration reads back
+// from the chain. A live step 1 is the aggregator's transaction and
+// carries no quote reference; its calldata is the quote's own.
+func CallRef(calldata []byte) [32]byte { return crypto.Keccak256Hash(calldata) }
+
 // A quote id is "qt_", the issue time in Unix seconds as 10 hex digits, and
 // 20 random hex digits (80 bits). Carrying its issue time lets a store key
 // issued quotes by time, find one by id alone and drop expired ones by
@@ -107,6 +113,11 @@ type Ticket struct {
 	// ApprovalAddress is the ERC-20 spender of the source token ("" for
 	// native inputs and routes without one).
 	ApprovalAddress string `json:"approvalAddress,omitempty"`
+	// Step1AmountMin is a multi-step quote's least USDC delivered by step 1
+	// to the inbound receiver, base units ("" when not known, and in
+	// tickets written before it was kept): a registered deposit below it
+	// is refused.
+	Step1AmountMin string `json:"step1AmountMin,omitempty"`
 	// Txs are the transactions the wallet signs, in order, exactly as the
 	// quote showed them: Shape A's and B's transactionRequest, or step 1 of
 	// a multi-step quote.

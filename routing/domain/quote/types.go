@@ -183,6 +183,10 @@ type Route struct {
 	Shape     Shape
 	Direct    *DirectQuote
 	MultiStep *MultiStepQuote
+	// Step1AmountMin is, on a multi-step route, the least intermediate
+	// token (USDC) step 1 delivers to the inbound receiver; nil when not
+	// known. The ticket keeps it for the deposit's registration.
+	Step1AmountMin *big.Int
 	// Pending, when set, marks a route priced but not yet built: the
 	// amounts in big.Int, the cost lists, the approval address and the
 	// transaction are filled in by Complete. Until then PricedGasUSD and

@@ -104,7 +104,7 @@ func (s *Market) SwapToUSDC(_ context.Context, req *quote.Request, warp *tools.T
 	}
 	router := sandbox.RouterAddress(req.From.ID)
 	st := &pulseroute.Step1{
-		InUSD: inUSD, PreFee: preFee, Net: net,
+		InUSD: inUSD, PreFee: preFee, Net: net, NetMin: quote.MinOut(net, req.Slippage),
 		GasCosts: g.Costs, FeeCosts: []quote.FeeCost{s.m.ToolFeeCost(dex, req, inUSD)},
 		Duration: pricing.BlockSeconds(req.From),
 	}
