@@ -248,3 +248,62 @@ func TestRegisterHoldsTheQuotesMinimum(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmingResumesAfterRestart: a CONFIRMING deposit is open work: a
+// runner started on the store after the one that registered it stopped
+// reads the chain again and moves it on, once.
+func TestConfirmingResumesAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	contracts := pulseroute.DefaultContracts()
+	st, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w, _ := contracts.WarpRoute(8453)
+	recv, _ := contracts.InboundReceiver(8453)
+	plsx := common.HexToAddress("0x95B303987A60C71504D99Aa1b13B4DA07b0790ab")
+	tx := common.BigToHash(big.NewInt(9001))
+	b, from := body(t, 8453, tx, plsx)
+	chain := &scriptChain{fakeChain: fakeChain{contracts: contracts, from: from}}
+	opts := Options{Contracts: contracts, ConfirmPoll: 10 * time.Millisecond, HoldReceived: true}
+	r, err := Start(ctx, st, chain, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, perr := r.Register(ctx, b); perr != nil || d.Deposit.State != inbound.Confirming {
+		t.Fatalf("registered %+v %v", d, perr)
+	}
+	r.Stop()
+	chain.set(inbound.Evidence{State: inbound.TxMined, From: from, Status: 1, BlockNumber: 3,
+		Transfers: []inbound.Transfer{{Token: w.Token, From: common.HexToAddress("0xde"), To: recv, Amount: big.NewInt(25_000_000)}}})
+	time.Sleep(50 * time.Millisecond)
+	if d, err := r.Deposit(ctx, tx.Hex()); err != nil || d.Deposit.State != inbound.Confirming {
+		t.Fatalf("a stopped runner moved the deposit: %+v %v", d, err)
+	}
+	var published atomic.Int32
+	opts.Published = func() { published.Add(1) }
+	r2, err := Start(ctx, st, chain, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		d, err := r2.Deposit(ctx, tx.Hex())
+		if err == nil && d.Deposit.State == inbound.Received && published.Load() == 1 {
+			if d.Deposit.AmountIn.Int64() != 25_000_000 {
+				t.Fatalf("resumed %+v", d.Deposit)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not resumed: %+v %v (%d published)", d, err, published.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if published.Load() != 1 {
+		t.Fatalf("%d events published, want deposit.received once", published.Load())
+	}
+}

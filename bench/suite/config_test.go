@@ -64,7 +64,7 @@ func TestConfigRefusesUnbounded(t *testing.T) {
 }
 
 func TestScenariosAreDocumented(t *testing.T) {
-	want := "ping tokens quote-partner quote-fee quote-anon routes quote-stream mixed quote-evm-solana quote-slow-provider quote-slow-provider-breaker quote-slow-provider-strategy quote-live quote-live-one-call tx-throughput webhook-storm"
+	want := "ping tokens quote-partner quote-fee quote-anon routes quote-stream mixed quote-evm-solana quote-slow-provider quote-slow-provider-breaker quote-slow-provider-strategy quote-live quote-live-one-call quote-live-router tx-throughput webhook-storm"
 	if got := strings.Join(ScenarioNames(), " "); got != want {
 		t.Fatalf("scenarios %q, want %q", got, want)
 	}

@@ -22,6 +22,10 @@ const (
 	// intents, the JSON-RPC nodes) are the stand-ins of processStandins,
 	// each answering after Config.LiveLatency.
 	serverLive = "live"
+	// serverLiveRouter is the same live server with the chain-369 leg
+	// priced by the PulseX router over eth_call (--pulse-reserves-max-age
+	// 0): quote-live's before, from the same run.
+	serverLiveRouter = "live-router"
 	// processStandins is `swapgate standins`, the live server's upstreams.
 	processStandins = "standins"
 	// serverPostgres is the main Swapgate's twin on the PostgreSQL store
@@ -39,7 +43,7 @@ func postgresScenarios() []string { return []string{"quote-partner", "quote-fee"
 // processNames lists every process a suite may start, in the order they
 // stop: the receiver, then the servers.
 func processNames() []string {
-	return []string{"receiver", "bare", serverMain, serverPostgres, serverSlow, serverSlowBreaker, serverLive, processStandins}
+	return []string{"receiver", "bare", serverMain, serverPostgres, serverSlow, serverSlowBreaker, serverLive, serverLiveRouter, processStandins}
 }
 
 // breakerShut is the flag that keeps serverSlow's leg breakers shut:
@@ -207,8 +211,11 @@ func scenarioDefs() []scenarioDef {
 			doc:   "the quote mix with a 0 bps partner's key on a Swapgate in live mode (--aggregator-url, --intents-url, --pulse-rpc) whose upstreams are local stand-ins of LI.FI, 1Click and the JSON-RPC nodes (swapgate standins), each answering after --live-latency; offered at --live-rate: the notes give the pools' saturation refusals and the server's and the stand-ins' CPU and resident memory",
 			build: quoteMix("quote-live", "/v1/quote")},
 		{name: "quote-live-one-call", server: serverLive, key: keyZero, explicit: true,
-			doc:   "quote-live without the multi-step pairs, whose quotes wait for two upstream answers in turn (step 1's route, then the chain-369 leg priced from it): every quote here waits for one upstream call at a time, so p99 is measured against --live-latency + 50 ms (run only when --scenarios names it)",
+			doc:   "quote-live without the multi-step pairs (step 1's route, then the chain-369 leg priced from it): every quote here waits for one upstream call at a time, so p99 is measured against --live-latency + 50 ms (run only when --scenarios names it)",
 			build: quoteMix("quote-live-one-call", "/v1/quote", oneCallKinds()...)},
+		{name: "quote-live-router", server: serverLiveRouter, key: keyZero, explicit: true,
+			doc:   "quote-live on a second live server against the same stand-ins whose chain-369 leg the PulseX router prices over eth_call (--pulse-reserves-max-age 0), as before the reserves snapshot: a multi-step quote waits for two upstream answers in turn; run beside quote-live, it gives the before and after of one run (run only when --scenarios names it)",
+			build: quoteMix("quote-live-router", "/v1/quote")},
 		{name: "tx-throughput", server: serverMain, tx: true, explicit: true,
 			doc: "a batch of transaction intents (native transfers) submitted to a transaction manager (actors/txm, Pebble, a fresh funded key, one confirmation) against the sandbox chain 42161 of the main Swapgate through POST /rpc/42161 over loopback: intents confirmed per second from one account, and each intent's time to inclusion (stored to its receipt recorded) as the latency (run only when --scenarios names it)"},
 		{name: "webhook-storm", server: serverMain, key: keyHooks,

@@ -461,12 +461,17 @@ func (env *environment) start(ctx context.Context) error {
 			specs = append(specs, stall(serverSlowBreaker))
 		}
 	}
-	if env.wants("quote-live") || env.wants("quote-live-one-call") {
+	if live, router := env.wants("quote-live") || env.wants("quote-live-one-call"), env.wants("quote-live-router"); live || router {
 		spec, err := env.startStandins(ctx, log(processStandins), limits)
 		if err != nil {
 			return err
 		}
-		specs = append(specs, spec)
+		if live {
+			specs = append(specs, spec)
+		}
+		if router {
+			specs = append(specs, routerSpec(spec, env.tmp))
+		}
 	}
 	type started struct {
 		c   *child
@@ -565,6 +570,21 @@ func (env *environment) startStandins(ctx context.Context, logPath string, limit
 		args: append([]string{"serve", "--mode", "live", "--addr", "127.0.0.1:0", "--data", dataDir,
 			"--aggregator-url", base + "/lifi", "--intents-url", base + "/oneclick", "--pulse-rpc", strings.Join(rpcs, ","),
 			"--pulse-sender-contract", strings.Join(senders, ","), "--pulse-inbound-receiver", strings.Join(receivers, ",")}, limits...)}, nil
+}
+
+// routerSpec is the live server's spec as serverLiveRouter: its own data,
+// and the chain-369 leg priced by the router (--pulse-reserves-max-age 0).
+func routerSpec(live childSpec, tmp string) childSpec {
+	s := live
+	s.name = serverLiveRouter
+	s.args = slices.Clone(live.args)
+	for i := range s.args {
+		if s.args[i] == "--data" && i+1 < len(s.args) {
+			s.args[i+1] = filepath.Join(tmp, serverLiveRouter)
+		}
+	}
+	s.args = append(s.args, "--pulse-reserves-max-age", "0")
+	return s
 }
 
 // providerTools lists the sandbox tools of a provider from the catalog, so
@@ -667,7 +687,7 @@ func (env *environment) createPartners(ctx context.Context) error {
 		}
 		wants = append(wants, want{prefix + keyZero, server, 0}, want{prefix + keyFee, server, 30}, want{prefix + keyHooks, server, 0})
 	}
-	for _, name := range []string{serverSlow, serverSlowBreaker, serverLive} {
+	for _, name := range []string{serverSlow, serverSlowBreaker, serverLive, serverLiveRouter} {
 		if _, ok := env.children[name]; ok {
 			wants = append(wants, want{name + "-" + keyZero, name, 0})
 		}
@@ -880,21 +900,21 @@ const seriesPoolRefusals = "swapgate_provider_pool_saturation_refusals_total"
 // memory of it and the stand-ins, for quote-live; ok is false for other
 // scenarios and when the figures cannot be read.
 func (env *environment) liveReading(ctx context.Context, d scenarioDef) (LiveFigure, bool) {
-	if d.server != serverLive {
+	if d.server != serverLive && d.server != serverLiveRouter {
 		return LiveFigure{}, false
 	}
-	a, okA := env.apis[serverLive]
+	a, okA := env.apis[d.server]
 	sc, okS := env.children[processStandins]
 	if !okA || !okS {
 		return LiveFigure{}, false
 	}
 	m, err := a.metricsSum(ctx, seriesPoolRefusals, seriesLegsAnswered)
 	if err != nil {
-		env.printf("  (%s: no pool figures: %v)\n", serverLive, err)
+		env.printf("  (%s: no pool figures: %v)\n", d.server, err)
 		return LiveFigure{}, false
 	}
 	f := LiveFigure{Refusals: m[seriesPoolRefusals], Legs: m[seriesLegsAnswered]}
-	f.ServerRSS, _ = ProcRSS(env.children[serverLive].pid())
+	f.ServerRSS, _ = ProcRSS(env.children[d.server].pid())
 	f.StandinsRSS, _ = ProcRSS(sc.pid())
 	f.standinsCPU, _ = ProcCPU(sc.pid())
 	return f, true
@@ -941,7 +961,7 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 	case "webhook-storm":
 		rate = env.cfg.WebhookRate
 	}
-	if d.server == serverLive {
+	if d.server == serverLive || d.server == serverLiveRouter {
 		rate, lc.Workers = env.cfg.LiveRate, env.cfg.LiveWorkers
 	}
 	label := fmt.Sprintf("r%d %s@%s %s/s", round, d.name, target, fmtRate(rate))
@@ -1210,7 +1230,7 @@ func (env *environment) summaryNotes(rows []Row) []string {
 			notes = append(notes, fmt.Sprintf("quote-slow-provider-breaker: p99 %s against quote-evm-solana's %s (the same pairs, nothing stalled) + 2 ms: %s; p50 %s. Its breakers skipped %.0f of %.0f legs (%.0f openings).",
 				fmtMs(r.P99.Value.Median), fmtMs(ref.P99.Value.Median), verdict(r.P99.Value.Median, ref.P99.Value.Median+2000),
 				fmtMs(r.P50.Value.Median), skipped, legs, opens))
-		case "quote-live", "quote-live-one-call":
+		case "quote-live", "quote-live-one-call", "quote-live-router":
 			var refusals, legs float64
 			var srvRSS, stRSS int64
 			var stCPU []float64
@@ -1221,15 +1241,20 @@ func (env *environment) summaryNotes(rows []Row) []string {
 					stCPU = append(stCPU, run.Live.StandinsCPU)
 				}
 			}
-			// A multi-step quote waits for two upstream answers in turn.
-			calls := 2
-			if r.Scenario == "quote-live-one-call" {
-				calls = 1
+			// Every quote waits for one upstream answer, the chain-369 leg
+			// priced from the PulseX reserves: p99 within 1.3 × the
+			// latency. Priced by the router (quote-live-router), a
+			// multi-step quote waits for two in turn.
+			bound, against := c.LiveLatency*13/10, fmt.Sprintf("1.3 × %s", c.LiveLatency)
+			switch r.Scenario {
+			case "quote-live-one-call":
+				bound, against = c.LiveLatency+50*time.Millisecond, fmt.Sprintf("%s + 50 ms", c.LiveLatency)
+			case "quote-live-router":
+				bound, against = 2*c.LiveLatency+50*time.Millisecond, fmt.Sprintf("2 × %s + 50 ms", c.LiveLatency)
 			}
-			bound := time.Duration(calls)*c.LiveLatency + 50*time.Millisecond
-			notes = append(notes, fmt.Sprintf("%s (live mode, every upstream stand-in answering after %s, offered %s/s): served %s/s, %s errors, p50 %s, p99 %s (against %d × %s + 50 ms: %s); %.0f legs, %.0f pool saturation refusals; resident memory at the end of a run: server %s, stand-ins %s; CPU: server %s, stand-ins %s, generator %s of the %d cores shared by all three.",
+			notes = append(notes, fmt.Sprintf("%s (live mode, every upstream stand-in answering after %s, offered %s/s): served %s/s, %s errors, p50 %s, p99 %s (against %s: %s); %.0f legs, %.0f pool saturation refusals; resident memory at the end of a run: server %s, stand-ins %s; CPU: server %s, stand-ins %s, generator %s of the %d cores shared by all three.",
 				r.Scenario, c.LiveLatency, fmtRate(c.LiveRate), fmtRate(r.RPS.Value.Median), fmtErrors(r.Errors, r.Requests), fmtMs(r.P50.Value.Median), fmtMs(r.P99.Value.Median),
-				calls, c.LiveLatency, verdict(r.P99.Value.Median, float64(bound.Microseconds())), legs, refusals,
+				against, verdict(r.P99.Value.Median, float64(bound.Microseconds())), legs, refusals,
 				fmtBytes(srvRSS), fmtBytes(stRSS), fmtShare(r.ServerCPU), fmtShare(SpreadOf(stCPU)), fmtShare(r.GenCPU), env.cores))
 		case "quote-slow-provider-strategy":
 			notes = append(notes, fmt.Sprintf("quote-slow-provider-strategy (minWaitMs=%d&expectedResults=1): p99 %s against minWaitMs + 2 ms: %s; p50 %s%s.",

@@ -120,6 +120,7 @@ func serveFlags(cfg *app.Config, configFile, logLevel *string) *flag.FlagSet {
 	fs.Func("pulse-rpc", "CHAINID=URL: read pulseroute chain state on chain (repeatable, or comma-separated)", func(v string) error {
 		return chainURLs(v, &cfg.Quote.PulseRPC)
 	})
+	fs.DurationVar(&cfg.Quote.PulseReservesMaxAge, "pulse-reserves-max-age", cfg.Quote.PulseReservesMaxAge, "price the chain-369 PulseX leg from a snapshot of the pairs' reserves read from --pulse-rpc's chain-369 node (getReserves once a block) while it was seen current within this age; older, the router's getAmountsOut prices it over eth_call (0: always the router)")
 	fs.Func("pulse-sender-contract", "CHAINID=ADDRESS: Swapgate's sender contract on that warp-route chain, which live direct inbound quotes call (repeatable, or comma-separated)", func(v string) error {
 		return chainURLs(v, &cfg.Quote.Pulse.Senders)
 	})

@@ -168,6 +168,14 @@ var serveSettings = append([]setting{
 	moonPaySetting("moonpay-webhook-key", func(c *app.Config) string { return c.MoonPay.WebhookKey }, true, nil),
 	durIn(func(c *app.Config) time.Duration { return c.Quote.UpstreamTimeout }, "upstream-timeout", 100*time.Millisecond, 5*time.Minute),
 	{"pulse-rpc", func(c *app.Config) error { return rpcURLs(c.Quote.PulseRPC) }},
+	{"pulse-reserves-max-age", func(c *app.Config) error {
+		// Under a second, a snapshot would go stale between two polls of
+		// the node's block number.
+		if v := c.Quote.PulseReservesMaxAge; v != 0 && (v < time.Second || v > time.Hour) {
+			return fmt.Errorf("must be 0 (the router prices every leg) or between 1s and 1h0m0s, got %s", v)
+		}
+		return nil
+	}},
 	{"pulse-sender-contract", func(c *app.Config) error {
 		return app.PulseContracts{Senders: c.Quote.Pulse.Senders}.Check()
 	}},

@@ -44,6 +44,8 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{[]string{"--gas-interval", "1m", "--gas-max-age", "30s"}, []string{"--gas-max-age: must be longer than --gas-interval (1m0s) and at most 24h0m0s, got 30s"}},
 		{[]string{"--gas-max-age", "25h"}, []string{"--gas-max-age: must be longer than --gas-interval (10s) and at most 24h0m0s, got 25h0m0s"}},
 		{[]string{"--rpc-timeout", "0s"}, []string{"--rpc-timeout: must be between 100ms and 1m0s, got 0s"}},
+		{[]string{"--pulse-reserves-max-age", "500ms"}, []string{"--pulse-reserves-max-age: must be 0 (the router prices every leg) or between 1s and 1h0m0s, got 500ms"}},
+		{[]string{"--pulse-reserves-max-age", "-1s"}, []string{"--pulse-reserves-max-age: must be 0 (the router prices every leg) or between 1s and 1h0m0s, got -1s"}},
 		{[]string{"--confirmations", "1001"}, []string{"--confirmations: must be between 0 and 1000, got 1001"}},
 		{[]string{"--tx-bump-after", "0s"}, []string{"--tx-bump-after: must be between 1s and 1h0m0s, got 0s"}},
 		{[]string{"--tx-fee-cap", "42161=0"}, []string{"--tx-fee-cap: chain 42161: must be between 0 and 1e12 gwei (exclusive of 0), got 0"}},

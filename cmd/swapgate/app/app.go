@@ -37,6 +37,7 @@ import (
 	"github.com/swapgate/swapgate/routing/adapters/extsigner"
 	"github.com/swapgate/swapgate/routing/adapters/gasrpc"
 	"github.com/swapgate/swapgate/routing/adapters/moonpay"
+	"github.com/swapgate/swapgate/routing/adapters/pulserpc"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/gas"
 	"github.com/swapgate/swapgate/routing/domain/inbound"
@@ -236,7 +237,7 @@ func DefaultConfig() Config {
 			MinWait: engine.DefaultMinWait, ExpectedResults: engine.DefaultExpectedResults, ReduceEvery: engine.DefaultReduceEvery,
 			BreakerWindow: breaker.DefaultWindow, BreakerFailureRatio: breaker.DefaultFailureRatio,
 			BreakerMinCalls: breaker.DefaultMinCalls, BreakerCoolDown: breaker.DefaultCoolDown,
-			WarmThroughput: DefaultWarmThroughput, UpstreamTimeout: 10 * time.Second,
+			WarmThroughput: DefaultWarmThroughput, UpstreamTimeout: 10 * time.Second, PulseReservesMaxAge: pulserpc.DefaultReservesMaxAge,
 			LedgerSyncInterval: ledger.DefaultSyncInterval, LedgerMaxBatch: ledger.DefaultMaxBatch,
 			LedgerBusyBatch: ledger.DefaultBusyBatch, LedgerMaxUnsynced: ledger.DefaultMaxUnsynced,
 			TicketBufferBytes: tickets.DefaultMaxPendingBytes, TicketGrace: tickets.DefaultGrace,
@@ -310,23 +311,22 @@ func Start(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	for _, part := range []func(context.Context, *startup) error{
-		a.openStore,             // the durable state, and the actor system
-		a.joinCluster,           // a cluster's membership and grains (--cluster-*)
-		a.startRefData,          // prices and gas, per chain
-		a.startQuoteStack,       // providers, the engine racing them, ledger, tickets
-		a.startSandboxChain,     // sandbox mode: the sandbox chains
-		a.startTxManager,        // the operator's transactions, signed, sent, replaced
-		a.checkInboundReceivers, // live mode: the inbound receivers are the operator account
-		a.startWebhooks,         // the delivery pool over the outbox
-		a.startSandboxDesks,     // sandbox mode: bridging, inbound runner, on-ramp desk
-		a.startWarpRelayer,      // sandbox mode: warp-route messages delivered
-		a.startLiveInbound,      // live mode: deposit registration (--evm-rpc) and step 2
-		a.startProviderOnramp,   // live mode: the on-ramp desk on its provider
-		a.startTracker,          // swaps followed to their end
-		a.startEdge,             // the HTTP server over all of the above
-		a.registerStoreMetrics,  // caches' and the WAL's figures
-		a.startAdmin,            // the operator's loopback listener
-		a.serve,                 // the listener: serving from here on
+		a.openStore,            // the durable state, and the actor system
+		a.joinCluster,          // a cluster's membership and grains (--cluster-*)
+		a.startRefData,         // prices and gas, per chain
+		a.startQuoteStack,      // providers, the engine racing them, ledger, tickets
+		a.startSandboxChain,    // sandbox mode: the sandbox chains
+		a.startTxManager,       // the operator's transactions, signed, sent, replaced
+		a.startWebhooks,        // the delivery pool over the outbox
+		a.startSandboxDesks,    // sandbox mode: bridging, inbound runner, on-ramp desk
+		a.startWarpRelayer,     // sandbox mode: warp-route messages delivered
+		a.startLiveInbound,     // live mode: receivers checked, registration, step 2
+		a.startProviderOnramp,  // live mode: the on-ramp desk on its provider
+		a.startTracker,         // swaps followed to their end
+		a.startEdge,            // the HTTP server over all of the above
+		a.registerStoreMetrics, // caches' and the WAL's figures
+		a.startAdmin,           // the operator's loopback listener
+		a.serve,                // the listener: serving from here on
 	} {
 		if err := part(ctx, s); err != nil {
 			return nil, err

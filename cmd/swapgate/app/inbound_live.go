@@ -100,7 +100,8 @@ func (liveInboundChain) QuoteRef(context.Context, uint64, common.Hash) ([32]byte
 	return [32]byte{}, false, nil
 }
 
-// startLiveInbound starts, in live mode with inbound receivers and
+// startLiveInbound checks live mode's inbound receivers
+// (checkInboundReceivers) and starts, with inbound receivers and
 // --evm-rpc nodes, the inbound runner that serves POST
 // /v1/inbound-receiver/register: the same Register as the sandbox's, the
 // evidence read from the source chain's node with the manager's
@@ -108,6 +109,9 @@ func (liveInboundChain) QuoteRef(context.Context, uint64, common.Hash) ([32]byte
 // tracker's horizon; step 2 through the transaction manager, as in sandbox
 // mode.
 func (a *App) startLiveInbound(ctx context.Context, s *startup) (err error) {
+	if err := a.checkInboundReceivers(ctx, s); err != nil {
+		return err
+	}
 	cfg := s.cfg
 	if cfg.Mode != ModeLive || len(cfg.Quote.Pulse.Receivers) == 0 || len(cfg.EVMRPC) == 0 {
 		return nil

@@ -99,6 +99,19 @@ func pulseNodes(cfg QuoteConfig) map[uint64]string {
 func livePulseroute(ctx context.Context, cfg QuoteConfig, evmRPC map[uint64]string, reg *registry.Registry,
 	price func(chainID uint64, token string) (float64, bool), gasPrice func(chainID uint64) (*big.Int, bool),
 	agg pulseroute.Aggregator) (*pulseroute.Provider, error) {
+	return livePulserouteOn(ctx, cfg, evmRPC, reg, price, gasPrice, agg, nil)
+}
+
+// chainWrap puts something in front of the chain state read over
+// JSON-RPC, given chain 369's node URL and the contracts: the service's
+// local pricing of the chain-369 leg (quoteStack.pulseReserves).
+type chainWrap func(ctx context.Context, url string, contracts *pulseroute.Contracts, next pulseroute.ChainState) (pulseroute.ChainState, error)
+
+// livePulserouteOn is livePulseroute with the chain state wrapped by wrap
+// where it is not nil.
+func livePulserouteOn(ctx context.Context, cfg QuoteConfig, evmRPC map[uint64]string, reg *registry.Registry,
+	price func(chainID uint64, token string) (float64, bool), gasPrice func(chainID uint64) (*big.Int, bool),
+	agg pulseroute.Aggregator, wrap chainWrap) (*pulseroute.Provider, error) {
 	nodes := pulseNodes(cfg)
 	if _, ok := nodes[quote.PulseChainID]; !ok {
 		return nil, nil
@@ -118,9 +131,15 @@ func livePulseroute(ctx context.Context, cfg QuoteConfig, evmRPC map[uint64]stri
 	for id, u := range nodes {
 		urls[id] = u
 	}
-	chain, err := pulserpc.Dial(ctx, contracts, urls, cfg.rpcTimeout, nil)
+	rpcChain, err := pulserpc.Dial(ctx, contracts, urls, cfg.rpcTimeout, nil)
 	if err != nil {
 		return nil, fmt.Errorf("app: %w", err)
+	}
+	var chain pulseroute.ChainState = rpcChain
+	if wrap != nil {
+		if chain, err = wrap(ctx, nodes[quote.PulseChainID], contracts, rpcChain); err != nil {
+			return nil, err
+		}
 	}
 	p, err := pulseroute.NewLive(pulseroute.LiveConfig{Registry: reg, Price: price, GasPrice: gasPrice, Aggregator: agg}, chain, contracts)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/swapgate/swapgate/actors/tickets"
 	"github.com/swapgate/swapgate/actors/tracker"
 	"github.com/swapgate/swapgate/edge"
+	"github.com/swapgate/swapgate/routing/adapters/pulserpc"
 	"github.com/swapgate/swapgate/routing/domain/breaker"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
 	"github.com/swapgate/swapgate/routing/domain/quote"
@@ -77,6 +78,11 @@ type QuoteConfig struct {
 	// PulseX leg is read on chain, and with a sender chain's set, its warp
 	// route's gas payment.
 	PulseRPC map[uint64]string
+	// PulseReservesMaxAge is how long a snapshot of the PulseX pairs'
+	// reserves prices the chain-369 leg after it was last seen current
+	// (--pulse-reserves-max-age); 0 prices it with the router's
+	// getAmountsOut over eth_call.
+	PulseReservesMaxAge time.Duration
 	// rpcTimeout bounds each read of those nodes: Start sets it from
 	// Config.RPCTimeout (--rpc-timeout), which bounds every node read.
 	rpcTimeout time.Duration
@@ -151,6 +157,12 @@ type quoteStack struct {
 	// catalog is the tools the providers quote with: the sandbox's, or in
 	// live mode what the upstreams list.
 	catalog *tools.Catalog
+	// reserves price the chain-369 leg from PulseX reserves (see
+	// pulseReserves); stopReserves end their refresh loops.
+	reserves     []*pulserpc.Reserves
+	stopReserves []func()
+	// sandboxReserves wait for the sandbox chains (readSandboxReserves).
+	sandboxReserves []sandboxReserves
 }
 
 func (q *quoteStack) stop() error {
@@ -170,6 +182,9 @@ func (q *quoteStack) stop() error {
 	}
 	if q.dispatcher != nil {
 		q.dispatcher.Close()
+	}
+	for _, stop := range q.stopReserves {
+		stop()
 	}
 	return err
 }
@@ -248,7 +263,7 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []prometheus.Collector{qs.dispatcher.Collector(), qs.engine.Collector()} {
+	for _, c := range []prometheus.Collector{qs.dispatcher.Collector(), qs.engine.Collector(), reservesCollector{readers: qs.reserves}} {
 		if err := metrics.Register(c); err != nil {
 			return nil, fmt.Errorf("app: register quote metrics: %w", err)
 		}

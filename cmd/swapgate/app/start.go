@@ -188,6 +188,7 @@ func (a *App) startSandboxChain(ctx context.Context, s *startup) (err error) {
 	case a.node != nil:
 		a.sandbox = a.remoteChains(s.reg)
 		s.sandboxChain = a.sandbox
+		a.quotes.readSandboxReserves(ctx, a.sandbox)
 		return nil
 	}
 	started := time.Now()
@@ -197,6 +198,7 @@ func (a *App) startSandboxChain(ctx context.Context, s *startup) (err error) {
 		return fmt.Errorf("app: start the sandbox chain: %w", err)
 	}
 	a.sandbox, s.sandboxChain = a.chains, a.chains
+	a.quotes.readSandboxReserves(ctx, a.sandbox)
 	a.log.Info("sandbox chain ready", slog.Int("chains", len(a.chains.ChainIDs())), slog.Int("replayed", stats.Ops),
 		slog.Int("diverged", stats.Diverged), slog.Duration("took", time.Since(started)))
 	return nil

@@ -31,7 +31,12 @@ func pulserouteUpstream() Upstream {
 type livePulse struct{ reg *registry.Registry }
 
 func (livePulse) provider(ctx context.Context, b *buildEnv) (quote.Provider, error) {
-	p, err := livePulseroute(ctx, b.cfg, b.evmRPC, b.reg, b.price, b.gasPrice(), b.stepOne)
+	// The chain-369 leg is priced from PulseX reserves where
+	// --pulse-reserves-max-age allows.
+	wrap := func(ctx context.Context, url string, contracts *pulseroute.Contracts, next pulseroute.ChainState) (pulseroute.ChainState, error) {
+		return b.qs.pulseReserves(ctx, b.cfg, url, b.reg, contracts, next)
+	}
+	p, err := livePulserouteOn(ctx, b.cfg, b.evmRPC, b.reg, b.price, b.gasPrice(), b.stepOne, wrap)
 	if err != nil || p == nil {
 		return nil, err
 	}

@@ -57,13 +57,26 @@ func (s sandboxProvider) provider(ctx context.Context, b *buildEnv) (quote.Provi
 		return nil, fmt.Errorf("app: %w", err)
 	}
 	b.qs.pulseState = sandboxState
-	if nodes := pulseNodes(b.cfg); len(nodes) > 0 {
+	nodes := pulseNodes(b.cfg)
+	if len(nodes) > 0 {
 		// Chains without a node keep reading the sandbox chain.
 		if b.qs.pulseState, err = pulserpc.Dial(ctx, b.contracts, nodes, b.cfg.rpcTimeout, sandboxState); err != nil {
 			return nil, fmt.Errorf("app: %w", err)
 		}
 	}
-	p, err := pulsesim.NewProvider(b.reg, market, b.qs.pulseState, pulseroute.WithContracts(b.contracts))
+	// The chain-369 leg is priced from the PulseX pools' reserves: those
+	// of --pulse-rpc's chain-369 node where it names one, the sandbox
+	// chain's otherwise.
+	priced := b.qs.pulseState
+	if url := nodes[quote.PulseChainID]; url != "" {
+		priced, err = b.qs.pulseReserves(ctx, b.cfg, url, b.reg, b.contracts, b.qs.pulseState)
+	} else {
+		priced, err = b.qs.sandboxPulseReserves(ctx, b.cfg, b.reg, b.contracts, b.qs.pulseState)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := pulsesim.NewProvider(b.reg, market, priced, pulseroute.WithContracts(b.contracts))
 	if err != nil {
 		return nil, fmt.Errorf("app: sandbox market: %w", err)
 	}

@@ -14,7 +14,10 @@
 //     getAmountsIn(uint256,address[]) (0x1f00ca74) on the same router, the
 //     same pools read backwards (amountIn = rIn·out·10000 / ((rOut −
 //     out)·9971) + 1, hop by hop from the last; an output a pool cannot give
-//     reverts with INSUFFICIENT_LIQUIDITY), and of ERC-20 balanceOf(address) (0x70a08231) on any address; a call to
+//     reverts with INSUFFICIENT_LIQUIDITY), of the PulseX factory's
+//     getPair(address,address) (0xe6a43905; the zero address for tokens
+//     without a pool), and of each pair's token0() (0x0dfe1681, the lower
+//     address) and getReserves() (0x0902f1ac, the same pools), and of ERC-20 balanceOf(address) (0x70a08231) on any address; a call to
 //     anything else returns no data, as a call to an address without code;
 //     after SetPoolDrift, pools that move between two reads at the latest
 //     block;
@@ -80,7 +83,10 @@ const stateABI = `[
 {"type":"function","name":"quoteGasPayment","stateMutability":"view","inputs":[{"name":"destination","type":"uint32"}],"outputs":[{"name":"","type":"uint256"}]},
 {"type":"function","name":"getAmountsOut","stateMutability":"view","inputs":[{"name":"amountIn","type":"uint256"},{"name":"path","type":"address[]"}],"outputs":[{"name":"amounts","type":"uint256[]"}]},
 {"type":"function","name":"getAmountsIn","stateMutability":"view","inputs":[{"name":"amountOut","type":"uint256"},{"name":"path","type":"address[]"}],"outputs":[{"name":"amounts","type":"uint256[]"}]},
-{"type":"function","name":"balanceOf","stateMutability":"view","inputs":[{"name":"owner","type":"address"}],"outputs":[{"name":"","type":"uint256"}]}]`
+{"type":"function","name":"balanceOf","stateMutability":"view","inputs":[{"name":"owner","type":"address"}],"outputs":[{"name":"","type":"uint256"}]},
+{"type":"function","name":"getPair","stateMutability":"view","inputs":[{"name":"tokenA","type":"address"},{"name":"tokenB","type":"address"}],"outputs":[{"name":"pair","type":"address"}]},
+{"type":"function","name":"getReserves","stateMutability":"view","inputs":[],"outputs":[{"name":"reserve0","type":"uint112"},{"name":"reserve1","type":"uint112"},{"name":"blockTimestampLast","type":"uint32"}]},
+{"type":"function","name":"token0","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"address"}]}]`
 
 // Pool is one PulseX pair and its reserves.
 type Pool struct {
@@ -153,7 +159,10 @@ type Server struct {
 	latency  *kit.Latency
 	abi      abi.ABI
 	pulsex   common.Address
+	factory  common.Address
 	reserves map[pairKey][2]*big.Int // (in, out) reserves by direction
+	// pairs are the pools' pair contracts: address → tokens (sorted).
+	pairs map[common.Address]pairKey
 
 	mu     sync.Mutex
 	chains map[uint64]*chainState
@@ -194,13 +203,15 @@ func New(cfg Config) (*Server, error) {
 		cfg.Pools = DefaultPools(cfg.Prices, cfg.Contracts)
 	}
 	s := &Server{cfg: cfg, latency: kit.NewLatency(cfg.Latency), abi: parsed, pulsex: cfg.Contracts.PulseX().Router,
-		reserves: map[pairKey][2]*big.Int{}, chains: map[uint64]*chainState{}, calls: map[string]int{}}
+		factory: cfg.Contracts.PulseX().Factory, reserves: map[pairKey][2]*big.Int{}, pairs: map[common.Address]pairKey{},
+		chains: map[uint64]*chainState{}, calls: map[string]int{}}
 	for _, p := range cfg.Pools {
 		if p.ReserveA == nil || p.ReserveB == nil || p.ReserveA.Sign() <= 0 || p.ReserveB.Sign() <= 0 {
 			return nil, fmt.Errorf("evmrpc standin: pool %s/%s has no reserves", p.A.Hex(), p.B.Hex())
 		}
 		s.reserves[pairKey{p.A, p.B}] = [2]*big.Int{p.ReserveA, p.ReserveB}
 		s.reserves[pairKey{p.B, p.A}] = [2]*big.Int{p.ReserveB, p.ReserveA}
+		s.pairs[PairAddress(p.A, p.B)] = sortedKey(p.A, p.B)
 	}
 	for _, id := range cfg.Chains {
 		st := &chainState{id: id, block: cfg.BlockNumber, native: map[common.Address]*big.Int{},
@@ -291,11 +302,49 @@ func (s *Server) poolMove(read bool) *big.Int {
 	return big.NewInt(max(keep, 1))
 }
 
+// PairAddress is the stand-in's address of the PulseX pair of a and b
+// (in either order): made up from the two tokens, the same for every
+// stand-in.
+func PairAddress(a, b common.Address) common.Address {
+	k := sortedKey(a, b)
+	return common.BytesToAddress(crypto.Keccak256(k.a.Bytes(), k.b.Bytes()))
+}
+
+// sortedKey orders a pair's tokens as PulseX's factory does: token0 is the
+// lower address.
+func sortedKey(a, b common.Address) pairKey {
+	if bytes.Compare(a.Bytes(), b.Bytes()) > 0 {
+		a, b = b, a
+	}
+	return pairKey{a, b}
+}
+
+// SetPool sets the reserves of the pool of a and b (ra of a, rb of b), as
+// a swap on chain would; the pool must exist.
+func (s *Server) SetPool(a, b common.Address, ra, rb *big.Int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.reserves[pairKey{a, b}]; !ok {
+		return fmt.Errorf("evmrpc standin: no pool %s/%s", a.Hex(), b.Hex())
+	}
+	s.reserves[pairKey{a, b}] = [2]*big.Int{new(big.Int).Set(ra), new(big.Int).Set(rb)}
+	s.reserves[pairKey{b, a}] = [2]*big.Int{new(big.Int).Set(rb), new(big.Int).Set(ra)}
+	return nil
+}
+
 // Calls counts the requests answered per method, batched ones included.
 func (s *Server) Calls(method string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls[method]
+}
+
+// EthCalls counts the eth_calls of a contract function (getAmountsOut,
+// getReserves, ...), batched ones included.
+func (s *Server) EthCalls(function string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls["eth_call "+function]
 }
 
 func (s *Server) chain(id uint64) (*chainState, error) {
@@ -633,6 +682,7 @@ func (s *Server) call(st *chainState, to common.Address, data []byte) ([]byte, e
 	if err != nil {
 		return nil, nil // no such function: as an address without code
 	}
+	s.calls["eth_call "+m.Name]++
 	args, err := m.Inputs.Unpack(data[4:])
 	if err != nil {
 		return nil, errRevert{"bad calldata for " + m.Name}
@@ -666,6 +716,25 @@ func (s *Server) call(st *chainState, to common.Address, data []byte) ([]byte, e
 		return m.Outputs.Pack(amounts)
 	case "balanceOf":
 		return m.Outputs.Pack(balance(st.tokens[to][args[0].(common.Address)]))
+	case "getPair":
+		if st.id != ChainPulse || to != s.factory {
+			return nil, nil
+		}
+		a, b := args[0].(common.Address), args[1].(common.Address)
+		if _, ok := s.reserves[pairKey{a, b}]; !ok {
+			return m.Outputs.Pack(common.Address{})
+		}
+		return m.Outputs.Pack(PairAddress(a, b))
+	case "token0", "getReserves":
+		k, ok := s.pairs[to]
+		if st.id != ChainPulse || !ok {
+			return nil, nil
+		}
+		if m.Name == "token0" {
+			return m.Outputs.Pack(k.a)
+		}
+		r := s.reserves[k]
+		return m.Outputs.Pack(r[0], r[1], uint32(0))
 	}
 	return nil, nil
 }
@@ -684,6 +753,11 @@ func (s *Server) amountsOut(amountIn *big.Int, path []common.Address) ([]*big.In
 		r, ok := s.reserves[pairKey{path[i], path[i+1]}]
 		if !ok {
 			return nil, errRevert{"PulseXLibrary: no pair " + path[i].Hex() + "/" + path[i+1].Hex()}
+		}
+		if out[i].Sign() <= 0 {
+			// A hop the previous one paid nothing into: the library
+			// requires a positive input at every hop.
+			return nil, errRevert{"PulseXLibrary: INSUFFICIENT_INPUT_AMOUNT"}
 		}
 		in := new(big.Int).Mul(out[i], big.NewInt(10_000-pulseroute.PulseXFeeBps))
 		num := new(big.Int).Mul(in, r[1])

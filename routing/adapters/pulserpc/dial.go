@@ -2,12 +2,16 @@ package pulserpc
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
 // nodeConns is how many connections to one node a reader keeps open and
@@ -38,4 +42,17 @@ func dialNode(ctx context.Context, url string) (*ethclient.Client, error) {
 		return nil, err
 	}
 	return ethclient.NewClient(c), nil
+}
+
+// DialReserves connects to chain 369's node at url for a Reserves (see
+// NewReserves): a connection of its own, so that the snapshot's reads never
+// queue behind the quotes' eth_calls.
+func DialReserves(ctx context.Context, url string, contracts *pulseroute.Contracts, wanted []pulseroute.Pair, next pulseroute.ChainState, cfg ReservesConfig) (*Reserves, error) {
+	c, err := dialNode(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("pulseroute reserves on chain %d: %w", quote.PulseChainID, err)
+	}
+	r := NewReserves(c.Client(), url, contracts, wanted, next, cfg)
+	r.owned = true
+	return r, nil
 }
