@@ -470,7 +470,11 @@ func (env *environment) start(ctx context.Context) error {
 			specs = append(specs, spec)
 		}
 		if router {
-			specs = append(specs, routerSpec(spec, env.tmp))
+			rs, err := env.routerSpec(ctx, spec)
+			if err != nil {
+				return err
+			}
+			specs = append(specs, rs)
 		}
 	}
 	type started struct {
@@ -545,15 +549,9 @@ func (env *environment) startStandins(ctx context.Context, logPath string, limit
 	env.stage("started %-8s pid %-7d on %s (every upstream answering after %s)\n", processStandins, sc.pid(), sc.addr, env.cfg.LiveLatency)
 	base := "http://" + sc.addr
 	dataDir := filepath.Join(env.tmp, serverLive)
-	out, err := cli(ctx, env.cfg.Binary, nil, "operator-key", "create", "--data", dataDir)
+	operator, err := env.operatorAccount(ctx, dataDir)
 	if err != nil {
 		return childSpec{}, err
-	}
-	var operator struct {
-		Address string `json:"address"`
-	}
-	if err := json.Unmarshal(out, &operator); err != nil || operator.Address == "" {
-		return childSpec{}, fmt.Errorf("operator-key create: unexpected output %q (%v)", out, err)
 	}
 	var rpcs, senders, receivers []string
 	for _, id := range []string{"369", "1", "42161", "8453"} {
@@ -563,7 +561,7 @@ func (env *environment) startStandins(ctx context.Context, logPath string, limit
 			// live mode quotes only where configured; quoting reads none of
 			// their state, so any address serves.
 			senders = append(senders, id+"="+benchSenderContract)
-			receivers = append(receivers, id+"="+operator.Address)
+			receivers = append(receivers, id+"="+operator)
 		}
 	}
 	return childSpec{name: serverLive, addrOf: jsonAddr("swapgate serving"),
@@ -572,19 +570,50 @@ func (env *environment) startStandins(ctx context.Context, logPath string, limit
 			"--pulse-sender-contract", strings.Join(senders, ","), "--pulse-inbound-receiver", strings.Join(receivers, ",")}, limits...)}, nil
 }
 
-// routerSpec is the live server's spec as serverLiveRouter: its own data,
-// and the chain-369 leg priced by the router (--pulse-reserves-max-age 0).
-func routerSpec(live childSpec, tmp string) childSpec {
+// operatorAccount makes the operator account of a live server's data
+// directory (swapgate operator-key create) and returns its address, which
+// live mode requires as the inbound receiver.
+func (env *environment) operatorAccount(ctx context.Context, dataDir string) (string, error) {
+	out, err := cli(ctx, env.cfg.Binary, nil, "operator-key", "create", "--data", dataDir)
+	if err != nil {
+		return "", err
+	}
+	var operator struct {
+		Address string `json:"address"`
+	}
+	if err := json.Unmarshal(out, &operator); err != nil || operator.Address == "" {
+		return "", fmt.Errorf("operator-key create: unexpected output %q (%v)", out, err)
+	}
+	return operator.Address, nil
+}
+
+// routerSpec is the live server's spec as serverLiveRouter: its own data
+// and operator account (its inbound receivers), and the chain-369 leg
+// priced by the router (--pulse-reserves-max-age 0).
+func (env *environment) routerSpec(ctx context.Context, live childSpec) (childSpec, error) {
 	s := live
 	s.name = serverLiveRouter
 	s.args = slices.Clone(live.args)
-	for i := range s.args {
-		if s.args[i] == "--data" && i+1 < len(s.args) {
-			s.args[i+1] = filepath.Join(tmp, serverLiveRouter)
+	dataDir := filepath.Join(env.tmp, serverLiveRouter)
+	operator, err := env.operatorAccount(ctx, dataDir)
+	if err != nil {
+		return childSpec{}, err
+	}
+	for i := 0; i+1 < len(s.args); i++ {
+		switch s.args[i] {
+		case "--data":
+			s.args[i+1] = dataDir
+		case "--pulse-inbound-receiver":
+			receivers := strings.Split(s.args[i+1], ",")
+			for k, r := range receivers {
+				id, _, _ := strings.Cut(r, "=")
+				receivers[k] = id + "=" + operator
+			}
+			s.args[i+1] = strings.Join(receivers, ",")
 		}
 	}
 	s.args = append(s.args, "--pulse-reserves-max-age", "0")
-	return s
+	return s, nil
 }
 
 // providerTools lists the sandbox tools of a provider from the catalog, so
