@@ -54,6 +54,13 @@ type Config struct {
 	Rate float64
 	// Arrival is ArrivalPoisson (default) or ArrivalFixed; open loop only.
 	Arrival string
+	// RampUp, open loop only, raises the offered rate linearly from a
+	// tenth of Rate to Rate over the run's first RampUp, which must lie
+	// within the warm-up: a cold server hit at full rate at once spends
+	// its first seconds growing pools, connections and stacks, and a
+	// breaker that judges those seconds opens for reasons no steady state
+	// has. Zero offers Rate from the first request.
+	RampUp time.Duration
 	// APIKey, when set, is sent as X-API-Key.
 	APIKey string
 	// Timeout bounds each request, including the wait for a free
@@ -113,6 +120,9 @@ func (c *Config) validate() error {
 	}
 	if c.Arrival != ArrivalPoisson && c.Arrival != ArrivalFixed {
 		errs = append(errs, fmt.Errorf("arrival must be %q or %q, got %q", ArrivalPoisson, ArrivalFixed, c.Arrival))
+	}
+	if c.RampUp < 0 || c.RampUp > c.Warmup {
+		errs = append(errs, fmt.Errorf("ramp-up must be in [0, warm-up %s], got %s", c.Warmup, c.RampUp))
 	}
 	if c.Warmup < 0 || (c.Duration > 0 && c.Warmup >= c.Duration) {
 		errs = append(errs, fmt.Errorf("warm-up must be in [0, duration), got %s", c.Warmup))

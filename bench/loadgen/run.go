@@ -286,16 +286,17 @@ func schedule(ctx context.Context, cfg Config, start time.Time, b *budget, unsen
 		seed = uint64(time.Now().UnixNano())
 	}
 	rng := rand.New(rand.NewPCG(seed, seed>>1|1))
+	intended := start
 	gap := func() time.Duration {
+		rate := rampedRate(cfg, intended.Sub(start))
 		if cfg.Arrival == ArrivalFixed {
-			return time.Duration(float64(time.Second) / cfg.Rate)
+			return time.Duration(float64(time.Second) / rate)
 		}
-		return time.Duration(rng.ExpFloat64() / cfg.Rate * float64(time.Second))
+		return time.Duration(rng.ExpFloat64() / rate * float64(time.Second))
 	}
 	end := start.Add(cfg.Duration)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	intended := start
 	for {
 		intended = intended.Add(gap())
 		if !intended.Before(end) {
@@ -325,6 +326,16 @@ func schedule(ctx context.Context, cfg Config, start time.Time, b *budget, unsen
 			return
 		}
 	}
+}
+
+// rampedRate is the rate offered at elapsed into the run: Rate, or during
+// RampUp a line from a tenth of Rate up to Rate.
+func rampedRate(cfg Config, elapsed time.Duration) float64 {
+	if cfg.RampUp <= 0 || elapsed >= cfg.RampUp {
+		return cfg.Rate
+	}
+	share := float64(elapsed) / float64(cfg.RampUp)
+	return cfg.Rate * (0.1 + 0.9*share)
 }
 
 // countBacklog counts the intended send times from next up to the moment

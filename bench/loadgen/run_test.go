@@ -232,15 +232,17 @@ func TestRunRefusesNonLoopback(t *testing.T) {
 func TestRunValidatesBounds(t *testing.T) {
 	base := Config{BaseURL: "http://127.0.0.1:1", Scenario: staticScenario{"ping", "/v1/ping"}, Workers: 1, Duration: time.Second, MaxRequests: 1}
 	for name, mutate := range map[string]func(*Config){
-		"no workers":       func(c *Config) { c.Workers = 0 },
-		"too many":         func(c *Config) { c.Workers = MaxWorkers + 1 },
-		"no duration":      func(c *Config) { c.Duration = 0 },
-		"too long":         func(c *Config) { c.Duration = MaxDuration + time.Second },
-		"no max requests":  func(c *Config) { c.MaxRequests = 0 },
-		"negative rate":    func(c *Config) { c.Rate = -1 },
-		"bad arrival":      func(c *Config) { c.Arrival = "burst" },
-		"warm-up too long": func(c *Config) { c.Warmup = c.Duration },
-		"negative warm-up": func(c *Config) { c.Warmup = -time.Second },
+		"no workers":        func(c *Config) { c.Workers = 0 },
+		"too many":          func(c *Config) { c.Workers = MaxWorkers + 1 },
+		"no duration":       func(c *Config) { c.Duration = 0 },
+		"too long":          func(c *Config) { c.Duration = MaxDuration + time.Second },
+		"no max requests":   func(c *Config) { c.MaxRequests = 0 },
+		"negative rate":     func(c *Config) { c.Rate = -1 },
+		"bad arrival":       func(c *Config) { c.Arrival = "burst" },
+		"warm-up too long":  func(c *Config) { c.Warmup = c.Duration },
+		"negative warm-up":  func(c *Config) { c.Warmup = -time.Second },
+		"ramp past warm-up": func(c *Config) { c.Warmup, c.RampUp = 100*time.Millisecond, 200*time.Millisecond },
+		"negative ramp":     func(c *Config) { c.RampUp = -time.Second },
 	} {
 		c := base
 		mutate(&c)
@@ -303,6 +305,44 @@ func TestRunWarmupExcluded(t *testing.T) {
 	}
 	if s.Curve[len(s.Curve)-1].LatencyUs != s.Latency.Max {
 		t.Fatalf("curve ends at %d, max is %d", s.Curve[len(s.Curve)-1].LatencyUs, s.Latency.Max)
+	}
+}
+
+func TestRampedRate(t *testing.T) {
+	cfg := Config{Rate: 1000, RampUp: time.Second}
+	for _, c := range []struct {
+		at   time.Duration
+		want float64
+	}{{0, 100}, {500 * time.Millisecond, 550}, {time.Second, 1000}, {3 * time.Second, 1000}} {
+		if got := rampedRate(cfg, c.at); got != c.want {
+			t.Errorf("rate at %s = %g, want %g", c.at, got, c.want)
+		}
+	}
+	if got := rampedRate(Config{Rate: 1000}, 0); got != 1000 {
+		t.Errorf("no ramp: rate %g at the start, want 1000", got)
+	}
+}
+
+// TestRunRampsUpInTheWarmup runs 500 ms at 400/s, the first 250 ms a warm-up
+// ramping from 40/s: the warm-up sends about 55 requests (the ramp's mean
+// rate, 220/s, for 250 ms), not 100, and the measured part about 100.
+func TestRunRampsUpInTheWarmup(t *testing.T) {
+	stub := startStub(t, 0)
+	for try := 1; ; try++ {
+		s, err := Run(context.Background(), Config{
+			BaseURL: stub.url, Scenario: mustScenario(t, "tokens"), Workers: 4,
+			Duration: 500 * time.Millisecond, Warmup: 250 * time.Millisecond, RampUp: 250 * time.Millisecond,
+			MaxRequests: 1 << 20, Rate: 400, Arrival: ArrivalFixed,
+		}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.WarmupRequests >= 45 && s.WarmupRequests <= 65 && s.Requests >= 90 && s.Requests <= 101 {
+			return
+		}
+		if try == 3 {
+			t.Fatalf("warm-up %d, measured %d: want about 55 and 100", s.WarmupRequests, s.Requests)
+		}
 	}
 }
 

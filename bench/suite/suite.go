@@ -998,6 +998,14 @@ func (env *environment) fixedRun(ctx context.Context, d scenarioDef, target stri
 	rec := RunRecord{Scenario: d.name, Target: target, Round: round, Offered: rate}
 	lc.Rate, lc.Arrival = rate, loadgen.ArrivalFixed
 	lc.Warmup, lc.Duration = env.cfg.Warmup, env.cfg.Warmup+env.cfg.Measure
+	if d.server == serverLive || d.server == serverLiveRouter {
+		// A live server meets its upstreams cold: at the full rate at
+		// once, its first second's legs run past their deadlines and open
+		// the breakers, which then refuse a share of the measured part
+		// for reasons the steady state does not have. The warm-up ramps
+		// up to the rate instead, as traffic reaches a new node.
+		lc.RampUp = lc.Warmup
+	}
 	lc.OnInterval = func(l loadgen.Line) {
 		rec.Timeline = append(rec.Timeline, l)
 		env.progress(label, l)
