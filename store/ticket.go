@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -169,6 +170,12 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 			}
 		}
 		b = append(b, ']')
+	case r.Tx != nil && r.Tx.Encoding == quote.EncodingBase64:
+		// A non-EVM source's serialized transaction, as TicketTx writes it.
+		b = append(b, `,"txs":[{"data":"`...)
+		b = base64.StdEncoding.AppendEncode(b, r.Tx.Data)
+		b = strconv.AppendUint(append(b, `","chainId":`...), r.Tx.ChainID, 10)
+		b = append(b, `,"encoding":"base64"}]`...)
 	case r.Tx != nil:
 		tx := r.Tx
 		gasPrice := ""

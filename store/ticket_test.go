@@ -42,6 +42,9 @@ func TestEncodeTicket(t *testing.T) {
 			[]quote.TicketTx{{To: "0xrouter", From: "0xfrom", Data: "0xabcd", Value: "0xff", ChainID: 42161, GasLimit: "0x493e0", GasPrice: "0x10"}}, false, ""},
 		{"shape A, empty calldata, no value, no gas price", &quote.Route{Tx: &quote.TxRequest{To: "0xr", ChainID: 1, GasLimit: 21000}},
 			[]quote.TicketTx{{To: "0xr", Data: "0x", Value: "0x0", ChainID: 1, GasLimit: "0x5208"}}, false, ""},
+		{"shape A, a Solana source's serialized transaction", &quote.Route{Tool: "mayan", Tx: &quote.TxRequest{ChainID: 1151111081099710,
+			Encoding: quote.EncodingBase64, Data: []byte{0x01, 0xfb, 0xff, 0x00, 0x7e}}},
+			[]quote.TicketTx{{Data: "Afv/AH4=", ChainID: 1151111081099710, Encoding: "base64"}}, false, ""},
 		{"intents, strings that need escaping", &quote.Route{Tool: "sbx-\"near\"\u2028", DepositAddress: "dep<&>", DepositMemo: "memo\n"}, nil, false, ""},
 		{"shape B", &quote.Route{Shape: quote.ShapeDirect, Direct: &quote.DirectQuote{TransactionRequest: quote.DirectTx{
 			To: "0xs", Data: "0x01", Value: "0x0", ChainID: 8453, GasLimit: "0x1"}}},

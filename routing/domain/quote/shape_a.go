@@ -1,6 +1,7 @@
 package quote
 
 import (
+	"encoding/base64"
 	"encoding/hex"
 	"math/big"
 	"strconv"
@@ -154,7 +155,14 @@ func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresA
 	b = append(b, `],"executionDuration":`...)
 	b = strconv.AppendInt(b, int64(rt.ExecutionDuration), 10)
 	b = append(b, '}')
-	if tx := rt.Tx; tx != nil {
+	if tx := rt.Tx; tx != nil && tx.Encoding == EncodingBase64 {
+		// A serialized non-EVM transaction: no to, value or gas to show.
+		b = append(b, `,"transactionRequest":{"chainId":`...)
+		b = strconv.AppendUint(b, tx.ChainID, 10)
+		b = append(b, `,"encoding":"base64","data":"`...)
+		b = base64.StdEncoding.AppendEncode(b, tx.Data)
+		b = append(b, `"}`...)
+	} else if tx != nil {
 		b = append(b, `,"transactionRequest":{"to":`...)
 		b = jsonenc.AppendString(b, tx.To)
 		if tx.From != "" {

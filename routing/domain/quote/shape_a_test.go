@@ -1,6 +1,7 @@
 package quote
 
 import (
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"math"
@@ -58,6 +59,9 @@ func TestShapeAEncodingMatchesEncodingJSON(t *testing.T) {
 	bare := &Route{Provider: "intents", Tool: "sbx-intents", StepType: "intents", DepositAddress: "dep<&>", DepositMemo: "memo 7",
 		Tx: &TxRequest{To: "0xabc", Value: new(big.Int), ChainID: 1}}
 	empty := &Route{Provider: "aggregator", Tool: "x"}
+	// A Solana source: the upstream's serialized transaction, base64.
+	solana := &Route{Provider: "aggregator", Tool: "mayan", StepType: "lifi", FromAmount: big.NewInt(5), ToAmount: big.NewInt(4),
+		ToAmountMin: big.NewInt(3), Tx: &TxRequest{ChainID: 1151111081099710, Encoding: EncodingBase64, Data: []byte{0x01, 0xfb, 0xff, 0x00, 0x7e}}}
 	// A route valued without its prices: every USD figure unknown.
 	unpriced := &Route{Provider: "pulseroute", Tool: "pulsex", StepType: "swap", FromAmount: big.NewInt(5), ToAmount: big.NewInt(4),
 		ToAmountMin: big.NewInt(3), FromAmountUSD: NoUSD(), ToAmountUSD: NoUSD(),
@@ -73,7 +77,7 @@ func TestShapeAEncodingMatchesEncodingJSON(t *testing.T) {
 		refundTo string
 	}{{full, 0.005, false, false, ""}, {bare, 1e-7, true, false, ""}, {empty, 0, false, false, ""}, {full, 0.5, true, false, ""},
 		{unpriced, 0.01, false, false, ""}, {full, 0.005, false, true, "0x<Refund>\"\u2028"}, {unpriced, 0.01, true, true, ""},
-		{bare, 0, false, false, "0x2222222222222222222222222222222222222222"}} {
+		{bare, 0, false, false, "0x2222222222222222222222222222222222222222"}, {solana, 0.005, false, false, ""}, {solana, 0.01, true, false, ""}} {
 		req := &Request{ID: "qt_0123", From: from, To: to, FromToken: usdcA, ToToken: usdcB, FromAmount: big.NewInt(1_000_000_000),
 			FromAddress: "0x8ba1f109551bD432803012645Ac136ddd64DBA72", ToAddress: "Recipient\t\"x\"", Slippage: c.slippage, Dry: c.dry,
 			RefundTo: c.refundTo}
@@ -102,6 +106,20 @@ func TestShapeAEncodingMatchesEncodingJSON(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("case %d:\n got %s\nwant %s", i, got, want)
 		}
+	}
+}
+
+// TestShapeASerializedTx: a non-EVM source's transaction shows as
+// {chainId, encoding, data}, the bytes in standard base64, with nothing of
+// an EVM call.
+func TestShapeASerializedTx(t *testing.T) {
+	sol := &registry.Chain{ID: 1151111081099710}
+	tok := &registry.Token{ChainID: sol.ID, Address: "11111111111111111111111111111111", Symbol: "SOL", Decimals: 9}
+	req := &Request{ID: "qt_1", From: sol, To: sol, FromToken: tok, ToToken: tok, FromAmount: big.NewInt(1)}
+	rt := &Route{Tool: "x", Tx: &TxRequest{ChainID: sol.ID, Encoding: EncodingBase64, Data: []byte{0x01, 0xfb, 0xff, 0x00, 0x7e}}}
+	got := string(AppendShapeA(nil, nil, req, rt, 0))
+	if want := `"transactionRequest":{"chainId":1151111081099710,"encoding":"base64","data":"Afv/AH4="}`; !strings.Contains(got, want) {
+		t.Fatalf("%s lacks %s", got, want)
 	}
 }
 
@@ -184,6 +202,14 @@ type txJSON struct {
 	GasPrice string `json:"gasPrice,omitempty"`
 }
 
+// serializedTxJSON is a non-EVM source's transaction: the upstream's
+// serialized transaction, in its encoding.
+type serializedTxJSON struct {
+	ChainID  uint64 `json:"chainId"`
+	Encoding string `json:"encoding"`
+	Data     string `json:"data"`
+}
+
 // standardQuote is Shape A of the specification.
 type standardQuote struct {
 	ID          string `json:"id"`
@@ -217,7 +243,9 @@ type standardQuote struct {
 		FeeCosts          []feeCostJSON `json:"feeCosts"`
 		ExecutionDuration int           `json:"executionDuration"`
 	} `json:"estimate"`
-	TransactionRequest *txJSON  `json:"transactionRequest,omitempty"`
+	// TransactionRequest is a *txJSON, or a *serializedTxJSON for a
+	// non-EVM source.
+	TransactionRequest any      `json:"transactionRequest,omitempty"`
 	DepositAddress     string   `json:"depositAddress,omitempty"`
 	DepositMemo        string   `json:"depositMemo,omitempty"`
 	ExpiresAt          int64    `json:"expiresAt"`
@@ -274,12 +302,15 @@ func shapeA(prices LivePrices, req *Request, rt *Route, expiresAt int64) *standa
 		}
 		e.FeeCosts = append(e.FeeCosts, fj)
 	}
-	if tx := rt.Tx; tx != nil {
-		q.TransactionRequest = &txJSON{To: tx.To, From: tx.From, Data: "0x" + hex.EncodeToString(tx.Data),
+	if tx := rt.Tx; tx != nil && tx.Encoding == EncodingBase64 {
+		q.TransactionRequest = &serializedTxJSON{ChainID: tx.ChainID, Encoding: tx.Encoding, Data: base64.StdEncoding.EncodeToString(tx.Data)}
+	} else if tx != nil {
+		t := &txJSON{To: tx.To, From: tx.From, Data: "0x" + hex.EncodeToString(tx.Data),
 			Value: hexBig(tx.Value), ChainID: tx.ChainID, GasLimit: "0x" + strconv.FormatUint(tx.GasLimit, 16)}
 		if tx.GasPrice != nil {
-			q.TransactionRequest.GasPrice = hexBig(tx.GasPrice)
+			t.GasPrice = hexBig(tx.GasPrice)
 		}
+		q.TransactionRequest = t
 	}
 	return q
 }

@@ -139,15 +139,18 @@ type Ticket struct {
 }
 
 // TicketTx is a transaction request in its wire form: numbers as the
-// quote rendered them (hex strings), calldata 0x-prefixed hex.
+// quote rendered them (hex strings), calldata 0x-prefixed hex. A non-EVM
+// source's serialized transaction has Encoding set and Data in it, with
+// no To or Value (TxRequest.Encoding).
 type TicketTx struct {
-	To       string `json:"to"`
+	To       string `json:"to,omitempty"`
 	From     string `json:"from,omitempty"`
 	Data     string `json:"data"`
-	Value    string `json:"value"`
+	Value    string `json:"value,omitempty"`
 	ChainID  uint64 `json:"chainId"`
 	GasLimit string `json:"gasLimit,omitempty"`
 	GasPrice string `json:"gasPrice,omitempty"`
+	Encoding string `json:"encoding,omitempty"`
 }
 
 // RefundAddress is where a refund of the quote's swap goes: RefundTo, or

@@ -94,6 +94,12 @@ func (r *Request) ToolAllowed(key string) bool {
 
 // TxRequest is a transaction a wallet signs. Data is raw calldata; the
 // edge renders numbers as hex strings as LI.FI does.
+//
+// A non-EVM source's transaction (Solana, Sui) is not an EVM call: it is a
+// serialized transaction the upstream built whole, which the wallet signs
+// as it is. Such a TxRequest has Encoding set (EncodingBase64), Data the
+// decoded bytes, ChainID the source chain, and no To, From, Value or gas:
+// the quote shows it as {chainId, encoding, data}, data in that encoding.
 type TxRequest struct {
 	To       string
 	From     string
@@ -102,7 +108,15 @@ type TxRequest struct {
 	ChainID  uint64
 	GasLimit uint64
 	GasPrice *big.Int
+	// Encoding is "" for an EVM transaction, or the encoding in which a
+	// non-EVM source's serialized transaction is shown.
+	Encoding string
 }
+
+// EncodingBase64 is the encoding of a serialized Solana or Sui
+// transaction: standard base64 with padding, as the aggregator answers it
+// and as those chains' wallets take it.
+const EncodingBase64 = "base64"
 
 // NoUSD is a USD figure that is not known: the price it would be valued at
 // is absent (never observed, or older than the service's maximum age). It
