@@ -2,6 +2,7 @@ package lifi
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -32,6 +33,12 @@ var _ quote.ExactOutputQuoter = (*Client)(nil)
 // ignored: LI.FI picks the tool. An exact-output request goes to
 // /v1/quote/toAmount, and its answer must meet toAmount at its toAmountMin.
 func (c *Client) QuoteLeg(ctx context.Context, req *quote.Request, _ string) (*quote.Route, error) {
+	if txKind(req.From) == txNone {
+		// LI.FI's transaction for such a source has no shape in the
+		// contract: not asked, left out with the reason.
+		return nil, &quote.NoRoute{Provider: Name, Reason: quote.ReasonTxUnrepresentable,
+			Message: "the aggregator's transaction for a " + string(req.From.ChainType) + " source (" + req.From.Name + ") cannot be represented"}
+	}
 	q, err := c.quoteQuery(req)
 	if err != nil {
 		return nil, err
@@ -211,7 +218,7 @@ func (c *Client) mapStep(req *quote.Request, s *wireStep) (*quote.Route, error) 
 	if route.ToolName == "" {
 		route.ToolName = s.Tool
 	}
-	if !req.FromToken.IsNative() {
+	if txKind(req.From) == txEVM && !req.FromToken.IsNative() {
 		// A token source is approved to this address before the
 		// transaction runs: an allowance to anything else is lost funds.
 		if err := upstream.Address("estimate.approvalAddress", req.From.AddressFormat, est.ApprovalAddress); err != nil {
@@ -233,7 +240,12 @@ func (c *Client) mapStep(req *quote.Request, s *wireStep) (*quote.Route, error) 
 		if s.TransactionRequest == nil {
 			return nil, upstream.BadAnswer("transactionRequest: missing")
 		}
-		if route.Tx, err = mapTx(req, s.TransactionRequest); err != nil {
+		if txKind(req.From) == txSerialized {
+			route.Tx, err = mapSerializedTx(req, s.TransactionRequest)
+		} else {
+			route.Tx, err = mapTx(req, s.TransactionRequest)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -364,6 +376,50 @@ func partnerFee(req *quote.Request, est *wireEstimate, route *quote.Route) *big.
 	}
 	fee := new(big.Int).Mul(route.ToAmount, fc.Amount)
 	return fee.Quo(fee, rest)
+}
+
+// The kinds of transaction LI.FI hands a wallet, by source chain.
+const (
+	// txNone: a source whose transactions the contract has no shape for.
+	txNone = iota
+	// txEVM: an EVM call {to, data, value, gas}.
+	txEVM
+	// txSerialized: Solana's and Sui's, a whole serialized transaction
+	// in base64 ({data} alone), which the wallet signs as it is.
+	txSerialized
+)
+
+// txKind says which transaction LI.FI answers for a source chain.
+func txKind(c *registry.Chain) int {
+	switch {
+	case c.ChainType == registry.EVM:
+		return txEVM
+	case c.AddressFormat == "solana" || c.AddressFormat == "sui":
+		return txSerialized
+	}
+	return txNone
+}
+
+// mapSerializedTx converts LI.FI's transaction request for a Solana or Sui
+// source: {data} alone, the serialized transaction in standard base64. The
+// data must decode (strictly, padded: the quote shows it re-encoded, so it
+// must be the upstream's very string) to a non-empty transaction; an
+// answer that is an EVM call instead (a to) is not a transaction such a
+// wallet can sign, and the route is left out with that reason.
+func mapSerializedTx(req *quote.Request, t *wireTx) (*quote.TxRequest, error) {
+	if t.To != "" {
+		return nil, &quote.NoRoute{Provider: Name, Reason: quote.ReasonTxUnrepresentable,
+			Message: "the aggregator's transaction for a " + req.From.Name + " source is an EVM call (to " +
+				httpjson.Shown(t.To) + "), which a " + req.From.Name + " wallet cannot sign"}
+	}
+	if t.Data == "" {
+		return nil, upstream.BadAnswer("transactionRequest.data: missing")
+	}
+	data, err := base64.StdEncoding.Strict().DecodeString(t.Data)
+	if err != nil || len(data) == 0 {
+		return nil, upstream.BadAnswer("transactionRequest.data: %s is not a base64 serialized transaction", httpjson.Shown(t.Data))
+	}
+	return &quote.TxRequest{ChainID: req.From.ID, Encoding: quote.EncodingBase64, Data: data}, nil
 }
 
 // mapTx converts LI.FI's transaction request; numbers are hex. It is

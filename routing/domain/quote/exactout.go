@@ -100,11 +100,21 @@ func CheckExactOutput(req *Request, r *Route) error {
 		Message: fmt.Sprintf("dropped: the route guarantees %s, less than toAmount %s", min, req.ToAmount)}
 }
 
-// dropped reports an outcome whose route CheckExactOutput dropped.
+// dropped reports an outcome whose route was dropped: one CheckExactOutput
+// dropped, or one whose transaction the contract cannot represent
+// (ReasonTxUnrepresentable).
 func dropped(err error) bool {
 	var nr *NoRoute
-	return errors.As(err, &nr) && nr.Reason == ReasonExactOutputShort
+	return errors.As(err, &nr) && (nr.Reason == ReasonExactOutputShort || nr.Reason == ReasonTxUnrepresentable)
 }
+
+// ReasonTxUnrepresentable is the NoRoute reason of a route whose
+// transaction the quote cannot hand a wallet: a source chain whose
+// transactions the contract has no shape for (Bitcoin), or an upstream's
+// transaction of a shape the source chain's wallets cannot sign (an EVM
+// call for a Solana source). Such a route is left out, shown in
+// data.timing as dropped with the reason, rather than failing the leg.
+const ReasonTxUnrepresentable = "TRANSACTION_UNREPRESENTABLE"
 
 // UnsupportedOutcome is the outcome of a provider left out of a race:
 // never sent, answered at once with its reason, shown in data.timing as

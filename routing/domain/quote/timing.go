@@ -66,6 +66,7 @@ const (
 	LegUnsupported
 	// LegDropped: it answered with a route that broke the request's
 	// promise (an exact-output route short of toAmount, CheckExactOutput),
+	// or whose transaction cannot be represented (ReasonTxUnrepresentable),
 	// which was not answered; the leg's Reason says why.
 	LegDropped
 )
