@@ -13,7 +13,9 @@
 //     fromAmount,toAmount,toAmountMin,fromAmountUSD,toAmountUSD,feeCosts[],
 //     gasCosts[],executionDuration}, includedSteps and transactionRequest
 //     {to,from,data,value,gasLimit,gasPrice,chainId}, its numbers hex
-//     strings. The integrator's fee (query "fee", a fraction) is a fee cost
+//     strings; from a Solana or Sui source, transactionRequest is {data}
+//     alone, the serialized transaction in base64, and the estimate names
+//     no approvalAddress. The integrator's fee (query "fee", a fraction) is a fee cost
 //     named "Integrator Fee"; slippage is a fraction, 0.005 by default.
 //     No route is 404 with {"message","code":1002,"errors":{...}}.
 //   - /v1/tools answers {bridges[{key,name,logoURI,supportedChains[{fromChainId,
@@ -31,6 +33,7 @@ package lifi
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -561,13 +564,24 @@ func (s *Server) answerQuote(w http.ResponseWriter, r *http.Request, q url.Value
 	}
 	gasPrice := big.NewInt(gasPriceWei)
 	gasAmount := new(big.Int).Mul(gasPrice, big.NewInt(gasEstimate))
-	native, hasNative := s.prices.Lookup(fromChain, "0x0000000000000000000000000000000000000000")
+	nativeAddr, serialized := serializedSources[fromChain]
+	if !serialized {
+		nativeAddr = "0x0000000000000000000000000000000000000000"
+	} else {
+		// A Solana or Sui source pays a flat fee in its own coin
+		// (lamports, MIST): one unit of gas at that price.
+		gasPrice, gasAmount = big.NewInt(serializedFee), big.NewInt(serializedFee)
+	}
+	native, hasNative := s.prices.Lookup(fromChain, nativeAddr)
 	if !hasNative {
 		native = kit.Token{ChainID: fromChain, Address: "0x0000000000000000000000000000000000000000", Symbol: "ETH", Name: "ETH", Decimals: 18, CoinKey: "ETH"}
 	}
 	gasCost := map[string]any{"type": "SEND", "price": gasPrice.String(), "estimate": strconv.Itoa(gasEstimate),
 		"limit": strconv.Itoa(gasLimit), "amount": gasAmount.String(), "amountUSD": kit.FormatUSD(kit.USD(native, gasAmount)),
 		"token": toWire(r, native)}
+	if serialized {
+		gasCost["estimate"], gasCost["limit"] = "1", "1"
+	}
 	duration := 30.0
 	if stepType == "cross" {
 		duration = 52.4
@@ -601,6 +615,14 @@ func (s *Server) answerQuote(w http.ResponseWriter, r *http.Request, q url.Value
 		"transactionRequest": map[string]any{"to": s.cfg.Router, "from": fromAddress, "data": data,
 			"value": hexBig(value), "gasLimit": hexBig(big.NewInt(gasLimit)), "gasPrice": hexBig(gasPrice), "chainId": fromChain},
 	}
+	if serialized {
+		// LI.FI answers a Solana or Sui source with the whole serialized
+		// transaction, base64, and nothing of an EVM call; no allowance
+		// applies there, so no EVM approval address either.
+		step["transactionRequest"] = map[string]any{"data": serializedTx(sum, fromAddress)}
+		delete(estimate, "approvalAddress")
+		delete(step["includedSteps"].([]any)[0].(map[string]any)["estimate"].(map[string]any), "approvalAddress")
+	}
 	if f := s.tamper.Load(); f != nil {
 		// Through JSON and back, so that the hook edits the Step as a
 		// client would decode it (objects as maps, lists as slices).
@@ -618,6 +640,33 @@ func (s *Server) answerQuote(w http.ResponseWriter, r *http.Request, q url.Value
 		}
 	}
 	writeJSON(w, http.StatusOK, step)
+}
+
+// serializedSources are the chains (LI.FI's ids) whose transactions LI.FI
+// answers serialized, in base64 ({data} alone), by their native coin's
+// address: Solana and Sui.
+var serializedSources = map[uint64]string{
+	1151111081099710: "11111111111111111111111111111111",
+	9270000000000000: "0x2::sui::SUI",
+}
+
+// serializedFee is a Solana or Sui source's network fee in its smallest
+// unit: Solana's base fee of 5000 lamports per signature.
+const serializedFee = 5000
+
+// serializedTx is the base64 serialized transaction of a Solana or Sui
+// quote: bytes laid out as an unsigned Solana v0 transaction (one empty
+// signature slot, the v0 prefix, a header), then the request's
+// fingerprint and the sender, so that the same request answers the same
+// bytes. Nobody signs it: the stand-in's chains settle nothing on Solana.
+func serializedTx(sum []byte, fromAddress string) string {
+	b := make([]byte, 0, 1+64+4+len(sum)+len(fromAddress))
+	b = append(b, 1)
+	b = append(b, make([]byte, 64)...)
+	b = append(b, 0x80, 1, 0, 5)
+	b = append(b, sum...)
+	b = append(b, fromAddress...)
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 func isNative(addr string) bool {

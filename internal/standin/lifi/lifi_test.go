@@ -2,11 +2,13 @@ package lifi
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"math/big"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -335,5 +337,75 @@ func TestTamper(t *testing.T) {
 	s.SetTamper(nil)
 	if r, err := c.QuoteLeg(context.Background(), req, ""); err != nil || r.Tx == nil || r.Tx.To != DefaultRouter {
 		t.Fatalf("untampered step: route %+v, err %v", r, err)
+	}
+}
+
+// A Solana or Sui source is answered as LI.FI answers it: the transaction
+// serialized in base64 ({data} alone), no approval address; the adapter
+// takes it as the source chain's serialized transaction. Before, the
+// stand-in answered an EVM call there, which the adapter refused.
+func TestSerializedSourcesThroughAdapter(t *testing.T) {
+	prices := kit.NewTable([]kit.Token{
+		{ChainID: 1151111081099710, Address: "11111111111111111111111111111111", Symbol: "SOL", Name: "Solana", Decimals: 9, CoinKey: "SOL", PriceUSD: 200},
+		{ChainID: 9270000000000000, Address: "0x2::sui::SUI", Symbol: "SUI", Name: "Sui", Decimals: 9, CoinKey: "SUI", PriceUSD: 4},
+		{ChainID: 1, Address: "0x0000000000000000000000000000000000000000", Symbol: "ETH", Name: "ETH", Decimals: 18, CoinKey: "ETH", PriceUSD: 2000},
+	})
+	for _, tc := range []struct {
+		name   string
+		chain  uint64
+		native string
+		from   string
+	}{
+		{"Solana", 1151111081099710, "11111111111111111111111111111111", "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"},
+		{"Sui", 9270000000000000, "0x2::sui::SUI", "0x7d20dcdb2bca4f508ea9613994683eb4e76e9c4ed371169677c1be02aaf0b58e"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, base := start(t, Config{Router: "0x1111111111111111111111111111111111111111",
+				ApprovalAddress: "0x9999999999999999999999999999999999999999", Prices: prices})
+			// The raw answer: {data} alone, no approval address.
+			res, err := http.Get(base + "/v1/quote?fromChain=" + strconv.FormatUint(tc.chain, 10) + "&toChain=1&fromToken=" +
+				url.QueryEscape(tc.native) + "&toToken=0x0000000000000000000000000000000000000000&fromAmount=1000000000&fromAddress=" + tc.from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var step struct {
+				Estimate           map[string]any    `json:"estimate"`
+				TransactionRequest map[string]string `json:"transactionRequest"`
+			}
+			err = json.NewDecoder(res.Body).Decode(&step)
+			res.Body.Close()
+			if err != nil || res.StatusCode != http.StatusOK {
+				t.Fatalf("status %d, %v", res.StatusCode, err)
+			}
+			if _, ok := step.Estimate["approvalAddress"]; ok || len(step.TransactionRequest) != 1 || step.TransactionRequest["data"] == "" {
+				t.Fatalf("approval %v, transactionRequest %v", step.Estimate["approvalAddress"], step.TransactionRequest)
+			}
+
+			c, reg := client(t, base)
+			src, _ := reg.Chain(tc.chain)
+			eth, _ := reg.Chain(1)
+			in, _ := reg.Token(tc.chain, tc.native)
+			out, _ := reg.Token(1, "0x0000000000000000000000000000000000000000")
+			req := &quote.Request{ID: "q1", From: src, To: eth, FromToken: in, ToToken: out, FromAmount: big.NewInt(1_000_000_000),
+				FromAddress: tc.from, ToAddress: wallet, Slippage: 0.005, Now: time.Now()}
+			route, err := c.QuoteLeg(context.Background(), req, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx := route.Tx
+			if tx == nil || tx.Encoding != quote.EncodingBase64 || tx.ChainID != tc.chain || tx.To != "" || len(tx.Data) == 0 {
+				t.Fatalf("transaction %+v", tx)
+			}
+			if _, err := base64.StdEncoding.Strict().DecodeString(step.TransactionRequest["data"]); err != nil {
+				t.Fatalf("raw data %q: %v", step.TransactionRequest["data"], err)
+			}
+			// The bytes are the request's: they end with the sender.
+			if !strings.HasSuffix(string(tx.Data), tc.from) || route.ApprovalAddress != "" {
+				t.Fatalf("data %x, approval %q", tx.Data, route.ApprovalAddress)
+			}
+			if len(route.GasCosts) != 1 || route.GasCosts[0].Token == nil || route.GasCosts[0].Token.ChainID != tc.chain {
+				t.Fatalf("gas costs %+v", route.GasCosts)
+			}
+		})
 	}
 }
