@@ -1317,6 +1317,21 @@ export interface components {
             /** @description Gas price in wei, 0x hex. */
             gasPrice?: string;
         };
+        /** @description A Solana or Sui source's transaction: the serialized transaction the upstream built whole (a Solana versioned transaction, a Sui TransactionData), for the source chain's wallet to sign as it is. It carries no to, value or gas, and no approval applies (those chains have no ERC-20 allowances). */
+        SerializedTransactionRequest: {
+            /**
+             * Format: int64
+             * @description The source chain: Solana 1151111081099710, Sui 9270000000000000.
+             */
+            chainId: number;
+            /**
+             * @description How data is encoded: standard base64 with padding.
+             * @enum {string}
+             */
+            encoding: "base64";
+            /** @description The serialized transaction, in encoding. */
+            data: string;
+        };
         /**
          * Shape A: aggregator or intents route
          * @description Shape A: aggregator and intents routes (and every candidate of /v1/routes). An indicative quote (no toAddress and a recipient that cannot receive on the destination chain) has no transactionRequest.
@@ -1376,7 +1391,8 @@ export interface components {
                 /** @description Expected seconds from signature to delivery. */
                 executionDuration: number;
             };
-            transactionRequest?: components["schemas"]["TransactionRequest"];
+            /** @description The transaction to sign: an EVM call (TransactionRequest) from an EVM source; from a Solana or Sui source, the upstream's serialized transaction (SerializedTransactionRequest). */
+            transactionRequest?: components["schemas"]["TransactionRequest"] | components["schemas"]["SerializedTransactionRequest"];
             /** @description Intents routes: where the input is sent. */
             depositAddress?: string;
             /** @description Intents routes on memo chains: the memo that identifies the deposit. */
@@ -1443,7 +1459,8 @@ export interface components {
                 /** @description Expected seconds from signature to delivery. */
                 executionDuration: number;
             };
-            transactionRequest?: components["schemas"]["TransactionRequest"];
+            /** @description The transaction to sign: an EVM call (TransactionRequest) from an EVM source; from a Solana or Sui source, the upstream's serialized transaction (SerializedTransactionRequest). */
+            transactionRequest?: components["schemas"]["TransactionRequest"] | components["schemas"]["SerializedTransactionRequest"];
             /** @description Intents routes: where the input is sent. */
             depositAddress?: string;
             /** @description Intents routes on memo chains: the memo that identifies the deposit. */

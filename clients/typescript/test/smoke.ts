@@ -199,6 +199,9 @@ async function main(): Promise<void> {
   assert.ok(spender !== null, "a USDC input needs an approval");
   const tx = q.transactionRequest;
   assert.ok(tx !== undefined, "a quote with toAddress carries its transaction");
+  // From an EVM source it is an EVM call (a Solana or Sui source's is its
+  // serialized transaction, with encoding and no to).
+  assert.ok("to" in tx, "an EVM source's transaction is an EVM call");
   assert.equal(tx.chainId, ARBITRUM);
   assert.ok(
     tx.data.toLowerCase().includes(FEE_WALLET.slice(2).toLowerCase()),
