@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"math/big"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,6 +88,42 @@ func TestLiveQuoteFromSolanaE2E(t *testing.T) {
 	if l := aggLeg(t, &a); l.Outcome != "answered" && l.Outcome != "won" {
 		t.Fatalf("aggregator leg %+v", l)
 	}
+
+	t.Run("the aggregator's quote, executed", func(t *testing.T) {
+		// The stand-in's route made the better one, so that the quote is
+		// the aggregator's: execute hands back its serialized transaction
+		// as the quote showed it.
+		up.agg.SetTamper(func(step map[string]any) {
+			est := step["estimate"].(map[string]any)
+			for _, k := range []string{"toAmount", "toAmountMin"} {
+				v, _ := new(big.Int).SetString(est[k].(string), 10)
+				est[k] = v.Mul(v, big.NewInt(2)).String()
+			}
+			usd, _ := strconv.ParseFloat(est["toAmountUSD"].(string), 64)
+			est["toAmountUSD"] = strconv.FormatFloat(2*usd, 'f', 2, 64)
+		})
+		t.Cleanup(func() { up.agg.SetTamper(nil) })
+		var q struct {
+			Provider string
+			Quote    struct {
+				ID                 string
+				TransactionRequest map[string]any
+			}
+		}
+		qe := ts.get(strings.Replace(routes, "/v1/routes?", "/v1/quote?", 1))
+		qe.decode(t, &q)
+		if q.Provider != "aggregator" || q.Quote.TransactionRequest["encoding"] != "base64" {
+			t.Fatalf("quote: %s", qe.Raw)
+		}
+		var ex struct {
+			Kind                string
+			TransactionRequests []map[string]any
+		}
+		ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID}).decode(t, &ex)
+		if ex.Kind != "transaction" || len(ex.TransactionRequests) != 1 || !reflect.DeepEqual(ex.TransactionRequests[0], q.Quote.TransactionRequest) {
+			t.Fatalf("execute %+v, quote's transaction %v", ex, q.Quote.TransactionRequest)
+		}
+	})
 
 	for _, tc := range []struct {
 		name                  string

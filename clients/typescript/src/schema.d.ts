@@ -1791,8 +1791,8 @@ export interface components {
             kind: "transaction" | "deposit";
             /** @description The spender to approve an ERC-20 input to first; null for native inputs. */
             approvalAddress: string | null;
-            /** @description The transactions to sign, in order. An intents quote from an EVM chain carries the transfer to its deposit address here too. */
-            transactionRequests?: {
+            /** @description The transactions to sign, in order. An intents quote from an EVM chain carries the transfer to its deposit address here too; an aggregator quote from Solana or Sui, its serialized transaction. */
+            transactionRequests?: ({
                 to: string;
                 from?: string;
                 /** @description Calldata. */
@@ -1808,7 +1808,7 @@ export interface components {
                 gasLimit?: string;
                 /** @description 0x hex. */
                 gasPrice?: string;
-            }[];
+            } | components["schemas"]["SerializedTransactionRequest"])[];
             deposit?: {
                 address: string;
                 /** @description MEMO mode: the memo to send with the deposit. */

@@ -215,8 +215,10 @@ async function main(): Promise<void> {
   assert.equal(next.quoteId, q.id);
   assert.equal(next.approvalAddress, spender);
   assert.equal(next.transactionRequests?.length, 1);
-  assert.equal(next.transactionRequests?.[0]?.to, tx.to);
-  assert.equal(next.transactionRequests?.[0]?.data, tx.data);
+  const signed = next.transactionRequests?.[0];
+  assert.ok(signed !== undefined && "to" in signed, "an EVM source's transaction is an EVM call");
+  assert.equal(signed.to, tx.to);
+  assert.equal(signed.data, tx.data);
   assert.equal(next.status, undefined, "nothing is tracked before a txHash");
 
   const approval = await unwrap(
