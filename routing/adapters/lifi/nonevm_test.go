@@ -143,14 +143,15 @@ func TestQuoteLegRefusesBadSerializedTx(t *testing.T) {
 		{"data absent", func(step map[string]any) { delete(step["transactionRequest"].(map[string]any), "data") }},
 		{"data not base64", setTx("data", "not base64!")},
 		{"data hex", setTx("data", "0xdeadbeef")},
-		{"data unpadded", setTx("data", "AQID")}, // valid
+		{"data whole without padding", setTx("data", "AQID")}, // valid: three bytes
+		{"data missing its padding", setTx("data", "AQI")},
 		{"data cut short", setTx("data", "AQIDBA=")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := serveFixture(t, "quote_sol_eth.json", tc.change)
 			c, reg := newClient(t, srv.URL, 5*time.Second)
 			r, err := c.QuoteLeg(context.Background(), nativeToEth(t, reg, 1151111081099710, "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM", 1_000_000_000), "")
-			if tc.name == "data unpadded" {
+			if tc.name == "data whole without padding" {
 				// "AQID" is whole base64 (three bytes, no padding needed).
 				if err != nil || r.Tx == nil || len(r.Tx.Data) != 3 {
 					t.Fatalf("route %+v, %v", r, err)
