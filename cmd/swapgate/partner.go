@@ -15,7 +15,6 @@ import (
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/routing/domain/account"
-	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // partnerTimeout bounds one partner command, including a round trip to a
@@ -84,31 +83,7 @@ func runPartnerEnv(args []string, stdout, stderr io.Writer, getenv func(string) 
 			return usageFailure(stderr, fmt.Sprintf("--%s is required for partner %s", name, sub))
 		}
 	}
-	if err := app.CheckStoreURL(*storeURL); err != nil {
-		return usageFailure(stderr, "--store "+err.Error())
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), partnerTimeout)
-	defer cancel()
-	pa, release, err := openPartnerAdmin(ctx, *dataDir, *storeURL)
-	if err != nil {
-		return failure(stderr, err)
-	}
-	res, err := op(ctx, pa)
-	if cerr := release(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		if errors.Is(err, admin.ErrUnreachable) {
-			err = fmt.Errorf("data directory %q is in use by another process, but its admin listener does not answer (a stale %s?): %w",
-				*dataDir, admin.FileName, err)
-		}
-		return failure(stderr, err)
-	}
-	if err := writeJSONLine(stdout, res); err != nil {
-		return failure(stderr, err)
-	}
-	return 0
+	return partnerAccess().run(stdout, stderr, *dataDir, *storeURL, op)
 }
 
 // definePartnerOp declares sub's flags on fs and returns its action and the
@@ -161,29 +136,15 @@ func definePartnerOp(sub string, fs *flag.FlagSet) (partnerOp, []string, error) 
 	return nil, nil, fmt.Errorf("unknown partner subcommand %q (want create, list, rotate-key, set-fees, set-limits or disable)", sub)
 }
 
-// openPartnerAdmin opens the store (the Pebble store in dir, or the
-// PostgreSQL database at storeURL) directly or, when a running server
-// holds dir, connects to that server's admin listener. On PostgreSQL a
-// server running on dir is preferred whenever it answers (runningAdmin).
-// release must be called when done.
-func openPartnerAdmin(ctx context.Context, dir, storeURL string) (pa admin.PartnerAdmin, release func() error, err error) {
-	if storeURL != "" {
-		if c := runningAdmin(ctx, dir); c != nil {
-			return c, func() error { c.Close(); return nil }, nil
-		}
+// partnerAccess reaches the partners: through a running server whenever
+// one holds the data directory, so that it drops an edited partner from
+// its authentication cache at once.
+func partnerAccess() adminAccess[admin.PartnerAdmin] {
+	return adminAccess[admin.PartnerAdmin]{
+		local:     func(s *app.Stores) admin.PartnerAdmin { return admin.NewLocal(s.Partners, nil) },
+		remote:    func(c *admin.Client) admin.PartnerAdmin { return c },
+		viaServer: true,
 	}
-	store, err := openCLIStore(ctx, dir, storeURL)
-	if err == nil {
-		return admin.NewLocal(store.Partners, nil), store.Close, nil
-	}
-	if !errors.Is(err, pebblestore.ErrLocked) {
-		return nil, nil, err
-	}
-	c, derr := admin.Dial(dir)
-	if derr != nil {
-		return nil, nil, fmt.Errorf("data directory %q is in use by another process (a running swapgate serve?) that advertises no admin listener: %w", dir, derr)
-	}
-	return c, func() error { c.Close(); return nil }, nil
 }
 
 // defaultDataDir is $SWAPGATE_DATA, else ./data, as for `swapgate serve`.

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
+	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 // storeFlag binds --store, the PostgreSQL URL of the durable state, with
@@ -49,4 +52,68 @@ func runningAdmin(ctx context.Context, dir string) *admin.Client {
 		return nil
 	}
 	return c
+}
+
+// adminAccess is how a CLI subcommand reaches the state it reads or edits
+// (partner's admin.PartnerAdmin, tx's admin.TxAdmin): on the store opened
+// directly (local), or through the admin listener of the server holding
+// the data directory (remote). viaServer, for PostgreSQL, prefers a
+// running server's listener over the open database (runningAdmin says
+// why partner edits want it).
+type adminAccess[A any] struct {
+	local     func(*app.Stores) A
+	remote    func(*admin.Client) A
+	viaServer bool
+}
+
+// open opens the store directly or, when a running server holds the
+// Pebble store in dir, goes through its admin listener.
+func (a adminAccess[A]) open(ctx context.Context, dir, storeURL string) (A, func() error, error) {
+	var zero A
+	if a.viaServer && storeURL != "" {
+		if c := runningAdmin(ctx, dir); c != nil {
+			return a.remote(c), func() error { c.Close(); return nil }, nil
+		}
+	}
+	stores, err := openCLIStore(ctx, dir, storeURL)
+	if err == nil {
+		return a.local(stores), stores.Close, nil
+	}
+	if !errors.Is(err, pebblestore.ErrLocked) {
+		return zero, nil, err
+	}
+	c, derr := admin.Dial(dir)
+	if derr != nil {
+		return zero, nil, fmt.Errorf("data directory %q is in use by another process (a running swapgate serve?) that advertises no admin listener: %w", dir, derr)
+	}
+	return a.remote(c), func() error { c.Close(); return nil }, nil
+}
+
+// run checks --store, opens the access and runs op within partnerTimeout,
+// printing its answer as one JSON line on stdout or the error on stderr.
+func (a adminAccess[A]) run(stdout, stderr io.Writer, dataDir, storeURL string, op func(context.Context, A) (any, error)) int {
+	if err := app.CheckStoreURL(storeURL); err != nil {
+		return usageFailure(stderr, "--store "+err.Error())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), partnerTimeout)
+	defer cancel()
+	access, release, err := a.open(ctx, dataDir, storeURL)
+	if err != nil {
+		return failure(stderr, err)
+	}
+	res, err := op(ctx, access)
+	if cerr := release(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		if errors.Is(err, admin.ErrUnreachable) {
+			err = fmt.Errorf("data directory %q is in use by another process, but its admin listener does not answer (a stale %s?): %w",
+				dataDir, admin.FileName, err)
+		}
+		return failure(stderr, err)
+	}
+	if err := writeJSONLine(stdout, res); err != nil {
+		return failure(stderr, err)
+	}
+	return 0
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/routing/domain/txintent"
-	pebblestore "github.com/swapgate/swapgate/store/pebble"
 )
 
 const txUsage = `usage: swapgate tx <subcommand> [flags]
@@ -104,7 +103,7 @@ func runTxEnv(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		case fs.NArg() > 0:
 			return usageFailure(stderr, "unexpected arguments: "+strings.Join(fs.Args(), " "))
 		}
-		return runTxOp(stdout, stderr, *dataDir, *storeURL, func(ctx context.Context, ta admin.TxAdmin) (any, error) {
+		return txAccess().run(stdout, stderr, *dataDir, *storeURL, func(ctx context.Context, ta admin.TxAdmin) (any, error) {
 			return ta.ShowTx(ctx, id)
 		})
 	default:
@@ -116,7 +115,7 @@ func runTxEnv(args []string, stdout, stderr io.Writer, getenv func(string) strin
 	if fs.NArg() > 0 {
 		return usageFailure(stderr, "unexpected arguments: "+strings.Join(fs.Args(), " "))
 	}
-	return runTxOp(stdout, stderr, *dataDir, *storeURL, op)
+	return txAccess().run(stdout, stderr, *dataDir, *storeURL, op)
 }
 
 // statesList is the intent states, comma-separated.
@@ -139,49 +138,13 @@ func txFlagFailure(stdout, stderr io.Writer, fs *flag.FlagSet, sub string, err e
 	return usageFailure(stderr, err.Error())
 }
 
-// runTxOp opens the intents and runs op, printing its answer as JSON.
-func runTxOp(stdout, stderr io.Writer, dataDir, storeURL string, op txOp) int {
-	if err := app.CheckStoreURL(storeURL); err != nil {
-		return usageFailure(stderr, "--store "+err.Error())
+// txAccess reaches the intents: the store directly or, when a running
+// server holds the Pebble store, its admin listener. On PostgreSQL the
+// intents are read directly whatever runs: a reading changes nothing a
+// server caches.
+func txAccess() adminAccess[admin.TxAdmin] {
+	return adminAccess[admin.TxAdmin]{
+		local:  func(s *app.Stores) admin.TxAdmin { return admin.NewTxLocal(s.TxIntents) },
+		remote: func(c *admin.Client) admin.TxAdmin { return c },
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), partnerTimeout)
-	defer cancel()
-	ta, release, err := openTxAdmin(ctx, dataDir, storeURL)
-	if err != nil {
-		return failure(stderr, err)
-	}
-	res, err := op(ctx, ta)
-	if cerr := release(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		if errors.Is(err, admin.ErrUnreachable) {
-			err = fmt.Errorf("data directory %q is in use by another process, but its admin listener does not answer (a stale %s?): %w",
-				dataDir, admin.FileName, err)
-		}
-		return failure(stderr, err)
-	}
-	if err := writeJSONLine(stdout, res); err != nil {
-		return failure(stderr, err)
-	}
-	return 0
-}
-
-// openTxAdmin opens the store directly or, when a running server holds
-// the Pebble store in dir, goes through its admin listener. On PostgreSQL
-// the intents are read directly whatever runs: a reading changes nothing
-// a server caches.
-func openTxAdmin(ctx context.Context, dir, storeURL string) (admin.TxAdmin, func() error, error) {
-	stores, err := openCLIStore(ctx, dir, storeURL)
-	if err == nil {
-		return admin.NewTxLocal(stores.TxIntents), stores.Close, nil
-	}
-	if !errors.Is(err, pebblestore.ErrLocked) {
-		return nil, nil, err
-	}
-	c, derr := admin.Dial(dir)
-	if derr != nil {
-		return nil, nil, fmt.Errorf("data directory %q is in use by another process (a running swapgate serve?) that advertises no admin listener: %w", dir, derr)
-	}
-	return c, func() error { c.Close(); return nil }, nil
 }
