@@ -126,9 +126,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Summary, error) {
 		return &requester{hc: hc, target: target, scenario: cfg.Scenario, full: full, apiKey: cfg.APIKey, timeout: cfg.Timeout, rec: rec}
 	}
 
-	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
-	defer cancel()
+	// The start is read before the deadline is set, so a run stopped by its
+	// deadline has always lasted at least cfg.Duration by this clock.
 	startReal := time.Now()
+	runCtx, cancel := context.WithDeadline(ctx, startReal.Add(cfg.Duration))
+	defer cancel()
 	measureFrom := startReal.Add(cfg.Warmup)
 	rep := NewReporter(out, rec, cfg.Clock.Now(), cfg.JSONLines)
 	rep.warmup = cfg.Warmup
