@@ -1,6 +1,7 @@
 package quote
 
 import (
+	"fmt"
 	"math/big"
 	"strconv"
 
@@ -91,4 +92,108 @@ func (t *Ticket) RepriceParams() Params {
 		p.RefundTo = []byte(t.RefundTo)
 	}
 	return p
+}
+
+// Verdict is what execute's price check decides (see CheckPrice).
+type Verdict int
+
+// The verdicts, in the order they are decided: a price below the quote's
+// minimum is refused whatever the allowed drift, since the transaction
+// that carries that minimum could not succeed.
+const (
+	// PriceHolds: the route still delivers at least the quote's
+	// toAmountMin, and its output fell at most maxPriceDriftBps.
+	PriceHolds Verdict = iota
+	// BelowMinimum: the route now delivers less than the quote's
+	// toAmountMin, the least its signed transaction accepts: that
+	// transaction would revert on slippage. SLIPPAGE_ERROR.
+	BelowMinimum
+	// PriceMoved: the output fell past maxPriceDriftBps but still reaches
+	// toAmountMin, so the slippage would cover it: PRICE_CHANGED.
+	PriceMoved
+)
+
+// PriceCheck is what execute's price check found for one ticket.
+type PriceCheck struct {
+	Verdict Verdict
+	// Quoted is the quote's toAmount, Min its toAmountMin (nil when the
+	// ticket does not know it), Current what the route delivers now.
+	Quoted, Min, Current *big.Int
+	// DriftBps is Drift(Quoted, Current); MaxDriftBps the allowed drift.
+	DriftBps    int64
+	MaxDriftBps int
+}
+
+// CheckPrice judges a ticket's route priced again to deliver current,
+// under an allowed drift of maxDrift basis points. The slippage comes
+// first: below the ticket's toAmountMin the quote's transaction would
+// revert on chain, so no maxPriceDriftBps (10000 included) lets it pass;
+// past maxDrift but at or above toAmountMin it is PriceMoved.
+//
+// An exact-output quote is judged the same way. Its transaction spends
+// the input the provider sized (the ticket's fromAmount, which the route
+// is priced again with) and demands its toAmountMin, which is at least
+// the toAmount asked for: there is no input ceiling that could give, only
+// that minimum, so "below toAmountMin" is the output of that fixed input
+// falling under it. The input a moved price needs shows in the new quote
+// the caller issues (an exact-output one, sized again).
+//
+// A ticket whose toAmountMin is empty (none was known) is judged on the
+// drift alone; amounts that are not decimal numbers are an error.
+func (t *Ticket) CheckPrice(current *big.Int, maxDrift int) (PriceCheck, error) {
+	quoted, ok := new(big.Int).SetString(t.ToAmount, 10)
+	if !ok {
+		return PriceCheck{}, fmt.Errorf("quote: ticket %s: toAmount %q is not a number", t.ID, t.ToAmount)
+	}
+	c := PriceCheck{Quoted: quoted, Current: current, DriftBps: Drift(quoted, current), MaxDriftBps: maxDrift}
+	if t.ToAmountMin != "" {
+		if c.Min, ok = new(big.Int).SetString(t.ToAmountMin, 10); !ok {
+			return PriceCheck{}, fmt.Errorf("quote: ticket %s: toAmountMin %q is not a number", t.ID, t.ToAmountMin)
+		}
+	}
+	switch {
+	case c.Min != nil && current.Cmp(c.Min) < 0:
+		c.Verdict = BelowMinimum
+	case c.DriftBps > int64(maxDrift):
+		c.Verdict = PriceMoved
+	}
+	return c, nil
+}
+
+// Refusal is the contract's answer to a check that did not hold, naming
+// newQuoteID, the quote issued at the current price; nil when the price
+// holds.
+func (c PriceCheck) Refusal(newQuoteID string) *apierr.Error {
+	switch c.Verdict {
+	case BelowMinimum:
+		return SlippageRefusal(c.Min, c.Current, newQuoteID)
+	case PriceMoved:
+		return PriceChanged(c.Quoted, c.Current, c.DriftBps, c.MaxDriftBps, newQuoteID)
+	}
+	return nil
+}
+
+// SlippageRefusal is the SLIPPAGE_ERROR refusal of an execute whose route
+// now delivers current, less than the quote's toAmountMin min: signed, its
+// transaction would revert on slippage. newQuoteID is the quote issued at
+// the current price, which the client executes instead.
+func SlippageRefusal(min, current *big.Int, newQuoteID string) *apierr.Error {
+	return apierr.New(apierr.SlippageError, "the price moved beyond the quote's slippage: the route now delivers "+current.String()+
+		", below its toAmountMin "+min.String()+", so its transaction would revert; execute the new quote "+newQuoteID+" or quote again").
+		With("toAmountMin", min.String()).With("currentToAmount", current.String()).With("newQuoteId", newQuoteID)
+}
+
+// RequoteExactParams are the parameters of the new quote an exact-output
+// ticket is replaced with when its price check fails: RepriceParams, but
+// asking for the ticket's toAmount again rather than spending its sized
+// input, so that the new quote still delivers what the client asked for
+// and its input is sized at the current price. ok is false for a ticket
+// that is not exact-output.
+func (t *Ticket) RequoteExactParams() (p Params, ok bool) {
+	if t.ExactToAmount == "" {
+		return Params{}, false
+	}
+	p = t.RepriceParams()
+	p.FromAmount, p.ToAmount = nil, []byte(t.ExactToAmount)
+	return p, true
 }

@@ -57,7 +57,9 @@ const (
 	// UPSTREAM_ERROR with upstreamStatus 429 in each reason.
 	UpstreamRateLimited Name = "upstream-rate-limited"
 	// PriceDrift: at execute the price has moved DriftBps against the
-	// quote, past the default maximum drift: 409 PRICE_CHANGED.
+	// quote, past the default slippage (below the quote's toAmountMin):
+	// 400 SLIPPAGE_ERROR; a quote with a wider slippage sees it only
+	// past the default maximum drift: 409 PRICE_CHANGED.
 	PriceDrift Name = "price-drift"
 	// IncompleteDeposit: an intents deposit is seen short of the quoted
 	// amount (INCOMPLETE_DEPOSIT), and refunded after the bridge time.
@@ -81,9 +83,11 @@ const (
 const SlowFactor = 10
 
 // DriftBps is how far the price-drift scenario moves the price against the
-// quote at execute: twice the default maximum drift, so that an execute
-// with the default answers PRICE_CHANGED and one that allows 100 bps or
-// more passes.
+// quote at execute: twice the default slippage and the default maximum
+// drift (both 50 bps), so that an execute of a quote at the default
+// slippage answers SLIPPAGE_ERROR (its transaction would revert), one of a
+// quote with a wider slippage (slippage=0.03) PRICE_CHANGED, and that one,
+// allowing 100 bps or more of drift, passes.
 const DriftBps = 100
 
 // Kind is what a scenario is chosen on.
