@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"time"
 
 	"github.com/swapgate/swapgate/routing/domain/account"
@@ -29,8 +28,8 @@ type SwapTracker interface {
 }
 
 // QuoteRepricer prices an issued quote's route again for execute's price
-// check, and issues the new quote when the price moved too far; the quote
-// engine is one (see its Reprice and Issue).
+// check, and issues the new quote when the price moved too far or below
+// the quote's minimum; the quote engine is one (see its Reprice and Issue).
 type QuoteRepricer interface {
 	Reprice(ctx context.Context, req *quote.Request, p *account.Partner, provider, tool string) (*quote.Issued, error)
 	Issue(ctx context.Context, is *quote.Issued, p *account.Partner) error
@@ -84,7 +83,8 @@ type executeView struct {
 	TransactionRequests []quote.TicketTx `json:"transactionRequests,omitempty"`
 	Deposit             *depositTarget   `json:"deposit,omitempty"`
 	// PriceCheck is set when the route was priced again (an execute
-	// without txHash): the quote's price held within maxPriceDriftBps.
+	// without txHash): the quote's price held within maxPriceDriftBps,
+	// and at or above its toAmountMin.
 	PriceCheck *priceCheckView `json:"priceCheck,omitempty"`
 	// Status is set once txHash was given: the swap is tracked from then
 	// on, and its webhooks go to the partner whose key made the quote.
@@ -184,19 +184,18 @@ func (s *Server) execute(r *Request) error {
 }
 
 // priceCheck prices the ticket's route again (same provider and tool, same
-// amounts and parties, its sandbox scenario) and compares its output with
-// the quote's. Beyond maxDrift the quote issued at the current price is
-// kept, resolvable like any other, and the answer is PRICE_CHANGED naming
-// it. A re-pricing that fails refuses the execute with SERVICE_UNAVAILABLE
+// amounts and parties, its sandbox scenario) and judges its output
+// (quote.Ticket.CheckPrice): below the quote's toAmountMin, where the
+// signed transaction would revert on slippage, the answer is
+// SLIPPAGE_ERROR, whatever maxDrift; beyond maxDrift but within the
+// slippage it is PRICE_CHANGED. Either names the quote issued at the
+// current price (see newQuote), kept and resolvable like any other. A
+// re-pricing that fails refuses the execute with SERVICE_UNAVAILABLE
 // (reason PRICE_CHECK_FAILED): a firm price that cannot be confirmed is not
 // given, and the quote stays executable until its expiry, so a retry
 // checks again. Only maxDrift 10000, which accepts any price, proceeds
 // without a check when re-pricing fails.
 func (s *Server) priceCheck(r *Request, t *quote.Ticket, maxDrift int) (*priceCheckView, error) {
-	quoted, ok := new(big.Int).SetString(t.ToAmount, 10)
-	if !ok {
-		return nil, apierr.From(fmt.Errorf("edge: ticket %s: toAmount %q is not a number", t.ID, t.ToAmount))
-	}
 	req, perr := quote.Parse(s.deps.Registry, s.deps.Tools, t.RepriceParams(), s.deps.Quotes.Deadline())
 	if perr != nil {
 		return nil, apierr.New(apierr.Internal, "internal error").Wrap(fmt.Errorf("edge: ticket %s no longer parses as a quote: %v", t.ID, perr))
@@ -214,16 +213,42 @@ func (s *Server) priceCheck(r *Request, t *quote.Ticket, maxDrift int) (*priceCh
 			"); the quote stays valid until its expiresAt: retry, or quote again").
 			With("reason", "PRICE_CHECK_FAILED").With("cause", cause.Code).With("quoteId", t.ID).Wrap(err)
 	}
-	current := is.Route.ToAmount
-	drift := quote.Drift(quoted, current)
-	if drift <= int64(maxDrift) {
-		return &priceCheckView{CurrentToAmount: current.String(), DriftBps: drift}, nil
+	pc, err := t.CheckPrice(is.Route.ToAmount, maxDrift)
+	if err != nil {
+		return nil, apierr.From(fmt.Errorf("edge: %w", err))
+	}
+	if pc.Verdict == quote.PriceHolds {
+		return &priceCheckView{CurrentToAmount: pc.Current.String(), DriftBps: pc.DriftBps}, nil
+	}
+	fresh, err := s.newQuote(ctx, r, t, is)
+	if err != nil {
+		return nil, err
+	}
+	return nil, pc.Refusal(fresh.ID)
+}
+
+// newQuote issues the quote that replaces t once its price check failed:
+// repriced, the route priced at the current price. An exact-output ticket
+// is quoted again for its toAmount instead (quote.Ticket.
+// RequoteExactParams), its input sized at the current price, so that the
+// new quote still delivers what the client asked for; should that race
+// fail, the repriced route (the same input, less output) is issued. The
+// new quote leaves a price-drift scenario behind (it played).
+func (s *Server) newQuote(ctx context.Context, r *Request, t *quote.Ticket, repriced *quote.Issued) (*quote.Issued, error) {
+	is := repriced
+	if p, ok := t.RequoteExactParams(); ok {
+		if req, perr := quote.Parse(s.deps.Registry, s.deps.Tools, p, s.deps.Quotes.Deadline()); perr == nil {
+			req.Scenario = t.Scenario
+			if exact, err := s.deps.Repricer.Reprice(ctx, req, r.Partner, t.Provider, t.Tool); err == nil {
+				is = exact
+			}
+		}
 	}
 	is.Request.Scenario = t.Scenario.AfterReprice()
 	if err := s.deps.Repricer.Issue(ctx, is, r.Partner); err != nil {
 		return nil, err
 	}
-	return nil, quote.PriceChanged(quoted, current, drift, maxDrift, is.ID)
+	return is, nil
 }
 
 // deposit is an intents quote's deposit target under the requested mode

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"slices"
 	"strings"
@@ -207,4 +208,50 @@ func TestSandboxScenarioStreamedQuote(t *testing.T) {
 	}
 	_, refused = ts.openStream(streamPath(arbToBase()), withHeader(scenario.Header, "nope"))
 	refused.wantError(t, http.StatusBadRequest, "INVALID_PARAMS", scenario.Header)
+}
+
+// An exact-output quote whose price moved below its toAmountMin (the
+// price-drift scenario at the default slippage) is refused with
+// SLIPPAGE_ERROR too, even allowing any drift: its transaction spends the
+// sized input and would revert. Its new quote is exact-output again: the
+// same toAmount, its input sized at the moved price (more than before),
+// and executing it delivers at least toAmount.
+func TestExecuteSlippageRefusalExactOutput(t *testing.T) {
+	e := newScenarioEnv(t, nil)
+	from := scenarioAccount("slippage-exact")
+	const want = "50000000000000000" // 0.05 WETH
+	var q anyQuote
+	e.scenarioQuote("price-drift", "fromChain", "42161", "toChain", "42161", "fromToken", usdcArb, "toToken", wethArb,
+		"toAmount", want, "fromAddress", from, "toAddress", from).decode(t, &q)
+	if q.Provider != "aggregator" || bigOf(t, q.Quote.Estimate.ToAmountMin).Cmp(bigOf(t, want)) < 0 {
+		t.Fatalf("exact-output quote %+v", q)
+	}
+	env := e.ts.post("/v1/execute", map[string]any{"quoteId": q.Quote.ID, "maxPriceDriftBps": 10000}, withKey(e.key))
+	env.wantError(t, http.StatusBadRequest, "SLIPPAGE_ERROR", "")
+	d := env.Error.Details
+	if d["toAmountMin"] != q.Quote.Estimate.ToAmountMin || bigOf(t, d["currentToAmount"].(string)).Cmp(bigOf(t, want)) >= 0 {
+		t.Fatalf("SLIPPAGE_ERROR details %v (min %s, toAmount %s)", d, q.Quote.Estimate.ToAmountMin, want)
+	}
+	newID, _ := d["newQuoteId"].(string)
+	var ex struct {
+		QuoteID             string
+		TransactionRequests []json.RawMessage
+		PriceCheck          *executePriceCheck
+	}
+	e.ts.post("/v1/execute", map[string]string{"quoteId": newID}, withKey(e.key)).decode(t, &ex)
+	if ex.QuoteID != newID || ex.PriceCheck == nil || ex.PriceCheck.DriftBps > 5 || len(ex.TransactionRequests) != 1 {
+		t.Fatalf("execute of the new quote %+v", ex)
+	}
+	in := q.in(t)
+	ceiling := new(big.Int).Mul(in, big.NewInt(2))
+	e.ts.approve(t, 42161, from, usdcArb, *q.Quote.Estimate.ApprovalAddress, ceiling)
+	usdcBefore, wethBefore := e.ts.balance(t, 42161, from, usdcArb), e.ts.balance(t, 42161, from, wethArb)
+	if b := e.ts.broadcast(t, 42161, from, ex.TransactionRequests[0]); b.Status != "success" {
+		t.Fatalf("broadcast of the new quote %+v", b)
+	}
+	spent := new(big.Int).Sub(usdcBefore, e.ts.balance(t, 42161, from, usdcArb))
+	got := new(big.Int).Sub(e.ts.balance(t, 42161, from, wethArb), wethBefore)
+	if got.Cmp(bigOf(t, want)) < 0 || spent.Cmp(in) <= 0 || spent.Cmp(ceiling) > 0 {
+		t.Fatalf("the new quote spent %s USDC (the first quote's input %s) for %s WETH, want at least %s", spent, in, got, want)
+	}
 }

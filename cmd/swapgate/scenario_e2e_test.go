@@ -16,6 +16,7 @@ import (
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
@@ -244,18 +245,27 @@ func TestSandboxScenarioFlows(t *testing.T) {
 	}
 
 	t.Run("execute/price-drift", func(t *testing.T) {
+		// At the default slippage (0.5%) the 100 bps move takes the route
+		// below the quote's toAmountMin: its transaction would revert, so
+		// the execute is SLIPPAGE_ERROR, whatever drift it allows.
 		from := scenarioAccount("price-drift")
 		q := e.bridgeQuote(t, "price-drift", from, from)
-		env := e.ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID}, withKey(e.key))
-		env.wantError(t, http.StatusConflict, "PRICE_CHANGED", "")
-		d := env.Error.Details
-		quoted, current := bigOf(t, d["quotedToAmount"].(string)), bigOf(t, d["currentToAmount"].(string))
-		if quoted.String() != q.Quote.Estimate.ToAmount || current.Cmp(quoted) >= 0 || d["driftBps"].(float64) < scenario.DriftBps {
-			t.Fatalf("PRICE_CHANGED details %v (quoted %s)", d, q.Quote.Estimate.ToAmount)
+		for _, body := range []map[string]any{{"quoteId": q.Quote.ID}, {"quoteId": q.Quote.ID, "maxPriceDriftBps": 150}} {
+			env := e.ts.post("/v1/execute", body, withKey(e.key))
+			env.wantError(t, http.StatusBadRequest, "SLIPPAGE_ERROR", "")
+			d := env.Error.Details
+			current := bigOf(t, d["currentToAmount"].(string))
+			if d["toAmountMin"] != q.Quote.Estimate.ToAmountMin || current.Cmp(bigOf(t, q.Quote.Estimate.ToAmountMin)) >= 0 ||
+				quote.Drift(bigOf(t, q.Quote.Estimate.ToAmount), current) < scenario.DriftBps {
+				t.Fatalf("SLIPPAGE_ERROR details %v (quoted %s, min %s)", d, q.Quote.Estimate.ToAmount, q.Quote.Estimate.ToAmountMin)
+			}
 		}
+		env := e.ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID}, withKey(e.key))
+		env.wantError(t, http.StatusBadRequest, "SLIPPAGE_ERROR", "")
+		current := bigOf(t, env.Error.Details["currentToAmount"].(string))
 		// The new quote is at the moved price and executes like any other:
 		// its price holds, its transaction is tracked to the end.
-		newID := d["newQuoteId"].(string)
+		newID := env.Error.Details["newQuoteId"].(string)
 		var ex struct {
 			QuoteID             string
 			TransactionRequests []json.RawMessage
@@ -268,18 +278,34 @@ func TestSandboxScenarioFlows(t *testing.T) {
 		if ex.QuoteID != newID || ex.PriceCheck == nil || ex.PriceCheck.DriftBps > 5 || len(ex.TransactionRequests) != 1 {
 			t.Fatalf("execute of the new quote %+v", ex)
 		}
-		// Allowing 100 bps or more, the drifted quote itself executes,
-		// its priceCheck saying how far the price moved.
+
+		// A quote with a wider slippage (3%) still reaches its minimum
+		// after the move: past the default maximum drift it is
+		// PRICE_CHANGED, and allowing 100 bps or more it executes, its
+		// priceCheck saying how far the price moved.
+		wide := scenarioAccount("price-drift/slippage")
+		var qw anyQuote
+		e.scenarioQuote("price-drift", "fromChain", "42161", "toChain", "8453", "fromToken", usdcArb, "toToken", usdcBase,
+			"fromAmount", "100000000", "fromAddress", wide, "toAddress", wide, "tools", "sbx-arcbridge", "slippage", "0.03").decode(t, &qw)
+		env = e.ts.post("/v1/execute", map[string]string{"quoteId": qw.Quote.ID}, withKey(e.key))
+		env.wantError(t, http.StatusConflict, "PRICE_CHANGED", "")
+		d := env.Error.Details
+		quoted, moved := bigOf(t, d["quotedToAmount"].(string)), bigOf(t, d["currentToAmount"].(string))
+		if quoted.String() != qw.Quote.Estimate.ToAmount || moved.Cmp(quoted) >= 0 || moved.Cmp(bigOf(t, qw.Quote.Estimate.ToAmountMin)) < 0 ||
+			d["driftBps"].(float64) < scenario.DriftBps || d["newQuoteId"] == "" {
+			t.Fatalf("PRICE_CHANGED details %v (quoted %s, min %s)", d, qw.Quote.Estimate.ToAmount, qw.Quote.Estimate.ToAmountMin)
+		}
 		var within struct {
 			PriceCheck *struct {
 				CurrentToAmount string
 				DriftBps        int64
 			}
 		}
-		e.ts.post("/v1/execute", map[string]any{"quoteId": q.Quote.ID, "maxPriceDriftBps": 150}, withKey(e.key)).decode(t, &within)
+		e.ts.post("/v1/execute", map[string]any{"quoteId": qw.Quote.ID, "maxPriceDriftBps": 150}, withKey(e.key)).decode(t, &within)
 		if within.PriceCheck == nil || within.PriceCheck.DriftBps < scenario.DriftBps || within.PriceCheck.DriftBps > 150 {
 			t.Fatalf("execute within 150 bps: %+v", within.PriceCheck)
 		}
+
 		e.ts.approve(t, 42161, from, usdcArb, *q.Quote.Estimate.ApprovalAddress, q.in(t))
 		b := e.ts.broadcast(t, 42161, from, ex.TransactionRequests[0])
 		if b.Status != "success" {
