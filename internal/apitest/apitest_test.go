@@ -158,3 +158,39 @@ func TestCheckWebhook(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckExecuteSlippageError checks that the document holds execute's
+// SLIPPAGE_ERROR to its details (toAmountMin, currentToAmount, newQuoteId)
+// and its other 400 refusals to none.
+func TestCheckExecuteSlippageError(t *testing.T) {
+	c, err := loaded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "6deb5649-aa27-4c60-abd5-2a9d5885306d"
+	check := func(errJSON string) error {
+		body := `{"data":null,"error":` + errJSON + `,"meta":{"requestId":"` + id + `","timestamp":1}}`
+		req := httptest.NewRequest("POST", "http://127.0.0.1/v1/execute", strings.NewReader(`{"quoteId":"qt_0"}`))
+		req.Header.Set("Content-Type", "application/json")
+		return c.CheckResponse(req, 400, http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {id}}, []byte(body))
+	}
+	for _, ok := range []string{
+		`{"code":"SLIPPAGE_ERROR","message":"m","details":{"toAmountMin":"995","currentToAmount":"990","newQuoteId":"qt_1"}}`,
+		`{"code":"INVALID_PARAMS","message":"m","details":{"param":"quoteId"}}`,
+		`{"code":"INVALID_BODY","message":"m"}`,
+	} {
+		if err := check(ok); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{
+		`{"code":"SLIPPAGE_ERROR","message":"m"}`,
+		`{"code":"SLIPPAGE_ERROR","message":"m","details":{"toAmountMin":"995","currentToAmount":"990"}}`,
+		`{"code":"SLIPPAGE_ERROR","message":"m","details":{"toAmountMin":"9.5","currentToAmount":"990","newQuoteId":"qt_1"}}`,
+		`{"code":"PRICE_CHANGED","message":"m","details":{}}`,
+	} {
+		if err := check(bad); err == nil {
+			t.Errorf("%s passed", bad)
+		}
+	}
+}

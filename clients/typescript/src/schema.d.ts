@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Execute a quote
-         * @description What the wallet does next for a quote (sign its transactions, or deposit to the intents address); with txHash the swap is tracked from then on and the answer carries its status. An expired, unknown or indicative quote id is INVALID_PARAMS naming quoteId with details.reason expired, unknown or indicative. Without txHash the quoted route is priced again first (same provider and tool, same amounts): within maxPriceDriftBps the answer carries priceCheck; beyond it, 409 PRICE_CHANGED names a new quote issued at the current price; a route that cannot be priced again is 503 SERVICE_UNAVAILABLE with details.reason PRICE_CHECK_FAILED (the quote stays valid: retry). With txHash the transaction is already on its way and is tracked without a check.
+         * @description What the wallet does next for a quote (sign its transactions, or deposit to the intents address); with txHash the swap is tracked from then on and the answer carries its status. An expired, unknown or indicative quote id is INVALID_PARAMS naming quoteId with details.reason expired, unknown or indicative. Without txHash the quoted route is priced again first (same provider and tool, same amounts): within maxPriceDriftBps the answer carries priceCheck; beyond it, 409 PRICE_CHANGED names a new quote issued at the current price; below the quote's toAmountMin (its transaction would revert on slippage), 400 SLIPPAGE_ERROR names one the same way, decided first and at any maxPriceDriftBps; a route that cannot be priced again is 503 SERVICE_UNAVAILABLE with details.reason PRICE_CHECK_FAILED (the quote stays valid: retry). With txHash the transaction is already on its way and is tracked without a check.
          */
         post: operations["execute"];
         delete?: never;
@@ -1771,7 +1771,7 @@ export interface components {
              * @enum {string}
              */
             depositMode?: "SIMPLE" | "MEMO";
-            /** @description Without txHash the quoted route is priced again before the answer (same provider and tool, same amounts); if its output fell by more than this many basis points of the quoted toAmount, the answer is 409 PRICE_CHANGED with a new quote. Default 50 (0.5%); 0 refuses any fall; 10000 accepts any price, and is the only value that proceeds (without priceCheck) when the route cannot be priced again, which otherwise answers 503 SERVICE_UNAVAILABLE with details.reason PRICE_CHECK_FAILED. Anything but an integer from 0 to 10000 is INVALID_PARAMS naming maxPriceDriftBps. */
+            /** @description Without txHash the quoted route is priced again before the answer (same provider and tool, same amounts); if its output fell by more than this many basis points of the quoted toAmount, the answer is 409 PRICE_CHANGED with a new quote. Below the quote's toAmountMin the answer is 400 SLIPPAGE_ERROR whatever this value (the transaction would revert). Default 50 (0.5%); 0 refuses any fall; 10000 accepts any price the slippage covers, and is the only value that proceeds (without priceCheck) when the route cannot be priced again, which otherwise answers 503 SERVICE_UNAVAILABLE with details.reason PRICE_CHECK_FAILED. Anything but an integer from 0 to 10000 is INVALID_PARAMS naming maxPriceDriftBps. */
             maxPriceDriftBps?: number;
         };
         /** @description What the wallet does next for the quote; with txHash, the swap's status as tracking starts. */
@@ -2764,6 +2764,36 @@ export interface components {
                 };
             };
         };
+        /** @description Bad request: the error envelope with code INVALID_PARAMS, VALIDATION_ERROR, INVALID_BODY or SLIPPAGE_ERROR. SLIPPAGE_ERROR: the quoted route, priced again, now delivers less than the quote's toAmountMin, so its transaction would revert on slippage; details carry toAmountMin, currentToAmount and newQuoteId. */
+        ExecuteError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error?: {
+                        /** @enum {unknown} */
+                        code: "INVALID_PARAMS" | "VALIDATION_ERROR" | "INVALID_BODY" | "PARTNER_FEE_EXCEEDS_MAX" | "PARTNER_WALLET_NOT_REGISTERED" | "ECOSYSTEM_NOT_CONFIGURED";
+                    } | {
+                        /** @enum {unknown} */
+                        code: "SLIPPAGE_ERROR";
+                        details: {
+                            /** @description The quote's toAmountMin, the least its transaction accepts, in base units of the destination token. */
+                            toAmountMin: string;
+                            /** @description What the same route (the same input) delivers now, in base units: below toAmountMin. */
+                            currentToAmount: string;
+                            /** @description A quote issued at the current price, on the same route, for 60 seconds (for an exact-output quote, the same toAmount with the input the current price needs): POST /v1/execute it instead (its own price is checked again), or quote again. */
+                            newQuoteId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         /** @description Unauthorized: the error envelope with code UNAUTHORIZED. */
         Error401: {
             headers: {
@@ -3547,7 +3577,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["Error400"];
+            400: components["responses"]["ExecuteError400"];
             401: components["responses"]["Error401"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
