@@ -178,6 +178,49 @@ func TestLiveRelayRacesLIFIQuoteE2E(t *testing.T) {
 			return false
 		})
 	})
+
+	// Relay's price falls some 100 bps between the quote and its execute:
+	// at the default slippage (0.5%) the route is below the quote's
+	// toAmountMin, SLIPPAGE_ERROR, its new quote at Relay's current price
+	// executing; quoted with slippage=0.03 (Relay's minimumAmount 3% down)
+	// the same fall is PRICE_CHANGED.
+	t.Run("execute after Relay's price fell", func(t *testing.T) {
+		for _, tt := range []struct {
+			slippage, code string
+			status         int
+		}{
+			{"", "SLIPPAGE_ERROR", http.StatusBadRequest},
+			{"0.03", "PRICE_CHANGED", http.StatusConflict},
+		} {
+			rl.SetEdgeBps(100)
+			var extra []string
+			if tt.slippage != "" {
+				extra = []string{"slippage", tt.slippage}
+			}
+			q := quote(t, arbToBase(extra...))
+			if q.Quote.Tool != "relay" {
+				t.Fatalf("tool %q", q.Quote.Tool)
+			}
+			rl.SetEdgeBps(0)
+			env := ts.post("/v1/execute", map[string]string{"quoteId": q.Quote.ID}, withKey(key))
+			env.wantError(t, tt.status, tt.code, "")
+			d := env.Error.Details
+			current := bigOf(t, asString(d["currentToAmount"]))
+			if below := current.Cmp(bigOf(t, q.Quote.Estimate.ToAmountMin)) < 0; below != (tt.code == "SLIPPAGE_ERROR") ||
+				(tt.code == "SLIPPAGE_ERROR" && asString(d["toAmountMin"]) != q.Quote.Estimate.ToAmountMin) {
+				t.Fatalf("slippage %q: %s details %v (quoted %s, min %s)", tt.slippage, tt.code, d, q.Quote.Estimate.ToAmount, q.Quote.Estimate.ToAmountMin)
+			}
+			var ex struct {
+				QuoteID    string
+				Tool       string
+				PriceCheck *struct{ DriftBps int64 }
+			}
+			ts.post("/v1/execute", map[string]string{"quoteId": asString(d["newQuoteId"])}, withKey(key)).decode(t, &ex)
+			if ex.QuoteID != asString(d["newQuoteId"]) || ex.Tool != "relay" || ex.PriceCheck == nil || ex.PriceCheck.DriftBps > 5 {
+				t.Fatalf("execute of the new quote %+v", ex)
+			}
+		}
+	})
 }
 
 // relayFeeRecipient is the operator's --relay-fee-recipient in the tests.
