@@ -220,7 +220,7 @@ func (s *Server) priceCheck(r *Request, t *quote.Ticket, maxDrift int) (*priceCh
 	if pc.Verdict == quote.PriceHolds {
 		return &priceCheckView{CurrentToAmount: pc.Current.String(), DriftBps: pc.DriftBps}, nil
 	}
-	fresh, err := s.newQuote(ctx, r, t, is)
+	fresh, err := s.newQuote(r, t, is)
 	if err != nil {
 		return nil, err
 	}
@@ -233,8 +233,12 @@ func (s *Server) priceCheck(r *Request, t *quote.Ticket, maxDrift int) (*priceCh
 // RequoteExactParams), its input sized at the current price, so that the
 // new quote still delivers what the client asked for; should that race
 // fail, the repriced route (the same input, less output) is issued. The
-// new quote leaves a price-drift scenario behind (it played).
-func (s *Server) newQuote(ctx context.Context, r *Request, t *quote.Ticket, repriced *quote.Issued) (*quote.Issued, error) {
+// new quote leaves a price-drift scenario behind (it played). It has a
+// race's time of its own, so that the re-pricing before it leaves the
+// issue its whole budget.
+func (s *Server) newQuote(r *Request, t *quote.Ticket, repriced *quote.Issued) (*quote.Issued, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.deps.Quotes.Deadline()+ledgerGrace)
+	defer cancel()
 	is := repriced
 	if p, ok := t.RequoteExactParams(); ok {
 		if req, perr := quote.Parse(s.deps.Registry, s.deps.Tools, p, s.deps.Quotes.Deadline()); perr == nil {
