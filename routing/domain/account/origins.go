@@ -75,6 +75,12 @@ func NormalizeOrigin(s string) (string, error) {
 	if host == "" {
 		return "", fmt.Errorf("origin %q has no host: want scheme://host[:port]", raw)
 	}
+	for i := 0; i < len(host); i++ {
+		if host[i] >= 0x80 {
+			// Browsers send an internationalized name in its ASCII form.
+			return "", fmt.Errorf("origin %q has a non-ASCII host: give its punycode (xn--) form, as browsers send it", raw)
+		}
+	}
 	if strings.HasSuffix(u.Host, ":") {
 		return "", fmt.Errorf("origin %q has an empty port", raw)
 	}

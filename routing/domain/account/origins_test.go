@@ -31,6 +31,8 @@ func TestNormalizeOrigin(t *testing.T) {
 		{in: "https://app.example:70000", err: "port"},
 		{in: "https://app.example:", err: "empty port"},
 		{in: "https://app example", err: "spaces"},
+		{in: "https://bücher.example", err: "punycode"},
+		{in: "https://xn--bcher-kva.example", want: "https://xn--bcher-kva.example"},
 		{in: "https://" + strings.Repeat("a", 300), err: "longer"},
 	} {
 		got, err := NormalizeOrigin(tc.in)
