@@ -348,14 +348,14 @@ func (s *Server) redirect(r *Request, to string) {
 // flash is a one-line notice carried to the page a form redirects to, in
 // its query (?done=…): a fixed word, never free text from the request.
 var flashes = map[string]string{
-	"wallet-saved":  "The fee wallet was saved.",
-	"origins-saved": "The browser origins were saved: they apply to the next call.",
-	"wallet-gone":   "The fee wallet was removed. Settlements in that ecosystem are paused until a wallet is registered again.",
-	"hook-deleted":  "The webhook was deleted.",
-	"test-sent":     "A test event was sent; its attempt shows below in a moment.",
-	"resent":        "The delivery was sent again; its attempt shows below in a moment.",
-	"not-resent":    "That delivery was not sent again: it is not failed, or its next attempt is imminent.",
-	"signed-out":    "You are signed out.",
+	"wallet-saved": "The fee wallet was saved.",
+	"origins-set":  "The browser origins were saved: they apply to the next call.",
+	"wallet-gone":  "The fee wallet was removed. Settlements in that ecosystem are paused until a wallet is registered again.",
+	"hook-deleted": "The webhook was deleted.",
+	"test-sent":    "A test event was sent; its attempt shows below in a moment.",
+	"resent":       "The delivery was sent again; its attempt shows below in a moment.",
+	"not-resent":   "That delivery was not sent again: it is not failed, or its next attempt is imminent.",
+	"signed-out":   "You are signed out.",
 }
 
 func flashOf(r *Request) string { return flashes[string(r.Ctx.QueryArgs().Peek("done"))] }

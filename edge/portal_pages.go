@@ -445,7 +445,7 @@ func (s *Server) portalSetOrigins(r *Request, ps *portalSession) error {
 	s.InvalidatePartner(ps.partner.ID)
 	s.log.Info("portal origins set", slog.String("requestId", string(r.ID[:])), slog.String("partner", ps.partner.ID),
 		slog.Int("origins", len(list)))
-	s.redirect(r, PortalPath+"/key?done=origins-saved#origins")
+	s.redirect(r, PortalPath+"/key?done=origins-set#origins")
 	return nil
 }
 

@@ -117,8 +117,8 @@ func TestPartnerAllowedOriginsE2E(t *testing.T) {
 	pc.post("/portal/key/origins", url.Values{"origins": {"https://portal.example/app"}}).
 		want(t, 400, "allowedOrigins: origin &#34;https://portal.example/app&#34; has a path", ">https://portal.example/app</textarea>")
 	pc.post("/portal/key/origins", url.Values{"origins": {"https://portal.example\r\nhttp://localhost:5173\r\n"}}).
-		wantRedirect(t, "/portal/key?done=origins-saved#origins")
-	pc.get("/portal/key?done=origins-saved").want(t, 200, "The browser origins were saved", ">https://portal.example\nhttp://localhost:5173</textarea>")
+		wantRedirect(t, "/portal/key?done=origins-set#origins")
+	pc.get("/portal/key?done=origins-set").want(t, 200, "The browser origins were saved", ">https://portal.example\nhttp://localhost:5173</textarea>")
 	e = ts.get("/v1/chains", withKey(key), withHeader("Origin", "http://localhost:5173"))
 	if e.Status != 200 {
 		t.Fatalf("a key from an origin the portal listed: %s", e.Raw)
@@ -135,6 +135,6 @@ func TestPartnerAllowedOriginsE2E(t *testing.T) {
 	}
 
 	// An empty list from the portal clears them: no page may send the key.
-	pc.post("/portal/key/origins", url.Values{"origins": {""}}).wantRedirect(t, "/portal/key?done=origins-saved#origins")
+	pc.post("/portal/key/origins", url.Values{"origins": {""}}).wantRedirect(t, "/portal/key?done=origins-set#origins")
 	ts.get("/v1/chains", withKey(key), withHeader("Origin", "http://localhost:5173")).wantError(t, 401, "UNAUTHORIZED", "")
 }
