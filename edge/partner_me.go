@@ -13,9 +13,12 @@ type partnerProfile struct {
 	RateLimit struct {
 		RequestsPerMinute int `json:"requestsPerMinute"`
 	} `json:"rateLimit"`
-	WebhooksEnabled bool   `json:"webhooksEnabled"`
-	CreatedAt       string `json:"createdAt"`
-	UpdatedAt       string `json:"updatedAt"`
+	WebhooksEnabled bool `json:"webhooksEnabled"`
+	// AllowedOrigins are the browser origins whose pages may send the key
+	// (cors.go); never null.
+	AllowedOrigins []string `json:"allowedOrigins"`
+	CreatedAt      string   `json:"createdAt"`
+	UpdatedAt      string   `json:"updatedAt"`
 }
 
 // partnerMe answers GET /v1/partner/me with the caller's profile; the rate
@@ -27,6 +30,7 @@ func (s *Server) partnerMe(r *Request) error {
 	out.FeeTier.SwapFeeBps, out.FeeTier.OnrampFeeBps = p.SwapFeeBps, p.OnrampFeeBps
 	out.RateLimit.RequestsPerMinute = p.HeavyPerMin
 	out.WebhooksEnabled = p.WebhooksEnabled
+	out.AllowedOrigins = append([]string{}, p.AllowedOrigins...)
 	out.CreatedAt = p.CreatedAt.UTC().Format(time.RFC3339)
 	out.UpdatedAt = p.UpdatedAt.UTC().Format(time.RFC3339)
 	writeJSON(r, statusOK, out)

@@ -39,6 +39,7 @@ import (
 //	GET  /portal/transactions[.csv]            the transactions, filtered and paged; CSV
 //	GET  /portal/transactions/{id}             one transaction
 //	GET  /portal/key, POST /portal/key/rotate  the API key and its rotation
+//	POST /portal/key/origins                   the browser origins allowed to send the key
 //	GET  /portal/wallets, POST /portal/wallets, POST /portal/wallets/{ecosystem}/delete
 //	GET  /portal/webhooks, POST /portal/webhooks, GET /portal/webhooks/{id},
 //	POST /portal/webhooks/{id}/{delete|test}, POST …/deliveries/{deliveryId}/resend
@@ -94,6 +95,14 @@ type KeyRotator interface {
 	RotateKey(ctx context.Context, partnerID string) (string, error)
 }
 
+// OriginSetter replaces a partner's allowedOrigins, already checked with
+// account.CheckAllowedOrigins; the operator's partner operations satisfy
+// it, so that the edge's cached partner is dropped as after any operator
+// change.
+type OriginSetter interface {
+	SetAllowedOrigins(ctx context.Context, partnerID string, origins []string) error
+}
+
 // PortalService is what the portal is given. The pages also use the
 // account store (Deps.Accounts) and the webhook service (Deps.Webhooks),
 // both required with it.
@@ -101,6 +110,9 @@ type PortalService struct {
 	Store  PortalStore
 	Mailer Mailer
 	Keys   KeyRotator
+	// Origins lets the partner edit its allowedOrigins on the key page;
+	// nil leaves that form out.
+	Origins OriginSetter
 	// CodeKey keys the login codes' stored digests (portal.CodeDigest):
 	// portal.CodeKeyLen bytes or more, the same on every node sharing the
 	// store. Without it there is no portal.
@@ -179,6 +191,9 @@ func (s *Server) portalRoutes() {
 	s.Handle("GET", "/portal/transactions/{id}", page("portal_transaction"), s.signedIn(s.portalTransaction))
 	s.Handle("GET", "/portal/key", page("portal_key"), s.signedIn(s.portalKey))
 	s.Handle("POST", "/portal/key/rotate", form("portal_key_rotate"), s.signedIn(s.portalRotateKey))
+	if s.deps.Portal.Origins != nil {
+		s.Handle("POST", "/portal/key/origins", form("portal_key_origins"), s.signedIn(s.portalSetOrigins))
+	}
 	s.Handle("GET", "/portal/wallets", page("portal_wallets"), s.signedIn(s.portalWallets))
 	s.Handle("POST", "/portal/wallets", form("portal_wallet_put"), s.signedIn(s.portalPutWallet))
 	s.Handle("POST", "/portal/wallets/{ecosystem}/delete", form("portal_wallet_delete"), s.signedIn(s.portalDeleteWallet))
@@ -334,6 +349,7 @@ func (s *Server) redirect(r *Request, to string) {
 // its query (?done=…): a fixed word, never free text from the request.
 var flashes = map[string]string{
 	"wallet-saved": "The fee wallet was saved.",
+	"origins-set":  "The browser origins were saved: they apply to the next call.",
 	"wallet-gone":  "The fee wallet was removed. Settlements in that ecosystem are paused until a wallet is registered again.",
 	"hook-deleted": "The webhook was deleted.",
 	"test-sent":    "A test event was sent; its attempt shows below in a moment.",

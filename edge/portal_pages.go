@@ -401,16 +401,58 @@ type keyPage struct {
 	pageBase
 	RotatedAt string
 	NewKey    string
+	// CanSetOrigins shows the browser origins' form; Origins is its text,
+	// one origin a line, and OriginsError a refusal of what was sent.
+	CanSetOrigins bool
+	Origins       string
+	OriginsError  string
+}
+
+// keyPageOf is the key page of a signed-in partner.
+func (s *Server) keyPageOf(r *Request, ps *portalSession) (keyPage, error) {
+	at, err := s.deps.Portal.Store.KeyRotatedAt(r.Context(), ps.partner.ID)
+	if err != nil {
+		return keyPage{}, fmt.Errorf("edge: key rotation date: %w", err)
+	}
+	p := keyPage{pageBase: s.base(r, ps, "API key", "key"), CanSetOrigins: s.deps.Portal.Origins != nil,
+		Origins: strings.Join(ps.partner.AllowedOrigins, "\n")}
+	if !at.IsZero() {
+		p.RotatedAt = at.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return p, nil
+}
+
+// portalSetOrigins replaces the partner's allowedOrigins with the form's,
+// one a line (or separated by commas or spaces), checked as the operator's
+// are; a refusal shows the form again with the message, naming
+// allowedOrigins, and what was typed.
+func (s *Server) portalSetOrigins(r *Request, ps *portalSession) error {
+	text := string(r.Ctx.PostArgs().Peek("origins"))
+	list, err := account.CheckAllowedOrigins(strings.FieldsFunc(text, func(c rune) bool {
+		return c == '\n' || c == '\r' || c == ',' || c == ' ' || c == '\t'
+	}))
+	if err != nil {
+		p, perr := s.keyPageOf(r, ps)
+		if perr != nil {
+			return perr
+		}
+		p.Origins, p.OriginsError = text, "allowedOrigins: "+err.Error()
+		return s.writePortal(r, fasthttp.StatusBadRequest, "key", p)
+	}
+	if err := s.deps.Portal.Origins.SetAllowedOrigins(r.Context(), ps.partner.ID, list); err != nil {
+		return fmt.Errorf("edge: portal set origins: %w", err)
+	}
+	s.InvalidatePartner(ps.partner.ID)
+	s.log.Info("portal origins set", slog.String("requestId", string(r.ID[:])), slog.String("partner", ps.partner.ID),
+		slog.Int("origins", len(list)))
+	s.redirect(r, PortalPath+"/key?done=origins-set#origins")
+	return nil
 }
 
 func (s *Server) portalKey(r *Request, ps *portalSession) error {
-	at, err := s.deps.Portal.Store.KeyRotatedAt(r.Context(), ps.partner.ID)
+	p, err := s.keyPageOf(r, ps)
 	if err != nil {
-		return fmt.Errorf("edge: key rotation date: %w", err)
-	}
-	p := keyPage{pageBase: s.base(r, ps, "API key", "key")}
-	if !at.IsZero() {
-		p.RotatedAt = at.UTC().Format("2006-01-02 15:04 UTC")
+		return err
 	}
 	return s.writePortal(r, statusOK, "key", p)
 }
@@ -442,7 +484,8 @@ func (s *Server) portalRotateKey(r *Request, ps *portalSession) error {
 	}
 	at, _ := st.KeyRotatedAt(r.Context(), p.ID)
 	page := keyPage{pageBase: s.base(r, &portalSession{s: se, partner: p}, "API key", "key"), NewKey: key,
-		RotatedAt: at.UTC().Format("2006-01-02 15:04 UTC")}
+		RotatedAt: at.UTC().Format("2006-01-02 15:04 UTC"), CanSetOrigins: s.deps.Portal.Origins != nil,
+		Origins: strings.Join(p.AllowedOrigins, "\n")}
 	return s.writePortal(r, statusOK, "key", page)
 }
 

@@ -102,6 +102,9 @@ func (s *Server) wrap(rt route, h handlerFunc) fasthttp.RequestHandler {
 		// Every answer of a request that counted against a bucket, a
 		// refusal or a stream included, carries the decision's headers.
 		setRateHeaders(r)
+		// Every answer to a browser's /v1 request, a refusal included,
+		// carries the CORS headers, so that its page can read it (cors.go).
+		setCORSHeaders(r, rt)
 		if refusal != nil {
 			s.refuse(r, rt, refusal)
 			return
@@ -193,6 +196,13 @@ func (s *Server) admit(r *Request, rt route) *apierr.Error {
 		authErr = apierr.New(apierr.Unauthorized, "X-API-Key must be given once")
 	case len(key) > 0:
 		r.Partner, authErr = s.auth.Authenticate(r.Context(), key)
+		if authErr == nil && !rt.html {
+			// A key sent from a page the partner does not list is refused
+			// like a wrong key, and counted as one (cors.go).
+			if authErr = checkOrigin(r, r.Partner); authErr != nil {
+				r.Partner = nil
+			}
+		}
 	case rt.auth == authRequired:
 		authErr = apierr.New(apierr.Unauthorized, "a valid X-API-Key header is required")
 	}

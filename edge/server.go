@@ -270,7 +270,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.wrap(route{name: "method_not_allowed", html: true}, notAllowed))
 	s.router.HandleOPTIONS = false
 	s.srv = &fasthttp.Server{
-		Handler:               s.router.Handler,
+		Handler:               s.serveHTTP,
 		Name:                  "swapgate",
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          cfg.WriteTimeout,

@@ -227,6 +227,7 @@ func badEndpoints(f badFixture) []badEndpoint {
 		{method: "GET", path: "/portal/transactions.csv", html: true},
 		{method: "GET", path: "/portal/key", html: true},
 		{method: "POST", path: "/portal/key/rotate", html: true, formBody: "csrf=x"},
+		{method: "POST", path: "/portal/key/origins", html: true, formBody: "csrf=x&origins=https%3A%2F%2Fapp.example%2Fpath"},
 		{method: "GET", path: "/portal/wallets", html: true},
 		{method: "POST", path: "/portal/wallets", html: true, formBody: "csrf=x&ecosystem=evm&address=x"},
 		{method: "POST", path: "/portal/wallets/{ecosystem}/delete", html: true, formBody: "csrf=x", params: []badParam{{"ecosystem", "evm", badID, true}}},

@@ -29,6 +29,7 @@ subcommands:
   rotate-key   --id ID
   set-fees     --id ID [--swap-fee-bps B] [--onramp-fee-bps B]
   set-limits   --id ID [--heavy N] [--read N]
+  set-origins  --id ID --origins O[,O...]   (--origins "" clears them)
   disable      --id ID
 
 Every subcommand takes --data DIR (default $SWAPGATE_DATA, else ./data) and
@@ -51,7 +52,7 @@ type partnerOp func(ctx context.Context, pa admin.PartnerAdmin) (any, error)
 // runPartnerEnv is runPartner with the environment injected for tests.
 func runPartnerEnv(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 {
-		return usageFailure(stderr, "missing partner subcommand (create, list, rotate-key, set-fees, set-limits, disable)")
+		return usageFailure(stderr, "missing partner subcommand (create, list, rotate-key, set-fees, set-limits, set-origins, disable)")
 	}
 	sub := args[0]
 	if sub == "-h" || sub == "--help" || sub == "help" {
@@ -127,13 +128,27 @@ func definePartnerOp(sub string, fs *flag.FlagSet) (partnerOp, []string, error) 
 		return func(ctx context.Context, pa admin.PartnerAdmin) (any, error) {
 			return pa.SetLimits(ctx, *id, heavy.ptr(), read.ptr())
 		}, []string{"id"}, nil
+	case "set-origins":
+		id := fs.String("id", "", "partner ID (required)")
+		origins := &listFlag{}
+		fs.Var(origins, "origins", "the browser origins (scheme://host[:port], comma-separated) whose pages may call the API with the partner's key; \"\" clears them (required)")
+		return func(ctx context.Context, pa admin.PartnerAdmin) (any, error) {
+			if !origins.set {
+				return nil, fmt.Errorf("%w: --origins is required for partner set-origins (--origins \"\" clears them)", admin.ErrInvalid)
+			}
+			list, err := account.CheckAllowedOrigins(origins.list())
+			if err != nil {
+				return nil, fmt.Errorf("%w: --origins: %v", admin.ErrInvalid, err)
+			}
+			return pa.SetOrigins(ctx, *id, list)
+		}, []string{"id"}, nil
 	case "disable":
 		id := fs.String("id", "", "partner ID (required)")
 		return func(ctx context.Context, pa admin.PartnerAdmin) (any, error) {
 			return pa.Disable(ctx, *id)
 		}, []string{"id"}, nil
 	}
-	return nil, nil, fmt.Errorf("unknown partner subcommand %q (want create, list, rotate-key, set-fees, set-limits or disable)", sub)
+	return nil, nil, fmt.Errorf("unknown partner subcommand %q (want create, list, rotate-key, set-fees, set-limits, set-origins or disable)", sub)
 }
 
 // partnerAccess reaches the partners: through a running server whenever
@@ -191,6 +206,36 @@ func (f *intFlag) ptr() *int {
 	}
 	v := f.v
 	return &v
+}
+
+// listFlag is a comma-separated list flag that remembers whether it was
+// given, so that "" (an empty list) differs from not given.
+type listFlag struct {
+	v   string
+	set bool
+}
+
+func (f *listFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.v
+}
+
+func (f *listFlag) Set(s string) error {
+	f.v, f.set = s, true
+	return nil
+}
+
+// list returns the values, trimmed, without empty ones; never nil.
+func (f *listFlag) list() []string {
+	out := []string{}
+	for _, v := range strings.Split(f.v, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // writeJSONLine prints v as one line of JSON.

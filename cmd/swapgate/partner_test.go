@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -101,6 +102,14 @@ func exercisePartnerCommands(t *testing.T, dir string, lookup func([32]byte) (st
 	if v.RateLimit != (admin.RateLimit{RequestsPerMinute: 100000, HeavyPerMinute: 100000, ReadPerMinute: 200000}) {
 		t.Fatalf("set-limits rate limit = %+v", v.RateLimit)
 	}
+	mustOK(t, &v, "set-origins", "--data", dir, "--id", created.ID, "--origins", "https://App.example, http://localhost:5173")
+	if !slices.Equal(v.AllowedOrigins, []string{"https://app.example", "http://localhost:5173"}) {
+		t.Fatalf("set-origins allowed origins = %q", v.AllowedOrigins)
+	}
+	mustOK(t, &v, "set-origins", "--data", dir, "--id", created.ID, "--origins", "")
+	if v.AllowedOrigins == nil || len(v.AllowedOrigins) != 0 {
+		t.Fatalf("set-origins \"\" left allowed origins %q, want []", v.AllowedOrigins)
+	}
 	mustOK(t, &v, "disable", "--data", dir, "--id", created.ID)
 	if !v.Disabled || v.ID != created.ID {
 		t.Fatalf("disable output = %+v", v)
@@ -159,11 +168,12 @@ func TestPartnerCommandsThroughAdminListener(t *testing.T) {
 		return p.ID, nil
 	}
 	exercisePartnerCommands(t, dir, lookup)
-	// create, rotate-key, set-fees, set-limits, disable each notify the server.
+	// create, rotate-key, set-fees, set-limits, set-origins (twice), disable
+	// each notify the server.
 	mu.Lock()
 	defer mu.Unlock()
-	if len(changed) != 5 {
-		t.Fatalf("server saw %d changes, want 5: %v", len(changed), changed)
+	if len(changed) != 7 {
+		t.Fatalf("server saw %d changes, want 7: %v", len(changed), changed)
 	}
 }
 
@@ -205,6 +215,9 @@ func TestPartnerCommandErrors(t *testing.T) {
 		{"bad email", []string{"create", "--data", dir, "--name", "n", "--email", "nobody"}, 2, "exactly one @"},
 		{"fee out of range", []string{"create", "--data", dir, "--name", "n", "--email", "a@b.co", "--swap-fee-bps", "10001"}, 2, "between 0 and 500 bps"},
 		{"nothing to set", []string{"set-limits", "--data", dir, "--id", "ptn_x"}, 2, "give heavyPerMin"},
+		{"origin with a path", []string{"set-origins", "--data", dir, "--id", "ptn_x", "--origins", "https://a.example/app"}, 2, "--origins: origin \"https://a.example/app\" has a path"},
+		{"wildcard origin", []string{"set-origins", "--data", dir, "--id", "ptn_x", "--origins", "https://*.a.example"}, 2, "--origins: origin \"https://*.a.example\" has a wildcard"},
+		{"origins not given", []string{"set-origins", "--data", dir, "--id", "ptn_x"}, 2, "--origins is required"},
 		{"unknown partner", []string{"rotate-key", "--data", dir, "--id", "ptn_missing"}, 1, "not found"},
 		{"store not PostgreSQL", []string{"list", "--data", dir, "--store", "mysql://db/swapgate"}, 2, `--store must be a postgres:// or postgresql:// URL`},
 		{"store not a URL", []string{"list", "--data", dir, "--store", dir}, 2, "--store must be a postgres:// URL"},

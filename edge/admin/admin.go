@@ -53,6 +53,10 @@ type PartnerAdmin interface {
 	SetLimits(ctx context.Context, id string, heavy, read *int) (PartnerView, error)
 	// Disable stops a partner's key from authenticating. It is idempotent.
 	Disable(ctx context.Context, id string) (PartnerView, error)
+	// SetOrigins replaces the browser origins whose pages may call the API
+	// with the partner's key (account.CheckAllowedOrigins); an empty,
+	// non-nil list clears them.
+	SetOrigins(ctx context.Context, id string, origins []string) (PartnerView, error)
 }
 
 // CreateRequest describes a new partner. Nil or empty optional fields take the
@@ -86,6 +90,7 @@ type PartnerView struct {
 	RateLimit         RateLimit `json:"rateLimit"`
 	EnabledEcosystems []string  `json:"enabledEcosystems"`
 	WebhooksEnabled   bool      `json:"webhooksEnabled"`
+	AllowedOrigins    []string  `json:"allowedOrigins"`
 	Disabled          bool      `json:"disabled"`
 	CreatedAt         time.Time `json:"createdAt"`
 	UpdatedAt         time.Time `json:"updatedAt"`
@@ -119,6 +124,7 @@ func ViewOf(p *account.Partner) PartnerView {
 		RateLimit:         RateLimit{RequestsPerMinute: p.HeavyPerMin, HeavyPerMinute: p.HeavyPerMin, ReadPerMinute: p.ReadPerMin},
 		EnabledEcosystems: append([]string(nil), eco...),
 		WebhooksEnabled:   p.WebhooksEnabled,
+		AllowedOrigins:    append([]string{}, p.AllowedOrigins...),
 		Disabled:          p.Disabled,
 		CreatedAt:         p.CreatedAt,
 		UpdatedAt:         p.UpdatedAt,

@@ -3,7 +3,9 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -126,6 +128,13 @@ func TestPartnerAdminContract(t *testing.T) {
 			if err != nil || v.RateLimit != (RateLimit{50000, 50000, 6000}) {
 				t.Fatalf("SetLimits = %+v, %v", v.RateLimit, err)
 			}
+			v, err = pa.SetOrigins(ctx, created.ID, []string{"https://App.example:443", "http://localhost:5173"})
+			if err != nil || !slices.Equal(v.AllowedOrigins, []string{"https://app.example", "http://localhost:5173"}) {
+				t.Fatalf("SetOrigins = %+v, %v", v.AllowedOrigins, err)
+			}
+			if stored, err := store.Partner(ctx, created.ID); err != nil || len(stored.AllowedOrigins) != 2 {
+				t.Fatalf("stored origins = %+v, %v", stored, err)
+			}
 			v, err = pa.Disable(ctx, created.ID)
 			if err != nil || !v.Disabled {
 				t.Fatalf("Disable = %+v, %v", v, err)
@@ -136,7 +145,7 @@ func TestPartnerAdminContract(t *testing.T) {
 				t.Fatalf("List = %+v, %v", list, err)
 			}
 
-			want := []string{created.ID, created.ID, created.ID, created.ID, created.ID}
+			want := []string{created.ID, created.ID, created.ID, created.ID, created.ID, created.ID}
 			if got := log.snapshot(); !slices.Equal(got, want) {
 				t.Fatalf("OnChange calls = %v, want %v", got, want)
 			}
@@ -190,6 +199,25 @@ func TestPartnerAdminErrors(t *testing.T) {
 					_, err := pa.SetLimits(ctx, "ptn_nope", intp(-1), nil)
 					return err
 				}, ErrInvalid},
+				{"set origins with a path", func() error {
+					_, err := pa.SetOrigins(ctx, "ptn_nope", []string{"https://app.example/x"})
+					if err != nil && !strings.Contains(err.Error(), "allowedOrigins") {
+						return fmt.Errorf("%w, not naming allowedOrigins", err)
+					}
+					return err
+				}, ErrInvalid},
+				{"set origins with a wildcard", func() error {
+					_, err := pa.SetOrigins(ctx, "ptn_nope", []string{"https://*.example"})
+					return err
+				}, ErrInvalid},
+				{"set origins without a list", func() error {
+					_, err := pa.SetOrigins(ctx, "ptn_nope", nil)
+					return err
+				}, ErrInvalid},
+				{"set origins unknown", func() error {
+					_, err := pa.SetOrigins(ctx, "ptn_nope", []string{})
+					return err
+				}, account.ErrNotFound},
 				{"disable path-like id", func() error {
 					_, err := pa.Disable(ctx, "../x")
 					return err

@@ -164,6 +164,11 @@ func (c *Client) Disable(ctx context.Context, id string) (PartnerView, error) {
 	return c.partnerCall(ctx, pathDisable, id, nil)
 }
 
+// SetOrigins implements PartnerAdmin.
+func (c *Client) SetOrigins(ctx context.Context, id string, origins []string) (PartnerView, error) {
+	return c.partnerCall(ctx, pathSetOrigins, id, setOriginsBody{AllowedOrigins: origins})
+}
+
 func (c *Client) partnerCall(ctx context.Context, pattern, id string, body any) (PartnerView, error) {
 	var v PartnerView
 	p, err := idPath(pattern, id)

@@ -201,6 +201,23 @@ func (l *Local) Disable(ctx context.Context, id string) (PartnerView, error) {
 	return v, err
 }
 
+// SetOrigins validates and normalizes origins and replaces the partner's
+// allowedOrigins with them. A nil list is refused, so that a caller that
+// forgot the field does not clear them; an empty one clears them.
+func (l *Local) SetOrigins(ctx context.Context, id string, origins []string) (PartnerView, error) {
+	if err := validateID(id); err != nil {
+		return PartnerView{}, err
+	}
+	if origins == nil {
+		return PartnerView{}, invalidf("allowedOrigins is required (an empty list clears them)")
+	}
+	norm, err := account.CheckAllowedOrigins(origins)
+	if err != nil {
+		return PartnerView{}, invalidf("allowedOrigins: %v", err)
+	}
+	return l.update(ctx, "set origins", id, func(p *account.Partner) { p.AllowedOrigins = norm })
+}
+
 // update applies fn under the store's read-modify-write and notifies.
 func (l *Local) update(ctx context.Context, op, id string, fn func(*account.Partner)) (PartnerView, error) {
 	p, err := l.store.UpdatePartner(ctx, id, func(p *account.Partner) error {

@@ -14,6 +14,8 @@ const (
 	pathSetFees   = "/admin/partners/{id}/set-fees"
 	pathSetLimits = "/admin/partners/{id}/set-limits"
 	pathDisable   = "/admin/partners/{id}/disable"
+	// pathSetOrigins replaces the partner's allowedOrigins.
+	pathSetOrigins = "/admin/partners/{id}/set-origins"
 )
 
 // requestTimeout bounds one admin operation on the server side; fasthttp's
@@ -30,6 +32,12 @@ type setFeesBody struct {
 type setLimitsBody struct {
 	HeavyPerMin *int `json:"heavyPerMin"`
 	ReadPerMin  *int `json:"readPerMin"`
+}
+
+// setOriginsBody is the body of POST .../set-origins: the whole list, []
+// to clear it (a missing or null field is refused).
+type setOriginsBody struct {
+	AllowedOrigins []string `json:"allowedOrigins"`
 }
 
 // registerPartnerRoutes wires the partner operations to HTTP.
@@ -78,6 +86,17 @@ func (s *Server) registerPartnerRoutes() {
 		c, cancel := opContext()
 		defer cancel()
 		v, err := p.SetLimits(c, pathID(ctx), body.HeavyPerMin, body.ReadPerMin)
+		respond(ctx, fasthttp.StatusOK, v, err)
+	}))
+	s.router.POST(pathSetOrigins, s.authenticated(func(ctx *fasthttp.RequestCtx) {
+		var body setOriginsBody
+		if err := DecodeBody(ctx, &body); err != nil {
+			WriteError(ctx, err)
+			return
+		}
+		c, cancel := opContext()
+		defer cancel()
+		v, err := p.SetOrigins(c, pathID(ctx), body.AllowedOrigins)
 		respond(ctx, fasthttp.StatusOK, v, err)
 	}))
 	s.router.POST(pathDisable, s.authenticated(func(ctx *fasthttp.RequestCtx) {

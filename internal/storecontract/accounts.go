@@ -135,6 +135,36 @@ func RunAccounts(t *testing.T, open Factory[Accounts]) {
 				t.Fatalf("update of a missing partner: %v, want ErrNotFound", err)
 			}
 		}},
+		{"allowedOrigins are kept by create and update, read by every lookup, and cleared to none", func(t *testing.T, h *Handle[Accounts]) {
+			p := partner("ptn_a", "key-a")
+			p.AllowedOrigins = []string{"https://app.example", "http://localhost:5173"}
+			mustNil(t, "create", h.Store.CreatePartner(ctx, p))
+			want := fmt.Sprint(p.AllowedOrigins)
+			got, err := h.Store.PartnerByKeyDigest(ctx, digest("key-a"))
+			if err != nil || fmt.Sprint(got.AllowedOrigins) != want {
+				t.Fatalf("by digest after create: %v %v, want %s", got, err, want)
+			}
+			// An update of another field keeps them.
+			_, err = h.Store.UpdatePartner(ctx, "ptn_a", func(p *account.Partner) error { p.SwapFeeBps = 10; return nil })
+			mustNil(t, "set fees", err)
+			list, err := h.Store.ListPartners(ctx)
+			if err != nil || len(list) != 1 || fmt.Sprint(list[0].AllowedOrigins) != want {
+				t.Fatalf("list after another update: %+v %v, want origins %s", list, err, want)
+			}
+			up, err := h.Store.UpdatePartner(ctx, "ptn_a", func(p *account.Partner) error {
+				p.AllowedOrigins = []string{"https://other.example"}
+				return nil
+			})
+			if err != nil || fmt.Sprint(up.AllowedOrigins) != "[https://other.example]" {
+				t.Fatalf("update origins: %+v %v", up, err)
+			}
+			_, err = h.Store.UpdatePartner(ctx, "ptn_a", func(p *account.Partner) error { p.AllowedOrigins = nil; return nil })
+			mustNil(t, "clear origins", err)
+			got, err = h.Store.PartnerByKeyDigest(ctx, digest("key-a"))
+			if err != nil || len(got.AllowedOrigins) != 0 {
+				t.Fatalf("by digest after clearing: %+v %v, want no origins", got, err)
+			}
+		}},
 		{"disabled partners are still found by digest", func(t *testing.T, h *Handle[Accounts]) {
 			mustNil(t, "create", h.Store.CreatePartner(ctx, partner("ptn_a", "key-a")))
 			_, err := h.Store.UpdatePartner(ctx, "ptn_a", func(p *account.Partner) error { p.Disabled = true; return nil })

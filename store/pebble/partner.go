@@ -22,20 +22,23 @@ const partnerRecordVersion = 1
 // Partner so that the persisted shape is explicit and versioned, and so that
 // the digest is written as hex rather than as a JSON array of numbers.
 type partnerRecord struct {
-	V                 int       `json:"v"`
-	ID                string    `json:"id"`
-	Name              string    `json:"name"`
-	Email             string    `json:"email"`
-	SwapFeeBps        int       `json:"swapFeeBps"`
-	OnrampFeeBps      int       `json:"onrampFeeBps"`
-	HeavyPerMin       int       `json:"heavyPerMin"`
-	ReadPerMin        int       `json:"readPerMin"`
-	EnabledEcosystems []string  `json:"enabledEcosystems"`
-	KeyDigest         string    `json:"keyDigest"`
-	Disabled          bool      `json:"disabled"`
-	WebhooksEnabled   bool      `json:"webhooksEnabled"`
-	CreatedAt         time.Time `json:"createdAt"`
-	UpdatedAt         time.Time `json:"updatedAt"`
+	V                 int      `json:"v"`
+	ID                string   `json:"id"`
+	Name              string   `json:"name"`
+	Email             string   `json:"email"`
+	SwapFeeBps        int      `json:"swapFeeBps"`
+	OnrampFeeBps      int      `json:"onrampFeeBps"`
+	HeavyPerMin       int      `json:"heavyPerMin"`
+	ReadPerMin        int      `json:"readPerMin"`
+	EnabledEcosystems []string `json:"enabledEcosystems"`
+	KeyDigest         string   `json:"keyDigest"`
+	Disabled          bool     `json:"disabled"`
+	WebhooksEnabled   bool     `json:"webhooksEnabled"`
+	// AllowedOrigins came after version 1's first records; an older
+	// record without it decodes to none.
+	AllowedOrigins []string  `json:"allowedOrigins,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	UpdatedAt      time.Time `json:"updatedAt"`
 }
 
 func encodePartner(p *account.Partner) ([]byte, error) {
@@ -52,6 +55,7 @@ func encodePartner(p *account.Partner) ([]byte, error) {
 		KeyDigest:         hex.EncodeToString(p.KeyDigest[:]),
 		Disabled:          p.Disabled,
 		WebhooksEnabled:   p.WebhooksEnabled,
+		AllowedOrigins:    p.AllowedOrigins,
 		CreatedAt:         p.CreatedAt.UTC(),
 		UpdatedAt:         p.UpdatedAt.UTC(),
 	})
@@ -78,6 +82,7 @@ func decodePartner(b []byte) (*account.Partner, error) {
 		EnabledEcosystems: r.EnabledEcosystems,
 		Disabled:          r.Disabled,
 		WebhooksEnabled:   r.WebhooksEnabled,
+		AllowedOrigins:    r.AllowedOrigins,
 		CreatedAt:         r.CreatedAt,
 		UpdatedAt:         r.UpdatedAt,
 	}

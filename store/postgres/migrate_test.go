@@ -106,6 +106,19 @@ var steps = []struct {
 		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
 		seed:  `INSERT INTO payouts VALUES ('pay_seed', 'evm', 'planned', 1, '{"v":1,"id":"pay_seed"}')`,
 		check: `SELECT count(*) FROM payouts WHERE id = 'pay_seed' AND state = 'planned'`},
+	// 18 holds the wallet history's number on this branch (0018_reserved.sql).
+	18: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "operator_keys", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners",
+		"payouts", "portal_codes", "portal_key_rotations", "portal_limits", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
+		seed:  `SELECT 1`,
+		check: `SELECT 1`},
+	19: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "operator_keys", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners",
+		"payouts", "portal_codes", "portal_key_rotations", "portal_limits", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
+		seed:  `UPDATE partners SET allowed_origins = '{https://app.example}' WHERE id = 'ptn_seed'`,
+		check: `SELECT count(*) FROM partners WHERE id = 'ptn_seed' AND allowed_origins = '{https://app.example}'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

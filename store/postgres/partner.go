@@ -13,7 +13,7 @@ import (
 
 // partnerColumns are the columns scanPartner reads, in its order.
 const partnerColumns = `id, name, email, swap_fee_bps, onramp_fee_bps, heavy_per_min, read_per_min,
-	enabled_ecosystems, key_digest, disabled, webhooks_enabled, created_ns, updated_ns`
+	enabled_ecosystems, key_digest, disabled, webhooks_enabled, created_ns, updated_ns, allowed_origins`
 
 // scanPartner reads one partners row.
 func scanPartner(row pgx.Row) (*account.Partner, error) {
@@ -22,9 +22,10 @@ func scanPartner(row pgx.Row) (*account.Partner, error) {
 		digest            []byte
 		created, updated  int64
 		enabledEcosystems []string
+		allowedOrigins    []string
 	)
 	if err := row.Scan(&p.ID, &p.Name, &p.Email, &p.SwapFeeBps, &p.OnrampFeeBps, &p.HeavyPerMin, &p.ReadPerMin,
-		&enabledEcosystems, &digest, &p.Disabled, &p.WebhooksEnabled, &created, &updated); err != nil {
+		&enabledEcosystems, &digest, &p.Disabled, &p.WebhooksEnabled, &created, &updated, &allowedOrigins); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, store.ErrNotFound
 		}
@@ -35,6 +36,9 @@ func scanPartner(row pgx.Row) (*account.Partner, error) {
 	}
 	copy(p.KeyDigest[:], digest)
 	p.EnabledEcosystems = enabledEcosystems
+	if len(allowedOrigins) > 0 {
+		p.AllowedOrigins = allowedOrigins
+	}
 	p.CreatedAt, p.UpdatedAt = fromNanos(created), fromNanos(updated)
 	return &p, nil
 }
@@ -73,11 +77,11 @@ func (s *Store) CreatePartner(ctx context.Context, p *account.Partner) error {
 	// Every process sharing the store hears of the new partner (listen.go),
 	// from the same statement, hence only if it commits.
 	_, err := s.pool.Exec(ctx, `WITH p AS (INSERT INTO partners (`+partnerColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id)
-		SELECT pg_notify($14, id) FROM p`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id)
+		SELECT pg_notify($15, id) FROM p`,
 		p.ID, p.Name, p.Email, p.SwapFeeBps, p.OnrampFeeBps, p.HeavyPerMin, p.ReadPerMin,
 		p.EnabledEcosystems, p.KeyDigest[:], p.Disabled, p.WebhooksEnabled, nanos(p.CreatedAt), nanos(p.UpdatedAt),
-		partnerChannel)
+		origins(p.AllowedOrigins), partnerChannel)
 	switch uniqueViolation(err) {
 	case "":
 	case "partners_key_digest_key":
@@ -183,9 +187,9 @@ func (s *Store) UpdatePartner(ctx context.Context, id string, fn func(*account.P
 		p.UpdatedAt = s.now().UTC()
 		_, err = tx.Exec(ctx, `UPDATE partners SET name = $2, email = $3, swap_fee_bps = $4, onramp_fee_bps = $5,
 			heavy_per_min = $6, read_per_min = $7, enabled_ecosystems = $8, key_digest = $9, disabled = $10,
-			webhooks_enabled = $11, updated_ns = $12 WHERE id = $1`,
+			webhooks_enabled = $11, updated_ns = $12, allowed_origins = $13 WHERE id = $1`,
 			id, p.Name, p.Email, p.SwapFeeBps, p.OnrampFeeBps, p.HeavyPerMin, p.ReadPerMin, p.EnabledEcosystems,
-			p.KeyDigest[:], p.Disabled, p.WebhooksEnabled, nanos(p.UpdatedAt))
+			p.KeyDigest[:], p.Disabled, p.WebhooksEnabled, nanos(p.UpdatedAt), origins(p.AllowedOrigins))
 		if uniqueViolation(err) != "" {
 			return fmt.Errorf("postgres: update partner %q: key digest: %w", id, store.ErrExists)
 		}
@@ -206,4 +210,13 @@ func (s *Store) UpdatePartner(ctx context.Context, id string, fn func(*account.P
 		return nil, err
 	}
 	return out.Clone(), nil
+}
+
+// origins is a partner's allowedOrigins as the NOT NULL column takes them:
+// none is the empty array, not NULL.
+func origins(o []string) []string {
+	if o == nil {
+		return []string{}
+	}
+	return o
 }

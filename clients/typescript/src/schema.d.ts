@@ -2320,6 +2320,8 @@ export interface components {
                 requestsPerMinute: number;
             };
             webhooksEnabled: boolean;
+            /** @description The browser origins (exact scheme://host[:port], no path, no wildcard; at most 20) whose pages may call the API with this key; empty: no page may (see Browsers). Set in the portal's API key page or by the operator (`swapgate partner set-origins`). */
+            allowedOrigins: string[];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */

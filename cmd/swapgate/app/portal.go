@@ -17,7 +17,8 @@ import (
 // Live mode without SMTP serves no portal, since nobody could receive a
 // sign-in code. Keys are rotated by the operator's own partner operations,
 // so a rotation from the portal is the CLI's rotation (dated, every
-// session ended, the edge's cached partner dropped).
+// session ended, the edge's cached partner dropped); so are the
+// allowedOrigins a partner sets there.
 func (a *App) portalService(cfg Config) (*edge.PortalService, edge.SandboxMailbox, error) {
 	var mailer edge.Mailer
 	var box edge.SandboxMailbox
@@ -41,11 +42,18 @@ func (a *App) portalService(cfg Config) (*edge.PortalService, edge.SandboxMailbo
 		}
 	})}
 	a.log.Info("partner portal on", slog.Bool("smtp", cfg.SMTPURL != ""))
-	return &edge.PortalService{Store: a.stores.Portal, Mailer: mailer, Keys: keys, CodeKey: a.stores.Portal.PortalCodeKey()}, box, nil
+	return &edge.PortalService{Store: a.stores.Portal, Mailer: mailer, Keys: keys, Origins: keys,
+		CodeKey: a.stores.Portal.PortalCodeKey()}, box, nil
 }
 
-// portalKeys rotates a partner's key through the operator's operations.
+// portalKeys rotates a partner's key and sets its allowedOrigins through
+// the operator's operations.
 type portalKeys struct{ l *admin.Local }
+
+func (k portalKeys) SetAllowedOrigins(ctx context.Context, partnerID string, origins []string) error {
+	_, err := k.l.SetOrigins(ctx, partnerID, origins)
+	return err
+}
 
 func (k portalKeys) RotateKey(ctx context.Context, partnerID string) (string, error) {
 	res, err := k.l.RotateKey(ctx, partnerID)

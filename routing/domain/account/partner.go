@@ -80,8 +80,12 @@ type Partner struct {
 	KeyDigest       [32]byte `json:"-"`
 	Disabled        bool
 	WebhooksEnabled bool
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	// AllowedOrigins are the browser origins (scheme://host[:port], as
+	// CheckAllowedOrigins normalizes them) whose pages may call the API with
+	// this partner's key; none means no page may.
+	AllowedOrigins []string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // Clone returns a deep copy, so that holders never alias one another's
@@ -89,7 +93,14 @@ type Partner struct {
 func (p *Partner) Clone() *Partner {
 	c := *p
 	c.EnabledEcosystems = slices.Clone(p.EnabledEcosystems)
+	c.AllowedOrigins = slices.Clone(p.AllowedOrigins)
 	return &c
+}
+
+// AllowsOrigin reports whether a page of origin, as the browser's Origin
+// header names it, may call the API with the partner's key.
+func (p *Partner) AllowsOrigin(origin string) bool {
+	return slices.Contains(p.AllowedOrigins, origin)
 }
 
 // Enabled reports whether the partner may quote in ecosystem.
