@@ -353,6 +353,10 @@ func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 			return edge.Deps{}, fmt.Errorf("app: %w", err)
 		}
 	}
+	wallets, err := a.walletReader(ctx, cfg)
+	if err != nil {
+		return edge.Deps{}, err
+	}
 	portalSvc, sandboxMail, err := a.portalService(cfg)
 	if err != nil {
 		return edge.Deps{}, err
@@ -368,7 +372,7 @@ func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 		Registry: s.reg, Tools: a.quotes.catalog, RefData: a.ref, Partners: a.stores.Partners, Accounts: accountStore{a.stores.FeeWallets, a.stores.Ledger}, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Repricer: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.stores.Swaps,
-		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
+		DepositNotifier: a.quotes.depositNotifier, Balances: balances, Wallets: wallets,
 		Inbound: s.inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: s.providerWebhook, Sandbox: s.sandboxChain, Cluster: clusterView, Idempotency: a.stores.Idempotency, Usage: a.stores.Usage, Ready: a.ready, Logger: a.log, Metrics: s.metrics,
 		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	}
