@@ -22,7 +22,6 @@ import (
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/routing/adapters/evidencerpc"
-	"github.com/swapgate/swapgate/routing/adapters/evmbalance"
 	"github.com/swapgate/swapgate/routing/adapters/netresolve"
 	"github.com/swapgate/swapgate/routing/domain/noderead"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
@@ -342,18 +341,7 @@ func edgeConfig(s *startup) edge.Config {
 // keeps, and what the parts started before it run.
 func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 	cfg := s.cfg
-	var balances edge.BalanceReader
-	if len(cfg.EVMRPC) > 0 || a.sandbox != nil {
-		var fallback evmbalance.Source
-		if a.sandbox != nil {
-			fallback = a.sandbox
-		}
-		var err error
-		if balances, err = evmbalance.Dial(ctx, s.reg, cfg.EVMRPC, cfg.RPCTimeout, fallback); err != nil {
-			return edge.Deps{}, fmt.Errorf("app: %w", err)
-		}
-	}
-	wallets, err := a.walletReader(ctx, cfg)
+	balances, wallets, err := a.chainReaders(ctx, s)
 	if err != nil {
 		return edge.Deps{}, err
 	}

@@ -9,8 +9,33 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/swapgate/swapgate/edge"
+	"github.com/swapgate/swapgate/routing/adapters/evmbalance"
 	"github.com/swapgate/swapgate/routing/adapters/evmcheck"
 )
+
+// chainReaders are what the edge reads wallets with: GET /v1/balances's
+// reader (a node where --evm-rpc names one, the sandbox chain otherwise;
+// nil when there is neither) and the quotes' pre-flight checks'
+// (walletReader).
+func (a *App) chainReaders(ctx context.Context, s *startup) (edge.BalanceReader, edge.WalletReader, error) {
+	cfg := s.cfg
+	var balances edge.BalanceReader
+	if len(cfg.EVMRPC) > 0 || a.sandbox != nil {
+		var fallback evmbalance.Source
+		if a.sandbox != nil {
+			fallback = a.sandbox
+		}
+		var err error
+		if balances, err = evmbalance.Dial(ctx, s.reg, cfg.EVMRPC, cfg.RPCTimeout, fallback); err != nil {
+			return nil, nil, fmt.Errorf("app: %w", err)
+		}
+	}
+	wallets, err := a.walletReader(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return balances, wallets, nil
+}
 
 // walletReader is what a quote's pre-flight checks read the source chain
 // with: --evm-rpc's node where it names one for the chain, and in sandbox
