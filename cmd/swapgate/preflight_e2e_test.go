@@ -105,7 +105,8 @@ func wantCalls(t *testing.T, q *preflightQuote) {
 // ready to sign and the calls in order; the wallet signs and sends the
 // approval and then the swap on the sandbox chain's node, both succeed,
 // and a quote between the two says the allowance is enough, with no
-// approvals. approvalAmount=max approves 2^256-1; another value is
+// approvals (the streamed quote's best event, for more, says it is
+// short). approvalAmount=max approves 2^256-1; another value is
 // refused naming it; an input over the balance shows in checks.balance.
 func TestPreflightApprovalsOnSandboxChain(t *testing.T) {
 	ts := startServer(t, func(c *app.Config) {
@@ -146,6 +147,26 @@ func TestPreflightApprovalsOnSandboxChain(t *testing.T) {
 		t.Fatalf("after the approval: checks %+v, %d approvals, %d calls", again.Checks, len(again.Approvals), len(again.Calls))
 	}
 	wantCalls(t, again)
+	// The streamed quote's best event is checked as /v1/quote is; its
+	// route events are not.
+	s, refused := ts.openStream(streamPath(quotePath("fromChain", "42161", "toChain", "8453", "fromToken", usdcArb, "toToken", usdcBase,
+		"fromAmount", "300000000", "fromAddress", w.addr.Hex(), "tools", "sbx-arcbridge")))
+	if refused != nil {
+		t.Fatalf("stream refused: %s", refused.Raw)
+	}
+	routes, outcome, _ := wantEventOrder(t, s.finish())
+	var best preflightQuote
+	if err := json.Unmarshal([]byte(outcome.Data), &best); outcome.Name != "best" || err != nil {
+		t.Fatalf("the stream ended with %s: %v", outcome.Name, err)
+	}
+	if a := best.Checks; a == nil || a.Allowance == nil || a.Allowance.Current != "200000000" || a.Allowance.Required != "300000000" || len(best.Approvals) != 1 {
+		t.Fatalf("the best event's checks %+v, %d approvals", best.Checks, len(best.Approvals))
+	}
+	for _, r := range routes {
+		if strings.Contains(r.Data, `"checks"`) {
+			t.Fatalf("a route event carries checks: %s", r.Data)
+		}
+	}
 	swapCall, tx := q.Calls[1], q.Quote.TransactionRequest
 	if r := w.sendRequest(swapCall.To, swapCall.Data, swapCall.Value, tx.GasLimit); r.Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("the swap reverted: %+v", r)
@@ -214,7 +235,7 @@ func TestPreflightResetTokenOnSandboxChain(t *testing.T) {
 		t.Fatalf("approve from 1 to 300000000 succeeded: %+v", r)
 	}
 	var rc receiptAnswer
-	ts.get("/v1/sandbox/tx/" + r.TxHash.Hex()).decode(t, &rc)
+	ts.get("/v1/sandbox/tx/"+r.TxHash.Hex()).decode(t, &rc)
 	if rc.RevertReason == nil || *rc.RevertReason != simchain.ApproveNonZeroReason {
 		t.Fatalf("the revert's reason %v, want %q", rc.RevertReason, simchain.ApproveNonZeroReason)
 	}
