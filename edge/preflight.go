@@ -13,8 +13,7 @@ import (
 // WalletReader reads what a quote's pre-flight checks need of a wallet
 // (its coin, its input token and the allowance the route's spender has of
 // it) in one read of the source chain: over JSON-RPC where --evm-rpc names
-// a node for the chain, from the sandbox chain's node otherwise in sandbox
-// mode.
+// a node for the chain, from the sandbox chain otherwise in sandbox mode.
 type WalletReader interface {
 	ReadWallet(ctx context.Context, q quote.WalletQuery) (quote.WalletState, error)
 	Serves(chainID uint64) bool

@@ -2,9 +2,10 @@
 // chain's node over JSON-RPC, in one batched request: eth_getBalance of
 // the wallet, and eth_call of the input token's balanceOf(wallet) and
 // allowance(wallet, spender) where the input is a token and the route
-// names a spender. The same code reads --evm-rpc's nodes in live mode and
-// the sandbox chains' node, handed requests in process, in sandbox mode
-// (the composition root builds those clients).
+// names a spender. It reads --evm-rpc's nodes, and in a sandbox cluster
+// the sandbox chains' JSON-RPC node handed requests in process (the
+// composition root builds those clients; a single node's sandbox chains
+// are read in place).
 package evmcheck
 
 import (
