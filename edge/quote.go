@@ -43,6 +43,7 @@ func quoteParams(args *fasthttp.Args) quote.Params {
 		MaxWaitMs: args.Peek("maxWaitMs"), MinWaitMs: args.Peek("minWaitMs"),
 		ExpectedResults: args.Peek("expectedResults"), ReduceEveryMs: args.Peek("reduceEveryMs"),
 		ToAmount: args.Peek("toAmount"), RefundTo: args.Peek("refundTo"),
+		ApprovalAmount: args.Peek("approvalAmount"),
 	}
 }
 
@@ -54,9 +55,17 @@ func (s *Server) quote(r *Request) error {
 		return err
 	}
 	defer cancel()
+	// The checks are read within the quote's deadline, counted from the
+	// start of the race.
+	checksBy := time.Now().Add(s.deps.Quotes.Deadline())
 	is, err := s.deps.Quotes.Quote(ctx, req, r.Partner)
 	if err != nil {
 		return err
+	}
+	if pf := s.preflight(r.Context(), checksBy, req, is.Route); pf != nil {
+		shown := *is
+		shown.Preflight = pf
+		is = &shown
 	}
 	beginData(r, statusOK)
 	b, err := quote.AppendResponse(r.buf, s.livePrices, req, is)

@@ -145,6 +145,7 @@ func (st *streamedQuote) run(w *bufio.Writer) {
 	stopWatch := watchClient(st.conn, gone)
 	defer stopWatch()
 
+	checksBy := time.Now().Add(st.s.deps.Quotes.Deadline())
 	is, err := st.s.deps.QuoteStream.Stream(ctx, st.req, st.partner, st.route)
 	if st.lost || errors.Is(context.Cause(ctx), errClientGone) {
 		st.lost = true
@@ -155,7 +156,7 @@ func (st *streamedQuote) run(w *bufio.Writer) {
 	if err != nil {
 		st.fail(apierr.From(err))
 	} else {
-		st.best(is)
+		st.best(ctx, checksBy, is)
 	}
 	st.done()
 }
@@ -170,8 +171,14 @@ func (st *streamedQuote) route(rt *quote.Route) {
 	st.send()
 }
 
-// best sends the quote recorded and issued, as /v1/quote's data.
-func (st *streamedQuote) best(is *quote.Issued) {
+// best sends the quote recorded and issued, as /v1/quote's data, its
+// wallet checked as /v1/quote's is (preflight) by the quote's deadline.
+func (st *streamedQuote) best(ctx context.Context, checksBy time.Time, is *quote.Issued) {
+	if pf := st.s.preflight(ctx, checksBy, st.req, is.Route); pf != nil {
+		shown := *is
+		shown.Preflight = pf
+		is = &shown
+	}
 	b, err := quote.AppendResponse(st.begin(EventBest), st.s.livePrices, st.req, is)
 	if err != nil {
 		st.fail(apierr.From(err))

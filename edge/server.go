@@ -120,6 +120,9 @@ type Deps struct {
 	ProviderWebhook *ProviderWebhookRoute
 	// Balances serves GET /v1/balances; nil leaves it out.
 	Balances BalanceReader
+	// Wallets reads a quote's pre-flight checks (preflight.go); nil: every
+	// quote from an EVM source answers checks null with checksError.
+	Wallets WalletReader
 	// DepositNotifier, when set, is told of every submitted deposit.
 	DepositNotifier DepositNotifier
 	// Webhooks serves the webhook endpoints; nil leaves them out.

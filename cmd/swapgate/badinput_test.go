@@ -145,6 +145,7 @@ func badQuoteParams() []badParam {
 		{"denyTools", "sbx-intents", badID, false},
 		{"preferredTool", "sbx-canal", badID, false},
 		{"order", "FASTEST", badID, false},
+		{"approvalAmount", "max", badID, false},
 	}
 }
 

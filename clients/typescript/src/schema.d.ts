@@ -193,7 +193,7 @@ export interface paths {
         };
         /**
          * Best quote
-         * @description The best route for a token pair, with the transaction a wallet signs. Provider choice is automatic: chain 369 pulseroute, EVM to EVM the aggregator, other pairs every provider both chains list, racing under the quote deadline (1.5 s by default) and a timing strategy (maxWaitMs, minWaitMs, expectedResults, reduceEveryMs; by default every leg is waited for); data.timing shows the race. A tool whose recent calls mostly failed or timed out is skipped until a probe finds it answering again (GET /v1/tools status); a request that only such tools could serve is answered at once with 503 UPSTREAM_MAINTENANCE naming them. Nothing answered in time: 504 UPSTREAM_TIMEOUT; every leg said no route: 404 NO_ROUTE_FOUND with each tool's reason; otherwise 502 UPSTREAM_ERROR. A partner quote with a fee needs a fee wallet in the ecosystem where the fee settles (400 PARTNER_WALLET_NOT_REGISTERED) and is answered once its earnings row is on disk.
+         * @description The best route for a token pair, with the transaction a wallet signs. Provider choice is automatic: chain 369 pulseroute, EVM to EVM the aggregator, other pairs every provider both chains list, racing under the quote deadline (1.5 s by default) and a timing strategy (maxWaitMs, minWaitMs, expectedResults, reduceEveryMs; by default every leg is waited for); data.timing shows the race. A tool whose recent calls mostly failed or timed out is skipped until a probe finds it answering again (GET /v1/tools status); a request that only such tools could serve is answered at once with 503 UPSTREAM_MAINTENANCE naming them. Nothing answered in time: 504 UPSTREAM_TIMEOUT; every leg said no route: 404 NO_ROUTE_FOUND with each tool's reason; otherwise 502 UPSTREAM_ERROR. A partner quote with a fee needs a fee wallet in the ecosystem where the fee settles (400 PARTNER_WALLET_NOT_REGISTERED) and is answered once its earnings row is on disk. From an EVM source the answer also says whether fromAddress can send it as it stands (data.checks, read from the source chain once the route is chosen) and, when its allowance is short, the approvals to send first and every call in order (data.approvals, data.calls).
          */
         get: operations["quote"];
         put?: never;
@@ -1679,6 +1679,40 @@ export interface components {
              */
             expiresAt: number;
             timing: components["schemas"]["Timing"];
+            /** @description GET /v1/quote (and /v1/quote/stream's best event) from an EVM source with an EVM transaction: whether the wallet (fromAddress) can send the route as it stands, read from the source chain once the route is chosen (the sandbox chain; in live mode --evm-rpc's node, in one batched JSON-RPC call within the quote's deadline). null when the chain could not be read (no node for it, a failed read, the deadline passed): checksError says why, and the quote is answered anyway. Absent on other quotes. */
+            checks?: components["schemas"]["PreflightChecks"] | null;
+            /** @description Why checks is null. */
+            checksError?: string;
+            /** @description With checks: the transactions to send before transactionRequest, ready to sign; empty when the allowance is enough. approve(spender, amount) to the input token from the wallet, amount the input (approvalAmount=exact) or 2^256-1 (approvalAmount=max); a token that must be reset (USDT on Ethereum) whose current allowance is not zero is first approved to 0. */
+            approvals?: components["schemas"]["TransactionRequest"][];
+            /** @description With checks: the approvals, then the route's transaction, as EIP-5792 wallet_sendCalls takes them. */
+            calls?: components["schemas"]["WalletCall"][];
+        };
+        /** @description The wallet's pre-flight checks, each null when nothing is missing. Amounts are base units, decimal strings. */
+        PreflightChecks: {
+            /** @description The allowance the route's spender (estimate.approvalAddress) has of the input token, when short of the input. */
+            allowance: components["schemas"]["PreflightShortfall"] | null;
+            /** @description The wallet's balance of the input token, when short of the input; for a native input, of the coin, when short of the transaction's value plus the route's gas. */
+            balance: components["schemas"]["PreflightShortfall"] | null;
+            /** @description The wallet's native coin, when short of the route's gas (its gasCosts in the coin, APPROVE only when approvals are needed) plus the transaction's value. */
+            nativeGas: components["schemas"]["PreflightShortfall"] | null;
+        };
+        /** @description What the wallet has (current) against what the route needs (required). */
+        PreflightShortfall: {
+            /** @description The spender (allowance only). */
+            spender?: string;
+            /** @description The token (balance only; the zero address for a native coin). */
+            token?: string;
+            current: string;
+            required: string;
+        };
+        /** @description One call of EIP-5792 wallet_sendCalls. */
+        WalletCall: {
+            to: string;
+            /** @description Calldata, 0x hex. */
+            data: string;
+            /** @description Native value in wei, 0x hex. */
+            value: string;
         };
         /** @description The provider race the answer came from: how long it ran, what ended it, and what became of each leg (one per sandbox tool, one per live upstream), in the order the legs were asked. */
         Timing: {
@@ -3352,6 +3386,8 @@ export interface operations {
                 preferredTool?: string;
                 /** @description How the best route is chosen; default RECOMMENDED. */
                 order?: "RECOMMENDED" | "FASTEST" | "CHEAPEST";
+                /** @description How much the quote's approvals allow the spender: exact (default), the route's input; max, 2^256-1 (unlimited). Anything else is INVALID_PARAMS naming approvalAmount. */
+                approvalAmount?: "exact" | "max";
                 /** @description This request's race deadline, in milliseconds: from 1 to the server's quote deadline (1,500 by default). The race ends at it (timing.strategy max_wait) with the best route in by then; the legs still running are cancelled. */
                 maxWaitMs?: string;
                 /** @description Timing strategy (LI.FI's minWaitTime): every leg is waited for this long before expectedResults may end the race; from 0 to maxWaitMs (the server's deadline when absent). Default: the server's (0). */
@@ -3427,6 +3463,8 @@ export interface operations {
                 preferredTool?: string;
                 /** @description How the best route is chosen; default RECOMMENDED. */
                 order?: "RECOMMENDED" | "FASTEST" | "CHEAPEST";
+                /** @description How much the quote's approvals allow the spender: exact (default), the route's input; max, 2^256-1 (unlimited). Anything else is INVALID_PARAMS naming approvalAmount. */
+                approvalAmount?: "exact" | "max";
                 /** @description This request's race deadline, in milliseconds: from 1 to the server's quote deadline (1,500 by default). The race ends at it (timing.strategy max_wait) with the best route in by then; the legs still running are cancelled. */
                 maxWaitMs?: string;
                 /** @description Timing strategy (LI.FI's minWaitTime): every leg is waited for this long before expectedResults may end the race; from 0 to maxWaitMs (the server's deadline when absent). Default: the server's (0). */

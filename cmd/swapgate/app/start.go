@@ -22,7 +22,6 @@ import (
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/routing/adapters/evidencerpc"
-	"github.com/swapgate/swapgate/routing/adapters/evmbalance"
 	"github.com/swapgate/swapgate/routing/adapters/netresolve"
 	"github.com/swapgate/swapgate/routing/domain/noderead"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
@@ -342,16 +341,9 @@ func edgeConfig(s *startup) edge.Config {
 // keeps, and what the parts started before it run.
 func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 	cfg := s.cfg
-	var balances edge.BalanceReader
-	if len(cfg.EVMRPC) > 0 || a.sandbox != nil {
-		var fallback evmbalance.Source
-		if a.sandbox != nil {
-			fallback = a.sandbox
-		}
-		var err error
-		if balances, err = evmbalance.Dial(ctx, s.reg, cfg.EVMRPC, cfg.RPCTimeout, fallback); err != nil {
-			return edge.Deps{}, fmt.Errorf("app: %w", err)
-		}
+	balances, wallets, err := a.chainReaders(ctx, s)
+	if err != nil {
+		return edge.Deps{}, err
 	}
 	portalSvc, sandboxMail, err := a.portalService(cfg)
 	if err != nil {
@@ -368,7 +360,7 @@ func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 		Registry: s.reg, Tools: a.quotes.catalog, RefData: a.ref, Partners: a.stores.Partners, Accounts: accountStore{a.stores.FeeWallets, a.stores.Ledger}, Quotes: a.quotes.quoter, QuoteStream: a.quotes.quoter,
 		ToolHealth: a.quotes.engine, Webhooks: webhooks,
 		Tickets: a.quotes.quoter, Repricer: a.quotes.quoter, Swaps: a.tracker, DepositQuotes: a.quotes.quoter, DepositSwaps: a.stores.Swaps,
-		DepositNotifier: a.quotes.depositNotifier, Balances: balances,
+		DepositNotifier: a.quotes.depositNotifier, Balances: balances, Wallets: wallets,
 		Inbound: s.inboundDeposits, Onramp: onrampDesk(a.onramp), ProviderWebhook: s.providerWebhook, Sandbox: s.sandboxChain, Cluster: clusterView, Idempotency: a.stores.Idempotency, Usage: a.stores.Usage, Ready: a.ready, Logger: a.log, Metrics: s.metrics,
 		PublicURL: a.publicURL, Portal: portalSvc, Mailbox: sandboxMail,
 	}

@@ -16,6 +16,10 @@ type Issued struct {
 	Provider  string
 	FeeBps    int
 	ExpiresAt time.Time
+	// Preflight is the wallet's checks, approvals and calls (nil: the
+	// route was not checked, and none of them is written); the edge sets
+	// it on its copy once it has read the chain (see PlanPreflight).
+	Preflight *Preflight
 	// Timing is the race the quote came from, answered as data.timing
 	// (nil: none is written).
 	Timing *Timing

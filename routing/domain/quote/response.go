@@ -13,7 +13,9 @@ import (
 // B and C, which only pulseroute quotes take, are marshalled with
 // encoding/json. req is the request as the client made it; its Dry flag is
 // what isDryQuote reports. An error means Shape B or C could not be
-// marshalled; dst is then returned as it was given. The race's timing
+// marshalled; dst is then returned as it was given. A quote whose wallet
+// was checked (is.Preflight) carries checks (or null with checksError),
+// approvals and calls after expiresAt. The race's timing
 // (data.timing, AppendTiming) closes the object when the quote carries one.
 func AppendResponse(dst []byte, prices LivePrices, req *Request, is *Issued) ([]byte, error) {
 	rt := is.Route
@@ -43,6 +45,9 @@ func AppendResponse(dst []byte, prices LivePrices, req *Request, is *Issued) ([]
 	b = strconv.AppendBool(b, req.Dry)
 	b = append(b, `,"expiresAt":`...)
 	b = strconv.AppendInt(b, expiresAt, 10)
+	if is.Preflight != nil {
+		b = appendPreflight(b, is.Preflight)
+	}
 	if is.Timing != nil {
 		b = append(b, `,"timing":`...)
 		b = AppendTiming(b, is.Timing)

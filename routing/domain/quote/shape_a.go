@@ -163,26 +163,8 @@ func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresA
 		b = base64.StdEncoding.AppendEncode(b, tx.Data)
 		b = append(b, `"}`...)
 	} else if tx != nil {
-		b = append(b, `,"transactionRequest":{"to":`...)
-		b = jsonenc.AppendString(b, tx.To)
-		if tx.From != "" {
-			b = append(b, `,"from":`...)
-			b = jsonenc.AppendString(b, tx.From)
-		}
-		b = append(b, `,"data":"0x`...)
-		b = hex.AppendEncode(b, tx.Data)
-		b = append(b, `","value":`...)
-		b = appendHexBig(b, tx.Value)
-		b = append(b, `,"chainId":`...)
-		b = strconv.AppendUint(b, tx.ChainID, 10)
-		b = append(b, `,"gasLimit":"0x`...)
-		b = strconv.AppendUint(b, tx.GasLimit, 16)
-		b = append(b, '"')
-		if tx.GasPrice != nil {
-			b = append(b, `,"gasPrice":`...)
-			b = appendHexBig(b, tx.GasPrice)
-		}
-		b = append(b, '}')
+		b = append(b, `,"transactionRequest":`...)
+		b = appendEVMTx(b, tx)
 	}
 	if rt.DepositAddress != "" {
 		b = append(b, `,"depositAddress":`...)
@@ -194,6 +176,32 @@ func AppendShapeA(b []byte, prices LivePrices, req *Request, rt *Route, expiresA
 	}
 	b = append(b, `,"expiresAt":`...)
 	b = strconv.AppendInt(b, expiresAt, 10)
+	return append(b, '}')
+}
+
+// appendEVMTx appends an EVM transaction request, {to, from?, data, value,
+// chainId, gasLimit, gasPrice?}, as a route's transactionRequest and a
+// quote's approvals show it.
+func appendEVMTx(b []byte, tx *TxRequest) []byte {
+	b = append(b, `{"to":`...)
+	b = jsonenc.AppendString(b, tx.To)
+	if tx.From != "" {
+		b = append(b, `,"from":`...)
+		b = jsonenc.AppendString(b, tx.From)
+	}
+	b = append(b, `,"data":"0x`...)
+	b = hex.AppendEncode(b, tx.Data)
+	b = append(b, `","value":`...)
+	b = appendHexBig(b, tx.Value)
+	b = append(b, `,"chainId":`...)
+	b = strconv.AppendUint(b, tx.ChainID, 10)
+	b = append(b, `,"gasLimit":"0x`...)
+	b = strconv.AppendUint(b, tx.GasLimit, 16)
+	b = append(b, '"')
+	if tx.GasPrice != nil {
+		b = append(b, `,"gasPrice":`...)
+		b = appendHexBig(b, tx.GasPrice)
+	}
 	return append(b, '}')
 }
 

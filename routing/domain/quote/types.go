@@ -78,6 +78,10 @@ type Request struct {
 	// Scenario is the sandbox scenario the quote plays (see package
 	// scenario), "" for none; it travels in the quote's ticket.
 	Scenario scenario.Name
+	// ApprovalMax asks for unlimited approvals (approvalAmount=max): the
+	// quote's approvals allow the spender 2^256-1 rather than the exact
+	// input (see PlanPreflight).
+	ApprovalMax bool
 	// Repricing is set when an execute prices an issued quote's route
 	// again (see RepriceRequest), the moment a price-drift scenario moves
 	// the price.

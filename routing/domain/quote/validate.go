@@ -34,6 +34,9 @@ type Params struct {
 	// ToAmount asks for an exact-output quote (instead of FromAmount);
 	// RefundTo is where a refund goes on the source chain.
 	ToAmount, RefundTo []byte
+	// ApprovalAmount is how much a quote's approvals allow the spender:
+	// "exact" (the default) or "max" (see ApprovalMax).
+	ApprovalAmount []byte
 	// The race's timing (see Strategy): maxWaitMs, minWaitMs,
 	// expectedResults, reduceEveryMs.
 	MaxWaitMs, MinWaitMs, ExpectedResults, ReduceEveryMs []byte
@@ -126,6 +129,13 @@ func Parse(reg *registry.Registry, cat *tools.Catalog, p Params, deadline time.D
 	}
 	if req.Strategy, err = strategyParams(p, deadline); err != nil {
 		return nil, err
+	}
+	switch string(p.ApprovalAmount) {
+	case "", ApprovalExact:
+	case ApprovalMax:
+		req.ApprovalMax = true
+	default:
+		return nil, apierr.Param("approvalAmount", "approvalAmount must be exact or max").With("value", string(p.ApprovalAmount))
 	}
 	return req, nil
 }

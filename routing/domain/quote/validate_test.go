@@ -216,3 +216,35 @@ func TestParseAmountsAndRefundTo(t *testing.T) {
 		}
 	}
 }
+
+// TestParseApprovalAmount: approvalAmount is exact (the default) or max,
+// and anything else is refused naming it.
+func TestParseApprovalAmount(t *testing.T) {
+	reg, err := registry.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := tools.Load(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		value   string
+		max     bool
+		refused bool
+	}{{"", false, false}, {"exact", false, false}, {"max", true, false}, {"MAX", false, true}, {"unlimited", false, true}, {"1000", false, true}} {
+		p := Params{FromChain: []byte("42161"), ToChain: []byte("8453"), FromToken: []byte("0xaf88d065e77c8cC2239327C5EDb3A432268e5831"),
+			ToToken: []byte("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"), FromAmount: []byte("1000000"),
+			FromAddress: []byte("0x8ba1f109551bD432803012645Ac136ddd64DBA72"), ApprovalAmount: []byte(c.value)}
+		req, perr := Parse(reg, cat, p, time.Second)
+		if c.refused {
+			if perr == nil || perr.Code != "INVALID_PARAMS" || perr.Details["param"] != "approvalAmount" {
+				t.Errorf("%q: %v, want a refusal naming approvalAmount", c.value, perr)
+			}
+			continue
+		}
+		if perr != nil || req.ApprovalMax != c.max {
+			t.Errorf("%q: %v, max %v", c.value, perr, req != nil && req.ApprovalMax)
+		}
+	}
+}

@@ -87,6 +87,13 @@ type Token struct {
 	// Arbitrum share "USDC"); the sandbox prices by it.
 	CoinKey  string `json:"coinKey"`
 	PriceUSD string `json:"priceUSD"`
+	// ApprovalReset marks an ERC-20 whose approve refuses to change a
+	// non-zero allowance to another non-zero one (USDT on Ethereum: its
+	// approve reverts unless the current allowance or the new one is
+	// zero). A quote's approvals for such a token set the allowance to 0
+	// first when it is not already 0, and the sandbox chain's token
+	// reverts the same way.
+	ApprovalReset bool `json:"approvalReset,omitempty"`
 }
 
 // IsNative reports whether the token is its chain's native coin.

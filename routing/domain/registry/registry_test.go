@@ -338,3 +338,22 @@ func TestChainByIntentsBlockchain(t *testing.T) {
 		t.Error("PulseChain is not reached by intents")
 	}
 }
+
+// TestApprovalResetTokens: USDT on Ethereum is marked as a token whose
+// allowance must go through zero (quotes' approvals and the sandbox chain
+// read the mark), and a token without the rule, USDC, is not.
+func TestApprovalResetTokens(t *testing.T) {
+	r := load(t)
+	for _, c := range []struct {
+		addr string
+		want bool
+	}{
+		{"0xdAC17F958D2ee523a2206206994597C13D831ec7", true},
+		{"0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", false},
+	} {
+		tok, ok := r.Token(1, c.addr)
+		if !ok || tok.ApprovalReset != c.want {
+			t.Errorf("token %s on Ethereum: found %v, approvalReset %v, want %v", c.addr, ok, ok && tok.ApprovalReset, c.want)
+		}
+	}
+}

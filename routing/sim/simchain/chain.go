@@ -67,6 +67,9 @@ type tokenState struct {
 	decimals     uint8
 	genesis      *big.Int
 	minters      map[common.Address]bool
+	// approvalReset is the registry's flag: approve refuses to move a
+	// non-zero allowance to another non-zero one (see ERC20).
+	approvalReset bool
 }
 
 // blockContext is the block a call executes in.
@@ -184,6 +187,9 @@ func New(cfg Config) (*Chain, error) {
 			decimals: t.Decimals,
 			genesis:  genesis,
 			minters:  map[common.Address]bool{c.faucet: true},
+			// The registry marks the tokens whose approve must go through
+			// zero (USDT on Ethereum); their sandbox copies revert alike.
+			approvalReset: t.ApprovalReset,
 		}
 		c.tokenList = append(c.tokenList, addr)
 		if !t.IsNative() {

@@ -68,7 +68,10 @@ var (
 //     allowance of 2^256-1 is infinite and never spent. Each emits Transfer;
 //     spending an allowance emits no Approval (OpenZeppelin 5);
 //   - approve sets the allowance (not to the zero address) and emits
-//     Approval;
+//     Approval; on a token the registry marks ApprovalReset (USDT on
+//     Ethereum) it reverts, as Tether's contract does, when both the current
+//     allowance and the new one are non-zero (ApproveNonZeroReason):
+//     such an allowance is changed by approving 0 first;
 //   - mint and burn are for the token's minters only and emit Transfer from
 //     or to the zero address;
 //   - no function is payable, an unknown selector reverts, and so does
@@ -222,12 +225,27 @@ func erc20SpendAllowance(env *Env, owner, spender common.Address, amount *big.In
 	return nil
 }
 
+// ApproveNonZeroReason is the revert reason of an approve from a non-zero
+// allowance to another non-zero one on a token that must be reset first.
+// Tether's contract reverts there without a reason (a bare require); the
+// sandbox names the rule so that a developer sees why.
+const ApproveNonZeroReason = "ERC20: approve from a non-zero allowance to a non-zero one; approve 0 first"
+
 func erc20Approve(env *Env, owner, spender common.Address, amount *big.Int) error {
 	if owner == (common.Address{}) {
 		return Revert("ERC20: approve from the zero address")
 	}
 	if spender == (common.Address{}) {
 		return Revert("ERC20: approve to the zero address")
+	}
+	if t := env.chain.tokens[env.self]; t != nil && t.approvalReset && amount.Sign() != 0 {
+		cur, err := env.Allowance(env.self, owner, spender)
+		if err != nil {
+			return err
+		}
+		if cur.Sign() != 0 {
+			return Revert(ApproveNonZeroReason)
+		}
 	}
 	if err := env.gas.use(StorageWriteGas); err != nil {
 		return err

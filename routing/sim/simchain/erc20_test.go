@@ -416,3 +416,42 @@ func TestApproveCalldata(t *testing.T) {
 		t.Fatal("a negative amount was encoded")
 	}
 }
+
+// TestApprovalResetToken holds USDT on Ethereum, which the registry marks
+// approvalReset, to Tether's approve: a non-zero allowance changes only
+// through zero (the change straight to another non-zero amount reverts and
+// leaves it as it was), while USDC on the same chain takes the change.
+func TestApprovalResetToken(t *testing.T) {
+	c := newChain(t, ethereum)
+	usdt, usdcAddr := token(t, ethereum, "USDT"), token(t, ethereum, "USDC")
+	approve := func(tok common.Address, amount *big.Int) *simchain.Receipt {
+		return send(t, c, alice, simchain.TxRequest{To: tok, Data: pack(t, "approve", bob, amount)})
+	}
+	steps := []struct {
+		name    string
+		token   common.Address
+		amount  *big.Int
+		reason  string // empty: success
+		allowed *big.Int
+	}{
+		{"USDT from zero to 5", usdt, usdc(5), "", usdc(5)},
+		{"USDT from 5 to 7", usdt, usdc(7), simchain.ApproveNonZeroReason, usdc(5)},
+		{"USDT from 5 to the maximum", usdt, math.MaxBig256, simchain.ApproveNonZeroReason, usdc(5)},
+		{"USDT from 5 to zero", usdt, usdc(0), "", usdc(0)},
+		{"USDT from zero to 7", usdt, usdc(7), "", usdc(7)},
+		{"USDT from 7 to zero again", usdt, usdc(0), "", usdc(0)},
+		{"USDT from zero to zero", usdt, usdc(0), "", usdc(0)},
+		{"USDC from zero to 5", usdcAddr, usdc(5), "", usdc(5)},
+		{"USDC from 5 to 7", usdcAddr, usdc(7), "", usdc(7)},
+	}
+	for _, s := range steps {
+		r := approve(s.token, s.amount)
+		if s.reason == "" && !r.Succeeded() {
+			t.Errorf("%s: reverted: %s", s.name, r.RevertReason)
+		}
+		if s.reason != "" && (r.Succeeded() || r.RevertReason != s.reason) {
+			t.Errorf("%s: status %d reason %q, want a revert with %q", s.name, r.Status, r.RevertReason, s.reason)
+		}
+		wantBig(t, s.name+": allowance", c.Allowance(s.token, alice, bob), s.allowed)
+	}
+}
