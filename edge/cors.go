@@ -120,7 +120,7 @@ func checkOrigin(r *Request, p *account.Partner) *apierr.Error {
 // to the router.
 func (s *Server) serveHTTP(ctx *fasthttp.RequestCtx) {
 	if ctx.IsOptions() && isAPIPath(ctx.Path()) {
-		s.preflight(ctx)
+		s.corsPreflight(ctx)
 		return
 	}
 	s.router.Handler(ctx)
@@ -128,7 +128,7 @@ func (s *Server) serveHTTP(ctx *fasthttp.RequestCtx) {
 
 // preflight answers OPTIONS on a /v1 path: 204 for any origin (see the
 // rules above), no body.
-func (s *Server) preflight(ctx *fasthttp.RequestCtx) {
+func (s *Server) corsPreflight(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
 	var id [36]byte
 	uuid.NewV4(&id)
