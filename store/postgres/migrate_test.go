@@ -106,6 +106,12 @@ var steps = []struct {
 		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
 		seed:  `INSERT INTO payouts VALUES ('pay_seed', 'evm', 'planned', 1, '{"v":1,"id":"pay_seed"}')`,
 		check: `SELECT count(*) FROM payouts WHERE id = 'pay_seed' AND state = 'planned'`},
+	18: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "operator_keys", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners",
+		"payouts", "portal_codes", "portal_key_rotations", "portal_limits", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
+		seed:  `INSERT INTO activity VALUES ('ptn_seed', 2, 'qt_wallet', '{"v":2,"partnerId":"ptn_seed","id":"qt_wallet"}', NULL, NULL, '0xseed', 'seedwallet')`,
+		check: `SELECT count(*) FROM activity WHERE partner_id = 'ptn_seed' AND from_wallet = '0xseed' AND to_wallet = 'seedwallet'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the
