@@ -2,6 +2,7 @@ package account
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/swapgate/swapgate/routing/domain/address"
@@ -43,11 +44,11 @@ func isHexDigits(s string) bool {
 // ErrBadWallet and says why.
 func ParseWallet(formats []string, s string) (string, error) {
 	if s == "" {
-		return "", errors.Join(ErrBadWallet, errors.New("wallet is empty"))
+		return "", fmt.Errorf("%w: empty", ErrBadWallet)
 	}
 	if len(s) == 42 && strings.HasPrefix(s, "0x") && isHexDigits(s[2:]) {
 		if err := address.Validate("evm", s); err != nil {
-			return "", errors.Join(ErrBadWallet, err)
+			return "", fmt.Errorf("%w: %w", ErrBadWallet, err)
 		}
 		return WalletKey(s), nil
 	}
@@ -56,7 +57,7 @@ func ParseWallet(formats []string, s string) (string, error) {
 			return WalletKey(s), nil
 		}
 	}
-	return "", errors.Join(ErrBadWallet, errors.New("not an account address of any chain family Swapgate routes on"))
+	return "", fmt.Errorf("%w: not an account address of any chain family Swapgate routes on", ErrBadWallet)
 }
 
 // Wallets is the distinct WalletKeys a record is listed under in its
