@@ -234,8 +234,8 @@ const portalTxPageSize = 50
 func (s *Server) portalTransactions(r *Request, ps *portalSession) error {
 	q, keep, msg := portalQuery(r.Ctx.QueryArgs(), s.walletFormats())
 	p := transactionsPage{pageBase: s.base(r, ps, "Transactions", "transactions"), Status: keep.Get("status"),
-		Chain: keep.Get("chain"), MinFee: keep.Get("minFeeUsd"), Wallet: keep.Get("wallet"), Error: msg,
-		CSV: PortalPath + "/transactions.csv?" + keep.Encode()}
+		Chain: keep.Get("chain"), MinFee: keep.Get("minFeeUsd"), Wallet: keep.Get("wallet"), Error: msg}
+	p.CSV, _ = portalTxLinks(keep, "")
 	if msg != "" {
 		return s.writePortal(r, fasthttp.StatusBadRequest, "transactions", p)
 	}
@@ -251,15 +251,24 @@ func (s *Server) portalTransactions(r *Request, ps *portalSession) error {
 	for _, a := range acts {
 		p.Rows = append(p.Rows, s.txRow(a))
 	}
-	if next != "" {
-		nv := url.Values{}
-		for k, v := range keep {
-			nv[k] = v
-		}
-		nv.Set("cursor", next)
-		p.Next = PortalPath + "/transactions?" + nv.Encode()
-	}
+	_, p.Next = portalTxLinks(keep, next)
 	return s.writePortal(r, statusOK, "transactions", p)
+}
+
+// portalTxLinks are the transactions page's export link and, when there
+// is a next page (next, its cursor), its link: both keep the filters
+// (keep, portalQuery's), the wallet's included.
+func portalTxLinks(keep url.Values, next string) (csv, nextPage string) {
+	csv = PortalPath + "/transactions.csv?" + keep.Encode()
+	if next == "" {
+		return csv, ""
+	}
+	nv := url.Values{}
+	for k, v := range keep {
+		nv[k] = v
+	}
+	nv.Set("cursor", next)
+	return csv, PortalPath + "/transactions?" + nv.Encode()
 }
 
 // maxCSVRows bounds one export.
