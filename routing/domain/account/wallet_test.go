@@ -13,7 +13,7 @@ func TestParseWallet(t *testing.T) {
 		{"0xaf88d065e77c8cC2239327C5EDb3A432268e5831", "0xaf88d065e77c8cc2239327c5edb3a432268e5831"}, // EIP-55
 		{"0xAF88D065E77C8CC2239327C5EDB3A432268E5831", "0xaf88d065e77c8cc2239327c5edb3a432268e5831"}, // all upper: no checksum
 		{"0xaf88d065e77c8cc2239327c5edb3a432268e5831", "0xaf88d065e77c8cc2239327c5edb3a432268e5831"},
-		{"0xaF88d065e77c8cC2239327C5EDb3A432268e5831", ""}, // mixed case, checksum broken: not taken as an Aptos account
+		{"0xaF88d065e77c8cC2239327C5EDb3A432268e5831", ""},                                             // mixed case, checksum broken: not taken as an Aptos account
 		{"7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV", "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"}, // Solana, kept as written
 		{"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"},
 		{"0x" + "00000000000000000000000000000000000000000000000000000000000000Ab", "0x" + "00000000000000000000000000000000000000000000000000000000000000ab"}, // Sui
