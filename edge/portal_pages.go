@@ -145,7 +145,7 @@ func (s *Server) swapsPerDay(ctx context.Context, partnerID string, from time.Ti
 // portalQuery reads the transaction filters of the portal's form, with
 // the API's rules and messages (GET /v1/partner/transactions): an empty
 // field is no filter.
-func portalQuery(args *fasthttp.Args) (account.ActivityQuery, url.Values, string) {
+func portalQuery(args *fasthttp.Args, walletFormats []string) (account.ActivityQuery, url.Values, string) {
 	var q account.ActivityQuery
 	keep := url.Values{}
 	get := func(name string) string { return strings.TrimSpace(string(args.Peek(name))) }
@@ -173,6 +173,14 @@ func portalQuery(args *fasthttp.Args) (account.ActivityQuery, url.Values, string
 		q.MinFeeMicroUSD = &m
 		keep.Set("minFeeUsd", v)
 	}
+	if v := get("wallet"); v != "" {
+		w, err := account.ParseWallet(walletFormats, v)
+		if err != nil {
+			return q, keep, walletMessage(err)
+		}
+		q.Wallet = w
+		keep.Set("wallet", v)
+	}
 	if v := get("cursor"); v != "" {
 		if len(v) > 256 {
 			return q, keep, "cursor is not one this page gave"
@@ -194,11 +202,7 @@ type txRow struct {
 }
 
 func (s *Server) txRow(a *account.Activity) txRow {
-	row := txRow{transactionView: transactionView{ID: a.ID, Kind: a.Kind, Status: a.Status, Provider: a.Provider, Tool: a.Tool,
-		FromChain: a.FromChain, ToChain: a.ToChain, FromToken: a.FromToken, ToToken: a.ToToken,
-		FromAmount: a.FromAmount, ToAmount: a.ToAmount,
-		FeeUSD: knownMicroUSD(a.FeeMicroUSD, a.FeeUSDUnknown), VolumeUSD: knownMicroUSD(a.VolumeMicroUSD, a.VolumeUSDUnknown),
-		CreatedAt: isoTime(a.CreatedAt)}}
+	row := txRow{transactionView: newTransactionView(a)}
 	row.FromChainName, row.ToChainName = s.chainName(a.FromChain), s.chainName(a.ToChain)
 	row.FromShown = portalTokenAmount(s.deps.Registry, a.FromChain, a.FromToken, a.FromAmount)
 	row.ToShown = portalTokenAmount(s.deps.Registry, a.ToChain, a.ToToken, a.ToAmount)
@@ -219,18 +223,19 @@ func (s *Server) chainName(id uint64) string {
 
 type transactionsPage struct {
 	pageBase
-	Rows                         []txRow
-	Status, Chain, MinFee, Error string
-	Next, CSV                    string
+	Rows                                 []txRow
+	Status, Chain, MinFee, Wallet, Error string
+	Next, CSV                            string
 }
 
 // portalTxPageSize is the portal's page of transactions.
 const portalTxPageSize = 50
 
 func (s *Server) portalTransactions(r *Request, ps *portalSession) error {
-	q, keep, msg := portalQuery(r.Ctx.QueryArgs())
+	q, keep, msg := portalQuery(r.Ctx.QueryArgs(), s.walletFormats())
 	p := transactionsPage{pageBase: s.base(r, ps, "Transactions", "transactions"), Status: keep.Get("status"),
-		Chain: keep.Get("chain"), MinFee: keep.Get("minFeeUsd"), Error: msg, CSV: PortalPath + "/transactions.csv?" + keep.Encode()}
+		Chain: keep.Get("chain"), MinFee: keep.Get("minFeeUsd"), Wallet: keep.Get("wallet"), Error: msg}
+	p.CSV, _ = portalTxLinks(keep, "")
 	if msg != "" {
 		return s.writePortal(r, fasthttp.StatusBadRequest, "transactions", p)
 	}
@@ -246,15 +251,24 @@ func (s *Server) portalTransactions(r *Request, ps *portalSession) error {
 	for _, a := range acts {
 		p.Rows = append(p.Rows, s.txRow(a))
 	}
-	if next != "" {
-		nv := url.Values{}
-		for k, v := range keep {
-			nv[k] = v
-		}
-		nv.Set("cursor", next)
-		p.Next = PortalPath + "/transactions?" + nv.Encode()
-	}
+	_, p.Next = portalTxLinks(keep, next)
 	return s.writePortal(r, statusOK, "transactions", p)
+}
+
+// portalTxLinks are the transactions page's export link and, when there
+// is a next page (next, its cursor), its link: both keep the filters
+// (keep, portalQuery's), the wallet's included.
+func portalTxLinks(keep url.Values, next string) (csv, nextPage string) {
+	csv = PortalPath + "/transactions.csv?" + keep.Encode()
+	if next == "" {
+		return csv, ""
+	}
+	nv := url.Values{}
+	for k, v := range keep {
+		nv[k] = v
+	}
+	nv.Set("cursor", next)
+	return csv, PortalPath + "/transactions?" + nv.Encode()
 }
 
 // maxCSVRows bounds one export.
@@ -263,7 +277,7 @@ const maxCSVRows = 100_000
 // portalTransactionsCSV answers the filtered list as CSV, every page of it
 // up to maxCSVRows lines, newest first.
 func (s *Server) portalTransactionsCSV(r *Request, ps *portalSession) error {
-	q, _, msg := portalQuery(r.Ctx.QueryArgs())
+	q, _, msg := portalQuery(r.Ctx.QueryArgs(), s.walletFormats())
 	if msg != "" {
 		return &pageRefusal{status: fasthttp.StatusBadRequest, title: "Export refused", message: msg, back: PortalPath + "/transactions"}
 	}
@@ -271,7 +285,8 @@ func (s *Server) portalTransactionsCSV(r *Request, ps *portalSession) error {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	_ = w.Write([]string{"id", "createdAt", "kind", "status", "provider", "tool", "fromChain", "toChain", "fromToken", "toToken",
-		"fromAmount", "toAmount", "volumeUsd", "feeUsd", "earning", "ecosystem"})
+		"fromAmount", "toAmount", "volumeUsd", "feeUsd", "earning", "ecosystem",
+		"fromAddress", "toAddress", "sendingTxHash", "receivingTxHash"})
 	n := 0
 	for n < maxCSVRows {
 		acts, next, err := s.deps.Accounts.Activities(r.Context(), ps.partner.ID, q)
@@ -282,7 +297,8 @@ func (s *Server) portalTransactionsCSV(r *Request, ps *portalSession) error {
 			t := s.txRow(a)
 			_ = w.Write([]string{csvSafe(t.ID), t.CreatedAt, csvSafe(t.Kind), csvSafe(t.Status), csvSafe(t.Provider), csvSafe(t.Tool),
 				strconv.FormatUint(t.FromChain, 10), strconv.FormatUint(t.ToChain, 10), csvSafe(t.FromToken), csvSafe(t.ToToken),
-				csvSafe(t.FromAmount), csvSafe(t.ToAmount), t.VolumeUSD, t.FeeUSD, t.EarningState, t.Ecosystem})
+				csvSafe(t.FromAmount), csvSafe(t.ToAmount), t.VolumeUSD, t.FeeUSD, t.EarningState, t.Ecosystem,
+				csvSafe(a.FromAddress), csvSafe(a.ToAddress), csvSafe(a.SendingTxHash), csvSafe(a.ReceivingTxHash)})
 			n++
 		}
 		if next == "" {

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,52 @@ type transactionView struct {
 	FeeUSD     string `json:"feeUsd,omitempty"`
 	VolumeUSD  string `json:"volumeUsd,omitempty"`
 	CreatedAt  string `json:"createdAt"`
+	// The swap's sender and receiver and its source and destination
+	// transactions: null until known (a quote never executed has none).
+	FromAddress     *string `json:"fromAddress"`
+	ToAddress       *string `json:"toAddress"`
+	SendingTxHash   *string `json:"sendingTxHash"`
+	ReceivingTxHash *string `json:"receivingTxHash"`
+}
+
+// newTransactionView is a's item of GET /v1/partner/transactions, which
+// the portal's pages and export show too.
+func newTransactionView(a *account.Activity) transactionView {
+	return transactionView{
+		ID: a.ID, Kind: a.Kind, Status: a.Status, Provider: a.Provider, Tool: a.Tool,
+		FromChain: a.FromChain, ToChain: a.ToChain, FromToken: a.FromToken, ToToken: a.ToToken,
+		FromAmount: a.FromAmount, ToAmount: a.ToAmount,
+		FeeUSD: knownMicroUSD(a.FeeMicroUSD, a.FeeUSDUnknown), VolumeUSD: knownMicroUSD(a.VolumeMicroUSD, a.VolumeUSDUnknown),
+		CreatedAt:   isoTime(a.CreatedAt),
+		FromAddress: known(a.FromAddress), ToAddress: known(a.ToAddress),
+		SendingTxHash: known(a.SendingTxHash), ReceivingTxHash: known(a.ReceivingTxHash),
+	}
+}
+
+// known is v, or nil (JSON null) when it is not known yet ("").
+func known(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
+}
+
+// walletFormats is the address formats of the registry's chains, each
+// once: what a wallet that names no chain may be written in.
+func (s *Server) walletFormats() []string {
+	var out []string
+	for _, c := range s.deps.Registry.Chains() {
+		if !slices.Contains(out, c.AddressFormat) {
+			out = append(out, c.AddressFormat)
+		}
+	}
+	return out
+}
+
+// walletMessage is the refusal of a wallet filter, the API's and the
+// portal's.
+func walletMessage(err error) string {
+	return "wallet must be an account address of a chain Swapgate routes on (EVM in any case, a mixed-case one with its EIP-55 checksum; others exactly as written): " + err.Error()
 }
 
 // knownMicroUSD formats a figure, or leaves it out ("") when it could not
@@ -43,11 +90,13 @@ func knownMicroUSD(v int64, unknown bool) string {
 var microUSD = decimal.NewFromInt(1_000_000)
 
 // transactions answers GET /v1/partner/transactions?limit=&cursor=&status=&
-// chain=&minFeeUsd=: the partner's quotes, swaps and on-ramp orders, newest
-// first, a page at a time. chain matches the source or the destination
-// chain; minFeeUsd keeps fee-bearing rows whose fee is at least that much,
-// so minFeeUsd=0 is the per-swap earnings breakdown (feeUsd > 0). status
-// (at most 64 bytes) and cursor (at most 256) are printable text.
+// chain=&minFeeUsd=&wallet=: the partner's quotes, swaps and on-ramp
+// orders, newest first, a page at a time. chain matches the source or the
+// destination chain; minFeeUsd keeps fee-bearing rows whose fee is at
+// least that much, so minFeeUsd=0 is the per-swap earnings breakdown
+// (feeUsd > 0); wallet keeps the swaps whose sender or receiver it is (an
+// EVM address in any case; see account.ParseWallet). status (at most 64
+// bytes) and cursor (at most 256) are printable text.
 func (s *Server) transactions(r *Request) error {
 	var q account.ActivityQuery
 	if v, ok := query(r, "limit"); ok {
@@ -90,6 +139,13 @@ func (s *Server) transactions(r *Request) error {
 		m := d.Mul(microUSD).Ceil().IntPart()
 		q.MinFeeMicroUSD = &m
 	}
+	if v, ok := query(r, "wallet"); ok {
+		w, err := account.ParseWallet(s.walletFormats(), strings.TrimSpace(v))
+		if err != nil {
+			return apierr.Param("wallet", walletMessage(err)).With("value", v)
+		}
+		q.Wallet = w
+	}
 	acts, next, err := s.deps.Accounts.Activities(r.Context(), r.Partner.ID, q)
 	if errors.Is(err, account.ErrBadCursor) {
 		return apierr.Param("cursor", "cursor is not one this endpoint returned")
@@ -99,13 +155,7 @@ func (s *Server) transactions(r *Request) error {
 	}
 	out := make([]transactionView, 0, len(acts))
 	for _, a := range acts {
-		out = append(out, transactionView{
-			ID: a.ID, Kind: a.Kind, Status: a.Status, Provider: a.Provider, Tool: a.Tool,
-			FromChain: a.FromChain, ToChain: a.ToChain, FromToken: a.FromToken, ToToken: a.ToToken,
-			FromAmount: a.FromAmount, ToAmount: a.ToAmount,
-			FeeUSD: knownMicroUSD(a.FeeMicroUSD, a.FeeUSDUnknown), VolumeUSD: knownMicroUSD(a.VolumeMicroUSD, a.VolumeUSDUnknown),
-			CreatedAt: isoTime(a.CreatedAt),
-		})
+		out = append(out, newTransactionView(a))
 	}
 	var nextCursor *string
 	if next != "" {

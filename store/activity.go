@@ -13,7 +13,9 @@ import (
 // Version 2 adds the earning's priceUsd (the fee token's USD price the fee
 // was valued at) and the feeUsdUnknown and volumeUsdUnknown marks of
 // figures that could not be valued; a version 1 record has none of them,
-// and its figures were all valued.
+// and its figures were all valued. A line that became a swap may carry its
+// fromAddress, toAddress, sendingTxHash and receivingTxHash (left out when
+// empty, as on every record written before they were kept).
 type activityRecord struct {
 	V int `json:"v"`
 	account.Activity
@@ -87,6 +89,10 @@ func EncodeActivity(a *account.Activity) ([]byte, error) {
 		o.StringOmitEmpty("settledTx", e.SettledTx)
 		o.EndObject()
 	}
+	o.StringOmitEmpty("fromAddress", a.FromAddress)
+	o.StringOmitEmpty("toAddress", a.ToAddress)
+	o.StringOmitEmpty("sendingTxHash", a.SendingTxHash)
+	o.StringOmitEmpty("receivingTxHash", a.ReceivingTxHash)
 	val, err := o.End()
 	if err != nil {
 		return nil, fmt.Errorf("store: encode activity %s: %w", a.ID, err)

@@ -51,6 +51,15 @@ func TestActivityEncoderMatchesEncodingJSON(t *testing.T) {
 				a.Earning.SettledChainID, a.Earning.SettledTx = rng.Uint64(), randText(rng)
 			}
 		}
+		if i%7 < 3 {
+			a.FromAddress, a.ToAddress = randText(rng), randText(rng)
+			if i%7 > 0 {
+				a.SendingTxHash = randText(rng)
+			}
+			if i%7 > 1 {
+				a.ReceivingTxHash = randText(rng)
+			}
+		}
 		want, err := json.Marshal(activityRecord{V: activityVersion, Activity: a})
 		if err != nil {
 			t.Fatal(err)
@@ -59,10 +68,16 @@ func TestActivityEncoderMatchesEncodingJSON(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Fatalf("EncodeActivity = %s, %v\nwant %s", got, err, want)
 		}
+		// rt is a as JSON carries it (invalid UTF-8 replaced).
+		var rt activityRecord
+		if err := json.Unmarshal(want, &rt); err != nil {
+			t.Fatal(err)
+		}
 		back, err := DecodeActivity(got)
 		if err != nil || !back.CreatedAt.Equal(a.CreatedAt) || (a.Earning == nil) != (back.Earning == nil) ||
 			back.FeeUSDUnknown != a.FeeUSDUnknown || back.VolumeUSDUnknown != a.VolumeUSDUnknown ||
-			(a.Earning != nil && back.Earning.PriceUSD != a.Earning.PriceUSD) {
+			(a.Earning != nil && back.Earning.PriceUSD != a.Earning.PriceUSD) ||
+			back.FromAddress != rt.FromAddress || back.ToAddress != rt.ToAddress || back.SendingTxHash != rt.SendingTxHash || back.ReceivingTxHash != rt.ReceivingTxHash {
 			t.Fatalf("DecodeActivity(%s) = %+v, %v", got, back, err)
 		}
 	}

@@ -200,6 +200,7 @@ func badEndpoints(f badFixture) []badEndpoint {
 			{"status", "DONE", badText, false},
 			{"chain", "1", badUint, false},
 			{"minFeeUsd", "0.01", badNumber, false},
+			{"wallet", badWallet, badID, false},
 		}},
 		{method: "GET", path: "/v1/quote", query: badQuoteParams()},
 		{method: "GET", path: "/v1/quote/stream", query: badQuoteParams()},

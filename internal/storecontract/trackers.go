@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/big"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,6 +111,35 @@ func RunSwaps(t *testing.T, open Factory[Swaps]) {
 			}
 			if ids := openSwaps(t, s); len(ids) != 0 {
 				t.Fatalf("a finished swap is still polled: %v", ids)
+			}
+		}},
+		{"a swap's line is listed in its sender's and its receiver's histories, a page at a time", func(t *testing.T, h *Handle[Swaps]) {
+			s := h.Store
+			walletSwaps(t, s)
+			if got := walletPages(t, s, "ptn_a", account.WalletKey(evmA), 2, ""); got != "q4 q3 q1" {
+				t.Fatalf("the EVM wallet's history %q, want q4 q3 q1 (sender of q1 and q4, receiver of q3 and q4, in any case)", got)
+			}
+			if got := walletPages(t, s, "ptn_a", solS, 1, ""); got != "q2 q1" {
+				t.Fatalf("the Solana wallet's history %q, want q2 q1 (sender of q2, receiver of q1)", got)
+			}
+			if got := walletPages(t, s, "ptn_a", strings.ToLower(solS), 2, ""); got != "" {
+				t.Fatalf("a Solana wallet in another case %q, want none (its case is part of it)", got)
+			}
+			if got := walletPages(t, s, "ptn_a", account.WalletKey(evmA), 1, swap.StatusDone); got != "q3" {
+				t.Fatalf("the EVM wallet's DONE swaps %q, want q3", got)
+			}
+			if got := walletPages(t, s, "ptn_b", account.WalletKey(evmA), 2, ""); got != "q9" {
+				t.Fatalf("another partner's history of the wallet %q, want q9 alone", got)
+			}
+			page, _, err := s.Activities(ctx, "ptn_a", account.ActivityQuery{Wallet: account.WalletKey(evmA), Limit: 3})
+			mustNil(t, "wallet history", err)
+			q1 := page[2]
+			if q1.ID != "q1" || q1.Kind != account.ActivitySwap || q1.FromAddress != evmA || q1.ToAddress != solS ||
+				q1.SendingTxHash != "0xa1" || q1.ReceivingTxHash != "" {
+				t.Fatalf("q1's line %+v", q1)
+			}
+			if q3 := page[1]; q3.SendingTxHash != "0xa3" || q3.ReceivingTxHash != "0xb3" || q3.ToAddress != strings.ToLower(evmA) {
+				t.Fatalf("q3's line %+v", q3)
 			}
 		}},
 		{"an intents deposit is found by its target", func(t *testing.T, h *Handle[Swaps]) {
@@ -280,4 +310,73 @@ func RunInboundDeposits(t *testing.T, open Factory[InboundDeposits]) {
 			tt.run(t, &h)
 		})
 	}
+}
+
+// Wallets of the wallet-history case: an EVM address in its EIP-55 case
+// and a Solana address.
+const (
+	evmA = "0xaf88d065e77c8cC2239327C5EDb3A432268e5831"
+	solS = "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"
+)
+
+// walletSwaps records ptn_a's quotes q1 … q5, a minute apart, and ptn_b's
+// q9, and tracks swaps of all but q5 (a quote never executed): q1 evmA →
+// solS, q2 solS → 0x…02, q3 0x…03 → evmA in lower case (DONE, with its
+// destination transaction), q4 evmA → evmA, q9 (ptn_b) evmA → 0x…02.
+// Each swap is saved twice, as a tracker's polls save it.
+func walletSwaps(t *testing.T, s Swaps) {
+	ctx := context.Background()
+	type sw struct {
+		partner, quote, from, to, status, recv string
+	}
+	swaps := []sw{
+		{"ptn_a", "q1", evmA, solS, swap.StatusPending, ""},
+		{"ptn_a", "q2", solS, "0x0000000000000000000000000000000000000002", swap.StatusPending, ""},
+		{"ptn_a", "q3", "0x0000000000000000000000000000000000000003", strings.ToLower(evmA), swap.StatusDone, "0xb3"},
+		{"ptn_a", "q4", evmA, evmA, swap.StatusPending, ""},
+		{"ptn_b", "q9", evmA, "0x0000000000000000000000000000000000000002", swap.StatusPending, ""},
+	}
+	for i, id := range []string{"q1", "q2", "q3", "q4", "q5"} {
+		_, err := record(ctx, s, store.Synced, feeQuote("ptn_a", id, "evm", 0, t0.Add(time.Duration(i)*time.Minute)))
+		mustNil(t, "record", err)
+	}
+	_, err := record(ctx, s, store.Synced, feeQuote("ptn_b", "q9", "evm", 0, t0))
+	mustNil(t, "record", err)
+	for _, c := range swaps {
+		w := trackedSwap("0xa" + c.quote[1:])
+		w.PartnerID, w.QuoteID, w.FromAddress, w.ToAddress = c.partner, c.quote, c.from, c.to
+		if c.partner == "ptn_a" {
+			w.QuoteIssuedAt = t0.Add(time.Duration(c.quote[1]-'1') * time.Minute)
+		}
+		w.Sending = swap.Leg{TxHash: w.ID, ChainID: w.FromChain}
+		w, _, err := s.CreateSwap(ctx, w)
+		mustNil(t, "create", err)
+		mustNil(t, "save", s.SaveSwap(ctx, w, nil))
+		w.Status, w.Receiving = c.status, swap.Leg{TxHash: c.recv, ChainID: w.ToChain}
+		mustNil(t, "save again", s.SaveSwap(ctx, w, nil))
+	}
+}
+
+// walletPages lists the ids of a wallet's swaps in partnerID's history,
+// newest first, reading every page of limit lines (with status, when set).
+func walletPages(t testing.TB, s edge.LedgerReader, partnerID, wallet string, limit int, status string) string {
+	t.Helper()
+	var ids []string
+	q := account.ActivityQuery{Limit: limit, Wallet: wallet, Status: status}
+	for range 10 {
+		page, next, err := s.Activities(context.Background(), partnerID, q)
+		mustNil(t, "wallet activities", err)
+		if len(page) > limit {
+			t.Fatalf("a page of %d lines, limit %d", len(page), limit)
+		}
+		for _, a := range page {
+			ids = append(ids, a.ID)
+		}
+		if next == "" {
+			return strings.Join(ids, " ")
+		}
+		q.Cursor = next
+	}
+	t.Fatalf("more than 10 pages: %v", ids)
+	return ""
 }

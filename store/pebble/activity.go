@@ -64,6 +64,9 @@ func (s *Store) Activities(ctx context.Context, partnerID string, q account.Acti
 	if !account.ValidID(partnerID) {
 		return out, "", nil
 	}
+	if q.Wallet != "" {
+		return s.walletActivities(ctx, partnerID, q)
+	}
 	limit := q.PageSize()
 	prefix := activityPrefix(partnerID)
 	upper := prefixUpperBound(string(prefix))

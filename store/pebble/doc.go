@@ -30,7 +30,7 @@
 //
 // # Key layout
 //
-// Schema version 4 (an older directory is migrated when it is opened; see
+// Schema version 5 (an older directory is migrated when it is opened; see
 // migrate.go):
 //
 //	meta/schema                               uint32 BE schema version
@@ -46,6 +46,12 @@
 //	                                           version 2 keeps the fee token's USD price the
 //	                                           fee was valued at and marks figures that could
 //	                                           not be valued (version 1 rows have neither)
+//	walletswap/<partnerID>/<len:2><wallet>     empty: a line of swapp/ that became a swap,
+//	  <ts:8><quoteID>                          under each of its wallets (sender, receiver;
+//	                                           account.WalletKey, length-prefixed as some
+//	                                           address forms hold '/'), written in the
+//	                                           swap's batch; schema 5 (the migration from 4
+//	                                           marks tracked swaps' lines and indexes them)
 //	ledger/e/<ecosystem>/<seq:8><quoteID>      swapp key of an earning still pending in that
 //	                                           settlement ecosystem, in (about) commit order;
 //	                                           deleted when it settles

@@ -33,6 +33,10 @@ func (s *Store) migrate(from uint32) error {
 			if err := s.sealWebhookSecrets(); err != nil {
 				return fmt.Errorf("pebblestore: migrate schema 3 to 4: %w", err)
 			}
+		case 4:
+			if _, err := s.migrateRecords(prefixSwap, s.indexSwapWallets); err != nil {
+				return fmt.Errorf("pebblestore: migrate schema 4 to 5: %w", err)
+			}
 		}
 		if err := s.stampSchema(v + 1); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 
 	"github.com/swapgate/swapgate/edge/admin"
 	"github.com/swapgate/swapgate/routing/domain/account"
+	"github.com/swapgate/swapgate/routing/domain/swap"
+	"github.com/swapgate/swapgate/store"
 )
 
 // A schema 1 directory (ledger rows as records of their own) opens as
@@ -120,7 +123,12 @@ func TestMigrateSchema2DropsPebbleTickets(t *testing.T) {
 	}
 	b := s.DB().NewBatch()
 	for _, k := range keys {
-		must(t, b.Set([]byte(k.key), []byte(id), nil))
+		val := []byte(id)
+		if strings.HasPrefix(k.key, prefixSwap) {
+			// A later step reads tracked swaps.
+			val = []byte(`{"v":1,"id":"0xabc"}`)
+		}
+		must(t, b.Set([]byte(k.key), val, nil))
 	}
 	must(t, b.Set(keySchema, []byte{0, 0, 0, 2}, nil))
 	must(t, b.Commit(pebble.Sync))
@@ -139,6 +147,59 @@ func TestMigrateSchema2DropsPebbleTickets(t *testing.T) {
 		if kept := err == nil; kept != k.kept {
 			t.Errorf("key %q: kept %v, want %v (%v)", k.key, kept, k.kept, err)
 		}
+	}
+}
+
+// A schema 4 directory opens as schema 5 with its tracked swaps' lines
+// marked with their wallets and transactions and indexed by wallet, as a
+// transition of the swap writes them now; a quote's line that never
+// became a swap stays out of every wallet's history.
+func TestMigrateSchema4IndexesSwapWallets(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var recs []store.EncodedQuote
+	for i, id := range []string{"q1", "q2"} {
+		r, err := store.EncodeQuote(&account.Activity{PartnerID: "ptn_a", ID: id, Kind: account.ActivityQuote,
+			Status: account.ActivityQuoted, CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
+		must(t, err)
+		recs = append(recs, r)
+	}
+	_, err = s.RecordQuotes(ctx, recs, store.Synced)
+	must(t, err)
+	// As schema 4 left a tracked swap: its record, and its line marked
+	// with its kind and status only.
+	sw := &swap.Swap{ID: "0xa1", QuoteID: "q1", QuoteIssuedAt: t0, PartnerID: "ptn_a", Status: swap.StatusDone,
+		FromAddress: "0xAf88d065e77c8cC2239327C5EDb3A432268e5831", ToAddress: "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV",
+		Sending: swap.Leg{TxHash: "0xa1"}, Receiving: swap.Leg{TxHash: "0xb1"}}
+	b := s.DB().NewBatch()
+	must(t, s.putSwap(b, sw))
+	must(t, s.PutActivity(b, &account.Activity{PartnerID: "ptn_a", ID: "q1", Kind: account.ActivitySwap, Status: swap.StatusPending, CreatedAt: t0}))
+	must(t, b.Set(keySchema, []byte{0, 0, 0, 4}, nil))
+	must(t, b.Commit(pebble.Sync))
+	must(t, s.Close())
+
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, w := range []string{"0xaf88d065e77c8cc2239327c5edb3a432268e5831", "7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV"} {
+		page, _, err := s.Activities(ctx, "ptn_a", account.ActivityQuery{Wallet: w})
+		must(t, err)
+		if len(page) != 1 || page[0].ID != "q1" || page[0].Status != swap.StatusDone || page[0].FromAddress != sw.FromAddress ||
+			page[0].ToAddress != sw.ToAddress || page[0].SendingTxHash != "0xa1" || page[0].ReceivingTxHash != "0xb1" {
+			t.Errorf("wallet %s's history after the migration: %+v", w, page)
+		}
+	}
+	all, _, err := s.Activities(ctx, "ptn_a", account.ActivityQuery{})
+	must(t, err)
+	if len(all) != 2 || all[0].ID != "q2" || all[0].Kind != account.ActivityQuote || all[0].FromAddress != "" {
+		t.Errorf("the partner's history after the migration: %+v", all)
 	}
 }
 

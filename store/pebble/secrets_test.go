@@ -279,7 +279,7 @@ func testMigrateSchema3(t *testing.T, flushed bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := s.get(keySchema); err != nil || binary.BigEndian.Uint32(v) != 4 {
+	if v, err := s.get(keySchema); err != nil || binary.BigEndian.Uint32(v) != SchemaVersion {
 		t.Fatalf("schema after open %v %v", v, err)
 	}
 	for id, secret := range secrets {

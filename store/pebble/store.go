@@ -25,9 +25,10 @@ import (
 // SchemaVersion is the on-disk layout version this build reads and writes.
 // Version 2 keeps a quote's ledger row inside its activity record; version
 // 3 keeps issued quotes' tickets and their deposit index out of Pebble, in
-// the ticket log; version 4 keeps webhook secrets sealed (secrets.go). An
+// the ticket log; version 4 keeps webhook secrets sealed (secrets.go);
+// version 5 indexes swaps by wallet (walletswap/, wallet.go). An
 // older directory is migrated when it is opened (see migrate.go).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 var (
 	// ErrLocked means another process (or another Store in this process)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
 	"github.com/swapgate/swapgate/store"
@@ -121,29 +120,6 @@ func (s *Store) putSwap(b *pebble.Batch, t *swap.Swap) error {
 		return fmt.Errorf("pebblestore: encode swap %s: %w", t.ID, err)
 	}
 	return b.Set(swapKey(t.ID), val, nil)
-}
-
-// markActivity rewrites the quote's activity record with the swap's status
-// (a quote that became a swap). A quote without a record (an anonymous one
-// has none) is left alone.
-func (s *Store) markActivity(b *pebble.Batch, t *swap.Swap) error {
-	if t.QuoteID == "" || t.QuoteIssuedAt.IsZero() || !account.ValidID(t.PartnerID) {
-		return nil
-	}
-	key := ActivityKey(t.PartnerID, t.QuoteIssuedAt, t.QuoteID)
-	val, err := s.get(key)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("pebblestore: activity of swap %s: %w", t.ID, err)
-	}
-	a, err := store.DecodeActivity(val)
-	if err != nil {
-		return err
-	}
-	a.Kind, a.Status = account.ActivitySwap, t.Status
-	return s.PutActivity(b, a)
 }
 
 // EachOpenSwap calls fn for every tracked swap still due a poll (not

@@ -187,12 +187,29 @@ func (s *Store) swapFollowers(ctx context.Context, tx pgx.Tx, t *swap.Swap, even
 	if t.QuoteID == "" || t.QuoteIssuedAt.IsZero() || !account.ValidID(t.PartnerID) {
 		return nil
 	}
-	// The line's kind and status change in place; the rest of it (its
-	// earning, which settlement may be rewriting) is left as stored.
-	_, err := tx.Exec(ctx, `UPDATE activity SET record = (record::jsonb || jsonb_build_object('kind', $4::text, 'status', $5::text))::json
+	// The line's kind, status, wallets and transactions change in place
+	// (swap.MarkLine's fields, an empty one left out as the Pebble store
+	// leaves it); the rest of it (its earning, which settlement may be
+	// rewriting) is left as stored. from_wallet and to_wallet list it in
+	// its wallets' histories (migration 18).
+	var l account.Activity
+	t.MarkLine(&l)
+	_, err := tx.Exec(ctx, `UPDATE activity SET record = (record::jsonb || jsonb_build_object('kind', $4::text, 'status', $5::text)
+			|| jsonb_strip_nulls(jsonb_build_object('fromAddress', $6::text, 'toAddress', $7::text, 'sendingTxHash', $8::text, 'receivingTxHash', $9::text)))::json,
+			from_wallet = $10, to_wallet = $11
 		WHERE partner_id = $1 AND created_ns = $2 AND id = $3`,
-		t.PartnerID, nanos(t.QuoteIssuedAt), t.QuoteID, account.ActivitySwap, t.Status)
+		t.PartnerID, nanos(t.QuoteIssuedAt), t.QuoteID, l.Kind, l.Status,
+		orNull(l.FromAddress), orNull(l.ToAddress), orNull(l.SendingTxHash), orNull(l.ReceivingTxHash),
+		orNull(account.WalletKey(l.FromAddress)), orNull(account.WalletKey(l.ToAddress)))
 	return err
+}
+
+// orNull is s as a nullable parameter: NULL when empty.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // EachOpenSwap calls fn for every tracked swap still due a poll (not

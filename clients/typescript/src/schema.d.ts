@@ -757,7 +757,7 @@ export interface paths {
         };
         /**
          * Transactions
-         * @description The partner's quotes, swaps and on-ramp orders, newest first, a page at a time. minFeeUsd=0 is the per-swap earnings breakdown (feeUsd > 0).
+         * @description The partner's quotes, swaps and on-ramp orders, newest first, a page at a time. minFeeUsd=0 is the per-swap earnings breakdown (feeUsd > 0). wallet=ADDRESS is that wallet's history: the swaps it sent or received.
          */
         get: operations["transactions"];
         put?: never;
@@ -2459,6 +2459,14 @@ export interface components {
             volumeUsd?: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description The swap's sender, as quoted. Null until the quote became a swap, and on quotes and on-ramp orders. */
+            fromAddress: string | null;
+            /** @description The swap's receiver, as quoted. Null until the quote became a swap, and on quotes and on-ramp orders. */
+            toAddress: string | null;
+            /** @description The swap's source transaction. Null until the quote became a swap. */
+            sendingTxHash: string | null;
+            /** @description The swap's destination transaction (a refund's, for a refunded swap). Null until it is known. */
+            receivingTxHash: string | null;
         };
         PartnerTransactions: {
             /** @description Newest first. */
@@ -4569,6 +4577,8 @@ export interface operations {
                 chain?: string;
                 /** @description Keep fee-bearing records whose fee is at least this many USD. */
                 minFeeUsd?: string;
+                /** @description Keep the swaps (kind swap) whose sender (fromAddress) or receiver (toAddress) is this wallet: an account address of any chain family Swapgate routes on. An EVM address matches in any case (a mixed-case one must pass its EIP-55 checksum); other families' addresses match exactly as written. Quotes never executed and on-ramp orders are left out. Combines with the other filters and the cursor. An address no family takes is INVALID_PARAMS naming wallet. */
+                wallet?: string;
             };
             header?: never;
             path?: never;

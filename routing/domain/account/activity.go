@@ -2,6 +2,7 @@ package account
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -63,6 +64,16 @@ type Activity struct {
 	// Earning is set when the quote carried a partner fee: it is the
 	// partner's ledger row for that fee.
 	Earning *Earning `json:"earning,omitempty"`
+	// FromAddress and ToAddress are the swap's sender and receiver,
+	// SendingTxHash and ReceivingTxHash its source and destination
+	// transactions: set, as they become known, on a line that became a
+	// swap (kind swap), from the tracked swap; "" before, and on lines of
+	// other kinds. A line with addresses is listed under each of its
+	// Wallets (see ActivityQuery.Wallet).
+	FromAddress     string `json:"fromAddress,omitempty"`
+	ToAddress       string `json:"toAddress,omitempty"`
+	SendingTxHash   string `json:"sendingTxHash,omitempty"`
+	ReceivingTxHash string `json:"receivingTxHash,omitempty"`
 }
 
 // Earning is a partner fee earned on one quote: the ecosystem it settles
@@ -138,6 +149,10 @@ type ActivityQuery struct {
 	// whose fee is at least this much: the per-swap earnings breakdown
 	// ("feeUsd > 0") is MinFeeMicroUSD = 0.
 	MinFeeMicroUSD *int64
+	// Wallet, a WalletKey, keeps swaps (kind swap) whose sender or
+	// receiver is this wallet. Backends serve it from an index of the
+	// swaps' wallets, not by reading the partner's whole history.
+	Wallet string
 }
 
 // PageSize is the query's page size after defaults and the cap.
@@ -157,6 +172,9 @@ func (q *ActivityQuery) Match(a *Activity) bool {
 		return false
 	}
 	if q.MinFeeMicroUSD != nil && (a.FeeMicroUSD <= 0 || a.FeeMicroUSD < *q.MinFeeMicroUSD) {
+		return false
+	}
+	if q.Wallet != "" && (a.Kind != ActivitySwap || !slices.Contains(a.Wallets(), q.Wallet)) {
 		return false
 	}
 	return true

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/scenario"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
@@ -119,6 +120,17 @@ type Swap struct {
 
 // NormalizeHash is the canonical form of a transaction hash: lower case.
 func NormalizeHash(h string) string { return strings.ToLower(h) }
+
+// MarkLine moves the partner's activity line of s's quote to the swap as
+// it now stands: kind swap, its status, its sender and receiver (which list
+// the line in each wallet's history) and its source and destination
+// transactions ("" until known). The line's other fields (its figures, its
+// earning) are the quote's and stay as stored.
+func (s *Swap) MarkLine(a *account.Activity) {
+	a.Kind, a.Status = account.ActivitySwap, s.Status
+	a.FromAddress, a.ToAddress = s.FromAddress, s.ToAddress
+	a.SendingTxHash, a.ReceivingTxHash = s.Sending.TxHash, s.Receiving.TxHash
+}
 
 // Terminal reports whether no further transition can happen.
 func (s *Swap) Terminal() bool { return s.Status == StatusDone || s.Status == StatusFailed }
