@@ -135,6 +135,9 @@ type Swaps interface {
 	Swap(ctx context.Context, hash string) (*swap.Swap, error)
 	EachOpenSwap(ctx context.Context, fn func(*swap.Swap) bool) error
 	SwapByDeposit(ctx context.Context, address, memo string) (*swap.Swap, error)
+	// SwapByQuote is the swap tracked for a quote (the latest, should one
+	// quote have been reported with several transactions), or ErrNotFound.
+	SwapByQuote(ctx context.Context, quoteID string) (*swap.Swap, error)
 }
 
 // Inbound is multi-step inbound deposits (actors/inbound's Store), each

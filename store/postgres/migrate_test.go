@@ -106,6 +106,26 @@ var steps = []struct {
 		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
 		seed:  `INSERT INTO payouts VALUES ('pay_seed', 'evm', 'planned', 1, '{"v":1,"id":"pay_seed"}')`,
 		check: `SELECT count(*) FROM payouts WHERE id = 'pay_seed' AND state = 'planned'`},
+	// 18 and 19 hold the wallet history's and the browsers' numbers on this
+	// branch (0018_reserved.sql, 0019_reserved.sql).
+	18: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "operator_keys", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners",
+		"payouts", "portal_codes", "portal_key_rotations", "portal_limits", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
+		seed:  `SELECT 1`,
+		check: `SELECT 1`},
+	19: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "operator_keys", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners",
+		"payouts", "portal_codes", "portal_key_rotations", "portal_limits", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
+		seed:  `SELECT 1`,
+		check: `SELECT 1`},
+	20: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "operator_keys", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners",
+		"payouts", "portal_codes", "portal_key_rotations", "portal_limits", "portal_sessions", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
+		seed:  `INSERT INTO swaps VALUES ('0xquoted', false, '{"id":"0xquoted","quoteId":"qt_seed"}')`,
+		check: `SELECT count(*) FROM swaps WHERE record->>'quoteId' = 'qt_seed'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

@@ -12,8 +12,8 @@ import (
 )
 
 // PutQuoteRefs indexes the multi-step quotes among ts by their reference
-// and by their step-1 calldata's (EncodedTicket.CallRef), and writes
-// nothing for a batch with none. Like the tickets they go with,
+// and every quote with an EVM transaction by its calldata's
+// (EncodedTicket.CallRef), and writes nothing for a batch with none. Like the tickets they go with,
 // the entries commit with synchronous_commit off (the unsynced pool): a crash of the server
 // may lose the last few hundred milliseconds of them, as it may lose the
 // Pebble store's unsynced ones.
@@ -24,11 +24,10 @@ func (s *Store) PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) erro
 	var refs [][]byte
 	var ids []string
 	for _, t := range ts {
-		if !t.IsMultiStep() {
-			continue
+		if t.IsMultiStep() {
+			ref := quote.Ref(t.ID)
+			refs, ids = append(refs, ref[:]), append(ids, t.ID)
 		}
-		ref := quote.Ref(t.ID)
-		refs, ids = append(refs, ref[:]), append(ids, t.ID)
 		if call, ok := t.CallRef(); ok {
 			refs, ids = append(refs, call[:]), append(ids, t.ID)
 		}
@@ -44,8 +43,8 @@ func (s *Store) PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) erro
 	return nil
 }
 
-// QuoteByRef returns the id of the multi-step quote with reference ref, or
-// store.ErrNotFound.
+// QuoteByRef returns the id of the quote with reference (or call
+// reference) ref, or store.ErrNotFound.
 func (s *Store) QuoteByRef(ctx context.Context, ref [32]byte) (string, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return "", err
