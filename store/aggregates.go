@@ -214,8 +214,14 @@ type Portal interface {
 type QuoteRefs interface {
 	PutQuoteRefs(ctx context.Context, ts []EncodedTicket) error
 	// QuoteByRef returns the id of the multi-step quote with reference
-	// ref, or ErrNotFound.
+	// ref, or of the quote whose transaction's calldata hashes to ref
+	// (EncodedTicket.CallRef), or ErrNotFound.
 	QuoteByRef(ctx context.Context, ref [32]byte) (string, error)
+	// SweepQuoteRefs drops the call references of quotes other than
+	// multi-step ones issued before before (whole hours of them at a time:
+	// some may stay up to an hour longer); multi-step quotes' references
+	// stay, since a deposit may be registered after its quote is gone.
+	SweepQuoteRefs(ctx context.Context, before time.Time) error
 }
 
 // ChainLog is the sandbox chains' operation log and the deliveries they

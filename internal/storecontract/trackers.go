@@ -188,6 +188,7 @@ func RunSwaps(t *testing.T, open Factory[Swaps]) {
 type InboundDeposits interface {
 	inboundrun.Store
 	PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) error
+	SweepQuoteRefs(ctx context.Context, before time.Time) error
 	Webhooks
 }
 
@@ -285,6 +286,25 @@ func RunInboundDeposits(t *testing.T, open Factory[InboundDeposits]) {
 			}
 			if _, err := h.Store.QuoteByRef(ctx, [32]byte{1}); !errors.Is(err, account.ErrNotFound) {
 				t.Fatalf("unknown reference: %v", err)
+			}
+			// The sweep drops plain quotes' call references with their
+			// tickets, hours after; multi-step quotes' stay.
+			later, err := store.EncodeTicket(issuedQuote(t0.Add(3*time.Hour), &quote.Route{Tool: "relay",
+				Tx: &quote.TxRequest{To: "0xr", Data: []byte{0xef}, ChainID: 1}}))
+			mustNil(t, "encode", err)
+			mustNil(t, "put later refs", h.Store.PutQuoteRefs(ctx, []store.EncodedTicket{later}))
+			mustNil(t, "sweep", h.Store.SweepQuoteRefs(ctx, t0.Add(2*time.Hour)))
+			if _, err := h.Store.QuoteByRef(ctx, quote.CallRef([]byte{0xab})); !errors.Is(err, account.ErrNotFound) {
+				t.Fatalf("a swept call reference: %v", err)
+			}
+			if id, err := h.Store.QuoteByRef(ctx, quote.CallRef([]byte{0xef})); err != nil || id != later.ID {
+				t.Fatalf("a later call reference after the sweep %q %v, want %q", id, err, later.ID)
+			}
+			if id, err := h.Store.QuoteByRef(ctx, quote.CallRef([]byte{0x02})); err != nil || id != ms.ID {
+				t.Fatalf("a multi-step quote's step-1 reference after the sweep %q %v", id, err)
+			}
+			if id, err := h.Store.QuoteByRef(ctx, ref); err != nil || id != ms.ID {
+				t.Fatalf("a multi-step quote's reference after the sweep %q %v", id, err)
 			}
 		}},
 		{"an interrupted registration leaves nothing, an acknowledged one survives a crash with its event", func(t *testing.T, h *Handle[InboundDeposits]) {

@@ -210,11 +210,22 @@ type ticketHome struct {
 // that keeps it serves QuoteByRef to the inbound runner (inbound.Store).
 type quoteRefIndex interface {
 	PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) error
+	SweepQuoteRefs(ctx context.Context, before time.Time) error
 }
 
 // PutTickets indexes the references first: a failure then leaves no
 // ticket whose step 1 could not be traced, and the keeper's retry writes
 // them again, which is harmless.
+// SweepTickets drops the call references of the quotes it drops with
+// them: a transaction is matched to its quote only while the quote is
+// retained, and the index stays bounded.
+func (h ticketHome) SweepTickets(ctx context.Context, before time.Time) error {
+	if err := h.refs.SweepQuoteRefs(ctx, before); err != nil {
+		return err
+	}
+	return h.Store.SweepTickets(ctx, before)
+}
+
 func (h ticketHome) PutTickets(ctx context.Context, ts []store.EncodedTicket) error {
 	if err := h.refs.PutQuoteRefs(ctx, ts); err != nil {
 		return err
@@ -226,7 +237,9 @@ func (h ticketHome) PutTickets(ctx context.Context, ts []store.EncodedTicket) er
 // wallet's status asked by quote id, or by a transaction broadcast without
 // execute, is answered for the day after the quote; at 1,000 quotes a
 // second that is some 140 GB of tickets on disk (about 1.6 KiB each,
-// calldata included) and 1.4 GB of their index in memory (16 bytes each).
+// calldata included), 1.4 GB of their index in memory (16 bytes each) and
+// 6.5 GB of the store's call-reference index (some 75 bytes each, swept
+// with the tickets).
 const DefaultQuoteRetention = 24 * time.Hour
 
 func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[uint64]string, sys *actor.ActorSystem, reg *registry.Registry,
