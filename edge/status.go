@@ -31,6 +31,9 @@ type RetainedTickets interface {
 // root joins the chains' readers (the sandbox chain, or the --evm-rpc
 // node) and the quotes' call-reference index.
 type SourceTxs interface {
+	// Reads reports whether chainID's transactions can be read: the
+	// sandbox chains all can, a live chain only with a node.
+	Reads(chainID uint64) bool
 	// SourceTx is what chainID shows of hash: nil when the chain does not
 	// know it, or holds it pending (pending true); an error is a read that
 	// failed or timed out.
@@ -77,8 +80,9 @@ func (s *Server) status(r *Request) error {
 			return apierr.Param("fromChain", "chain "+v+" is not an EVM chain: its transactions are not read back; report the transaction with POST /v1/execute {quoteId, txHash}").
 				With("value", v)
 		}
-		if s.deps.SourceTxs == nil || s.deps.RetainedTickets == nil {
-			return apierr.Param("fromChain", "this server reads no source chain; report the transaction with POST /v1/execute {quoteId, txHash}")
+		if s.deps.SourceTxs == nil || s.deps.RetainedTickets == nil || !s.deps.SourceTxs.Reads(c.ID) {
+			return apierr.Param("fromChain", "this server reads no node of chain "+v+"; report the transaction with POST /v1/execute {quoteId, txHash}").
+				With("value", v)
 		}
 		from = c
 	}

@@ -69,6 +69,8 @@ func (f *statusFakes) SourceTx(_ context.Context, chainID uint64, hash string) (
 	return f.onChain[hash], f.pending[hash], nil
 }
 
+func (f *statusFakes) Reads(chainID uint64) bool { return chainID == 42161 }
+
 func (f *statusFakes) QuoteByCallRef(_ context.Context, ref [32]byte) (string, error) {
 	if id, ok := f.refs[ref]; ok {
 		return id, nil
@@ -134,6 +136,7 @@ func TestStatusScript(t *testing.T) {
 		{"a malformed quote id", "quoteId=nope", 400, "INVALID_PARAMS", "quoteId"},
 		{"a non-EVM source", "txHash=" + hash(5) + "&fromChain=1151111081099710", 400, "INVALID_PARAMS", "fromChain"},
 		{"an unknown chain", "txHash=" + hash(5) + "&fromChain=7", 400, "INVALID_PARAMS", "fromChain"},
+		{"an EVM chain without a node", "txHash=" + hash(5) + "&fromChain=8453", 400, "INVALID_PARAMS", "fromChain"},
 	}
 	for _, st := range steps {
 		ctx := serve(s, "GET", "/v1/status?"+st.query, "127.0.0.1:5000", nil)

@@ -28,8 +28,9 @@ import (
 // /v1/status?txHash=&fromChain= reads it from the node, matches it to the
 // quote and tracks it through the aggregator's status to DONE, the
 // partner receiving swap.completed; the same calldata signed by another
-// key is NOT_FOUND, naming the sender, and a transaction still pending on
-// the node is NOT_FOUND saying so.
+// key is NOT_FOUND, naming the sender, a transaction still pending on the
+// node is NOT_FOUND saying so, and a chain without a node is refused as
+// fromChain.
 func TestLiveStatusWithoutExecuteE2E(t *testing.T) {
 	up := startLiveStandins(t)
 	rc := newSignedReceiver(t)
@@ -88,6 +89,7 @@ func TestLiveStatusWithoutExecuteE2E(t *testing.T) {
 		FromAmount: q.Quote.Estimate.FromAmount, ToAmount: q.Quote.Estimate.ToAmount, Tool: q.Quote.Tool})
 
 	wantNotFound(t, "the quote before", ts.statusOf(t, "quoteId", q.Quote.ID), "no transaction of it was reported")
+	ts.get("/v1/status?txHash="+mined.Hash().Hex()+"&fromChain=8453").wantError(t, 400, "INVALID_PARAMS", "fromChain")
 	wantNotFound(t, "pending on the node", ts.statusOf(t, "txHash", pending.Hash().Hex(), "fromChain", "42161"), "pending")
 	wantNotFound(t, "the quote's calldata from another key", ts.statusOf(t, "txHash", foreign.Hash().Hex(), "fromChain", "42161"), "is sent from")
 	if st := ts.statusOf(t, "txHash", h, "fromChain", "42161"); st.Status == swap.StatusNotFound || st.QuoteID != q.Quote.ID {

@@ -3560,7 +3560,7 @@ export interface operations {
             query?: {
                 /** @description The source transaction, 0x and 64 hex digits. Exactly one of txHash or quoteId. */
                 txHash?: string;
-                /** @description The source chain of txHash, an EVM chain ID: a transaction the service does not follow yet is read there and, when it is a quote's, tracked. An unknown or non-EVM chain is refused with INVALID_PARAMS naming fromChain. */
+                /** @description The source chain of txHash, an EVM chain ID: a transaction the service does not follow yet is read there and, when it is a quote's, tracked. An unknown or non-EVM chain, or in live mode one without an --evm-rpc node, is refused with INVALID_PARAMS naming fromChain; a node that fails or times out is SERVICE_UNAVAILABLE (retry). */
                 fromChain?: string;
                 /** @description A quote's id: the swap of the quote once its transaction is known (reported by execute, or found with txHash and fromChain); NOT_FOUND with the reason before. Exactly one of txHash or quoteId. */
                 quoteId?: string;

@@ -21,13 +21,20 @@ import (
 // store's reference index after.
 type sourceTxs struct {
 	evidence *inbound.EvidenceReader
-	pending  func(ref [32]byte) (string, bool)
-	refs     interface {
+	// sandbox says the reader falls back to the sandbox chains, which
+	// serve every chain without a node.
+	sandbox bool
+	pending func(ref [32]byte) (string, bool)
+	refs    interface {
 		QuoteByRef(ctx context.Context, ref [32]byte) (string, error)
 	}
 }
 
 var _ edge.SourceTxs = sourceTxs{}
+
+// Reads reports whether chainID has a node, or the sandbox chains serve
+// it.
+func (s sourceTxs) Reads(chainID uint64) bool { return s.sandbox || s.evidence.HasNode(chainID) }
 
 // SourceTx reads hash on chainID.
 func (s sourceTxs) SourceTx(ctx context.Context, chainID uint64, hash string) (*swap.SourceTx, bool, error) {
@@ -61,8 +68,8 @@ func (s sourceTxs) QuoteByCallRef(ctx context.Context, ref [32]byte) (string, er
 // statusSources wires GET /v1/status's quoteId and fromChain into deps:
 // the chains are read through the inbound registrations' reader, dialled
 // here in live mode when the inbound runner did not (no inbound
-// receivers); without one (live mode without --evm-rpc) fromChain is
-// refused, naming it.
+// receivers); a chain it cannot read (live mode, no --evm-rpc node for
+// it) is refused as fromChain, naming it.
 func (a *App) statusSources(ctx context.Context, s *startup, deps *edge.Deps) error {
 	deps.QuoteSwaps, deps.RetainedTickets, deps.QuoteRetention = a.stores.Swaps, a.quotes.quoter, s.cfg.Quote.QuoteRetention
 	if a.evidence == nil && len(s.cfg.EVMRPC) > 0 {
@@ -72,7 +79,7 @@ func (a *App) statusSources(ctx context.Context, s *startup, deps *edge.Deps) er
 		}
 	}
 	if a.evidence != nil {
-		deps.SourceTxs = sourceTxs{evidence: a.evidence, pending: a.quotes.tickets.PendingQuoteByRef, refs: a.stores.QuoteRefs}
+		deps.SourceTxs = sourceTxs{evidence: a.evidence, sandbox: a.sandbox != nil, pending: a.quotes.tickets.PendingQuoteByRef, refs: a.stores.QuoteRefs}
 	}
 	return nil
 }
