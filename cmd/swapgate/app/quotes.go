@@ -313,12 +313,14 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 		grace = tickets.DefaultGrace
 	}
 	grace = max(grace, cfg.QuoteRetention)
-	// A long retention writes longer segments, so that a day's tickets
-	// are some 360 files rather than 8,640 open at once; a segment is
-	// swept whole, up to a span later.
+	// A long retention writes minute-long segments, so that a day's
+	// tickets are 1,440 files (each holding an open descriptor) rather
+	// than 8,640; a minute at 20,000 quotes a second is some 1.9 GB, well
+	// within a segment's 4 GiB. A segment is swept whole, up to a span
+	// later.
 	span := time.Duration(0)
 	if grace > time.Hour {
-		span = (grace / 360).Truncate(time.Second)
+		span = time.Minute
 	}
 	home := ticketHome{refs: stores.QuoteRefs}
 	if shared {
