@@ -332,26 +332,3 @@ func statusOf(sw *swap.Swap) statusView {
 		Tool: sw.Tool, FromAddress: sw.FromAddress, ToAddress: sw.ToAddress, RefundTo: sw.RefundTo, RefundedTo: sw.RefundedTo(),
 		Sending: &send, Receiving: &recv}
 }
-
-// status answers GET /v1/status?txHash=…: the tracked swap's status, or
-// NOT_FOUND (HTTP 200) for a transaction the service does not follow.
-func (s *Server) status(r *Request) error {
-	h, ok := query(r, "txHash")
-	if !ok || h == "" {
-		return apierr.Param("txHash", "txHash is required")
-	}
-	if !isTxHash(h) {
-		return apierr.Param("txHash", "txHash must be 0x and 64 hex digits").With("value", h)
-	}
-	sw, err := s.deps.Swaps.Swap(r.Context(), h)
-	if errors.Is(err, account.ErrNotFound) {
-		writeJSON(r, statusOK, statusView{Status: swap.StatusNotFound,
-			SubstatusMessage: "the service does not follow this transaction; report it with POST /v1/execute {quoteId, txHash}"})
-		return nil
-	}
-	if err != nil {
-		return apierr.From(err)
-	}
-	writeJSON(r, statusOK, statusOf(sw))
-	return nil
-}

@@ -101,6 +101,16 @@ type Deps struct {
 	// out.
 	Tickets QuoteTickets
 	Swaps   SwapTracker
+	// QuoteSwaps answers GET /v1/status?quoteId=, RetainedTickets tells
+	// its NOT_FOUND reasons apart, and SourceTxs lets GET /v1/status
+	// with fromChain find and track a transaction broadcast without
+	// execute; nil leaves each out (quoteId and fromChain are then
+	// refused, naming them). QuoteRetention is how long past its expiry
+	// an issued quote is kept for them (--quote-retention).
+	QuoteSwaps      QuoteSwaps
+	RetainedTickets RetainedTickets
+	SourceTxs       SourceTxs
+	QuoteRetention  time.Duration
 	// Repricer checks the price of a quote at execute; nil executes
 	// without a check.
 	Repricer QuoteRepricer

@@ -135,6 +135,9 @@ type Swaps interface {
 	Swap(ctx context.Context, hash string) (*swap.Swap, error)
 	EachOpenSwap(ctx context.Context, fn func(*swap.Swap) bool) error
 	SwapByDeposit(ctx context.Context, address, memo string) (*swap.Swap, error)
+	// SwapByQuote is the swap tracked for a quote (the latest, should one
+	// quote have been reported with several transactions), or ErrNotFound.
+	SwapByQuote(ctx context.Context, quoteID string) (*swap.Swap, error)
 }
 
 // Inbound is multi-step inbound deposits (actors/inbound's Store), each
@@ -211,8 +214,14 @@ type Portal interface {
 type QuoteRefs interface {
 	PutQuoteRefs(ctx context.Context, ts []EncodedTicket) error
 	// QuoteByRef returns the id of the multi-step quote with reference
-	// ref, or ErrNotFound.
+	// ref, or of the quote whose transaction's calldata hashes to ref
+	// (EncodedTicket.CallRef), or ErrNotFound.
 	QuoteByRef(ctx context.Context, ref [32]byte) (string, error)
+	// SweepQuoteRefs drops the call references of quotes other than
+	// multi-step ones issued before before (whole hours of them at a time:
+	// some may stay up to an hour longer); multi-step quotes' references
+	// stay, since a deposit may be registered after its quote is gone.
+	SweepQuoteRefs(ctx context.Context, before time.Time) error
 }
 
 // ChainLog is the sandbox chains' operation log and the deliveries they

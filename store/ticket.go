@@ -32,8 +32,9 @@ type EncodedTicket struct {
 	// is one.
 	ref       [32]byte
 	multiStep bool
-	// callRef is keccak256 of step 1's calldata (hasCallRef: a multi-step
-	// quote with a transaction), the second key QuoteByRef answers.
+	// callRef is keccak256 of the calldata of the first transaction the
+	// wallet signs (hasCallRef: a quote with an EVM transaction; step 1 of
+	// a multi-step quote), the second key QuoteByRef answers.
 	callRef    [32]byte
 	hasCallRef bool
 }
@@ -73,12 +74,14 @@ func (t EncodedTicket) QuoteRef() (ref [32]byte, ok bool) {
 	return t.ref, t.multiStep
 }
 
-// CallRef is the second reference of a multi-step quote's ticket: keccak256
-// of its step-1 transaction's calldata (Step1CallRef), ok false for another
-// quote or one without a transaction. A live step 1 is the aggregator's
+// CallRef is keccak256 of the calldata of the transaction the quote hands
+// the wallet (step 1 of a multi-step quote), ok false for a quote without
+// an EVM transaction (an intents deposit, a non-EVM source's serialized
+// transaction, an indicative quote). A live step 1 is the aggregator's
 // transaction, which carries no quote reference, so a registration finds
-// its quote by the calldata the user sent (quote.CallRef): backends index
-// both references for QuoteByRef.
+// its quote by the calldata the user sent (quote.CallRef); a transaction
+// broadcast without execute is found the same way by GET /v1/status with
+// fromChain. Backends index it for QuoteByRef.
 func (t EncodedTicket) CallRef() (ref [32]byte, ok bool) { return t.callRef, t.hasCallRef }
 
 // DepositIndexKey is the deposit index key of a deposit target.
@@ -108,6 +111,7 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 	if r.Tx != nil {
 		calldata = len(r.Tx.Data)
 	}
+	var t EncodedTicket
 	o := jsonenc.Begin(make([]byte, 0, 1024+2*calldata))
 	o.Int("v", 1)
 	o.String("id", is.ID)
@@ -155,6 +159,9 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 	switch {
 	case r.Shape == quote.ShapeDirect && r.Direct != nil:
 		tx := r.Direct.TransactionRequest
+		if data, err := hex.DecodeString(strings.TrimPrefix(tx.Data, "0x")); err == nil {
+			t.callRef, t.hasCallRef = quote.CallRef(data), true
+		}
 		b = appendTx(append(b, `,"txs":[`...), tx.To, "", tx.Data, nil, tx.Value, tx.ChainID, tx.GasLimit, "")
 		b = append(b, ']')
 	case r.Shape == quote.ShapeMultiStep && r.MultiStep != nil:
@@ -178,6 +185,7 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 		b = append(b, `,"encoding":"base64"}]`...)
 	case r.Tx != nil:
 		tx := r.Tx
+		t.callRef, t.hasCallRef = quote.CallRef(tx.Data), true
 		gasPrice := ""
 		if tx.GasPrice != nil {
 			gasPrice = hexBig(tx.GasPrice)
@@ -193,7 +201,7 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 		b = jsonenc.AppendString(append(b, `,"depositMemo":`...), r.DepositMemo)
 	}
 	b = append(b, '}')
-	t := EncodedTicket{ID: is.ID, val: b}
+	t.ID, t.val = is.ID, b
 	if r.DepositAddress != "" {
 		t.deposit = depositKey(r.DepositAddress, r.DepositMemo)
 	}

@@ -159,3 +159,41 @@ func TestMultiStepTicketStep1MinimumAndCallRef(t *testing.T) {
 		t.Fatalf("plain ticket %+v %v", tk, err)
 	}
 }
+
+// Every quote that hands the wallet an EVM transaction is found by its
+// calldata (CallRef), so that a transaction broadcast without execute is
+// matched back to its quote; a non-EVM source's serialized transaction, an
+// intents deposit and a quote without a transaction have no call
+// reference.
+func TestTicketCallRefOfEveryEVMTransaction(t *testing.T) {
+	now := time.Unix(1_767_225_600, 0).UTC()
+	cases := []struct {
+		name  string
+		route *quote.Route
+		data  []byte // nil: no call reference
+	}{
+		{"shape A", &quote.Route{Tx: &quote.TxRequest{To: "0xr", Data: []byte{0xab, 0xcd}, ChainID: 42161}}, []byte{0xab, 0xcd}},
+		{"shape A, empty calldata", &quote.Route{Tx: &quote.TxRequest{To: "0xr", ChainID: 1}}, []byte{}},
+		{"shape B", &quote.Route{Shape: quote.ShapeDirect, Direct: &quote.DirectQuote{TransactionRequest: quote.DirectTx{
+			To: "0xs", Data: "0x0102", Value: "0x0", ChainID: 8453}}}, []byte{0x01, 0x02}},
+		{"shape C's step 1", &quote.Route{Shape: quote.ShapeMultiStep, MultiStep: &quote.MultiStepQuote{Steps: []quote.Step{
+			{Step: 1, TransactionRequest: &quote.StepTx{To: "0xr", Data: "0x02", Value: "0x0", ChainID: 10}}}}}, []byte{0x02}},
+		{"a Solana source's serialized transaction", &quote.Route{Tx: &quote.TxRequest{ChainID: 1151111081099710,
+			Encoding: quote.EncodingBase64, Data: []byte{0x01}}}, nil},
+		{"intents", &quote.Route{DepositAddress: "dep"}, nil},
+		{"no transaction", &quote.Route{Tool: "relay"}, nil},
+	}
+	for _, c := range cases {
+		enc, err := EncodeTicket(issued(now, c.route))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		ref, ok := enc.CallRef()
+		switch {
+		case c.data == nil && ok:
+			t.Errorf("%s: call reference %x, want none", c.name, ref)
+		case c.data != nil && (!ok || ref != quote.CallRef(c.data)):
+			t.Errorf("%s: call reference %x %v, want keccak256 of %x", c.name, ref, ok, c.data)
+		}
+	}
+}

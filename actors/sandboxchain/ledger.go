@@ -13,6 +13,7 @@ import (
 
 	"github.com/swapgate/swapgate/routing/domain/inbound"
 	"github.com/swapgate/swapgate/routing/domain/pulseroute"
+	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/sim/pulsesim"
 	"github.com/swapgate/swapgate/routing/sim/sandbox"
@@ -128,7 +129,11 @@ func (l *Ledger) Evidence(ctx context.Context, chainID uint64, txHash common.Has
 		return inbound.Evidence{ChainID: chainID}, nil
 	}
 	r := m.Receipt
-	return inbound.Mined(m.ChainID, r.From, r.Status, r.BlockNumber, r.Logs), nil
+	ev := inbound.Mined(m.ChainID, r.From, r.Status, r.BlockNumber, r.Logs)
+	if tx := m.Transaction; tx != nil {
+		ev.To, ev.Value, ev.CallRef = tx.To, tx.Value, quote.CallRef(tx.Data)
+	}
+	return ev, nil
 }
 
 // QuoteRef is the quote reference the sandbox router announced in a

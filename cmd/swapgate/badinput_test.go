@@ -253,7 +253,8 @@ func badEndpoints(f badFixture) []badEndpoint {
 			{name: "txHash", valid: str(badHash), kind: badID},
 			{name: "depositMode", valid: "", kind: badID},
 		}},
-		{method: "GET", path: "/v1/status", query: []badParam{{"txHash", badHash, badID, true}}},
+		// quoteId conflicts with txHash: TestStatusWithoutExecuteE2E sends it.
+		{method: "GET", path: "/v1/status", query: []badParam{{"txHash", badHash, badID, true}, {"fromChain", "42161", badUint, false}}},
 		// The stream's other ways (depositAddress, orderUid) conflict with
 		// txHash: TestStatusStreamRefusals sends those.
 		{method: "GET", path: "/v1/status/stream", query: []badParam{{"txHash", badHash, badID, true}}},

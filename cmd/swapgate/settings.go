@@ -156,6 +156,7 @@ var serveSettings = append([]setting{
 	intIn(func(c *app.Config) int { return c.Quote.TicketBufferBytes }, "ticket-buffer-bytes", 64*kib, gib),
 	durIn(func(c *app.Config) time.Duration { return c.Quote.TicketGrace }, "ticket-grace", time.Second, 24*time.Hour),
 	durIn(func(c *app.Config) time.Duration { return c.Quote.TicketSweepInterval }, "ticket-sweep-interval", time.Second, time.Hour),
+	durIn(func(c *app.Config) time.Duration { return c.Quote.QuoteRetention }, "quote-retention", 0, 30*24*time.Hour),
 	durIn(func(c *app.Config) time.Duration { return c.Quote.TicketCommitInterval }, "ticket-commit-interval", time.Millisecond, time.Second),
 	durIn(func(c *app.Config) time.Duration { return c.IdempotencyWait }, "idempotency-wait", 100*time.Millisecond, 5*time.Minute),
 	intIn(func(c *app.Config) int { return c.AuthCacheSize }, "auth-cache-size", 1, 1<<24),

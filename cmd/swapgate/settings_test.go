@@ -81,6 +81,7 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{[]string{"--ledger-max-unsynced", "0"}, []string{"--ledger-max-unsynced: must be between 1 and 16777216, got 0"}},
 		{[]string{"--ticket-buffer-bytes", "1024"}, []string{"--ticket-buffer-bytes: must be between 65536 and 1073741824, got 1024"}},
 		{[]string{"--ticket-grace", "0s"}, []string{"--ticket-grace: must be between 1s and 24h0m0s, got 0s"}},
+		{[]string{"--quote-retention", "-1s"}, []string{"--quote-retention: must be between 0s and 720h0m0s, got -1s"}},
 		{[]string{"--ticket-sweep-interval", "0s"}, []string{"--ticket-sweep-interval: must be between 1s and 1h0m0s, got 0s"}},
 		{[]string{"--ticket-commit-interval", "0s"}, []string{"--ticket-commit-interval: must be between 1ms and 1s, got 0s"}},
 		{[]string{"--idempotency-wait", "0s"}, []string{"--idempotency-wait: must be between 100ms and 5m0s, got 0s"}},

@@ -31,6 +31,7 @@ import (
 type Swaps interface {
 	tracker.Store
 	edge.DepositSwaps
+	edge.QuoteSwaps
 	Ledger
 	Webhooks
 }
@@ -155,6 +156,29 @@ func RunSwaps(t *testing.T, open Factory[Swaps]) {
 				t.Fatalf("another memo: %v", err)
 			}
 		}},
+		{"a swap is found by its quote, the latest tracked for it", func(t *testing.T, h *Handle[Swaps]) {
+			s := h.Store
+			if _, err := s.SwapByQuote(ctx, "q1"); !errors.Is(err, account.ErrNotFound) {
+				t.Fatalf("before any swap: %v", err)
+			}
+			first := trackedSwap("0xq1")
+			first.QuoteID = "q1"
+			_, _, err := s.CreateSwap(ctx, first)
+			mustNil(t, "create", err)
+			if got, err := s.SwapByQuote(ctx, "q1"); err != nil || got.ID != "0xq1" {
+				t.Fatalf("by quote %+v %v", got, err)
+			}
+			again := trackedSwap("0xq2")
+			again.QuoteID, again.CreatedAt = "q1", first.CreatedAt.Add(time.Second)
+			_, _, err = s.CreateSwap(ctx, again)
+			mustNil(t, "create again", err)
+			if got, err := s.SwapByQuote(ctx, "q1"); err != nil || got.ID != "0xq2" {
+				t.Fatalf("by quote after a second transaction %+v %v, want 0xq2", got, err)
+			}
+			if _, err := s.SwapByQuote(ctx, "q2"); !errors.Is(err, account.ErrNotFound) {
+				t.Fatalf("another quote: %v", err)
+			}
+		}},
 		{"an interrupted transition writes none of its parts, an acknowledged one survives a crash", func(t *testing.T, h *Handle[Swaps]) {
 			_, err := record(ctx, h.Store, store.Synced, feeQuote("ptn_a", "q1", "evm", 10, t0))
 			mustNil(t, "record", err)
@@ -194,6 +218,7 @@ func RunSwaps(t *testing.T, open Factory[Swaps]) {
 type InboundDeposits interface {
 	inboundrun.Store
 	PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) error
+	SweepQuoteRefs(ctx context.Context, before time.Time) error
 	Webhooks
 }
 
@@ -281,11 +306,35 @@ func RunInboundDeposits(t *testing.T, open Factory[InboundDeposits]) {
 			if _, ok := plain.QuoteRef(); ok {
 				t.Fatal("a plain quote has a reference")
 			}
-			if _, ok := plain.CallRef(); ok {
-				t.Fatal("a plain quote has a step-1 reference")
+			// Any quote with an EVM transaction is found by its calldata's,
+			// which a transaction broadcast without execute is matched by.
+			if call, ok := plain.CallRef(); !ok || call != quote.CallRef([]byte{0xab}) {
+				t.Fatalf("call reference of a plain quote %x %v, want keccak256 of its calldata", call, ok)
+			}
+			if id, err := h.Store.QuoteByRef(ctx, quote.CallRef([]byte{0xab})); err != nil || id != plain.ID {
+				t.Fatalf("a plain quote by its calldata %q %v, want %q", id, err, plain.ID)
 			}
 			if _, err := h.Store.QuoteByRef(ctx, [32]byte{1}); !errors.Is(err, account.ErrNotFound) {
 				t.Fatalf("unknown reference: %v", err)
+			}
+			// The sweep drops plain quotes' call references with their
+			// tickets, hours after; multi-step quotes' stay.
+			later, err := store.EncodeTicket(issuedQuote(t0.Add(3*time.Hour), &quote.Route{Tool: "relay",
+				Tx: &quote.TxRequest{To: "0xr", Data: []byte{0xef}, ChainID: 1}}))
+			mustNil(t, "encode", err)
+			mustNil(t, "put later refs", h.Store.PutQuoteRefs(ctx, []store.EncodedTicket{later}))
+			mustNil(t, "sweep", h.Store.SweepQuoteRefs(ctx, t0.Add(2*time.Hour)))
+			if _, err := h.Store.QuoteByRef(ctx, quote.CallRef([]byte{0xab})); !errors.Is(err, account.ErrNotFound) {
+				t.Fatalf("a swept call reference: %v", err)
+			}
+			if id, err := h.Store.QuoteByRef(ctx, quote.CallRef([]byte{0xef})); err != nil || id != later.ID {
+				t.Fatalf("a later call reference after the sweep %q %v, want %q", id, err, later.ID)
+			}
+			if id, err := h.Store.QuoteByRef(ctx, quote.CallRef([]byte{0x02})); err != nil || id != ms.ID {
+				t.Fatalf("a multi-step quote's step-1 reference after the sweep %q %v", id, err)
+			}
+			if id, err := h.Store.QuoteByRef(ctx, ref); err != nil || id != ms.ID {
+				t.Fatalf("a multi-step quote's reference after the sweep %q %v", id, err)
 			}
 		}},
 		{"an interrupted registration leaves nothing, an acknowledged one survives a crash with its event", func(t *testing.T, h *Handle[InboundDeposits]) {

@@ -89,6 +89,11 @@
 //	                                           (keccak256 of the id, all its step-1 tx names),
 //	                                           written unsynced with the quote's ticket and
 //	                                           kept after it
+//	quotecall/<hour:8><ref:32>                 id of a quote with an EVM transaction (not
+//	                                           multi-step) by its calldata's keccak256, under
+//	                                           its issue hour; swept by whole hours with the
+//	                                           tickets (--quote-retention)
+//	quoteswap/<quoteId>                        source hash of the swap tracked for a quote
 //	inbound/<txHash>                           a registered multi-step deposit (inbound.Deposit)
 //	                                           by its step-1 transaction hash in lower case
 //	simref/<ref>                               hash of the sandbox delivery made for ref (a

@@ -75,6 +75,11 @@ func (s *Store) CreateSwap(ctx context.Context, t *swap.Swap) (stored *swap.Swap
 			return nil, false, err
 		}
 	}
+	if t.QuoteID != "" {
+		if err := b.Set(quoteSwapKey(t.QuoteID), []byte(t.ID), nil); err != nil {
+			return nil, false, err
+		}
+	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return nil, false, fmt.Errorf("pebblestore: commit swap %s: %w", t.ID, err)
 	}
@@ -166,6 +171,26 @@ func (s *Store) SwapByDeposit(ctx context.Context, address, memo string) (*swap.
 	id, err := s.get(depositSwapKey(address, memo))
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: deposit swap %s: %w", address, err)
+	}
+	return s.Swap(ctx, string(id))
+}
+
+// prefixQuoteSwap starts quoteswap/<quoteId>: the source hash of the swap
+// tracked for a quote (the latest, should one quote have been reported
+// with several transactions), so that its status can be asked by quote id.
+// Swaps tracked before the key was written have none.
+const prefixQuoteSwap = "quoteswap/"
+
+func quoteSwapKey(quoteID string) []byte { return []byte(prefixQuoteSwap + quoteID) }
+
+// SwapByQuote returns the tracked swap of quote id, or store.ErrNotFound.
+func (s *Store) SwapByQuote(ctx context.Context, quoteID string) (*swap.Swap, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	id, err := s.get(quoteSwapKey(quoteID))
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: swap of quote %s: %w", quoteID, err)
 	}
 	return s.Swap(ctx, string(id))
 }

@@ -118,6 +118,13 @@ var steps = []struct {
 		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
 		seed:  `UPDATE partners SET allowed_origins = '{https://app.example}' WHERE id = 'ptn_seed'`,
 		check: `SELECT count(*) FROM partners WHERE id = 'ptn_seed' AND allowed_origins = '{https://app.example}'`},
+	20: {tables: []string{"activity", "chain_ops", "deliveries", "deposit_swaps", "fee_wallets", "idempotency", "idempotency_claims",
+		"inbound_deposits", "meta", "onramp_orders", "operator_keys", "outbox", "partner_epochs", "partner_grants", "partner_usage", "partners",
+		"payouts", "portal_codes", "portal_key_rotations", "portal_limits", "portal_sessions", "quote_calls", "quote_refs", "sandbox_deliveries", "schema_version",
+		"settlements", "swaps", "tickets", "tx_intents", "tx_nonces", "webhooks"},
+		seed: `INSERT INTO swaps VALUES ('0xquoted', false, '{"id":"0xquoted","quoteId":"qt_seed"}');
+		       INSERT INTO quote_calls VALUES (decode(repeat('cd', 32), 'hex'), 'qt_seed', 1)`,
+		check: `SELECT count(*) FROM swaps JOIN quote_calls ON quote_id = record->>'quoteId' WHERE quote_id = 'qt_seed'`},
 }
 
 // TestMigrationsStepByStep applies each migration to a database at the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,46 +13,79 @@ import (
 )
 
 // PutQuoteRefs indexes the multi-step quotes among ts by their reference
-// and by their step-1 calldata's (EncodedTicket.CallRef), and writes
-// nothing for a batch with none. Like the tickets they go with,
-// the entries commit with synchronous_commit off (the unsynced pool): a crash of the server
-// may lose the last few hundred milliseconds of them, as it may lose the
+// and by their step-1 calldata's (quote_refs, kept), and every other
+// quote with an EVM transaction by its calldata's (EncodedTicket.CallRef;
+// quote_calls, swept with the tickets), and writes nothing for a batch
+// with none. Like the tickets they go with, the entries commit with
+// synchronous_commit off (the unsynced pool): a crash of the server may
+// lose the last few hundred milliseconds of them, as it may lose the
 // Pebble store's unsynced ones.
 func (s *Store) PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
-	var refs [][]byte
-	var ids []string
+	var refs, calls [][]byte
+	var ids, callIDs []string
+	var issued []int64
 	for _, t := range ts {
+		call, hasCall := t.CallRef()
 		if !t.IsMultiStep() {
+			if !hasCall {
+				continue
+			}
+			at, ok := quote.IssuedAt(t.ID)
+			if !ok {
+				return fmt.Errorf("postgres: call reference of quote %q: malformed id", t.ID)
+			}
+			calls, callIDs, issued = append(calls, call[:]), append(callIDs, t.ID), append(issued, at.Unix())
 			continue
 		}
 		ref := quote.Ref(t.ID)
 		refs, ids = append(refs, ref[:]), append(ids, t.ID)
-		if call, ok := t.CallRef(); ok {
+		if hasCall {
 			refs, ids = append(refs, call[:]), append(ids, t.ID)
 		}
 	}
-	if len(refs) == 0 {
-		return nil
+	if len(refs) > 0 {
+		if _, err := s.async.Exec(ctx, `INSERT INTO quote_refs (ref, quote_id) SELECT * FROM unnest($1::bytea[], $2::text[])
+			ON CONFLICT (ref) DO UPDATE SET quote_id = excluded.quote_id`, refs, ids); err != nil {
+			return fmt.Errorf("postgres: commit quote references: %w", err)
+		}
 	}
-	_, err := s.async.Exec(ctx, `INSERT INTO quote_refs (ref, quote_id) SELECT * FROM unnest($1::bytea[], $2::text[])
-		ON CONFLICT (ref) DO UPDATE SET quote_id = excluded.quote_id`, refs, ids)
-	if err != nil {
-		return fmt.Errorf("postgres: commit quote references: %w", err)
+	if len(calls) > 0 {
+		// A batch holding one calldata twice (two quotes alike) keeps the
+		// later; ON CONFLICT cannot touch a row twice in one statement.
+		if _, err := s.async.Exec(ctx, `INSERT INTO quote_calls (ref, quote_id, issued_s)
+			SELECT DISTINCT ON (ref) ref, quote_id, issued_s FROM unnest($1::bytea[], $2::text[], $3::bigint[]) WITH ORDINALITY AS c(ref, quote_id, issued_s, n)
+			ORDER BY ref, n DESC
+			ON CONFLICT (ref) DO UPDATE SET quote_id = excluded.quote_id, issued_s = excluded.issued_s`, calls, callIDs, issued); err != nil {
+			return fmt.Errorf("postgres: commit call references: %w", err)
+		}
 	}
 	return nil
 }
 
-// QuoteByRef returns the id of the multi-step quote with reference ref, or
-// store.ErrNotFound.
+// SweepQuoteRefs drops the call references of quotes (other than
+// multi-step ones) issued before before.
+func (s *Store) SweepQuoteRefs(ctx context.Context, before time.Time) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	if _, err := s.async.Exec(ctx, `DELETE FROM quote_calls WHERE issued_s < $1`, before.Unix()); err != nil {
+		return fmt.Errorf("postgres: sweep call references: %w", err)
+	}
+	return nil
+}
+
+// QuoteByRef returns the id of the quote with reference (or call
+// reference) ref, or store.ErrNotFound.
 func (s *Store) QuoteByRef(ctx context.Context, ref [32]byte) (string, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return "", err
 	}
 	var id string
-	err := s.pool.QueryRow(ctx, `SELECT quote_id FROM quote_refs WHERE ref = $1`, ref[:]).Scan(&id)
+	err := s.pool.QueryRow(ctx, `SELECT quote_id FROM quote_refs WHERE ref = $1
+		UNION ALL SELECT quote_id FROM quote_calls WHERE ref = $1 LIMIT 1`, ref[:]).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", fmt.Errorf("postgres: quote ref %x: %w", ref, store.ErrNotFound)
 	}

@@ -445,3 +445,22 @@ func (s *Store) EachOpenInboundDeposit(ctx context.Context, fn func(*inbound.Rec
 		return fn(d), nil
 	})
 }
+
+// SwapByQuote returns the tracked swap of quote id (the latest tracked,
+// should one quote have been reported with several transactions), or
+// store.ErrNotFound; the swaps_by_quote index (migration 20) serves it.
+func (s *Store) SwapByQuote(ctx context.Context, quoteID string) (*swap.Swap, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	var raw []byte
+	err := s.pool.QueryRow(ctx, `SELECT record FROM swaps WHERE record->>'quoteId' = $1
+		ORDER BY (record->>'createdAt')::timestamptz DESC, id LIMIT 1`, quoteID).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: swap of quote %s: %w", quoteID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: swap of quote %s: %w", quoteID, err)
+	}
+	return decodeSwap(raw)
+}

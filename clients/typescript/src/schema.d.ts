@@ -273,7 +273,7 @@ export interface paths {
         };
         /**
          * Swap status
-         * @description A tracked swap's status. Trackers poll the provider after 2 s, backing off to once a minute, for 6 hours. A transaction the service does not follow is status NOT_FOUND with HTTP 200.
+         * @description A tracked swap's status, asked by exactly one of txHash or quoteId. Trackers poll the provider after 2 s, backing off to once a minute, for 6 hours. A transaction the service does not follow is status NOT_FOUND with HTTP 200, its reason in substatusMessage. With fromChain, a transaction broadcast without POST /v1/execute is read from its source chain (the sandbox chain, or the --evm-rpc node) and, when it is the transaction request of a quote the service issued (its calldata, to, value and sender), tracked from then on exactly as execute with txHash would: the same swap, swap.* webhooks to the partner whose key made the quote; a reverted one fails as a failed source. NOT_FOUND reasons: without fromChain, a transaction not followed; with it, not on chain yet (or pending), not the transaction of any quote, or its quote no longer retained; by quoteId, the quote known but no transaction reported yet, no such quote, or expired past retention (--quote-retention, default 24 h past expiry).
          */
         get: operations["status"];
         put?: never;
@@ -3635,9 +3635,13 @@ export interface operations {
     };
     status: {
         parameters: {
-            query: {
-                /** @description The source transaction, 0x and 64 hex digits. */
-                txHash: string;
+            query?: {
+                /** @description The source transaction, 0x and 64 hex digits. Exactly one of txHash or quoteId. */
+                txHash?: string;
+                /** @description The source chain of txHash, an EVM chain ID: a transaction the service does not follow yet is read there and, when it is a quote's, tracked. An unknown or non-EVM chain, or in live mode one without an --evm-rpc node, is refused with INVALID_PARAMS naming fromChain; a node that fails or times out is SERVICE_UNAVAILABLE (retry). */
+                fromChain?: string;
+                /** @description A quote's id: the swap of the quote once its transaction is known (reported by execute, or found with txHash and fromChain); NOT_FOUND with the reason before. Exactly one of txHash or quoteId. */
+                quoteId?: string;
             };
             header?: never;
             path?: never;
@@ -3665,6 +3669,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     statusStream: {

@@ -240,7 +240,7 @@ func DefaultConfig() Config {
 			WarmThroughput: DefaultWarmThroughput, UpstreamTimeout: 10 * time.Second, PulseReservesMaxAge: pulserpc.DefaultReservesMaxAge,
 			LedgerSyncInterval: ledger.DefaultSyncInterval, LedgerMaxBatch: ledger.DefaultMaxBatch,
 			LedgerBusyBatch: ledger.DefaultBusyBatch, LedgerMaxUnsynced: ledger.DefaultMaxUnsynced,
-			TicketBufferBytes: tickets.DefaultMaxPendingBytes, TicketGrace: tickets.DefaultGrace,
+			TicketBufferBytes: tickets.DefaultMaxPendingBytes, TicketGrace: tickets.DefaultGrace, QuoteRetention: DefaultQuoteRetention,
 			TicketSweepInterval: tickets.DefaultSweepEvery, TicketCommitInterval: tickets.DefaultCommitEvery,
 		},
 	}

@@ -106,6 +106,12 @@ type QuoteConfig struct {
 	// tickets.Options).
 	TicketBufferBytes                int
 	TicketGrace, TicketSweepInterval time.Duration
+	// QuoteRetention keeps issued quotes' tickets this long past their
+	// expiry, when longer than TicketGrace, for tracking alone: GET
+	// /v1/status by quoteId, and by a txHash broadcast without execute,
+	// still find the quote; execute refuses it as expired. 0 keeps them
+	// TicketGrace only. What it costs: see --quote-retention's doc.
+	QuoteRetention time.Duration
 	// TicketCommitInterval spaces the ticket keeper's commits (see
 	// tickets.Options.CommitEvery).
 	TicketCommitInterval time.Duration
@@ -204,17 +210,37 @@ type ticketHome struct {
 // that keeps it serves QuoteByRef to the inbound runner (inbound.Store).
 type quoteRefIndex interface {
 	PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) error
+	SweepQuoteRefs(ctx context.Context, before time.Time) error
 }
 
 // PutTickets indexes the references first: a failure then leaves no
 // ticket whose step 1 could not be traced, and the keeper's retry writes
 // them again, which is harmless.
+// SweepTickets drops the call references of the quotes it drops with
+// them: a transaction is matched to its quote only while the quote is
+// retained, and the index stays bounded.
+func (h ticketHome) SweepTickets(ctx context.Context, before time.Time) error {
+	if err := h.refs.SweepQuoteRefs(ctx, before); err != nil {
+		return err
+	}
+	return h.Store.SweepTickets(ctx, before)
+}
+
 func (h ticketHome) PutTickets(ctx context.Context, ts []store.EncodedTicket) error {
 	if err := h.refs.PutQuoteRefs(ctx, ts); err != nil {
 		return err
 	}
 	return h.Store.PutTickets(ctx, ts)
 }
+
+// DefaultQuoteRetention is --quote-retention's default: a day, so that a
+// wallet's status asked by quote id, or by a transaction broadcast without
+// execute, is answered for the day after the quote; at 1,000 quotes a
+// second that is some 140 GB of tickets on disk (about 1.6 KiB each,
+// calldata included), 1.4 GB of their index in memory (16 bytes each) and
+// 6.5 GB of the store's call-reference index (some 75 bytes each, swept
+// with the tickets).
+const DefaultQuoteRetention = 24 * time.Hour
 
 func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[uint64]string, sys *actor.ActorSystem, reg *registry.Registry,
 	ref *refdata.Service, stores *Stores, dataDir string, shared bool, metrics *prometheus.Registry, contracts *pulseroute.Contracts,
@@ -286,6 +312,16 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 	if grace <= 0 {
 		grace = tickets.DefaultGrace
 	}
+	grace = max(grace, cfg.QuoteRetention)
+	// A long retention writes minute-long segments, so that a day's
+	// tickets are 1,440 files (each holding an open descriptor) rather
+	// than 8,640; a minute at 20,000 quotes a second is some 1.9 GB, well
+	// within a segment's 4 GiB. A segment is swept whole, up to a span
+	// later.
+	span := time.Duration(0)
+	if grace > time.Hour {
+		span = time.Minute
+	}
 	home := ticketHome{refs: stores.QuoteRefs}
 	if shared {
 		// A cluster's nodes share the store's tickets (see
@@ -296,7 +332,7 @@ func startQuotes(ctx context.Context, mode string, cfg QuoteConfig, evmRPC map[u
 		}
 		home.Store = ts
 	} else {
-		if qs.ticketLog, err = local.OpenTicketLog(dataDir, local.TicketLogOptions{Horizon: quote.TTL + grace}); err != nil {
+		if qs.ticketLog, err = local.OpenTicketLog(dataDir, local.TicketLogOptions{Horizon: quote.TTL + grace, Span: span}); err != nil {
 			return nil, fmt.Errorf("app: open ticket log: %w", err)
 		}
 		home.Store = qs.ticketLog

@@ -369,6 +369,9 @@ func (a *App) edgeDeps(ctx context.Context, s *startup) (edge.Deps, error) {
 	if err = a.partners.edgeDeps(&deps); err != nil {
 		return edge.Deps{}, err
 	}
+	if err = a.statusSources(ctx, s, &deps); err != nil {
+		return edge.Deps{}, err
+	}
 	return deps, nil
 }
 

@@ -94,6 +94,7 @@ var (
 	// Trackers: swaps and intents deposits, multi-step inbound deposits.
 	_ tracker.Store     = store.Swaps(nil)
 	_ edge.DepositSwaps = store.Swaps(nil)
+	_ edge.QuoteSwaps   = store.Swaps(nil)
 	_ inboundrun.Store  = store.Inbound(nil)
 	// On-ramp orders.
 	_ onrampdesk.Store = store.Onramp(nil)

@@ -60,6 +60,12 @@ type Evidence struct {
 	Status      uint64 // types.ReceiptStatusSuccessful or types.ReceiptStatusFailed
 	BlockNumber uint64
 	Transfers   []Transfer
+	// To and Value are the transaction's recipient (zero for a contract
+	// creation) and the native amount it sent (nil when not read), by
+	// which GET /v1/status matches a transaction broadcast without execute
+	// to its quote's transaction request.
+	To    common.Address
+	Value *big.Int
 	// CallRef is keccak256 of the transaction's calldata (quote.CallRef),
 	// by which a multi-step quote whose step 1 carries no quote reference
 	// (the aggregator's, in live mode) is found; zero when not read.

@@ -80,6 +80,10 @@ func ReadEvidence(ctx context.Context, node TxReader, chainID uint64, txHash com
 	ev := Mined(chainID, from, r.Status, r.BlockNumber.Uint64(), r.Logs)
 	ev.Head = head
 	ev.CallRef = quote.CallRef(tx.Data())
+	if to := tx.To(); to != nil {
+		ev.To = *to
+	}
+	ev.Value = tx.Value()
 	return ev, nil
 }
 
