@@ -69,23 +69,33 @@ func (n Node) Watch() (<-chan struct{}, func()) {
 
 // FreeAddrs returns n loopback cluster addresses whose port and the next
 // (an automanaged node's health endpoint, which listens on all
-// interfaces) are free now. Another process may still take one before the
-// node starts; tests that start nodes on them live with that small chance.
+// interfaces) are free now, and distinct from one another's: every port
+// is held until all are chosen, so that one address's port is never
+// another's health port (CI saw a node's health endpoint take the HTTP
+// address of another and exit). Another process may still take one
+// before the node starts; tests that start nodes on them live with that
+// small chance.
 func FreeAddrs(t testing.TB, n int) []string {
 	t.Helper()
 	var out []string
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
 	for len(out) < n {
 		l1, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
+		held = append(held, l1)
 		port := l1.Addr().(*net.TCPAddr).Port
 		l2, err := net.Listen("tcp", "0.0.0.0:"+strconv.Itoa(port+1))
-		l1.Close()
 		if err != nil {
 			continue
 		}
-		l2.Close()
+		held = append(held, l2)
 		out = append(out, "127.0.0.1:"+strconv.Itoa(port))
 	}
 	return out
