@@ -214,8 +214,19 @@ func EncodeTicket(is *quote.Issued) (EncodedTicket, error) {
 			}
 		}
 	}
+	// A transaction without calldata (a plain transfer of the native coin,
+	// such as an intents quote's deposit) is told apart by nothing a call
+	// reference could carry: every such quote would share keccak256 of
+	// nothing, so none is indexed by it (an intents deposit is found by
+	// its deposit address instead).
+	if t.hasCallRef && t.callRef == emptyCallRef {
+		t.callRef, t.hasCallRef = [32]byte{}, false
+	}
 	return t, nil
 }
+
+// emptyCallRef is the call reference of empty calldata.
+var emptyCallRef = quote.CallRef(nil)
 
 // appendTx appends one TicketTx object; calldata comes as a hex string
 // (hexData) or as raw bytes (rawData).

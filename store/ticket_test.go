@@ -173,7 +173,7 @@ func TestTicketCallRefOfEveryEVMTransaction(t *testing.T) {
 		data  []byte // nil: no call reference
 	}{
 		{"shape A", &quote.Route{Tx: &quote.TxRequest{To: "0xr", Data: []byte{0xab, 0xcd}, ChainID: 42161}}, []byte{0xab, 0xcd}},
-		{"shape A, empty calldata", &quote.Route{Tx: &quote.TxRequest{To: "0xr", ChainID: 1}}, []byte{}},
+		{"shape A, a native transfer without calldata", &quote.Route{Tx: &quote.TxRequest{To: "0xr", ChainID: 1}}, nil},
 		{"shape B", &quote.Route{Shape: quote.ShapeDirect, Direct: &quote.DirectQuote{TransactionRequest: quote.DirectTx{
 			To: "0xs", Data: "0x0102", Value: "0x0", ChainID: 8453}}}, []byte{0x01, 0x02}},
 		{"shape C's step 1", &quote.Route{Shape: quote.ShapeMultiStep, MultiStep: &quote.MultiStepQuote{Steps: []quote.Step{
