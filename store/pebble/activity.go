@@ -69,13 +69,9 @@ func (s *Store) Activities(ctx context.Context, partnerID string, q account.Acti
 	}
 	limit := q.PageSize()
 	prefix := activityPrefix(partnerID)
-	upper := prefixUpperBound(string(prefix))
-	if q.Cursor != "" {
-		pos, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		if err != nil || len(pos) <= 8 {
-			return nil, "", fmt.Errorf("pebblestore: %w: %q", account.ErrBadCursor, q.Cursor)
-		}
-		upper = append(slices.Clone(prefix), pos...)
+	upper, err := pageUpper(prefix, q.Cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
 	if err != nil {
@@ -170,4 +166,18 @@ func (s *Store) Earnings(ctx context.Context, partnerID string) (*account.Earnin
 		return nil, fmt.Errorf("pebblestore: earnings of %s: %w", partnerID, err)
 	}
 	return t.Earnings(), nil
+}
+
+// pageUpper is the exclusive upper bound of a newest-first page under
+// prefix: the prefix's end for the first page, else the position a cursor
+// (a key's tail past prefix, base64url) names.
+func pageUpper(prefix []byte, cursor string) ([]byte, error) {
+	if cursor == "" {
+		return prefixUpperBound(string(prefix)), nil
+	}
+	pos, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(pos) <= 8 {
+		return nil, fmt.Errorf("pebblestore: %w: %q", account.ErrBadCursor, cursor)
+	}
+	return append(slices.Clone(prefix), pos...), nil
 }

@@ -89,13 +89,9 @@ func (s *Store) walletActivities(ctx context.Context, partnerID string, q accoun
 	limit := q.PageSize()
 	prefix := walletPrefix(partnerID, q.Wallet)
 	// A wallet key is printable text, so its last byte is never 0xff.
-	upper := prefixUpperBound(string(prefix))
-	if q.Cursor != "" {
-		pos, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		if err != nil || len(pos) <= 8 {
-			return nil, "", fmt.Errorf("pebblestore: %w: %q", account.ErrBadCursor, q.Cursor)
-		}
-		upper = append(slices.Clone(prefix), pos...)
+	upper, err := pageUpper(prefix, q.Cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
 	if err != nil {
