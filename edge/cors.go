@@ -126,7 +126,7 @@ func (s *Server) serveHTTP(ctx *fasthttp.RequestCtx) {
 	s.router.Handler(ctx)
 }
 
-// preflight answers OPTIONS on a /v1 path: 204 for any origin (see the
+// corsPreflight answers OPTIONS on a /v1 path: 204 for any origin (see the
 // rules above), no body.
 func (s *Server) corsPreflight(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
