@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"strconv"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/rpc"
@@ -19,21 +17,31 @@ import (
 // chainReaders are what the edge reads wallets with: GET /v1/balances's
 // reader (a node where --evm-rpc names one, the sandbox chain otherwise;
 // nil when there is neither) and the quotes' pre-flight checks'
-// (walletReader).
+// (walletReader). Both read --evm-rpc's nodes through one client a node,
+// dialled here.
 func (a *App) chainReaders(ctx context.Context, s *startup) (edge.BalanceReader, edge.WalletReader, error) {
 	cfg := s.cfg
+	nodes := make(map[uint64]*rpc.Client, len(cfg.EVMRPC))
+	for id, url := range cfg.EVMRPC {
+		c, err := rpc.DialContext(ctx, url)
+		if err != nil {
+			return nil, nil, fmt.Errorf("app: --evm-rpc for chain %d: %w", id, err)
+		}
+		nodes[id] = c
+	}
 	var balances edge.BalanceReader
-	if len(cfg.EVMRPC) > 0 || a.sandbox != nil {
+	if len(nodes) > 0 || a.sandbox != nil {
 		var fallback evmbalance.Source
 		if a.sandbox != nil {
 			fallback = a.sandbox
 		}
-		var err error
-		if balances, err = evmbalance.Dial(ctx, s.reg, cfg.EVMRPC, cfg.RPCTimeout, fallback); err != nil {
-			return nil, nil, fmt.Errorf("app: %w", err)
+		clients := make(map[uint64]evmbalance.Batcher, len(nodes))
+		for id, c := range nodes {
+			clients[id] = c
 		}
+		balances = evmbalance.New(s.reg, clients, fallback, cfg.RPCTimeout)
 	}
-	wallets, err := a.walletReader(ctx, cfg)
+	wallets, err := a.walletReader(ctx, cfg, nodes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,8 +57,8 @@ func (a *App) chainReaders(ctx context.Context, s *startup) (edge.BalanceReader,
 // consistent read, without the JSON-RPC round trip's ~150 µs and 270
 // allocations on every quote); a cluster's, whose chains live in grains on
 // other nodes, through their JSON-RPC node, in one batch as a real node's.
-func (a *App) walletReader(ctx context.Context, cfg Config) (edge.WalletReader, error) {
-	sandbox := map[uint64]evmcheck.Batcher{}
+func (a *App) walletReader(ctx context.Context, cfg Config, nodes map[uint64]*rpc.Client) (edge.WalletReader, error) {
+	clients := make(map[uint64]evmcheck.Batcher, len(nodes))
 	var inPlace sandboxWallets
 	if cfg.Mode == ModeSandbox {
 		if v, ok := a.sandbox.(chainViewer); ok {
@@ -60,26 +68,25 @@ func (a *App) walletReader(ctx context.Context, cfg Config) (edge.WalletReader, 
 			}
 		} else if chains, ok := a.sandbox.(jsonRPCChains); ok {
 			for _, id := range chains.ChainIDs() {
-				c, err := rpc.DialOptions(ctx, "http://sandbox.invalid/rpc/"+strconv.FormatUint(id, 10),
-					rpc.WithHTTPClient(&http.Client{Transport: inProcessNode{chains: chains, id: id}}))
+				c, err := sandboxNode(ctx, chains, id)
 				if err != nil {
-					return nil, fmt.Errorf("app: sandbox node %d: %w", id, err)
+					return nil, err
 				}
-				sandbox[id] = c
+				clients[id] = c
 			}
 		}
 	}
-	if len(cfg.EVMRPC) == 0 && len(sandbox) == 0 && inPlace.chains == nil {
+	for id, c := range nodes {
+		clients[id] = c // a chain's --evm-rpc node before its sandbox one
+	}
+	if len(clients) == 0 && inPlace.chains == nil {
 		return nil, nil
 	}
-	nodes, err := evmcheck.Dial(ctx, cfg.EVMRPC, sandbox, cfg.RPCTimeout)
-	if err != nil {
-		return nil, fmt.Errorf("app: %w", err)
-	}
+	reader := evmcheck.New(clients, cfg.RPCTimeout)
 	if inPlace.chains == nil {
-		return nodes, nil
+		return reader, nil
 	}
-	return walletReaders{nodes: nodes, sandbox: inPlace}, nil
+	return walletReaders{nodes: reader, sandbox: inPlace}, nil
 }
 
 // chainViewer is a single node's sandbox chains, read in place.

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http"
 	"sync/atomic"
-
-	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -116,10 +113,9 @@ func (q *quoteStack) sandboxPulseReserves(ctx context.Context, cfg QuoteConfig, 
 		return next, nil
 	}
 	node := &lateNode{}
-	c, err := rpc.DialOptions(ctx, "http://sandbox.invalid/rpc/369",
-		rpc.WithHTTPClient(&http.Client{Transport: inProcessNode{chains: node, id: quote.PulseChainID}}))
+	c, err := sandboxNode(ctx, node, quote.PulseChainID)
 	if err != nil {
-		return nil, fmt.Errorf("app: sandbox node %d: %w", quote.PulseChainID, err)
+		return nil, err
 	}
 	r := pulserpc.NewReserves(c, "", contracts, pulseroute.PricedPairs(reg, contracts), next,
 		pulserpc.ReservesConfig{MaxAge: cfg.PulseReservesMaxAge, Timeout: cfg.rpcTimeout, Logger: cfg.Logger})

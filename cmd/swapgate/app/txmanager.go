@@ -114,10 +114,9 @@ func (a *App) txNodes(ctx context.Context, s *startup) (map[uint64]txm.Node, err
 			return nodes, nil
 		}
 		for _, id := range chains.ChainIDs() {
-			c, err := rpc.DialOptions(ctx, "http://sandbox.invalid/rpc/"+strconv.FormatUint(id, 10),
-				rpc.WithHTTPClient(&http.Client{Transport: inProcessNode{chains: chains, id: id}}))
+			c, err := sandboxNode(ctx, chains, id)
 			if err != nil {
-				return nil, fmt.Errorf("app: sandbox node %d: %w", id, err)
+				return nil, err
 			}
 			nodes[id] = evmnode.New(c, s.cfg.RPCTimeout)
 		}
@@ -146,6 +145,18 @@ func (a *App) txNodes(ctx context.Context, s *startup) (map[uint64]txm.Node, err
 type jsonRPCChains interface {
 	ChainIDs() []uint64
 	JSONRPC(ctx context.Context, chainID uint64, body []byte) []byte
+}
+
+// sandboxNode is a JSON-RPC client of a sandbox chain's node, its
+// requests handed over in process (inProcessNode): the same client code
+// as against a real node, without a socket.
+func sandboxNode(ctx context.Context, chains jsonRPCChains, id uint64) (*rpc.Client, error) {
+	c, err := rpc.DialOptions(ctx, "http://sandbox.invalid/rpc/"+strconv.FormatUint(id, 10),
+		rpc.WithHTTPClient(&http.Client{Transport: inProcessNode{chains: chains, id: id}}))
+	if err != nil {
+		return nil, fmt.Errorf("app: sandbox node %d: %w", id, err)
+	}
+	return c, nil
 }
 
 // inProcessNode hands a JSON-RPC request to the sandbox chains' node

@@ -43,27 +43,11 @@ type Reader struct {
 }
 
 // New returns a reader over connected clients, keyed by chain id; fallback
-// (nil: none) serves the chains without a node. Its reads have only the
-// caller's deadline: the service's reader comes from Dial.
-func New(reg *registry.Registry, clients map[uint64]Batcher, fallback Source) *Reader {
-	return &Reader{reg: reg, clients: clients, fallback: fallback}
-}
-
-// Dial connects to the JSON-RPC URL of each chain in urls; each chain's
-// read is bounded by timeout (--rpc-timeout), a node that does not answer
-// within it being noderead.ErrTimeout.
-func Dial(ctx context.Context, reg *registry.Registry, urls map[uint64]string, timeout time.Duration, fallback Source) (*Reader, error) {
-	clients := make(map[uint64]Batcher, len(urls))
-	for id, url := range urls {
-		c, err := rpc.DialContext(ctx, url)
-		if err != nil {
-			return nil, fmt.Errorf("evmbalance: RPC for chain %d: %w", id, err)
-		}
-		clients[id] = c
-	}
-	r := New(reg, clients, fallback)
-	r.timeout = timeout
-	return r, nil
+// (nil: none) serves the chains without a node. Each chain's read is
+// bounded by timeout (--rpc-timeout; 0: only the caller's deadline), a node
+// that does not answer within it being noderead.ErrTimeout.
+func New(reg *registry.Registry, clients map[uint64]Batcher, fallback Source, timeout time.Duration) *Reader {
+	return &Reader{reg: reg, clients: clients, fallback: fallback, timeout: timeout}
 }
 
 // Serves reports whether the reader can list balances of chainID: the

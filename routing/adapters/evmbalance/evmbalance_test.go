@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/swapgate/swapgate/routing/domain/registry"
 )
@@ -76,10 +77,11 @@ func TestBalancesInOneBatch(t *testing.T) {
 	holder := common.HexToAddress("0x8ba1f109551bD432803012645Ac136ddd64DBA72")
 	var batches int
 	node := fakeNode(t, reg, 42161, holder, &batches)
-	r, err := Dial(context.Background(), reg, map[uint64]string{42161: node.URL}, time.Minute, nil)
+	c, err := rpc.DialContext(context.Background(), node.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := New(reg, map[uint64]Batcher{42161: c}, nil, time.Minute)
 	if !r.Serves(42161) || r.Serves(1) {
 		t.Fatal("Serves")
 	}

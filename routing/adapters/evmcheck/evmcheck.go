@@ -42,30 +42,12 @@ type Reader struct {
 	timeout time.Duration
 }
 
-// New returns a reader over connected clients, keyed by chain id; timeout
+// New returns a reader over connected clients, keyed by chain id (the
+// --evm-rpc nodes, and in a sandbox cluster the chains' in-process
+// nodes); timeout
 // (--rpc-timeout; 0: only the caller's deadline) bounds each read.
 func New(clients map[uint64]Batcher, timeout time.Duration) *Reader {
 	return &Reader{clients: clients, timeout: timeout}
-}
-
-// Dial connects to the JSON-RPC URL of each chain in urls and adds the
-// clients in others (the sandbox chains' in-process nodes) for the chains
-// urls does not name.
-func Dial(ctx context.Context, urls map[uint64]string, others map[uint64]Batcher, timeout time.Duration) (*Reader, error) {
-	clients := make(map[uint64]Batcher, len(urls)+len(others))
-	for id, url := range urls {
-		c, err := rpc.DialContext(ctx, url)
-		if err != nil {
-			return nil, fmt.Errorf("evmcheck: RPC for chain %d: %w", id, err)
-		}
-		clients[id] = c
-	}
-	for id, c := range others {
-		if _, ok := clients[id]; !ok {
-			clients[id] = c
-		}
-	}
-	return New(clients, timeout), nil
 }
 
 // Serves reports whether the reader has a node for chainID.

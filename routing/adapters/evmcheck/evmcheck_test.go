@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/swapgate/swapgate/routing/domain/noderead"
 	"github.com/swapgate/swapgate/routing/domain/quote"
@@ -94,10 +95,7 @@ func TestReadWalletInOneBatch(t *testing.T) {
 	n := &node{}
 	srv := httptest.NewServer(n)
 	t.Cleanup(srv.Close)
-	r, err := Dial(context.Background(), map[uint64]string{42161: srv.URL}, nil, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := New(map[uint64]Batcher{42161: dial(t, srv.URL)}, time.Second)
 	ctx := context.Background()
 	w, err := r.ReadWallet(ctx, quote.WalletQuery{ChainID: 42161, Holder: holder, Token: token, HasSpender: true, Spender: spender})
 	if err != nil || w.Native.Int64() != 42 || w.Token.Int64() != 7 || w.Allowance.Int64() != 3 {
@@ -135,11 +133,19 @@ func TestReadWalletTimeout(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
-	r, err := Dial(context.Background(), map[uint64]string{1: srv.URL}, nil, 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := New(map[uint64]Batcher{1: dial(t, srv.URL)}, 50*time.Millisecond)
 	if _, err := r.ReadWallet(context.Background(), quote.WalletQuery{ChainID: 1, Holder: holder, Native: true}); !errors.Is(err, noderead.ErrTimeout) {
 		t.Fatalf("read from a silent node: %v", err)
 	}
+}
+
+// dial connects to a test node.
+func dial(t *testing.T, url string) *rpc.Client {
+	t.Helper()
+	c, err := rpc.DialContext(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
