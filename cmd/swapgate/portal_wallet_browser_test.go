@@ -63,7 +63,13 @@ func TestBrowserPortalWalletFilter(t *testing.T) {
 		t.Fatalf("unfiltered %q, want %s %s", got, q2, q1)
 	}
 	b.Run("filter by the first wallet", browserStep, chromedp.SendKeys(chromedp.CSS(`#filters input[name="wallet"]`), strings.ToLower(wallet)),
-		chromedp.Click(chromedp.CSS(`#filters button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS("#csv")))
+		chromedp.Click(chromedp.CSS(`#filters button[type="submit"]`)))
+	// The unfiltered page has the same export link: wait for the filtered
+	// page itself, or the list read may still be the one before the submit.
+	waitUntil(t, "the filtered page is loaded", func() bool {
+		ok, err := browsertest.Eval[bool](b, `location.search.includes("wallet=") && document.readyState === "complete" && document.getElementById("csv") !== null`, browserStep)
+		return err == nil && ok
+	})
 	if got := strings.Join(listed(), " "); got != q1 {
 		t.Fatalf("the wallet's transactions %q, want %s", got, q1)
 	}
