@@ -53,7 +53,7 @@ const sourceReadTimeout = 5 * time.Second
 // 200) with the reason in substatusMessage. A txHash the service does not
 // follow is looked for on fromChain, when given, and tracked from then on
 // if it is the transaction of a quote the service issued (see
-// statusFromChain).
+// trackFromChain).
 func (s *Server) status(r *Request) error {
 	h, hasHash := query(r, "txHash")
 	qid, hasQuote := query(r, "quoteId")
@@ -70,21 +70,9 @@ func (s *Server) status(r *Request) error {
 	case !isTxHash(h):
 		return apierr.Param("txHash", "txHash must be 0x and 64 hex digits").With("value", h)
 	}
-	var from *registry.Chain
-	if v, ok := query(r, "fromChain"); ok {
-		c, perr := s.chainParam("fromChain", v)
-		if perr != nil {
-			return perr
-		}
-		if c.ChainType != registry.EVM {
-			return apierr.Param("fromChain", "chain "+v+" is not an EVM chain: its transactions are not read back; report the transaction with POST /v1/execute {quoteId, txHash}").
-				With("value", v)
-		}
-		if s.deps.SourceTxs == nil || s.deps.RetainedTickets == nil || !s.deps.SourceTxs.Reads(c.ID) {
-			return apierr.Param("fromChain", "this server reads no node of chain "+v+"; report the transaction with POST /v1/execute {quoteId, txHash}").
-				With("value", v)
-		}
-		from = c
+	from, err := s.sourceChainParam(r)
+	if err != nil {
+		return err
 	}
 	sw, err := s.deps.Swaps.Swap(r.Context(), h)
 	switch {
@@ -97,7 +85,41 @@ func (s *Server) status(r *Request) error {
 		return notFound(r, "", "the service does not follow this transaction; give fromChain to let it find the transaction on its source chain, "+
 			"or report it with POST /v1/execute {quoteId, txHash}")
 	}
-	return s.statusFromChain(r, from.ID, h)
+	ctx, cancel := context.WithTimeout(r.Context(), sourceReadTimeout)
+	defer cancel()
+	sw, qid, why, err := s.trackFromChain(ctx, from.ID, h)
+	switch {
+	case err != nil:
+		return err
+	case sw == nil:
+		return notFound(r, qid, why)
+	}
+	writeJSON(r, statusOK, statusOf(sw))
+	return nil
+}
+
+// sourceChainParam reads fromChain, the source chain a transaction nobody
+// reported is looked for on (GET /v1/status, GET /v1/status/stream): nil
+// when not given; refused, naming it, when it is not an EVM chain whose
+// transactions this server can read.
+func (s *Server) sourceChainParam(r *Request) (*registry.Chain, error) {
+	v, ok := query(r, "fromChain")
+	if !ok {
+		return nil, nil
+	}
+	c, perr := s.chainParam("fromChain", v)
+	if perr != nil {
+		return nil, perr
+	}
+	if c.ChainType != registry.EVM {
+		return nil, apierr.Param("fromChain", "chain "+v+" is not an EVM chain: its transactions are not read back; report the transaction with POST /v1/execute {quoteId, txHash}").
+			With("value", v)
+	}
+	if s.deps.SourceTxs == nil || s.deps.RetainedTickets == nil || !s.deps.SourceTxs.Reads(c.ID) {
+		return nil, apierr.Param("fromChain", "this server reads no node of chain "+v+"; report the transaction with POST /v1/execute {quoteId, txHash}").
+			With("value", v)
+	}
+	return c, nil
 }
 
 // notFound answers NOT_FOUND with why.
@@ -106,54 +128,52 @@ func notFound(r *Request, quoteID, why string) error {
 	return nil
 }
 
-// statusFromChain finds a transaction nobody reported on its source chain
+// trackFromChain finds a transaction nobody reported on its source chain
 // and, when it is the transaction a quote handed the wallet (its calldata
 // finds the quote, swap.MatchTicket checks the rest), tracks it exactly as
 // POST /v1/execute with txHash does: the same swap, its webhooks to the
 // partner whose key made the quote. A reverted transaction is the quote's
 // too: tracked, its swap fails as the tracker reports a failed source.
-func (s *Server) statusFromChain(r *Request, chainID uint64, h string) error {
-	ctx, cancel := context.WithTimeout(r.Context(), sourceReadTimeout)
-	defer cancel()
+// Otherwise sw is nil and why says what the chain showed (with the quote's
+// id, when one was found); err is a read that failed.
+func (s *Server) trackFromChain(ctx context.Context, chainID uint64, h string) (sw *swap.Swap, quoteID, why string, err error) {
 	chain := strconv.FormatUint(chainID, 10)
 	tx, pending, err := s.deps.SourceTxs.SourceTx(ctx, chainID, h)
 	switch {
 	case err != nil:
-		return apierr.New(apierr.ServiceUnavailable, "could not read the transaction from chain "+chain+"; retry").
+		return nil, "", "", apierr.New(apierr.ServiceUnavailable, "could not read the transaction from chain "+chain+"; retry").
 			With("fromChain", chainID).Wrap(err)
 	case tx == nil && pending:
-		return notFound(r, "", "the transaction is pending on chain "+chain+", not mined yet; ask again once it is")
+		return nil, "", "the transaction is pending on chain " + chain + ", not mined yet; ask again once it is", nil
 	case tx == nil:
-		return notFound(r, "", "chain "+chain+" does not show this transaction (not on chain yet, or another chain's); ask again once it is mined")
+		return nil, "", "chain " + chain + " does not show this transaction (not on chain yet, or another chain's); ask again once it is mined", nil
 	}
 	id, err := s.deps.SourceTxs.QuoteByCallRef(ctx, tx.CallRef)
 	if errors.Is(err, account.ErrNotFound) {
-		return notFound(r, "", "the transaction on chain "+chain+" is not the transaction of any quote this service issued")
+		return nil, "", "the transaction on chain " + chain + " is not the transaction of any quote this service issued", nil
 	}
 	if err != nil {
-		return apierr.From(err)
+		return nil, "", "", apierr.From(err)
 	}
 	t, err := s.deps.RetainedTickets.Ticket(ctx, id)
 	if errors.Is(err, quote.ErrUnknown) {
-		return notFound(r, id, "the transaction is quote "+id+"'s, which is no longer retained "+s.retained())
+		return nil, id, "the transaction is quote " + id + "'s, which is no longer retained " + s.retained(), nil
 	}
 	if err != nil {
-		return apierr.From(err)
+		return nil, "", "", apierr.From(err)
 	}
 	if ok, why := swap.MatchTicket(t, *tx); !ok {
-		return notFound(r, "", "the transaction on chain "+chain+" is not the transaction of any quote this service issued: "+why)
+		return nil, "", "the transaction on chain " + chain + " is not the transaction of any quote this service issued: " + why, nil
 	}
-	sw, err := s.deps.Swaps.Track(ctx, swap.FromTicket(t, h))
-	if err != nil {
-		return apierr.New(apierr.ServiceUnavailable, "could not start tracking the swap; retry").Wrap(err)
+	if sw, err = s.deps.Swaps.Track(ctx, swap.FromTicket(t, h)); err != nil {
+		return nil, "", "", apierr.New(apierr.ServiceUnavailable, "could not start tracking the swap; retry").Wrap(err)
 	}
-	writeJSON(r, statusOK, statusOf(sw))
-	return nil
+	return sw, t.ID, "", nil
 }
 
 // statusOfQuote answers GET /v1/status?quoteId=: the swap of the quote
 // once its transaction is known (reported by execute, or found by
-// statusFromChain), NOT_FOUND with the reason before.
+// trackFromChain), NOT_FOUND with the reason before.
 func (s *Server) statusOfQuote(r *Request, id string) error {
 	at, ok := quote.IssuedAt(id)
 	if !ok {

@@ -14,12 +14,14 @@ import (
 	"github.com/swapgate/swapgate/routing/domain/account"
 	"github.com/swapgate/swapgate/routing/domain/apierr"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
+	"github.com/swapgate/swapgate/routing/domain/registry"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 )
 
 // GET /v1/status/stream pushes a status as Server-Sent Events instead of
 // making the client poll: ?txHash= follows a tracked swap (the data of
-// GET /v1/status), ?depositAddress= (&depositMemo=) an intents deposit
+// GET /v1/status; with &fromChain=, a transaction broadcast without
+// execute is found on its source chain and tracked, as there), ?depositAddress= (&depositMemo=) an intents deposit
 // (the data of GET /v1/execute/deposit/status), ?orderUid= an on-ramp
 // order (the data of GET /v1/onramp/status). Exactly one of the three.
 //
@@ -190,6 +192,9 @@ func (s *Server) statusReaderOf(r *Request) (statusReader, error) {
 	if r.Ctx.QueryArgs().Has("depositMemo") && given[0] != "depositAddress" {
 		return nil, apierr.Param("depositMemo", "depositMemo goes with depositAddress only")
 	}
+	if r.Ctx.QueryArgs().Has("fromChain") && given[0] != "txHash" {
+		return nil, apierr.Param("fromChain", "fromChain goes with txHash only")
+	}
 	switch given[0] {
 	case "txHash":
 		h, _ := query(r, "txHash")
@@ -199,7 +204,11 @@ func (s *Server) statusReaderOf(r *Request) (statusReader, error) {
 		case !isTxHash(h):
 			return nil, apierr.Param("txHash", "txHash must be 0x and 64 hex digits").With("value", h)
 		}
-		return s.swapStatusReader(h), nil
+		from, err := s.sourceChainParam(r)
+		if err != nil {
+			return nil, err
+		}
+		return s.swapStatusReader(h, from), nil
 	case "depositAddress":
 		if s.deps.DepositSwaps == nil || s.deps.DepositQuotes == nil {
 			return nil, apierr.Param("depositAddress", "this server follows no intents deposits")
@@ -241,14 +250,29 @@ func (s *Server) trackedEnd(sw *swap.Swap) (end string, until time.Time) {
 	return "", until
 }
 
-// swapStatusReader reads a swap as GET /v1/status does.
-func (s *Server) swapStatusReader(hash string) statusReader {
+// swapStatusReader reads a swap as GET /v1/status does. With from, a
+// hash nothing tracks yet is looked for on that chain at every read (a
+// node's couple of calls per poll interval, until it is found or the
+// untracked wait ends) and tracked once it is a quote's transaction, as
+// GET /v1/status?fromChain= does.
+func (s *Server) swapStatusReader(hash string, from *registry.Chain) statusReader {
 	return func(ctx context.Context, opened time.Time) (statusSnapshot, error) {
 		sw, err := s.deps.Swaps.Swap(ctx, hash)
 		if errors.Is(err, account.ErrNotFound) {
-			data, err := json.Marshal(statusView{Status: swap.StatusNotFound,
-				SubstatusMessage: "the service does not follow this transaction; report it with POST /v1/execute {quoteId, txHash}"})
-			return statusSnapshot{data: data, until: opened.Add(s.cfg.StatusStream.UntrackedWait)}, err
+			view := statusView{Status: swap.StatusNotFound,
+				SubstatusMessage: "the service does not follow this transaction; give fromChain to let it find the transaction on its source chain, " +
+					"or report it with POST /v1/execute {quoteId, txHash}"}
+			err = nil
+			if from != nil {
+				sw, view.QuoteID, view.SubstatusMessage, err = s.trackFromChain(ctx, from.ID, hash)
+			}
+			if err != nil {
+				return statusSnapshot{}, err
+			}
+			if sw == nil {
+				data, err := json.Marshal(view)
+				return statusSnapshot{data: data, until: opened.Add(s.cfg.StatusStream.UntrackedWait)}, err
+			}
 		}
 		if err != nil {
 			return statusSnapshot{}, apierr.From(err)

@@ -5,12 +5,18 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/internal/sse"
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 )
@@ -209,6 +215,9 @@ func TestStatusStreamRefusals(t *testing.T) {
 		{"a malformed order uid", "orderUid=ord_x", 400, "INVALID_PARAMS", "orderUid"},
 		{"an unknown order", "orderUid=ord_" + "abcdefghijklmnopqrstuvwxyz"[:26], 404, "NOT_FOUND", "orderUid"},
 		{"a repeated parameter", "txHash=" + untrackedHash + "&txHash=" + untrackedHash, 400, "INVALID_PARAMS", "txHash"},
+		{"a source chain without a hash", "orderUid=ord_" + "abcdefghijklmnopqrstuvwxyz"[:26] + "&fromChain=42161", 400, "INVALID_PARAMS", "fromChain"},
+		{"a non-EVM source chain", "txHash=" + untrackedHash + "&fromChain=1151111081099710", 400, "INVALID_PARAMS", "fromChain"},
+		{"an unknown source chain", "txHash=" + untrackedHash + "&fromChain=7", 400, "INVALID_PARAMS", "fromChain"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,5 +271,65 @@ func TestStatusStreamClientGoneAndShutdown(t *testing.T) {
 	<-stopped
 	if reason != edge.StreamEndShutdown || time.Since(start) > 10*time.Second {
 		t.Fatalf("ended %s after %s", reason, time.Since(start))
+	}
+}
+
+// A swap nobody reports, streamed with fromChain from before it is sent: a
+// wallet signs a quote's transaction and opens the stream with its hash;
+// the stream says the chain does not show it, then, once it is sent and
+// mined, finds it on chain, tracks it as GET /v1/status?fromChain= does
+// and follows it to DONE, without POST /v1/execute.
+func TestStatusStreamFindsAnUnreportedSwapOnChain(t *testing.T) {
+	ts := startServer(t, func(c *app.Config) {
+		c.SwapSchedule = swap.Schedule{First: 20 * time.Millisecond, Max: 50 * time.Millisecond, Horizon: time.Hour}
+		c.StatusStream = edge.StatusStreamConfig{Poll: 50 * time.Millisecond, UntrackedWait: 30 * time.Second}
+		c.SandboxBridgeScale = 0
+	})
+	_, key := ts.createPartner("StreamNoExecute", "--swap-fee-bps", "0")
+	w := newNodeWallet(t, ts, 42161, "status stream without execute e2e wallet")
+	ts.post("/v1/sandbox/faucet", map[string]any{"chainId": 42161, "address": w.addr.Hex(), "token": usdcArb, "amount": "1000000000"}).decode(t, &struct{}{})
+	var q anyQuote
+	ts.get(quotePath("fromChain", "42161", "toChain", "8453", "fromToken", usdcArb, "toToken", usdcBase,
+		"fromAmount", "150000000", "fromAddress", w.addr.Hex(), "toAddress", w.addr.Hex(), "tools", "sbx-arcbridge"), withKey(key)).decode(t, &q)
+	price, err := w.ec.SuggestGasPrice(w.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usdc := common.HexToAddress(usdcArb)
+	approval, err := w.send(&types.LegacyTx{Nonce: 0, GasPrice: price, Gas: 100_000, To: &usdc,
+		Data: hexutil.MustDecode(approveData(*q.Quote.Estimate.ApprovalAddress, big.NewInt(150_000_000)))}, nil)
+	if err != nil || w.mined(approval).Status != types.ReceiptStatusSuccessful {
+		t.Fatalf("the approval: %v", err)
+	}
+	f := q.fields(t)
+	to := common.HexToAddress(f.To)
+	value, ok := evmtx.ParseQuantity(cmpOr(f.Value, "0"))
+	limit, ok2 := evmtx.ParseQuantity(f.GasLimit)
+	if !ok || !ok2 {
+		t.Fatalf("transaction request %+v", f)
+	}
+	signed, err := types.SignNewTx(w.key, types.LatestSignerForChainID(w.id),
+		&types.LegacyTx{Nonce: 1, GasPrice: price, Gas: limit.Uint64(), To: &to, Value: value, Data: hexutil.MustDecode(f.Data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, refused := ts.openStream("/v1/status/stream?txHash=" + signed.Hash().Hex() + "&fromChain=42161")
+	if refused != nil {
+		t.Fatalf("refused: %s", refused.Raw)
+	}
+	first, err := s.next()
+	if err != nil || field(t, first.Data, "status") != swap.StatusNotFound || !strings.Contains(field(t, first.Data, "substatusMessage"), "does not show") {
+		t.Fatalf("first event %+v: %v", first, err)
+	}
+	if err := w.ec.SendTransaction(w.ctx, signed); err != nil {
+		t.Fatalf("send the swap: %v", err)
+	}
+	statuses, reason := statusStreamEnd(t, s.finish())
+	last := statuses[len(statuses)-1]
+	if reason != edge.StreamEndTerminal || field(t, last, "status") != swap.StatusDone || field(t, last, "quoteId") != q.Quote.ID {
+		t.Fatalf("ended %s with %s", reason, last)
+	}
+	if polled := ts.get("/v1/status?quoteId=" + q.Quote.ID); string(polled.Data) != last {
+		t.Fatalf("the stream's last status %s, the polled one %s", last, polled.Data)
 	}
 }
