@@ -43,6 +43,11 @@ type SourceTxs interface {
 	QuoteByCallRef(ctx context.Context, ref [32]byte) (string, error)
 }
 
+// notFollowed is NOT_FOUND's reason for a hash nothing tracks, asked
+// without fromChain.
+const notFollowed = "the service does not follow this transaction; give fromChain to let it find the transaction on its source chain, " +
+	"or report it with POST /v1/execute {quoteId, txHash}"
+
 // sourceReadTimeout bounds GET /v1/status's read of a source chain: the
 // node's answer is a couple of calls, and a client polling status would
 // rather be told to retry than wait.
@@ -82,8 +87,7 @@ func (s *Server) status(r *Request) error {
 	case !errors.Is(err, account.ErrNotFound):
 		return apierr.From(err)
 	case from == nil:
-		return notFound(r, "", "the service does not follow this transaction; give fromChain to let it find the transaction on its source chain, "+
-			"or report it with POST /v1/execute {quoteId, txHash}")
+		return notFound(r, "", notFollowed)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), sourceReadTimeout)
 	defer cancel()

@@ -21,9 +21,10 @@ import (
 // GET /v1/status/stream pushes a status as Server-Sent Events instead of
 // making the client poll: ?txHash= follows a tracked swap (the data of
 // GET /v1/status; with &fromChain=, a transaction broadcast without
-// execute is found on its source chain and tracked, as there), ?depositAddress= (&depositMemo=) an intents deposit
-// (the data of GET /v1/execute/deposit/status), ?orderUid= an on-ramp
-// order (the data of GET /v1/onramp/status). Exactly one of the three.
+// execute is found on its source chain and tracked, as there),
+// ?depositAddress= (&depositMemo=) an intents deposit (the data of
+// GET /v1/execute/deposit/status), ?orderUid= an on-ramp order (the data
+// of GET /v1/onramp/status). Exactly one of the three.
 //
 // How it is fed: the stream polls the same readers the polled endpoint
 // reads, every StatusStreamConfig.Poll (500 ms by default), and sends the
@@ -259,9 +260,7 @@ func (s *Server) swapStatusReader(hash string, from *registry.Chain) statusReade
 	return func(ctx context.Context, opened time.Time) (statusSnapshot, error) {
 		sw, err := s.deps.Swaps.Swap(ctx, hash)
 		if errors.Is(err, account.ErrNotFound) {
-			view := statusView{Status: swap.StatusNotFound,
-				SubstatusMessage: "the service does not follow this transaction; give fromChain to let it find the transaction on its source chain, " +
-					"or report it with POST /v1/execute {quoteId, txHash}"}
+			view := statusView{Status: swap.StatusNotFound, SubstatusMessage: notFollowed}
 			err = nil
 			if from != nil {
 				sw, view.QuoteID, view.SubstatusMessage, err = s.trackFromChain(ctx, from.ID, hash)
