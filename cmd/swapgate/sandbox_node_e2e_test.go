@@ -63,6 +63,21 @@ func (w *nodeWallet) send(data types.TxData, chain *big.Int) (*types.Transaction
 	return tx, w.ec.SendTransaction(w.ctx, tx)
 }
 
+// quoteTx is the transaction the wallet signs for q's transaction
+// request, at nonce and gas price; the request must be for the wallet's
+// chain.
+func (w *nodeWallet) quoteTx(q *anyQuote, nonce uint64, price *big.Int) *types.LegacyTx {
+	w.t.Helper()
+	f := q.fields(w.t)
+	to := common.HexToAddress(f.To)
+	value, ok := evmtx.ParseQuantity(cmpOr(f.Value, "0"))
+	limit, ok2 := evmtx.ParseQuantity(f.GasLimit)
+	if !ok || !ok2 || f.ChainID != w.id.Uint64() {
+		w.t.Fatalf("transaction request %+v", f)
+	}
+	return &types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: limit.Uint64(), To: &to, Value: value, Data: hexutil.MustDecode(f.Data)}
+}
+
 // mined waits for tx's receipt.
 func (w *nodeWallet) mined(tx *types.Transaction) *types.Receipt {
 	w.t.Helper()
@@ -163,13 +178,6 @@ func TestSandboxNodeWalletExecuteE2E(t *testing.T) {
 		!hasLogTopic(r, topic("Approval(address,address,uint256)")) || r.EffectiveGasPrice.Cmp(new(big.Int).Add(head.BaseFee, tip)) != 0 {
 		t.Fatalf("approval receipt %+v", r)
 	}
-	f := q.fields(t)
-	to := common.HexToAddress(f.To)
-	value, ok := evmtx.ParseQuantity(cmpOr(f.Value, "0"))
-	limit, ok2 := evmtx.ParseQuantity(f.GasLimit)
-	if !ok || !ok2 || f.ChainID != 42161 {
-		t.Fatalf("transaction request %+v", f)
-	}
 	price, err := w.ec.SuggestGasPrice(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +186,7 @@ func TestSandboxNodeWalletExecuteE2E(t *testing.T) {
 	if err != nil || nonce != 1 {
 		t.Fatalf("nonce after the approval %d %v", nonce, err)
 	}
-	swapTx, err := w.send(&types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: limit.Uint64(), To: &to, Value: value, Data: hexutil.MustDecode(f.Data)}, nil)
+	swapTx, err := w.send(w.quoteTx(&q, nonce, price), nil)
 	if err != nil {
 		t.Fatalf("send the swap: %v", err)
 	}

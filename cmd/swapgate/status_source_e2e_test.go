@@ -14,7 +14,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
-	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 	"github.com/swapgate/swapgate/routing/domain/webhook"
@@ -95,14 +94,7 @@ func TestStatusWithoutExecuteE2E(t *testing.T) {
 	if r := w.mined(approval); r.Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("approval receipt %+v", r)
 	}
-	f := q.fields(t)
-	to := common.HexToAddress(f.To)
-	value, ok := evmtx.ParseQuantity(cmpOr(f.Value, "0"))
-	limit, ok2 := evmtx.ParseQuantity(f.GasLimit)
-	if !ok || !ok2 || f.ChainID != 42161 {
-		t.Fatalf("transaction request %+v", f)
-	}
-	swapTx, err := w.send(&types.LegacyTx{Nonce: 1, GasPrice: price, Gas: limit.Uint64(), To: &to, Value: value, Data: hexutil.MustDecode(f.Data)}, nil)
+	swapTx, err := w.send(w.quoteTx(&q, 1, price), nil)
 	if err != nil {
 		t.Fatalf("send the swap: %v", err)
 	}

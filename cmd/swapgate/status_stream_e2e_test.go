@@ -16,7 +16,6 @@ import (
 	"github.com/swapgate/swapgate/cmd/swapgate/app"
 	"github.com/swapgate/swapgate/edge"
 	"github.com/swapgate/swapgate/internal/sse"
-	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/onramp"
 	"github.com/swapgate/swapgate/routing/domain/swap"
 )
@@ -301,15 +300,7 @@ func TestStatusStreamFindsAnUnreportedSwapOnChain(t *testing.T) {
 	if err != nil || w.mined(approval).Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("the approval: %v", err)
 	}
-	f := q.fields(t)
-	to := common.HexToAddress(f.To)
-	value, ok := evmtx.ParseQuantity(cmpOr(f.Value, "0"))
-	limit, ok2 := evmtx.ParseQuantity(f.GasLimit)
-	if !ok || !ok2 {
-		t.Fatalf("transaction request %+v", f)
-	}
-	signed, err := types.SignNewTx(w.key, types.LatestSignerForChainID(w.id),
-		&types.LegacyTx{Nonce: 1, GasPrice: price, Gas: limit.Uint64(), To: &to, Value: value, Data: hexutil.MustDecode(f.Data)})
+	signed, err := types.SignNewTx(w.key, types.LatestSignerForChainID(w.id), w.quoteTx(&q, 1, price))
 	if err != nil {
 		t.Fatal(err)
 	}
