@@ -430,12 +430,18 @@ func (s *Server) keyPageOf(r *Request, ps *portalSession) (keyPage, error) {
 	if err != nil {
 		return keyPage{}, fmt.Errorf("edge: key rotation date: %w", err)
 	}
+	return s.keyPageAt(r, ps, at), nil
+}
+
+// keyPageAt is the key page of a partner whose key was last rotated at
+// (zero: never).
+func (s *Server) keyPageAt(r *Request, ps *portalSession, at time.Time) keyPage {
 	p := keyPage{pageBase: s.base(r, ps, "API key", "key"), CanSetOrigins: s.deps.Portal.Origins != nil,
 		Origins: strings.Join(ps.partner.AllowedOrigins, "\n")}
 	if !at.IsZero() {
 		p.RotatedAt = at.UTC().Format("2006-01-02 15:04 UTC")
 	}
-	return p, nil
+	return p
 }
 
 // portalSetOrigins replaces the partner's allowedOrigins with the form's,
@@ -498,10 +504,10 @@ func (s *Server) portalRotateKey(r *Request, ps *portalSession) error {
 	if err != nil {
 		return fmt.Errorf("edge: read new session: %w", err)
 	}
+	// The key is rotated: a failed read of the date must not hide it.
 	at, _ := st.KeyRotatedAt(r.Context(), p.ID)
-	page := keyPage{pageBase: s.base(r, &portalSession{s: se, partner: p}, "API key", "key"), NewKey: key,
-		RotatedAt: at.UTC().Format("2006-01-02 15:04 UTC"), CanSetOrigins: s.deps.Portal.Origins != nil,
-		Origins: strings.Join(p.AllowedOrigins, "\n")}
+	page := s.keyPageAt(r, &portalSession{s: se, partner: p}, at)
+	page.NewKey = key
 	return s.writePortal(r, statusOK, "key", page)
 }
 

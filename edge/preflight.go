@@ -19,6 +19,19 @@ type WalletReader interface {
 	Serves(chainID uint64) bool
 }
 
+// withPreflight is is, or a copy of it carrying its route's checks when
+// the route takes them (preflight): what GET /v1/quote and the quote
+// stream's best event answer.
+func (s *Server) withPreflight(ctx context.Context, by time.Time, req *quote.Request, is *quote.Issued) *quote.Issued {
+	pf := s.preflight(ctx, by, req, is.Route)
+	if pf == nil {
+		return is
+	}
+	shown := *is
+	shown.Preflight = pf
+	return &shown
+}
+
 // preflight reads the chosen route's wallet and answers its checks,
 // approvals and calls (quote.PlanPreflight), or nil for a route that takes
 // none (not from an EVM source, no EVM transaction). Choices where the

@@ -62,11 +62,7 @@ func (s *Server) quote(r *Request) error {
 	if err != nil {
 		return err
 	}
-	if pf := s.preflight(r.Context(), checksBy, req, is.Route); pf != nil {
-		shown := *is
-		shown.Preflight = pf
-		is = &shown
-	}
+	is = s.withPreflight(r.Context(), checksBy, req, is)
 	beginData(r, statusOK)
 	b, err := quote.AppendResponse(r.buf, s.livePrices, req, is)
 	if err != nil {

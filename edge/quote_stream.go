@@ -174,11 +174,7 @@ func (st *streamedQuote) route(rt *quote.Route) {
 // best sends the quote recorded and issued, as /v1/quote's data, its
 // wallet checked as /v1/quote's is (preflight) by the quote's deadline.
 func (st *streamedQuote) best(ctx context.Context, checksBy time.Time, is *quote.Issued) {
-	if pf := st.s.preflight(ctx, checksBy, st.req, is.Route); pf != nil {
-		shown := *is
-		shown.Preflight = pf
-		is = &shown
-	}
+	is = st.s.withPreflight(ctx, checksBy, st.req, is)
 	b, err := quote.AppendResponse(st.begin(EventBest), st.s.livePrices, st.req, is)
 	if err != nil {
 		st.fail(apierr.From(err))

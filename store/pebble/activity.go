@@ -60,14 +60,12 @@ func (s *Store) Activities(ctx context.Context, partnerID string, q account.Acti
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, "", err
 	}
-	out := []*account.Activity{}
 	if !account.ValidID(partnerID) {
-		return out, "", nil
+		return []*account.Activity{}, "", nil
 	}
 	if q.Wallet != "" {
 		return s.walletActivities(ctx, partnerID, q)
 	}
-	limit := q.PageSize()
 	prefix := activityPrefix(partnerID)
 	upper, err := pageUpper(prefix, q.Cursor)
 	if err != nil {
@@ -78,31 +76,45 @@ func (s *Store) Activities(ctx context.Context, partnerID string, q account.Acti
 		return nil, "", fmt.Errorf("pebblestore: activity iterator: %w", err)
 	}
 	defer it.Close()
-	var lastKey []byte
-	next := ""
+	out, next, err := pageMatches(ctx, it, len(prefix), q, func(_, val []byte) (*account.Activity, error) {
+		return store.DecodeActivity(val)
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("pebblestore: list activity of %s: %w", partnerID, err)
+	}
+	return out, next, nil
+}
+
+// pageMatches reads one newest-first page of q's matches from it, whose
+// keys are a prefix of prefixLen bytes then a line's position in the
+// partner's history: line reads the line a key names (nil: gone), from
+// the position or the key's value. The cursor of the next page is the
+// last line's position ("" on the last page).
+func pageMatches(ctx context.Context, it *pebble.Iterator, prefixLen int, q account.ActivityQuery,
+	line func(pos, val []byte) (*account.Activity, error)) ([]*account.Activity, string, error) {
+	out := []*account.Activity{}
+	limit := q.PageSize()
+	var lastPos []byte
 	for ok := it.Last(); ok; ok = it.Prev() {
 		if err := ctx.Err(); err != nil {
 			return nil, "", err
 		}
-		a, err := store.DecodeActivity(it.Value())
+		pos := it.Key()[prefixLen:]
+		a, err := line(pos, it.Value())
 		if err != nil {
 			return nil, "", err
 		}
-		if !q.Match(a) {
+		if a == nil || !q.Match(a) {
 			continue
 		}
 		if len(out) == limit {
 			// One more match exists: the page is full and not the last.
-			next = base64.RawURLEncoding.EncodeToString(lastKey[len(prefix):])
-			break
+			return out, base64.RawURLEncoding.EncodeToString(lastPos), it.Error()
 		}
 		out = append(out, a)
-		lastKey = slices.Clone(it.Key())
+		lastPos = slices.Clone(pos)
 	}
-	if err := it.Error(); err != nil {
-		return nil, "", fmt.Errorf("pebblestore: list activity of %s: %w", partnerID, err)
-	}
-	return out, next, nil
+	return out, "", it.Error()
 }
 
 // EachActivity calls fn for each of a partner's records created in [from,

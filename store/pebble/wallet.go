@@ -2,11 +2,9 @@ package pebblestore
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -82,11 +80,9 @@ func (s *Store) markActivity(b *pebble.Batch, t *swap.Swap) error {
 // line they name. The cursor is the same position in the partner's
 // history that Activities hands out.
 func (s *Store) walletActivities(ctx context.Context, partnerID string, q account.ActivityQuery) ([]*account.Activity, string, error) {
-	out := []*account.Activity{}
 	if len(q.Wallet) > 0xffff {
-		return out, "", nil
+		return []*account.Activity{}, "", nil
 	}
-	limit := q.PageSize()
 	prefix := walletPrefix(partnerID, q.Wallet)
 	// A wallet key is printable text, so its last byte is never 0xff.
 	upper, err := pageUpper(prefix, q.Cursor)
@@ -99,38 +95,20 @@ func (s *Store) walletActivities(ctx context.Context, partnerID string, q accoun
 	}
 	defer it.Close()
 	lineKey := activityPrefix(partnerID)
-	var lastPos []byte
-	next := ""
-	for ok := it.Last(); ok; ok = it.Prev() {
-		if err := ctx.Err(); err != nil {
-			return nil, "", err
-		}
-		pos := it.Key()[len(prefix):]
+	out, next, err := pageMatches(ctx, it, len(prefix), q, func(pos, _ []byte) (*account.Activity, error) {
 		if len(pos) <= 8 {
-			continue
+			return nil, nil
 		}
 		val, err := s.get(append(lineKey[:len(lineKey):len(lineKey)], pos...))
 		if errors.Is(err, store.ErrNotFound) {
-			continue
+			return nil, nil
 		}
 		if err != nil {
-			return nil, "", fmt.Errorf("pebblestore: wallet line of %s: %w", partnerID, err)
+			return nil, fmt.Errorf("wallet line: %w", err)
 		}
-		a, err := store.DecodeActivity(val)
-		if err != nil {
-			return nil, "", err
-		}
-		if !q.Match(a) {
-			continue
-		}
-		if len(out) == limit {
-			next = base64.RawURLEncoding.EncodeToString(lastPos)
-			break
-		}
-		out = append(out, a)
-		lastPos = slices.Clone(pos)
-	}
-	if err := it.Error(); err != nil {
+		return store.DecodeActivity(val)
+	})
+	if err != nil {
 		return nil, "", fmt.Errorf("pebblestore: list wallet %s of %s: %w", q.Wallet, partnerID, err)
 	}
 	return out, next, nil

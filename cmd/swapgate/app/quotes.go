@@ -206,16 +206,14 @@ type ticketHome struct {
 	refs quoteRefIndex
 }
 
-// quoteRefIndex indexes multi-step quotes by their reference; the store
-// that keeps it serves QuoteByRef to the inbound runner (inbound.Store).
+// quoteRefIndex indexes quotes by their reference and their transaction's
+// calldata; the store that keeps it serves QuoteByRef to the inbound
+// runner (inbound.Store) and to GET /v1/status.
 type quoteRefIndex interface {
 	PutQuoteRefs(ctx context.Context, ts []store.EncodedTicket) error
 	SweepQuoteRefs(ctx context.Context, before time.Time) error
 }
 
-// PutTickets indexes the references first: a failure then leaves no
-// ticket whose step 1 could not be traced, and the keeper's retry writes
-// them again, which is harmless.
 // SweepTickets drops the call references of the quotes it drops with
 // them: a transaction is matched to its quote only while the quote is
 // retained, and the index stays bounded.
@@ -226,6 +224,9 @@ func (h ticketHome) SweepTickets(ctx context.Context, before time.Time) error {
 	return h.Store.SweepTickets(ctx, before)
 }
 
+// PutTickets indexes the references first: a failure then leaves no
+// ticket whose step 1 could not be traced, and the keeper's retry writes
+// them again, which is harmless.
 func (h ticketHome) PutTickets(ctx context.Context, ts []store.EncodedTicket) error {
 	if err := h.refs.PutQuoteRefs(ctx, ts); err != nil {
 		return err

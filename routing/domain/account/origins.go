@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -85,14 +86,9 @@ func NormalizeOrigin(s string) (string, error) {
 		return "", fmt.Errorf("origin %q has an empty port", raw)
 	}
 	if port != "" {
-		n := 0
-		for _, c := range port {
-			n = n*10 + int(c-'0')
-			if n > 65535 {
-				break
-			}
-		}
-		if n == 0 || n > 65535 {
+		// url.Parse leaves only digits in a port.
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
 			return "", fmt.Errorf("origin %q has port %s outside 1 to 65535", raw, port)
 		}
 		if (scheme == "https" && n == 443) || (scheme == "http" && n == 80) {

@@ -18,20 +18,10 @@ var ErrBadWallet = errors.New("invalid wallet")
 // wallet. Any other address (base58, bech32, base64, named accounts) is
 // kept exactly as written, since its case is part of it.
 func WalletKey(addr string) string {
-	if len(addr) > 2 && addr[0] == '0' && (addr[1] == 'x' || addr[1] == 'X') && isHexDigits(addr[2:]) {
+	if len(addr) > 2 && addr[0] == '0' && (addr[1] == 'x' || addr[1] == 'X') && address.IsHex(addr[2:]) {
 		return strings.ToLower(addr)
 	}
 	return addr
-}
-
-func isHexDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 // ParseWallet checks a wallet address that names no chain (the wallet
@@ -46,7 +36,7 @@ func ParseWallet(formats []string, s string) (string, error) {
 	if s == "" {
 		return "", fmt.Errorf("%w: empty", ErrBadWallet)
 	}
-	if len(s) == 42 && strings.HasPrefix(s, "0x") && isHexDigits(s[2:]) {
+	if len(s) == 42 && strings.HasPrefix(s, "0x") && address.IsHex(s[2:]) {
 		if err := address.Validate("evm", s); err != nil {
 			return "", fmt.Errorf("%w: %w", ErrBadWallet, err)
 		}

@@ -165,11 +165,11 @@ func FuzzValidateText(f *testing.F) {
 				t.Fatalf("near %q accepted", addr)
 			}
 		case "sui":
-			if len(addr) != 66 || !strings.HasPrefix(addr, "0x") || !isHex(addr[2:]) {
+			if len(addr) != 66 || !strings.HasPrefix(addr, "0x") || !IsHex(addr[2:]) {
 				t.Fatalf("sui %q accepted", addr)
 			}
 		case "aptos", "starknet":
-			if len(addr) < 3 || len(addr) > 66 || !strings.HasPrefix(addr, "0x") || !isHex(addr[2:]) {
+			if len(addr) < 3 || len(addr) > 66 || !strings.HasPrefix(addr, "0x") || !IsHex(addr[2:]) {
 				t.Fatalf("%s %q accepted", format, addr)
 			}
 		case "ton":
@@ -227,7 +227,7 @@ func FuzzValidateToken(f *testing.F) {
 		parts := strings.Split(addr, "::")
 		switch {
 		case len(parts) == 1 && Validate("sui", addr) == nil:
-		case len(parts) == 3 && strings.HasPrefix(parts[0], "0x") && len(parts[0]) <= 66 && isHex(parts[0][2:]) &&
+		case len(parts) == 3 && strings.HasPrefix(parts[0], "0x") && len(parts[0]) <= 66 && IsHex(parts[0][2:]) &&
 			isMoveIdent(parts[1]) && isMoveIdent(parts[2]):
 		default:
 			t.Fatalf("sui token %q accepted", addr)

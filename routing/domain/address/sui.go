@@ -6,7 +6,7 @@ import "strings"
 // Short forms (0x2) are valid for packages in Move type tags but not as
 // recipient accounts, where a dropped digit would go unnoticed.
 func validateSui(addr string) error {
-	if !strings.HasPrefix(addr, "0x") || len(addr) != 66 || !isHex(addr[2:]) {
+	if !strings.HasPrefix(addr, "0x") || len(addr) != 66 || !IsHex(addr[2:]) {
 		return invalid("sui", "want 0x followed by 64 hex digits")
 	}
 	return nil
@@ -22,7 +22,7 @@ func validateSuiToken(addr string) error {
 		return validateSui(addr)
 	case 3:
 		pkg := parts[0]
-		if !strings.HasPrefix(pkg, "0x") || len(pkg) < 3 || len(pkg) > 66 || !isHex(pkg[2:]) {
+		if !strings.HasPrefix(pkg, "0x") || len(pkg) < 3 || len(pkg) > 66 || !IsHex(pkg[2:]) {
 			return invalid("sui", "coin type package must be 0x followed by 1 to 64 hex digits")
 		}
 		if !isMoveIdent(parts[1]) || !isMoveIdent(parts[2]) {
@@ -52,8 +52,9 @@ func isMoveIdent(s string) bool {
 	return true
 }
 
-// isHex reports whether s is non-empty and all hex digits.
-func isHex(s string) bool {
+// IsHex reports whether s is non-empty and all hex digits (the digits of
+// a 0x-hex address, in either case).
+func IsHex(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -69,7 +70,7 @@ func isHex(s string) bool {
 // validateHexAccount checks 0x + 1..maxDigits hex digits, the account form
 // of Aptos and Starknet, whose tools drop leading zeros.
 func validateHexAccount(format, addr string, maxDigits int) error {
-	if !strings.HasPrefix(addr, "0x") || len(addr) < 3 || len(addr) > 2+maxDigits || !isHex(addr[2:]) {
+	if !strings.HasPrefix(addr, "0x") || len(addr) < 3 || len(addr) > 2+maxDigits || !IsHex(addr[2:]) {
 		return invalid(format, "want 0x followed by hex digits")
 	}
 	return nil

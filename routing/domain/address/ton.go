@@ -24,7 +24,7 @@ func validateTON(addr string) error {
 		if err != nil || (n != 0 && n != -1) {
 			return invalid("ton", "raw workchain must be 0 or -1")
 		}
-		if len(hash) != 64 || !isHex(hash) {
+		if len(hash) != 64 || !IsHex(hash) {
 			return invalid("ton", "raw account id must be 64 hex digits")
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/swapgate/swapgate/routing/domain/evmtx"
 	"github.com/swapgate/swapgate/routing/domain/quote"
 )
 
@@ -55,7 +56,10 @@ func MatchTicket(t *quote.Ticket, tx SourceTx) (ok bool, why string) {
 		case !strings.EqualFold(r.To, tx.To):
 			return false, fmt.Sprintf("the transaction is sent to %s, quote %s's to %s", orNone(tx.To), t.ID, r.To)
 		}
-		want, ok := quantity(r.Value)
+		want, ok := new(big.Int), true
+		if r.Value != "" {
+			want, ok = evmtx.ParseQuantity(r.Value)
+		}
 		if !ok {
 			return false, fmt.Sprintf("quote %s's transaction value %q is not a number", t.ID, r.Value)
 		}
@@ -72,19 +76,6 @@ func MatchTicket(t *quote.Ticket, tx SourceTx) (ok bool, why string) {
 		return true, ""
 	}
 	return false, "the transaction's calldata is not quote " + t.ID + "'s"
-}
-
-// quantity reads a transaction request's value: 0x hex as quotes render
-// it, or decimal; "" is zero.
-func quantity(s string) (*big.Int, bool) {
-	if s == "" {
-		return new(big.Int), true
-	}
-	v, ok := new(big.Int).SetString(s, 0)
-	if !ok || v.Sign() < 0 {
-		return nil, false
-	}
-	return v, true
 }
 
 func valueOf(v *big.Int) string {
